@@ -1,0 +1,1 @@
+"""Shared semantics computed once per file and asked for by every rule."""

@@ -1,0 +1,199 @@
+"""Budget in scope: which names inside a function carry the request's remaining time.
+
+Sources: budget parameters (by name or annotation, from the profile and catalog), the
+`context` of a gRPC servicer method, names assigned from budget accessors, and names derived
+from any of those by assignment (a fixpoint over the function body). Nested functions see
+their enclosing function's budget unless they rebind the name: a stack of scopes, not a flag.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Dict, FrozenSet, List, Optional, Tuple
+
+from deadline_lint.analysis.resolve import Resolver, dotted_parts
+from deadline_lint.analysis.scopes import FUNCTION, Scope
+from deadline_lint.catalog import Catalog
+from deadline_lint.profile import Profile
+
+OBJECT, GRPC_CONTEXT, SECONDS, INSTANT, DERIVED = "object", "grpc_context", "seconds", "instant", "derived"
+
+_TEMPLATE_FOR_KIND = {
+    OBJECT: "budget_expression",
+    GRPC_CONTEXT: "grpc_context_expression",
+    SECONDS: "seconds_expression",
+}
+
+
+@dataclass(frozen=True)
+class BudgetSource:
+    name: str
+    kind: str
+
+
+@dataclass(frozen=True)
+class Budget:
+    names: FrozenSet[str]  # every name that carries or derives from the budget
+    kinds: Tuple[Tuple[str, str], ...]  # (name, kind) for the direct sources, in priority order
+
+    @property
+    def primary(self) -> Optional[BudgetSource]:
+        """The source a fix derives a timeout from: one with a template, first found."""
+        for name, kind in self.kinds:
+            if kind in _TEMPLATE_FOR_KIND:
+                return BudgetSource(name, kind)
+        return None
+
+    def timeout_expression(self, profile: Profile) -> Optional[str]:
+        source = self.primary
+        if source is None:
+            return None
+        return profile.render(_TEMPLATE_FOR_KIND[source.kind], source.name)
+
+    def kind_of(self, name: str) -> Optional[str]:
+        for source, kind in self.kinds:
+            if source == name:
+                return kind
+        return DERIVED if name in self.names else None
+
+
+class BudgetAnalysis:
+    def __init__(self, resolver: Resolver, catalog: Catalog, profile: Profile):
+        self.resolver = resolver
+        data = catalog.data.get("budget", {}) or {}
+        self.types: Dict[str, str] = dict(data.get("types", {}) or {})
+        for type_name in profile["budget"]["types"]:
+            self.types.setdefault(type_name, OBJECT)
+        self.parameters = frozenset(profile["budget"]["parameters"])
+        self.context_methods = frozenset(data.get("context_methods", []) or [])
+        self.accessors: Dict[str, str] = dict(data.get("accessors", {}) or {})
+        for accessor in profile["budget"]["accessors"]:
+            self.accessors.setdefault(accessor, SECONDS)
+        self.servicer_suffix = data.get("servicer_base_suffix", "Servicer")
+        self.cancel_scopes: Dict[str, dict] = dict(data.get("cancel_scopes", {}) or {})
+
+    # -- per function --------------------------------------------------------
+    def budget_of(self, scope: Scope) -> Optional[Budget]:
+        """The budget visible in `scope` (None when there is none). Cached per scope."""
+        if "budget" in scope.facts:
+            return scope.facts["budget"]  # type: ignore[return-value]
+        result = self._compute(scope) if scope.kind == FUNCTION else None
+        scope.facts["budget"] = result
+        return result
+
+    def _compute(self, scope: Scope) -> Optional[Budget]:
+        kinds: List[Tuple[str, str]] = []
+        for index, param in enumerate(scope.function_params()):
+            kind = self._param_kind(param, index, scope)
+            if kind is not None:
+                kinds.append((param.arg, kind))
+        own = scope.bindings()
+        outer = self._enclosing_budget(scope)
+        if outer is not None:
+            kinds.extend((n, k) for n, k in outer.kinds if n not in own)
+        names = {name for name, _ in kinds}
+        if outer is not None:
+            names.update(n for n in outer.names if n not in own)
+        assignments = self._assignments(scope)
+        for target, value in assignments:
+            kind = self._accessor_kind(value, names, scope)
+            if kind is not None and target not in names:
+                kinds.append((target, kind))
+                names.add(target)
+        changed = True
+        while changed:  # derived names: a fixpoint over `x = f(budget_name)`
+            changed = False
+            for target, value in assignments:
+                if target not in names and mentions_any(value, names):
+                    names.add(target)
+                    changed = True
+        if not names:
+            return None
+        return Budget(names=frozenset(names), kinds=tuple(kinds))
+
+    def _enclosing_budget(self, scope: Scope) -> Optional[Budget]:
+        parent = scope.parent
+        while parent is not None and parent.kind != FUNCTION:
+            parent = parent.parent
+        return self.budget_of(parent) if parent is not None else None
+
+    def _param_kind(self, param: ast.arg, index: int, scope: Scope) -> Optional[str]:
+        annotation = self.resolver.annotation_class(param.annotation, scope) if param.annotation else None
+        if annotation is not None:
+            kind = self.types.get(annotation) or self.types.get(annotation.rsplit(".", 1)[-1])
+            if kind is not None:
+                return kind
+        if param.arg in self.parameters:
+            return OBJECT
+        if index == 2 and self._is_servicer_method(scope):
+            return GRPC_CONTEXT
+        return None
+
+    def _is_servicer_method(self, scope: Scope) -> bool:
+        class_scope = scope.enclosing_class
+        if class_scope is None:
+            return False
+        for base in class_scope.node.bases:  # type: ignore[attr-defined]
+            parts = dotted_parts(base)
+            if parts and parts[-1].endswith(self.servicer_suffix):
+                return True
+        return False
+
+    def _accessor_kind(self, value: ast.expr, budget_names: set, scope: Scope) -> Optional[str]:
+        for node in ast.walk(value):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            if (
+                isinstance(func, ast.Attribute)
+                and func.attr in self.context_methods
+                and isinstance(func.value, ast.Name)
+                and func.value.id in budget_names
+            ):
+                return SECONDS if node is value else DERIVED
+            qualname = self.resolver.qualified_name(func, scope)
+            if qualname is not None and qualname in self.accessors:
+                return self.accessors[qualname] if node is value else DERIVED
+        return None
+
+    @staticmethod
+    def _assignments(scope: Scope) -> List[Tuple[str, ast.expr]]:
+        pairs: List[Tuple[str, ast.expr]] = []
+        for name, bindings in scope.bindings().items():
+            for binding in bindings:
+                if binding.kind == "assign" and binding.value is not None:
+                    pairs.append((name, binding.value))  # type: ignore[arg-type]
+        pairs.sort(key=lambda pair: (getattr(pair[1], "lineno", 0), getattr(pair[1], "col_offset", 0)))
+        return pairs
+
+    # -- cancel scopes -------------------------------------------------------
+    def is_cancel_scope(self, item: ast.withitem, scope: Scope) -> bool:
+        """`async with asyncio.timeout(2):` bounds what is awaited inside; `timeout(None)` does not."""
+        expr = item.context_expr
+        if not isinstance(expr, ast.Call):
+            return False
+        qualname = self.resolver.qualified_name(expr.func, scope)
+        spec = self.cancel_scopes.get(qualname or "")
+        if spec is None:
+            return False
+        argument = argument_at(expr, spec.get("position"), spec.get("keyword"))
+        return argument is not None and not (isinstance(argument, ast.Constant) and argument.value is None)
+
+
+def argument_at(call: ast.Call, position: Optional[int], keyword: Optional[str]) -> Optional[ast.expr]:
+    """The argument passed for a parameter, by keyword or by position (None if absent or hidden
+    behind *args)."""
+    if keyword is not None:
+        for kw in call.keywords:
+            if kw.arg == keyword:
+                return kw.value
+    if position is not None and len(call.args) > position:
+        if not any(isinstance(a, ast.Starred) for a in call.args[: position + 1]):
+            return call.args[position]
+    return None
+
+
+def mentions_any(expr: ast.AST, names) -> bool:
+    if not names:
+        return False
+    return any(isinstance(node, ast.Name) and node.id in names for node in ast.walk(expr))

@@ -1,0 +1,194 @@
+"""Scopes and bindings: our own light import/binding table.
+
+libcst's ScopeProvider/QualifiedNameProvider cost several times a parse; this table is built
+lazily, per scope, only when a rule asks about a name in it.
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+from typing import Dict, List, Optional
+
+MODULE, FUNCTION, CLASS = "module", "function", "class"
+
+IMPORT = "import"  # value: qualified name (str)
+ASSIGN = "assign"  # value: the assigned expression
+PARAM = "param"  # value: the ast.arg
+WITH = "with"  # value: the context expression
+ANNOTATED = "annotated"  # value: the annotation of a bare `x: T`
+GLOBAL = "global"  # `global x` / `nonlocal x`: look further out
+OTHER = "other"  # anything we do not model: makes the name unknown
+
+_BUILTIN_NAMES = frozenset(dir(builtins))
+_SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+_FUNCTION_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+
+
+class Binding:
+    __slots__ = ("kind", "value", "scope", "annotation")
+
+    def __init__(self, kind: str, value: object, scope: "Scope", annotation: Optional[ast.expr] = None):
+        self.kind = kind
+        self.value = value
+        self.scope = scope
+        self.annotation = annotation
+
+
+class Scope:
+    """A module, function (or lambda) or class body."""
+
+    __slots__ = ("node", "parent", "kind", "_bindings", "facts")
+
+    def __init__(self, node: ast.AST, parent: Optional["Scope"]):
+        self.node = node
+        self.parent = parent
+        if isinstance(node, ast.ClassDef):
+            self.kind = CLASS
+        elif isinstance(node, _FUNCTION_NODES):
+            self.kind = FUNCTION
+        else:
+            self.kind = MODULE
+        self._bindings: Optional[Dict[str, List[Binding]]] = None
+        self.facts: Dict[str, object] = {}  # per-scope caches owned by analyses
+
+    @property
+    def module(self) -> "Scope":
+        scope = self
+        while scope.parent is not None:
+            scope = scope.parent
+        return scope
+
+    @property
+    def enclosing_class(self) -> Optional["Scope"]:
+        """For a method: the class scope it is defined directly in."""
+        return self.parent if self.kind == FUNCTION and self.parent and self.parent.kind == CLASS else None
+
+    def bindings(self) -> Dict[str, List[Binding]]:
+        if self._bindings is None:
+            self._bindings = _collect(self)
+        return self._bindings
+
+    def lookup(self, name: str) -> Optional[List[Binding]]:
+        """LEGB lookup; class bodies are invisible to the functions nested in them."""
+        scope: Optional[Scope] = self
+        while scope is not None:
+            if scope.kind != CLASS or scope is self:
+                found = scope.bindings().get(name)
+                if found:
+                    if any(b.kind == GLOBAL for b in found):
+                        scope = scope.module if scope.parent else None
+                        if scope is None:
+                            return None
+                        found = scope.bindings().get(name)
+                        return found or None
+                    return found
+            scope = scope.parent
+        return None
+
+    def function_params(self) -> List[ast.arg]:
+        node = self.node
+        if not isinstance(node, _FUNCTION_NODES):
+            return []
+        args = node.args
+        params = [*args.posonlyargs, *args.args]
+        if args.vararg:
+            params.append(args.vararg)
+        params.extend(args.kwonlyargs)
+        if args.kwarg:
+            params.append(args.kwarg)
+        return params
+
+
+def _add(table: Dict[str, List[Binding]], name: str, binding: Binding) -> None:
+    table.setdefault(name, []).append(binding)
+
+
+def _bind_target(table: Dict[str, List[Binding]], target: ast.expr, value: Optional[ast.expr], scope: Scope) -> None:
+    if isinstance(target, ast.Name):
+        _add(table, target.id, Binding(ASSIGN, value, scope) if value is not None else Binding(OTHER, None, scope))
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        for element in target.elts:
+            _bind_target(table, element, None, scope)
+    elif isinstance(target, ast.Starred):
+        _bind_target(table, target.value, None, scope)
+
+
+def _collect(scope: Scope) -> Dict[str, List[Binding]]:
+    table: Dict[str, List[Binding]] = {}
+    node = scope.node
+    for param in scope.function_params():
+        _add(table, param.arg, Binding(PARAM, param, scope, param.annotation))
+    if isinstance(node, ast.Lambda):
+        return table
+    stack: List[ast.AST] = list(reversed(getattr(node, "body", [])))
+    while stack:
+        stmt = stack.pop()
+        if isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                if alias.asname:
+                    _add(table, alias.asname, Binding(IMPORT, alias.name, scope))
+                else:
+                    top = alias.name.split(".")[0]
+                    _add(table, top, Binding(IMPORT, top, scope))
+        elif isinstance(stmt, ast.ImportFrom):
+            module = "." * stmt.level + (stmt.module or "")
+            for alias in stmt.names:
+                if alias.name == "*":
+                    continue
+                qualname = f"{module}.{alias.name}" if module else alias.name
+                _add(table, alias.asname or alias.name, Binding(IMPORT, qualname, scope))
+        elif isinstance(stmt, ast.Assign):
+            for target in stmt.targets:
+                _bind_target(table, target, stmt.value, scope)
+        elif isinstance(stmt, ast.AnnAssign):
+            if isinstance(stmt.target, ast.Name):
+                kind = ASSIGN if stmt.value is not None else ANNOTATED
+                value = stmt.value if stmt.value is not None else stmt.annotation
+                _add(table, stmt.target.id, Binding(kind, value, scope, stmt.annotation))
+        elif isinstance(stmt, ast.AugAssign):
+            _bind_target(table, stmt.target, None, scope)
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            _add(table, stmt.name, Binding(OTHER, stmt, scope))
+            continue  # its body is its own scope
+        elif isinstance(stmt, (ast.Global, ast.Nonlocal)):
+            for name in stmt.names:
+                _add(table, name, Binding(GLOBAL, None, scope))
+        elif isinstance(stmt, (ast.For, ast.AsyncFor)):
+            _bind_target(table, stmt.target, None, scope)
+        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+            for item in stmt.items:
+                if isinstance(item.optional_vars, ast.Name):
+                    _add(table, item.optional_vars.id, Binding(WITH, item.context_expr, scope))
+                elif item.optional_vars is not None:
+                    _bind_target(table, item.optional_vars, None, scope)
+        elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
+            for handler in stmt.handlers:  # type: ignore[attr-defined]
+                if handler.name:
+                    _add(table, handler.name, Binding(OTHER, None, scope))
+                stack.extend(reversed(handler.body))
+        elif type(stmt).__name__ == "Match":
+            for case in stmt.cases:  # type: ignore[attr-defined]
+                for sub in ast.walk(case.pattern):
+                    name = getattr(sub, "name", None)
+                    if isinstance(name, str):
+                        _add(table, name, Binding(OTHER, None, scope))
+                stack.extend(reversed(case.body))
+        for child_field in ("body", "orelse", "finalbody"):
+            children = getattr(stmt, child_field, None)
+            if isinstance(children, list) and not isinstance(stmt, _SCOPE_NODES):
+                stack.extend(reversed(children))
+    return table
+
+
+def is_builtin(name: str) -> bool:
+    return name in _BUILTIN_NAMES
+
+
+def import_qualname(bindings: List[Binding]) -> Optional[str]:
+    """The one module/object every binding imports, or None when any binding is not that import."""
+    first = bindings[0]
+    if first.kind != IMPORT:
+        return None
+    if all(b.kind == IMPORT and b.value == first.value for b in bindings):
+        return first.value  # type: ignore[return-value]
+    return None

@@ -1,0 +1,141 @@
+"""The `deadline-lint` command: check, rules, explain.
+
+Exit codes: 0 no findings, 1 findings (including files that could not be checked),
+2 usage or configuration error.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import List, Optional, Sequence
+
+from deadline_lint import __version__
+from deadline_lint.engine import Checker
+from deadline_lint.files import discover, display_path
+from deadline_lint.output import WRITERS, write_statistics
+from deadline_lint.profile import ProfileError, resolve_profile
+from deadline_lint.rules.base import DOC_SECTIONS, all_rules
+from deadline_lint.runner import check_files
+from deadline_lint.tool_codes import TOOL_CODES
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+def _codes(value: str) -> List[str]:
+    codes = [c.strip().upper() for c in value.split(",") if c.strip()]
+    for code in codes:
+        if not (code == "ALL" or (code.startswith("DL") and code[2:].isdigit() and len(code) <= 5) or code == "DL"):
+            raise argparse.ArgumentTypeError(f"not a rule code or prefix: {code!r}")
+    return codes
+
+
+def _add_selection(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="*", default=["."], help="files or folders (default: .)")
+    parser.add_argument("--profile", help="adoption profile YAML (default: [tool.deadline-lint] in pyproject.toml)")
+    parser.add_argument("--select", type=_codes, default=[], help="only these codes or prefixes (DL101,DL1)")
+    parser.add_argument("--extend-select", type=_codes, default=[], help="add these codes, e.g. opt-in DL106")
+    parser.add_argument("--ignore", type=_codes, default=[], help="skip these codes or prefixes")
+    parser.add_argument("--exclude", action="append", default=[], help="glob of paths to skip (repeatable)")
+    parser.add_argument("--jobs", "-j", type=int, default=None, help="processes (default: by file count)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="deadline-lint",
+        description="Crossing a call boundary never creates more request time.",
+    )
+    parser.add_argument("--version", action="version", version=f"deadline-lint {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands.required = True
+
+    check = commands.add_parser("check", help="report problems")
+    _add_selection(check)
+    check.add_argument("--format", choices=sorted(WRITERS), default="text")
+    check.add_argument("--statistics", action="store_true", help="print a count per code")
+    check.add_argument("--output-file", help="write the report here instead of stdout")
+    check.add_argument("--exit-zero", action="store_true", help="exit 0 even when problems are found")
+
+    commands.add_parser("rules", help="list every rule")
+    explain = commands.add_parser("explain", help="print a rule's documentation")
+    explain.add_argument("code")
+    return parser
+
+
+def _checker_options(args: argparse.Namespace) -> dict:
+    return {"select": args.select, "ignore": args.ignore, "extend_select": args.extend_select}
+
+
+def _load(args: argparse.Namespace):
+    start = Path(args.paths[0]) if args.paths else Path(".")
+    profile = resolve_profile(args.profile, start if start.exists() else Path("."))
+    options = _checker_options(args)
+    checker = Checker(profile, **options)
+    missing = [p for p in args.paths if not os.path.exists(p)]
+    if missing:
+        raise ProfileError(f"{missing[0]}: no such file or directory")
+    files = [display_path(p) for p in discover(args.paths, [*args.exclude, *profile["exclude"]])]
+    return checker, options, files
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    checker, options, files = _load(args)
+    found = check_files(checker, files, args.jobs, options)
+    out = open(args.output_file, "w", encoding="utf-8") if args.output_file else sys.stdout
+    try:
+        WRITERS[args.format](found, out, len(files))
+        if args.statistics:
+            write_statistics(found, out)
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    return EXIT_FINDINGS if found and not args.exit_zero else EXIT_CLEAN
+
+
+def cmd_rules(_: argparse.Namespace) -> int:
+    print(f"{'code':6}  {'name':40}  {'default':7}  fix")
+    for code, tool in TOOL_CODES.items():
+        print(f"{code:6}  {tool.name:40}  {'on':7}  -")
+    for code, cls in all_rules().items():
+        fix = cls.fix_applicability.value if cls.fix_applicability else "-"
+        print(f"{code:6}  {cls.name:40}  {'on' if cls.default_enabled else 'opt-in':7}  {fix}")
+    return EXIT_CLEAN
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    code = args.code.upper()
+    rules = all_rules()
+    if code in rules:
+        cls = rules[code]
+        fix = cls.fix_applicability.value if cls.fix_applicability else "none"
+        status = "on by default" if cls.default_enabled else "opt-in (select it by its code)"
+        print(f"# {cls.code} {cls.name}\n\n{cls.summary}. {status.capitalize()}; fix: {fix}.\n")
+        print(cls.documentation())
+        return EXIT_CLEAN
+    if code in TOOL_CODES:
+        tool = TOOL_CODES[code]
+        print(f"# {tool.code} {tool.name}\n\n{tool.doc}")
+        return EXIT_CLEAN
+    print(f"deadline-lint: unknown rule code {args.code!r} (see `deadline-lint rules`)", file=sys.stderr)
+    return EXIT_ERROR
+
+
+COMMANDS = {"check": cmd_check, "rules": cmd_rules, "explain": cmd_explain}
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except ProfileError as exc:
+        print(f"deadline-lint: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("deadline-lint: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return EXIT_CLEAN
+
+
+__all__ = ["main", "DOC_SECTIONS"]

@@ -1,0 +1,313 @@
+"""The engine: read a file once, parse it once, walk it once, dispatch each node to the rules
+that asked for its type, and return diagnostics. Every front end sits on `Checker`."""
+from __future__ import annotations
+
+import ast
+import os
+import traceback
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Type
+
+from deadline_lint.analysis.budget import Budget, BudgetAnalysis
+from deadline_lint.analysis.outbound import OutboundCall, classify_call
+from deadline_lint.analysis.resolve import Resolver
+from deadline_lint.analysis.scopes import Scope
+from deadline_lint.catalog import Catalog, load_catalog
+from deadline_lint.diagnostics import Applicability, Diagnostic, Edit, Fix
+from deadline_lint.profile import Profile, code_selected, default_profile
+from deadline_lint.rules.base import Rule, all_rules
+from deadline_lint.source import DecodeError, SourceFile, decode_source
+from deadline_lint.tool_codes import TOOL_CODES
+
+MAX_FILE_BYTES = 10 * 1024 * 1024
+
+# Fields that never hold a node a rule cares about: expression contexts and operators.
+_SKIPPED_FIELDS = frozenset({"ctx", "op", "ops", "type_ignores"})
+_FIELDS_BY_TYPE: Dict[type, Tuple[str, ...]] = {}
+_SCOPE_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+_WITH_TYPES = (ast.With, ast.AsyncWith)
+
+
+def _child_fields(node_type: type) -> Tuple[str, ...]:
+    fields = _FIELDS_BY_TYPE.get(node_type)
+    if fields is None:
+        fields = tuple(f for f in node_type._fields if f not in _SKIPPED_FIELDS)  # type: ignore[attr-defined]
+        _FIELDS_BY_TYPE[node_type] = fields
+    return fields
+
+
+class FileContext:
+    """Everything a rule may ask about the file being checked; analyses are computed lazily
+    and at most once per file (or per scope)."""
+
+    def __init__(self, source: SourceFile, tree: ast.Module, checker: "Checker"):
+        self.source = source
+        self.tree = tree
+        self.profile = checker.profile
+        self.catalog = checker.catalog
+        self.module_scope = Scope(tree, None)
+        self._scopes_by_node: Dict[int, Scope] = {id(tree): self.module_scope}
+        self.resolver = Resolver(self.catalog, self._scopes_by_node)
+        self.budgets = BudgetAnalysis(self.resolver, self.catalog, self.profile)
+        self.scope = self.module_scope
+        self.parents: List[ast.AST] = []  # ancestors of the node being visited, innermost last
+        self._cancel_depth: Dict[int, int] = {}  # per scope: enclosing `with <cancel scope>` count
+        self._outbound: Dict[int, Optional[OutboundCall]] = {}
+        self.diagnostics: List[Diagnostic] = []
+        self._checker = checker
+
+    # -- questions rules ask ----------------------------------------------------
+    @property
+    def parent(self) -> Optional[ast.AST]:
+        return self.parents[-1] if self.parents else None
+
+    def outbound_call(self, call: ast.Call) -> Optional[OutboundCall]:
+        key = id(call)
+        if key not in self._outbound:
+            self._outbound[key] = classify_call(call, self.scope, self.resolver, self.catalog)
+        return self._outbound[key]
+
+    def budget(self) -> Optional[Budget]:
+        return self.budgets.budget_of(self.scope)
+
+    def in_cancel_scope(self) -> bool:
+        return self._cancel_depth.get(id(self.scope), 0) > 0
+
+    def is_awaited(self, call: ast.Call) -> bool:
+        """Awaited directly, or entered as `async with call(...)` / iterated by `async for`."""
+        parent = self.parent
+        if isinstance(parent, ast.Await):
+            return True
+        if isinstance(parent, ast.withitem) and len(self.parents) > 1:
+            return isinstance(self.parents[-2], ast.AsyncWith)
+        return isinstance(parent, ast.AsyncFor) and parent.iter is call
+
+    def bounded_by_cancel_scope(self, call: ast.Call) -> bool:
+        return self.in_cancel_scope() and self.is_awaited(call)
+
+    def timeout_expression(self) -> Tuple[str, bool]:
+        """The expression a fix inserts as a timeout, and whether it comes from a budget
+        (True) or is the profile's edge default (False)."""
+        budget = self.budget()
+        if budget is not None:
+            expression = budget.timeout_expression(self.profile)
+            if expression is not None:
+                return expression, True
+        return self.profile.render("edge_expression"), False
+
+    # -- reporting -----------------------------------------------------------------
+    def report(
+        self,
+        rule: Rule,
+        node: ast.AST,
+        message: str,
+        edits: Sequence[Edit] = (),
+        applicability: Optional[Applicability] = None,
+        description: str = "",
+        imports: Tuple[str, ...] = (),
+    ) -> None:
+        fix = None
+        if edits:
+            safety = applicability or rule.fix_applicability or Applicability.UNSAFE
+            if safety is Applicability.SAFE and any(
+                self.source.touches_comment(e.start, e.end) for e in edits
+            ):
+                safety = Applicability.UNSAFE  # never silently drop or move a comment
+            fix = Fix(tuple(edits), safety, description or message, imports)
+        self.diagnostics.append(_diagnostic(self.source, rule.code, rule.name, node, message, fix))
+
+    # -- walking -------------------------------------------------------------------
+    def _enter(self, node: ast.AST) -> None:
+        self.parents.append(node)
+        if isinstance(node, _SCOPE_TYPES):
+            self.scope = self.resolver.scope_of(node, self.scope)
+        elif isinstance(node, _WITH_TYPES):
+            if any(self.budgets.is_cancel_scope(item, self.scope) for item in node.items):
+                key = id(self.scope)
+                self._cancel_depth[key] = self._cancel_depth.get(key, 0) + 1
+                node._dl_cancel = True  # type: ignore[attr-defined]
+
+    def _leave(self, node: ast.AST) -> None:
+        self.parents.pop()
+        if isinstance(node, _SCOPE_TYPES):
+            self.scope = self.scope.parent or self.module_scope
+        elif getattr(node, "_dl_cancel", False):
+            self._cancel_depth[id(self.scope)] -= 1
+
+
+def _diagnostic(
+    source: SourceFile, code: str, name: str, node: Optional[ast.AST], message: str, fix: Optional[Fix] = None
+) -> Diagnostic:
+    if node is None or not hasattr(node, "lineno"):
+        line, col, end_line, end_col = 1, 0, 1, 0
+    else:
+        line = node.lineno  # type: ignore[attr-defined]
+        col = source.char_column(line, node.col_offset)  # type: ignore[attr-defined]
+        end_line = getattr(node, "end_lineno", None) or line
+        end_col = source.char_column(end_line, getattr(node, "end_col_offset", None) or 0)
+    return Diagnostic(code, name, source.path, line, col + 1, end_line, end_col + 1, message, fix)
+
+
+def tool_diagnostic(path: str, code: str, message: str, line: int = 1, column: int = 1) -> Diagnostic:
+    return Diagnostic(code, TOOL_CODES[code].name, path, line, column, line, column, message)
+
+
+class Checker:
+    """Selected rules, instantiated once per run (not per file), with their dispatch table."""
+
+    def __init__(
+        self,
+        profile: Optional[Profile] = None,
+        select: Iterable[str] = (),
+        ignore: Iterable[str] = (),
+        extend_select: Iterable[str] = (),
+        catalog: Optional[Catalog] = None,
+        apply_noqa: bool = True,
+    ) -> None:
+        self.profile = profile or default_profile()
+        self.catalog = catalog or load_catalog(self.profile["outbound"])
+        self.apply_noqa = apply_noqa
+        select = tuple(select) or tuple(self.profile["select"])
+        ignore = tuple(ignore) + tuple(self.profile["ignore"])
+        self.rules: List[Rule] = [
+            cls(self.profile, self.catalog)
+            for code, cls in all_rules().items()
+            if rule_enabled(cls, select, ignore, tuple(extend_select))
+        ]
+        self.dispatch: Dict[Type[ast.AST], List[Tuple[Rule, Callable]]] = {}
+        for rule in self.rules:
+            for node_type in rule.node_types:
+                self.dispatch.setdefault(node_type, []).append((rule, rule.visit))
+        words: Optional[set] = set()
+        for rule in self.rules:
+            rule_words = rule.trigger_words()
+            if rule_words is None:
+                words = None
+                break
+            words.update(rule_words)  # type: ignore[union-attr]
+        self.trigger_words: Optional[Tuple[str, ...]] = tuple(sorted(words)) if words is not None else None
+
+    @property
+    def codes(self) -> List[str]:
+        return [rule.code for rule in self.rules]
+
+    # -- entry points ---------------------------------------------------------------
+    def check_path(self, path: str, display: Optional[str] = None) -> List[Diagnostic]:
+        shown = display or path
+        try:
+            size = os.path.getsize(path)
+            if size > MAX_FILE_BYTES:
+                return [tool_diagnostic(shown, "DL004", f"file too large to check ({size // (1024 * 1024)} MiB, limit 10 MiB)")]
+            with open(path, "rb") as handle:
+                data = handle.read()
+        except OSError as exc:
+            return [tool_diagnostic(shown, "DL006", f"cannot read file: {exc.strerror or exc}")]
+        return self.check_bytes(data, shown)
+
+    def check_bytes(self, data: bytes, path: str) -> List[Diagnostic]:
+        try:
+            text = decode_source(data)
+        except DecodeError as exc:
+            return [tool_diagnostic(path, "DL002", f"cannot decode file: {exc}")]
+        return self.check_text(text, path)
+
+    def check_text(self, text: str, path: str, tree: Optional[ast.Module] = None) -> List[Diagnostic]:
+        if not self.rules or not self.could_fire(text):
+            return []
+        if tree is None:
+            tree_or_error = parse_source(text, path)
+            if isinstance(tree_or_error, Diagnostic):
+                return [tree_or_error]
+            tree = tree_or_error
+        source = SourceFile(text, path)
+        ctx = FileContext(source, tree, self)
+        self._walk(ctx)
+        found = ctx.diagnostics
+        if self.apply_noqa:
+            found = [d for d in found if not source.is_suppressed(d.line, d.code)]
+        return sorted(found, key=Diagnostic.sort_key)
+
+    def could_fire(self, text: str) -> bool:
+        """The text prefilter: skip parsing files that mention nothing any selected rule needs."""
+        words = self.trigger_words
+        return words is None or any(word in text for word in words)
+
+    # -- the walk ------------------------------------------------------------------
+    def _walk(self, ctx: FileContext) -> None:
+        dispatch = dict(self.dispatch)  # per file: a failing rule is dropped for this file only
+        stack: List[Tuple[ast.AST, bool]] = [(ctx.tree, False)]
+        pop, push = stack.pop, stack.append
+        while stack:
+            node, leaving = pop()
+            if leaving:
+                ctx._leave(node)
+                continue
+            handlers = dispatch.get(type(node))
+            if handlers:
+                for rule, visit in list(handlers):
+                    try:
+                        visit(node, ctx)
+                    except Exception as exc:  # a rule bug must not end the run
+                        self._rule_failed(ctx, rule, node, exc, dispatch)
+            ctx._enter(node)
+            push((node, True))
+            children: List[ast.AST] = []
+            for field in _child_fields(type(node)):
+                value = getattr(node, field, None)
+                if isinstance(value, ast.AST):
+                    children.append(value)
+                elif isinstance(value, list):
+                    children.extend(v for v in value if isinstance(v, ast.AST))
+            for child in reversed(children):
+                push((child, False))
+
+    def _rule_failed(self, ctx: FileContext, rule: Rule, node: ast.AST, exc: Exception, dispatch) -> None:
+        for node_type, handlers in list(dispatch.items()):
+            dispatch[node_type] = [h for h in handlers if h[0] is not rule]
+        where = traceback.extract_tb(exc.__traceback__)[-1]
+        line = getattr(node, "lineno", 1)
+        ctx.diagnostics.append(
+            tool_diagnostic(
+                ctx.source.path,
+                "DL003",
+                f"internal error in {rule.code} ({type(exc).__name__}: {exc} at "
+                f"{os.path.basename(where.filename)}:{where.lineno}); the rule was skipped for this file",
+                line=line,
+            )
+        )
+
+
+def parse_source(text: str, path: str):
+    """An ast.Module, or the DL001 diagnostic that says why there is none."""
+    try:
+        return ast.parse(text, filename=path, type_comments=False)
+    except SyntaxError as exc:
+        line = exc.lineno or 1
+        column = max(exc.offset or 1, 1)
+        return tool_diagnostic(path, "DL001", f"syntax error: {exc.msg}", line, column)
+    except (RecursionError, MemoryError):
+        return tool_diagnostic(path, "DL001", "syntax error: too deeply nested to parse")
+    except ValueError as exc:  # e.g. NUL bytes handed to us as text
+        return tool_diagnostic(path, "DL002", f"cannot parse file: {exc}")
+
+
+def rule_enabled(
+    cls: Type[Rule], select: Tuple[str, ...], ignore: Tuple[str, ...], extend_select: Tuple[str, ...] = ()
+) -> bool:
+    """Default-on rules follow select/ignore by prefix (longest match wins, like flake8);
+    opt-in rules turn on only when their exact code is selected."""
+    code = cls.code
+    chosen = select + extend_select
+    if cls.default_enabled:
+        picked = code_selected(code, chosen) if select else True
+        if extend_select and code_selected(code, extend_select):
+            picked = True
+    else:
+        picked = code in chosen
+    if not picked:
+        return False
+    ignored = [sel for sel in ignore if sel == "ALL" or code.startswith(sel)]
+    if not ignored:
+        return True
+    selected = [sel for sel in chosen if sel == "ALL" or code.startswith(sel)]
+    longest = lambda sels: max((0 if s == "ALL" else len(s)) for s in sels)  # noqa: E731
+    return bool(selected) and longest(selected) > longest(ignored)

@@ -1,0 +1,55 @@
+"""Which files a run checks."""
+from __future__ import annotations
+
+import os
+from fnmatch import fnmatch
+from typing import Iterable, Iterator, List, Sequence
+
+SKIPPED_DIRS = frozenset({
+    ".git", ".hg", ".svn", ".bzr", ".tox", ".nox", ".venv", "venv", ".direnv", "__pycache__",
+    ".mypy_cache", ".pytest_cache", ".ruff_cache", ".eggs", "build", "dist", "node_modules",
+    "site-packages", "__pypackages__", ".ipynb_checkpoints",
+})
+
+
+def _excluded(path: str, patterns: Sequence[str]) -> bool:
+    name = os.path.basename(path.rstrip(os.sep)) or path
+    normalized = path.replace(os.sep, "/")
+    return any(fnmatch(name, p) or fnmatch(normalized, p) or fnmatch(normalized, f"*/{p}") for p in patterns)
+
+
+def _is_virtualenv(folder: str) -> bool:
+    return os.path.isfile(os.path.join(folder, "pyvenv.cfg"))
+
+
+def discover(paths: Iterable[str], exclude: Sequence[str] = ()) -> Iterator[str]:
+    """Python files under `paths`, sorted per folder. A file named explicitly is always
+    checked, whatever its extension (as flake8 and ruff do)."""
+    for path in paths:
+        if os.path.isdir(path):
+            yield from _walk(path, exclude)
+        elif not _excluded(path, exclude):
+            yield path
+
+
+def _walk(root: str, exclude: Sequence[str]) -> Iterator[str]:
+    for folder, dirs, files in os.walk(root):
+        kept: List[str] = []
+        for name in sorted(dirs):
+            full = os.path.join(folder, name)
+            if name in SKIPPED_DIRS or name.endswith(".egg-info") or _is_virtualenv(full):
+                continue
+            if _excluded(full, exclude):
+                continue
+            kept.append(name)
+        dirs[:] = kept
+        for name in sorted(files):
+            if name.endswith((".py", ".pyi")):
+                full = os.path.join(folder, name)
+                if not _excluded(full, exclude):
+                    yield full
+
+
+def display_path(path: str) -> str:
+    """Paths as the user wrote them, without a leading ./"""
+    return path[2:] if path.startswith("./") else path

@@ -1,0 +1,28 @@
+"""Tool-level diagnostics (family DL0xx): problems with a file rather than with its code."""
+from __future__ import annotations
+
+from typing import Dict, NamedTuple
+
+
+class ToolCode(NamedTuple):
+    code: str
+    name: str
+    doc: str
+
+
+TOOL_CODES: Dict[str, ToolCode] = {
+    tc.code: tc
+    for tc in (
+        ToolCode("DL001", "syntax-error", "The file does not parse as Python, so nothing in it was checked."),
+        ToolCode("DL002", "undecodable-file", "The file's bytes are not text in its declared encoding "
+                 "(UTF-8 unless a coding cookie says otherwise), or it contains a NUL byte."),
+        ToolCode("DL003", "internal-error", "A rule failed on this file. The other rules still ran; "
+                 "please report the message with the file that caused it."),
+        ToolCode("DL004", "file-too-large", "The file is larger than the checker reads (10 MiB); "
+                 "generated files of that size are best excluded."),
+        ToolCode("DL005", "fix-did-not-converge", "`deadline-lint fix` re-checked the file ten times "
+                 "and fixes were still changing it; the file was left as it was."),
+        ToolCode("DL006", "unreadable-file", "The file could not be read (permissions, a broken link, "
+                 "or it vanished during the run)."),
+    )
+}

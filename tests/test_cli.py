@@ -1,0 +1,159 @@
+"""The `deadline-lint` command as users run it: output shapes, exit codes, bad input."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from deadline_lint.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "deadline_lint", *args], cwd=cwd, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_bundled_example_reports_dl101_and_dl103_with_positions() -> None:
+    result = run("check", "examples/")
+    assert result.returncode == 1, result.stderr
+    lines = result.stdout.splitlines()
+    assert "examples/orders_service/orders.py:13:16: DL101 [*]" in lines[0]
+    assert any(line.startswith("examples/orders_service/orders.py:29:75: DL103") for line in lines)
+    assert any(line.startswith("examples/orders_service/orders.py:34:12: DL101") for line in lines)
+    assert lines[-1].startswith("Found 3 problems in 3 files")
+
+
+def test_json_output_shape(tmp_path: Path) -> None:
+    (tmp_path / "svc.py").write_text("import requests\nrequests.get('u')\n")
+    result = run("check", "--format", "json", str(tmp_path))
+    assert result.returncode == 1
+    (item,) = json.loads(result.stdout)
+    assert set(item) == {"code", "name", "path", "line", "column", "end_line", "end_column", "message", "fix"}
+    assert (item["code"], item["name"], item["line"], item["column"]) == ("DL101", "outbound-call-without-budget", 2, 1)
+    assert (item["end_line"], item["end_column"]) == (2, 18)
+    assert item["fix"]["applicability"] == "safe"
+
+
+def test_clean_tree_exits_zero(tmp_path: Path) -> None:
+    (tmp_path / "ok.py").write_text("import requests\nrequests.get('u', timeout=1)\n")
+    result = run("check", str(tmp_path))
+    assert result.returncode == 0
+    assert result.stdout.strip() == "All checks passed (1 file checked)."
+
+
+def test_select_and_ignore(tmp_path: Path) -> None:
+    (tmp_path / "svc.py").write_text("import requests\nrequests.get('u')\nrequests.get('u', timeout=None)\n")
+    codes = lambda *a: [d["code"] for d in json.loads(run("check", "--format", "json", *a, str(tmp_path)).stdout)]  # noqa: E731
+    assert codes() == ["DL101", "DL103"]
+    assert codes("--select", "DL103") == ["DL103"]
+    assert codes("--ignore", "DL1") == []
+    assert codes("--select", "DL1", "--ignore", "DL101") == ["DL103"]
+
+
+def test_skips_virtualenvs_caches_and_excludes(tmp_path: Path) -> None:
+    bad = "import requests\nrequests.get('u')\n"
+    for folder in (".venv", "build", "__pycache__", "node_modules", "generated"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "x.py").write_text(bad)
+    (tmp_path / "env").mkdir()
+    (tmp_path / "env" / "pyvenv.cfg").write_text("home = /usr\n")
+    (tmp_path / "env" / "x.py").write_text(bad)
+    (tmp_path / "real.py").write_text(bad)
+    result = run("check", "--format", "json", "--exclude", "generated", str(tmp_path))
+    assert [Path(d["path"]).name for d in json.loads(result.stdout)] == ["real.py"]
+
+
+@pytest.mark.parametrize(
+    "content, code, words",
+    [
+        (b"import requests\ndef f(:\n", "DL001", "syntax error"),
+        (b"import requests\nx = '\xff\xfe'\n", "DL002", "cannot decode"),
+        (b"import requests\nx = 1\x00\n", "DL002", "NUL byte"),
+        (b"import requests\n" + b"x = " + b"(" * 300 + b"1" + b")" * 300 + b"\n", "DL001", "syntax error"),
+    ],
+)
+def test_bad_input_is_one_line_and_the_run_goes_on(tmp_path: Path, content: bytes, code: str, words: str) -> None:
+    (tmp_path / "a_bad.py").write_bytes(content)
+    (tmp_path / "b_good.py").write_text("import requests\nrequests.get('u')\n")
+    result = run("check", str(tmp_path))
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr + result.stdout
+    lines = result.stdout.splitlines()
+    bad = [line for line in lines if "a_bad.py" in line]
+    assert len(bad) == 1 and f" {code} " in bad[0] and words in bad[0]
+    assert any("b_good.py:2:1: DL101" in line for line in lines)
+
+
+def test_deeply_nested_blocks_do_not_crash(tmp_path: Path) -> None:
+    depth = 90  # below the compiler's limit of statically nested blocks, deep for a walker
+    body = "".join("    " * i + "if x:\n" for i in range(depth)) + "    " * depth + "requests.get(u)\n"
+    (tmp_path / "deep.py").write_text("import requests\n" + body)
+    result = run("check", "--format", "json", str(tmp_path))
+    assert "Traceback" not in result.stderr
+    assert [d["code"] for d in json.loads(result.stdout)] == ["DL101"]
+
+
+def test_huge_file_is_reported_not_read(tmp_path: Path, monkeypatch) -> None:
+    from deadline_lint import engine
+
+    monkeypatch.setattr(engine, "MAX_FILE_BYTES", 100)
+    path = tmp_path / "big.py"
+    path.write_text("import requests\n" + "x = 1\n" * 100)
+    diagnostics = engine.Checker().check_path(str(path))
+    assert [(d.code, d.line) for d in diagnostics] == [("DL004", 1)]
+
+
+def test_malformed_profile_exit_2_one_line(tmp_path: Path) -> None:
+    profile = tmp_path / "p.yaml"
+    profile.write_text("hop_margin_ms: lots\n")
+    result = run("check", "--profile", str(profile), "examples/")
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr.strip().count("\n") == 0
+    assert f"{profile}: hop_margin_ms: expected" in result.stderr
+
+
+def test_missing_path_is_exit_2() -> None:
+    result = run("check", "no/such/dir")
+    assert result.returncode == 2
+    assert "no/such/dir: no such file or directory" in result.stderr
+
+
+def test_rules_and_explain(capsys) -> None:
+    assert main(["rules"]) == 0
+    listing = capsys.readouterr().out
+    assert "DL101   outbound-call-without-budget" in listing and "safe" in listing
+    assert main(["explain", "dl103"]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("# DL103 unbounded-timeout")
+    assert "## Why is this bad?" in text
+    assert main(["explain", "DL999"]) == 2
+
+
+def test_internal_error_becomes_a_diagnostic(monkeypatch, tmp_path: Path) -> None:
+    from deadline_lint.engine import Checker
+    from deadline_lint.rules.outbound.call_without_budget import OutboundCallWithoutBudget
+
+    def explode(self, node, ctx):
+        raise ValueError("boom")
+
+    monkeypatch.setattr(OutboundCallWithoutBudget, "visit", explode)
+    checker = Checker()
+    found = checker.check_text("import requests\nrequests.get(u)\nrequests.get(u, timeout=None)\n", "x.py")
+    assert [(d.code, d.line) for d in found] == [("DL003", 2), ("DL103", 3)]
+    assert "internal error in DL101 (ValueError: boom" in found[0].message
+
+
+def test_parallel_run_matches_single_process(tmp_path: Path) -> None:
+    for i in range(70):
+        (tmp_path / f"m{i:02d}.py").write_text("import requests\nrequests.get('u')\n")
+    single = run("check", "--format", "json", "-j", "1", str(tmp_path)).stdout
+    double = run("check", "--format", "json", "-j", "2", str(tmp_path)).stdout
+    assert json.loads(single) == json.loads(double)
+    assert len(json.loads(single)) == 70

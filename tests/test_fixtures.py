@@ -1,0 +1,50 @@
+"""Every fixture through the engine: exact (line, code) sets, and silence under suppression."""
+from __future__ import annotations
+
+import pytest
+
+from deadline_lint.engine import Checker
+from deadline_lint.profile import build_profile, default_profile, load_profile_file
+from deadline_lint.rules.base import all_rules
+from fixture_cases import FixtureCase, fixture_cases
+
+CASES = fixture_cases()
+
+
+def checker_for(case: FixtureCase) -> Checker:
+    profile = (
+        build_profile(load_profile_file(case.profile), str(case.profile)) if case.profile else default_profile()
+    )
+    return Checker(profile, select=[case.code])
+
+
+def found(case: FixtureCase, text: str):
+    return {(d.line, d.code) for d in checker_for(case).check_text(text, str(case.path))}
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_fixture_reports_exactly_the_markers(case: FixtureCase) -> None:
+    expected = case.expected()
+    assert all(code == case.code for _, code in expected), "markers must name the folder's rule"
+    assert found(case, case.text()) == expected
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+@pytest.mark.parametrize("pragma", ["noqa", "deadline-lint"])
+def test_fixture_is_silent_when_suppressed(case: FixtureCase, pragma: str) -> None:
+    assert found(case, case.suppressed_text(pragma)) == set()
+
+
+def test_every_rule_has_fixtures_with_positives_and_negatives() -> None:
+    by_code = {}
+    for case in CASES:
+        by_code.setdefault(case.code, []).append(case)
+    for code in all_rules():
+        cases = by_code.get(code)
+        assert cases, f"{code} has no fixtures"
+        positives = sum(len(c.expected()) for c in cases)
+        assert positives >= 1, f"{code} fixtures have no positive case"
+        # Near misses: each rule's fixtures hold lines with the rule's subject that must stay quiet.
+        assert any("quiet" in c.text().lower() or "near miss" in c.text().lower() for c in cases), (
+            f"{code} fixtures have no near-miss section"
+        )

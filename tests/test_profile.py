@@ -1,0 +1,81 @@
+"""Loading and validating the adoption profile: every mistake is one line naming file and key."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from deadline_lint.profile import ProfileError, build_profile, load_profile_file, resolve_profile
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def write(tmp_path: Path, text: str, name: str = "profile.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_example_profile_is_valid_and_complete() -> None:
+    data = load_profile_file(ROOT / "example.yaml")
+    profile = build_profile(data, "example.yaml")
+    assert profile["hop_margin_ms"] == 50
+    assert profile["outbound"][0]["library"] == "acme-http"
+    from deadline_lint.profile import SCHEMA
+
+    assert set(data) == set(SCHEMA), "example.yaml documents every profile key"
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("edge_totl_ms: 5\n", "edge_totl_ms: unknown key"),
+        ("hop_margin_ms: fifty\n", "hop_margin_ms: expected a whole number of milliseconds"),
+        ("hop_margin_ms: -5\n", "hop_margin_ms: expected a whole number of milliseconds, 0 or more"),
+        ("edge_total_ms: 100\nhop_margin_ms: 200\n", "hop_margin_ms: expected less than edge_total_ms"),
+        ("budget:\n  parameters: budget\n", "budget.parameters: expected a list of non-empty strings"),
+        ("budget:\n  colour: red\n", "budget.colour: unknown key"),
+        ("select: [XYZ1]\n", "select: expected a list of rule codes"),
+        ("fix:\n  edge_expression: '{nope}'\n", "fix.edge_expression: expected a Python expression"),
+        ("statuses:\n  expired: 999\n", "statuses.expired: expected an HTTP status"),
+        ("outbound:\n  - library: x\n    functions: [{position: 1}]\n", "outbound: expected each entry"),
+        ("- just\n- a list\n", "profile: expected a mapping"),
+        ("edge_total_ms: [\n", "not valid YAML"),
+    ],
+)
+def test_malformed_profile_is_one_clear_line(tmp_path: Path, text: str, expected: str) -> None:
+    path = write(tmp_path, text)
+    with pytest.raises(ProfileError) as info:
+        build_profile(load_profile_file(path), str(path))
+    message = str(info.value)
+    assert message.startswith(str(path) + ": ")
+    assert expected in message
+    assert "\n" not in message
+
+
+def test_missing_profile_file(tmp_path: Path) -> None:
+    with pytest.raises(ProfileError, match="file not found"):
+        resolve_profile(str(tmp_path / "nope.yaml"), tmp_path)
+
+
+def test_pyproject_profile_path_and_inline_keys(tmp_path: Path) -> None:
+    write(tmp_path, "hop_margin_ms: 20\n", "team.yaml")
+    write(tmp_path, '[tool.deadline-lint]\nprofile = "team.yaml"\nedge-total-ms = 3000\n', "pyproject.toml")
+    sub = tmp_path / "src"
+    sub.mkdir()
+    profile = resolve_profile(None, sub)
+    assert profile["hop_margin_ms"] == 20
+    assert profile["edge_total_ms"] == 3000
+
+
+def test_pyproject_inline_key_is_validated(tmp_path: Path) -> None:
+    write(tmp_path, "[tool.deadline-lint]\nhop_margin_ms = -1\n", "pyproject.toml")
+    with pytest.raises(ProfileError, match=r"pyproject.toml \[tool.deadline-lint\]: hop_margin_ms"):
+        resolve_profile(None, tmp_path)
+
+
+def test_no_configuration_means_built_in_defaults(tmp_path: Path) -> None:
+    profile = resolve_profile(None, tmp_path)
+    assert profile["edge_total_ms"] == 10000
+    assert profile.render("edge_expression") == "10.0"
+    assert profile.render("seconds_expression", "left") == "max(0.0, left - 0.05)"
