@@ -157,3 +157,10 @@ def test_parallel_run_matches_single_process(tmp_path: Path) -> None:
     double = run("check", "--format", "json", "-j", "2", str(tmp_path)).stdout
     assert json.loads(single) == json.loads(double)
     assert len(json.loads(single)) == 70
+
+
+def test_positions_survive_form_feeds_and_unicode(tmp_path: Path) -> None:
+    text = "import requests\n# page\x0cbreak \u2028 here\nx = 'é'; requests.get('ü')\n"
+    (tmp_path / "odd.py").write_text(text, encoding="utf-8")
+    (item,) = json.loads(run("check", "--format", "json", str(tmp_path)).stdout)
+    assert (item["line"], item["column"], item["end_column"]) == (3, 10, 27)

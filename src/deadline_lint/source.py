@@ -12,6 +12,7 @@ from typing import FrozenSet, List, Optional, Tuple
 _NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.I)
 _OWN = re.compile(r"#\s*deadline-lint:\s*ignore(?:\[(?P<codes>[A-Z0-9,\s]+)\])?", re.I)
 _CODE = re.compile(r"[A-Z]+[0-9]+", re.I)
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 
 ALL_CODES: FrozenSet[str] = frozenset({"*"})
 
@@ -49,7 +50,9 @@ class SourceFile:
     @property
     def lines(self) -> List[str]:
         if self._lines is None:
-            self._lines = self.text.splitlines(keepends=True)
+            # Only \n, \r\n and \r end a line for the tokenizer; str.splitlines() would also
+            # split on form feeds and U+2028 and put every later position off by one.
+            self._lines = _LINE.findall(self.text)
         return self._lines
 
     @property
