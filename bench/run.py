@@ -1,0 +1,200 @@
+"""Benchmark deadline-lint against plain parsing on a corpus of real code.
+
+    python bench/run.py [--corpus DIR] [--jobs N] [--python EXE] [--json-out FILE]
+                        [-- extra args for `deadline-lint check`]
+
+Passes, each in its own subprocess, over the same files:
+  ast            ast.parse of every file (the floor)
+  libcst         libcst.parse_module of every file (what deadline-lint builds on)
+  deadline-lint  python -m deadline_lint check CORPUS --format json [extra args]
+
+Each pass is measured from outside: wall clock, CPU (user + system, from
+os.wait4, so it includes any worker processes the pass reaped) and peak RSS
+(ru_maxrss of the largest single process, not a sum over workers).
+Standard library only; not part of the test suite.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(HERE))
+import corpus as corpus_mod  # noqa: E402
+
+
+def measure(cmd, env=None):
+    """Run cmd; return (exit code, stdout, stderr, wall s, CPU s, peak MiB)."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=env)
+        _, status, ru = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        return (proc.returncode, out.read().decode(errors="replace"),
+                err.read().decode(errors="replace"), wall,
+                ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024)  # KiB on Linux
+
+
+def importable(python, module, env=None):
+    proc = subprocess.run([python, "-c", f"import {module}"], env=env,
+                          capture_output=True, text=True)
+    return proc.returncode == 0, (proc.stderr.strip().splitlines() or [""])[-1]
+
+
+def tail(text, n=5):
+    return "\n".join("    " + line for line in text.strip().splitlines()[-n:])
+
+
+def baseline_pass(kind, python, list_file, jobs):
+    code, out, err, wall, cpu, mib = measure(
+        [python, str(HERE / "parse_pass.py"), kind, list_file, str(jobs)])
+    if code != 0:
+        return {"error": f"exit {code}\n{tail(err)}"}
+    result = json.loads(out)
+    return {"wall": wall, "cpu": cpu, "peak_mib": mib, "files": result["files"],
+            "failed": result["failed"], "failures": result["failures"]}
+
+
+def findings_of(doc):
+    """The list of findings in deadline-lint's JSON, whatever its top level."""
+    if isinstance(doc, list):
+        return doc
+    for key in ("findings", "diagnostics", "results", "violations"):
+        if isinstance(doc.get(key), list):
+            return doc[key]
+    raise ValueError(f"no findings list among keys {sorted(doc)}")
+
+
+def lint_pass(python, corpus_dir, jobs, extra):
+    env = dict(os.environ)
+    # Measure this checkout's package, installed or not (its deps must be importable).
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(REPO / "src"), env.get("PYTHONPATH")) if p)
+    ok, why = importable(python, "deadline_lint", env)
+    if not ok:
+        return {"error": f"cannot import deadline_lint with {python}: {why}"}
+    cmd = [python, "-m", "deadline_lint", "check", str(corpus_dir), "--format", "json",
+           "--jobs", str(jobs), *extra]
+    code, out, err, wall, cpu, mib = measure(cmd, env)
+    last = (err.strip().splitlines() or ["(no stderr)"])[-1]
+    if code not in (0, 1):  # 2 = usage or configuration error, else a crash
+        return {"error": f"exit {code}: {last}\n{tail(err)}"}
+    try:
+        findings = findings_of(json.loads(out))
+    except ValueError as exc:  # includes JSONDecodeError; exit 1 from a traceback
+        return {"error": f"exit {code} without a JSON report ({exc}): {last}\n{tail(err)}"}
+    codes = Counter(str(f.get("code", "?")) for f in findings)
+    return {"wall": wall, "cpu": cpu, "peak_mib": mib, "exit": code,
+            "findings": len(findings), "by_code": dict(sorted(codes.items())),
+            "command": cmd}
+
+
+def count(corpus_dir):
+    files = sorted(str(p) for p in Path(corpus_dir).rglob("*.py") if p.is_file())
+    lines = 0
+    for path in files:  # also warms the page cache for all passes alike
+        lines += corpus_mod.count_lines(Path(path).read_bytes())
+    return files, lines
+
+
+def report(res):
+    lines = res["corpus"]["lines"]
+    print(f"\ncorpus  {res['corpus']['dir']}")
+    print(f"        {res['corpus']['files']:,} files, {lines:,} lines"
+          + (f", {res['corpus']['dropped']} unparseable files dropped when built"
+             if res["corpus"]["dropped"] is not None else ""))
+    print(f"python  {res['python']}  jobs {res['jobs']}\n")
+    print(f"{'pass':<14}{'wall s':>9}{'CPU s':>9}{'lines/CPU s':>13}"
+          f"{'lines/wall s':>14}{'peak MiB':>10}  note")
+    for name, p in res["passes"].items():
+        if "error" in p or "skipped" in p:
+            first, *rest = (p.get("error") or p["skipped"]).splitlines()
+            print(f"{name:<14}{'-':>9}{'-':>9}{'-':>13}{'-':>14}{'-':>10}  "
+                  + ("ERROR: " if "error" in p else "skipped: ") + first)
+            for line in rest:
+                print(line)
+            continue
+        note = (f"{p['failed']} files failed to parse" if p.get("failed")
+                else f"{p['findings']} findings" if "findings" in p else "")
+        print(f"{name:<14}{p['wall']:>9.2f}{p['cpu']:>9.2f}{lines / p['cpu']:>13,.0f}"
+              f"{lines / p['wall']:>14,.0f}{p['peak_mib']:>10.0f}  {note}")
+    for base, r in res["ratios"].items():
+        print(f"\ndeadline-lint / {base}: {r['cpu']:.1f}x CPU, {r['wall']:.1f}x wall,"
+              f" {r['peak_mib']:.1f}x peak RSS", end="")
+    print()
+    lint = res["passes"].get("deadline-lint", {})
+    if "by_code" in lint:
+        codes = ", ".join(f"{c} {n}" for c, n in lint["by_code"].items()) or "none"
+        print(f"findings by code: {codes}")
+
+
+def main():
+    argv = sys.argv[1:]
+    extra = []
+    if "--" in argv:
+        i = argv.index("--")
+        argv, extra = argv[:i], argv[i + 1:]
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--corpus", type=Path,
+                    help="directory of .py files (default: build bench/.cache/corpus)")
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="worker processes for every pass, passed to deadline-lint "
+                         "as --jobs N (default 1)")
+    ap.add_argument("--python", default=sys.executable,
+                    help="interpreter for the passes (default: this one)")
+    ap.add_argument("--json-out", type=Path, help="also save the results here")
+    args = ap.parse_args(argv)
+
+    if args.corpus is None:
+        corpus_dir = corpus_mod.build(verbose=False)
+        dropped = corpus_mod.dropped_count()
+    else:
+        corpus_dir, dropped = args.corpus.resolve(), None
+    files, lines = count(corpus_dir)
+    if not files:
+        sys.exit(f"no .py files under {corpus_dir}")
+
+    res = {"corpus": {"dir": str(corpus_dir), "files": len(files), "lines": lines,
+                      "dropped": dropped},
+           "python": args.python, "python_version": subprocess.run(
+               [args.python, "-c", "import platform; print(platform.python_version())"],
+               capture_output=True, text=True).stdout.strip(),
+           "jobs": args.jobs, "extra_args": extra,
+           "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "passes": {}, "ratios": {}}
+    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
+        f.write("\n".join(files) + "\n")
+    try:
+        for kind in ("ast", "libcst"):
+            print(f"running {kind} pass ...", flush=True)
+            ok, why = importable(args.python, kind)
+            res["passes"][kind] = (baseline_pass(kind, args.python, f.name, args.jobs)
+                                   if ok else {"skipped": f"{kind} not importable ({why})"})
+    finally:
+        os.unlink(f.name)
+    print("running deadline-lint ...", flush=True)
+    res["passes"]["deadline-lint"] = lint_pass(args.python, corpus_dir, args.jobs, extra)
+
+    lint = res["passes"]["deadline-lint"]
+    for base in ("ast", "libcst"):
+        b = res["passes"][base]
+        if "cpu" in lint and "cpu" in b:
+            res["ratios"][base] = {k: lint[k] / b[k] for k in ("cpu", "wall", "peak_mib")}
+    report(res)
+    if args.json_out:
+        args.json_out.write_text(json.dumps(res, indent=2) + "\n")
+        print(f"results saved to {args.json_out}")
+    return 2 if any("error" in p for p in res["passes"].values()) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
