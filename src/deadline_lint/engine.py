@@ -51,6 +51,7 @@ class FileContext:
         self.scope = self.module_scope
         self.parents: List[ast.AST] = []  # ancestors of the node being visited, innermost last
         self._cancel_depth: Dict[int, int] = {}  # per scope: enclosing `with <cancel scope>` count
+        self._cancel_nodes: set = set()  # ids of the `with` statements that opened a cancel scope
         self._outbound: Dict[int, Optional[OutboundCall]] = {}
         self.diagnostics: List[Diagnostic] = []
         self._checker = checker
@@ -124,13 +125,13 @@ class FileContext:
             if any(self.budgets.is_cancel_scope(item, self.scope) for item in node.items):
                 key = id(self.scope)
                 self._cancel_depth[key] = self._cancel_depth.get(key, 0) + 1
-                node._dl_cancel = True  # type: ignore[attr-defined]
+                self._cancel_nodes.add(id(node))
 
     def _leave(self, node: ast.AST) -> None:
         self.parents.pop()
         if isinstance(node, _SCOPE_TYPES):
             self.scope = self.scope.parent or self.module_scope
-        elif getattr(node, "_dl_cancel", False):
+        elif id(node) in self._cancel_nodes:
             self._cancel_depth[id(self.scope)] -= 1
 
 
