@@ -8,7 +8,13 @@ import traceback
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Type
 
 from deadline_lint.analysis.budget import Budget, BudgetAnalysis
-from deadline_lint.analysis.outbound import OutboundCall, classify_call
+from deadline_lint.analysis.outbound import (
+    OutboundCall,
+    classify_call,
+    classify_construction,
+    file_methods,
+    may_be_listed,
+)
 from deadline_lint.analysis.resolve import Resolver
 from deadline_lint.analysis.scopes import Scope
 from deadline_lint.catalog import Catalog, load_catalog
@@ -25,6 +31,9 @@ _SKIPPED_FIELDS = frozenset({"ctx", "op", "ops", "type_ignores"})
 _FIELDS_BY_TYPE: Dict[type, Tuple[str, ...]] = {}
 _SCOPE_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 _WITH_TYPES = (ast.With, ast.AsyncWith)
+_STATEFUL_TYPES = frozenset(_SCOPE_TYPES + _WITH_TYPES)  # nodes the walk must also leave
+# Nodes that never have children: not even pushed unless a selected rule asks for them.
+_LEAF_TYPES = frozenset({ast.Name, ast.Constant, ast.Pass, ast.Break, ast.Continue, ast.Global, ast.Nonlocal, ast.alias})
 
 
 def _child_fields(node_type: type) -> Tuple[str, ...]:
@@ -53,6 +62,11 @@ class FileContext:
         self._cancel_depth: Dict[int, int] = {}  # per scope: enclosing `with <cancel scope>` count
         self._cancel_nodes: set = set()  # ids of the `with` statements that opened a cancel scope
         self._outbound: Dict[int, Optional[OutboundCall]] = {}
+        self._constructions: Dict[int, Optional[OutboundCall]] = {}
+        # Receivers of unlisted method names only matter when a gRPC stub could be the receiver.
+        self._stubs_possible = any(p.module_suffix in source.text for p in self.catalog.stubs)
+        self._file_methods: Optional[frozenset] = None  # of the clients this file can build
+        self._sites: Dict[int, Tuple[OutboundCall, ...]] = {}
         self.diagnostics: List[Diagnostic] = []
         self._checker = checker
 
@@ -64,8 +78,38 @@ class FileContext:
     def outbound_call(self, call: ast.Call) -> Optional[OutboundCall]:
         key = id(call)
         if key not in self._outbound:
-            self._outbound[key] = classify_call(call, self.scope, self.resolver, self.catalog)
+            self._outbound[key] = classify_call(
+                call, self.scope, self.resolver, self.catalog, self._stubs_possible, self._client_methods()
+            )
         return self._outbound[key]
+
+    def _client_methods(self) -> frozenset:
+        if self._file_methods is None:
+            self._file_methods = file_methods(self.catalog, self.source.text)
+        return self._file_methods
+
+    def client_construction(self, call: ast.Call) -> Optional[OutboundCall]:
+        """The call builds a client whose constructor takes a timeout (`httpx.Client(...)`,
+        `redis.Redis(...)`): that view of it, with api.kind == "client"; else None."""
+        key = id(call)
+        if key not in self._constructions:
+            self._constructions[key] = classify_construction(call, self.scope, self.resolver, self.catalog)
+        return self._constructions[key]
+
+    def outbound_sites(self, call: ast.Call) -> Tuple[OutboundCall, ...]:
+        """Every view of `call` that takes a timeout: as an outbound call and as a client's
+        construction (a factory such as `asyncpg.connect` is both); () for most calls."""
+        key = id(call)
+        sites = self._sites.get(key)
+        if sites is None:
+            sites = ()
+            # A first look: any method name at all when a gRPC stub may be the receiver.
+            methods = None if self._stubs_possible else self._client_methods() | self.catalog.returning_methods
+            if may_be_listed(call.func, self.scope, self.resolver, self.catalog, methods):
+                views = (self.outbound_call(call), self.client_construction(call))
+                sites = tuple(view for view in views if view is not None)
+            self._sites[key] = sites
+        return sites
 
     def budget(self) -> Optional[Budget]:
         return self.budgets.budget_of(self.scope)
@@ -117,8 +161,8 @@ class FileContext:
         self.diagnostics.append(_diagnostic(self.source, rule.code, rule.name, node, message, fix))
 
     # -- walking -------------------------------------------------------------------
+    # The walk keeps `parents` itself; these two see only scopes and `with` statements.
     def _enter(self, node: ast.AST) -> None:
-        self.parents.append(node)
         if isinstance(node, _SCOPE_TYPES):
             self.scope = self.resolver.scope_of(node, self.scope)
         elif isinstance(node, _WITH_TYPES):
@@ -128,7 +172,6 @@ class FileContext:
                 self._cancel_nodes.add(id(node))
 
     def _leave(self, node: ast.AST) -> None:
-        self.parents.pop()
         if isinstance(node, _SCOPE_TYPES):
             self.scope = self.scope.parent or self.module_scope
         elif id(node) in self._cancel_nodes:
@@ -186,6 +229,17 @@ class Checker:
                 break
             words.update(rule_words)  # type: ignore[union-attr]
         self.trigger_words: Optional[Tuple[str, ...]] = tuple(sorted(words)) if words is not None else None
+        # A finer second look, for rules that offer one (an optional `text_filter()` returning
+        # a shared callable): the file is parsed if any selected rule may fire in it.
+        filters: List[Callable[[str], bool]] = []
+        for rule in self.rules:
+            text_filter = getattr(rule, "text_filter", lambda: None)()
+            if text_filter is None:
+                filters = []  # this rule has no second look: trigger words decide alone
+                break
+            if all(text_filter is not known for known in filters):
+                filters.append(text_filter)
+        self.text_filters: Tuple[Callable[[str], bool], ...] = tuple(filters)
 
     @property
     def codes(self) -> List[str]:
@@ -230,36 +284,52 @@ class Checker:
     def could_fire(self, text: str) -> bool:
         """The text prefilter: skip parsing files that mention nothing any selected rule needs."""
         words = self.trigger_words
-        return words is None or any(word in text for word in words)
+        if words is not None and not any(word in text for word in words):
+            return False
+        return not self.text_filters or any(text_filter(text) for text_filter in self.text_filters)
 
     # -- the walk ------------------------------------------------------------------
     def _walk(self, ctx: FileContext) -> None:
+        """Pre-order, in source order. Each stack entry carries its depth, so the ancestors
+        list is cut back to it on the way down instead of every node being visited a second
+        time on the way up; only scopes and `with` statements need a "leave" step."""
         dispatch = dict(self.dispatch)  # per file: a failing rule is dropped for this file only
-        stack: List[Tuple[ast.AST, bool]] = [(ctx.tree, False)]
+        skipped = _LEAF_TYPES.difference(dispatch)
+        parents = ctx.parents
+        entered: List[Tuple[int, ast.AST]] = []  # open scopes / `with`s and their depth
+        stack: List[Tuple[ast.AST, int]] = [(ctx.tree, 0)]
         pop, push = stack.pop, stack.append
         while stack:
-            node, leaving = pop()
-            if leaving:
-                ctx._leave(node)
-                continue
-            handlers = dispatch.get(type(node))
+            node, depth = pop()
+            while entered and entered[-1][0] >= depth:
+                ctx._leave(entered.pop()[1])
+            del parents[depth:]
+            node_type = type(node)
+            handlers = dispatch.get(node_type)
             if handlers:
                 for rule, visit in list(handlers):
                     try:
                         visit(node, ctx)
                     except Exception as exc:  # a rule bug must not end the run
                         self._rule_failed(ctx, rule, node, exc, dispatch)
-            ctx._enter(node)
-            push((node, True))
-            children: List[ast.AST] = []
-            for field in _child_fields(type(node)):
+            if node_type in _STATEFUL_TYPES:
+                ctx._enter(node)
+                entered.append((depth, node))
+            parents.append(node)
+            depth += 1
+            for field in reversed(_FIELDS_BY_TYPE.get(node_type) or _child_fields(node_type)):
                 value = getattr(node, field, None)
-                if isinstance(value, ast.AST):
-                    children.append(value)
-                elif isinstance(value, list):
-                    children.extend(v for v in value if isinstance(v, ast.AST))
-            for child in reversed(children):
-                push((child, False))
+                if value is None:
+                    continue
+                if type(value) is list:
+                    for child in reversed(value):
+                        if isinstance(child, ast.AST) and type(child) not in skipped:
+                            push((child, depth))
+                elif isinstance(value, ast.AST) and type(value) not in skipped:
+                    push((value, depth))
+        while entered:
+            ctx._leave(entered.pop()[1])
+        del parents[:]
 
     def _rule_failed(self, ctx: FileContext, rule: Rule, node: ast.AST, exc: Exception, dispatch) -> None:
         for node_type, handlers in list(dispatch.items()):

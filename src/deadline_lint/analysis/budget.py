@@ -119,6 +119,10 @@ class BudgetAnalysis:
 
     def _param_kind(self, param: ast.arg, index: int, scope: Scope) -> Optional[str]:
         annotation = self.resolver.annotation_class(param.annotation, scope) if param.annotation else None
+        if annotation is None and param.annotation is not None:
+            # A class defined in this module, or not imported: its bare name still counts.
+            parts = dotted_parts(param.annotation)
+            annotation = parts[-1] if parts else None
         if annotation is not None:
             kind = self.types.get(annotation) or self.types.get(annotation.rsplit(".", 1)[-1])
             if kind is not None:
@@ -177,7 +181,11 @@ class BudgetAnalysis:
         if spec is None:
             return False
         argument = argument_at(expr, spec.get("position"), spec.get("keyword"))
-        return argument is not None and not (isinstance(argument, ast.Constant) and argument.value is None)
+        if argument is None:
+            return False
+        from deadline_lint.analysis.outbound import is_unbounded  # outbound imports this module
+
+        return not is_unbounded(argument, scope, self.resolver)  # `move_on_after(math.inf)` bounds nothing
 
 
 def argument_at(call: ast.Call, position: Optional[int], keyword: Optional[str]) -> Optional[ast.expr]:

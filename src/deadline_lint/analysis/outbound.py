@@ -1,14 +1,24 @@
-"""Outbound calls: which calls leave the process, and what bounds how long they wait."""
+"""Outbound calls: which calls leave the process, and what bounds how long they wait.
+
+Two views of a call, both as `OutboundCall`:
+- `classify_call`: the call goes over the wire (or waits on something that does), e.g.
+  `requests.get(...)`, `stub.Method(...)`, `conn.fetch(...)`, `asyncio.wait_for(...)`.
+- `classify_construction`: the call builds a client whose timeout bounds its later calls,
+  e.g. `httpx.Client(timeout=...)`, `redis.Redis(...)`, `boto3.client("s3", config=...)`.
+A factory such as `asyncpg.connect` is both: it waits (its own `timeout`) and builds a
+connection (whose `command_timeout` bounds the commands).
+"""
 from __future__ import annotations
 
 import ast
+import sys
 from dataclasses import dataclass
-from typing import Optional
+from typing import FrozenSet, Iterator, Optional, Tuple
 
 from deadline_lint.analysis.budget import argument_at
-from deadline_lint.analysis.resolve import Resolver
+from deadline_lint.analysis.resolve import Instance, Resolver
 from deadline_lint.analysis.scopes import Scope
-from deadline_lint.catalog import Catalog, OutboundApi
+from deadline_lint.catalog import Catalog, ClientClass, OutboundApi, TimeoutObject
 
 # Where the effective timeout of a call comes from.
 FROM_CALL = "call"  # passed to the call itself
@@ -24,47 +34,200 @@ class OutboundCall:
     timeout: Optional[ast.expr]  # the expression that sets the timeout, if any
     source: str  # FROM_CALL / FROM_CONSTRUCTOR / FROM_DEFAULT / HIDDEN
     default_timeout: Optional[float]  # what the library does when nothing is passed
+    blocking: bool = True  # False: the call starts and returns a future at once
 
     @property
     def display_name(self) -> str:
         return self.api.qualname
 
 
+def may_be_listed(
+    func: ast.expr, scope: Scope, resolver: Resolver, catalog: Catalog, methods: Optional[FrozenSet[str]]
+) -> bool:
+    """A cheap first look, true for every call the catalog could know. `name(...)` and
+    `module.attr(...)` need an imported name at their head; `obj.attr(...)` on an instance
+    needs `attr` among `methods` (the methods of the clients the file can build; None: any
+    name, as when a gRPC stub may be the receiver). Most calls (`self.helper()`,
+    `items.append(x)`, `len(x)`) stop here."""
+    if isinstance(func, ast.Attribute):
+        if methods is None or func.attr in methods:
+            return True
+        if func.attr not in catalog.final_names:
+            return False
+        head = func.value
+        while isinstance(head, ast.Attribute):
+            head = head.value
+        return isinstance(head, ast.Name) and head.id in resolver.catalog_imports(scope)
+    if isinstance(func, ast.Name):
+        return func.id in resolver.catalog_imports(scope)
+    return False
+
+
 def _hides_arguments(call: ast.Call) -> bool:
     return any(kw.arg is None for kw in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args)
 
 
-def classify_call(call: ast.Call, scope: Scope, resolver: Resolver, catalog: Catalog) -> Optional[OutboundCall]:
-    """An OutboundCall for calls the catalog knows; None for everything else."""
+def classify_call(
+    call: ast.Call,
+    scope: Scope,
+    resolver: Resolver,
+    catalog: Catalog,
+    stubs_possible: bool = True,
+    methods: Optional[FrozenSet[str]] = None,
+) -> Optional[OutboundCall]:
+    """An OutboundCall for calls the catalog knows; None for everything else.
+    `stubs_possible=False` (the file names no stub module) and `methods` (the method names
+    of the clients this file can build, see `file_methods`) let most calls be skipped
+    without resolving their receiver: the common case, and the costly one."""
     func = call.func
+    if not may_be_listed(func, scope, resolver, catalog, None if stubs_possible and catalog.stubs else methods):
+        return None
     qualname = resolver.qualified_name(func, scope)
     instance = None
-    if qualname is None and isinstance(func, ast.Attribute):
-        instance = resolver.instance(func.value, scope)
-        if instance is not None:
-            qualname = f"{instance.qualname}.{func.attr}"
-    if qualname is None:
-        return None
-    api = catalog.apis.get(qualname)
+    blocking = True
+    api: Optional[OutboundApi] = None
+    if qualname is not None:
+        api = catalog.apis.get(qualname)
+    elif isinstance(func, ast.Attribute):
+        if func.attr in catalog.method_names or (stubs_possible and catalog.stubs):
+            instance = resolver.instance(func.value, scope)
+            client = catalog.client_class(instance.qualname) if instance is not None else None
+            if client is not None:
+                api = catalog.method_api(client, func.attr)
+        if api is None and stubs_possible and catalog.stubs and isinstance(func.value, ast.Attribute):
+            instance, api, blocking = _stub_call_variant(func, scope, resolver, catalog)
     if api is None:
         return None
     timeout = argument_at(call, api.position, api.keyword) if api.keyword else None
     if timeout is not None:
-        return OutboundCall(call, api, timeout, FROM_CALL, api.default_timeout)
+        return OutboundCall(call, api, timeout, FROM_CALL, api.default_timeout, blocking)
     if _hides_arguments(call):
-        return OutboundCall(call, api, None, HIDDEN, api.default_timeout)
+        return OutboundCall(call, api, None, HIDDEN, api.default_timeout, blocking)
     if instance is not None:
-        client = catalog.classes[instance.qualname]
-        if client.constructor_keyword or client.constructor_position is not None:
-            if instance.constructor is None:
-                # Built elsewhere (a parameter, several assignments): maybe with a timeout.
-                return OutboundCall(call, api, None, HIDDEN, api.default_timeout)
-            ctor_timeout = argument_at(instance.constructor, client.constructor_position, client.constructor_keyword)
-            if ctor_timeout is not None:
-                return OutboundCall(call, api, ctor_timeout, FROM_CONSTRUCTOR, api.default_timeout)
-            if _hides_arguments(instance.constructor):
-                return OutboundCall(call, api, None, HIDDEN, api.default_timeout)
+        client = catalog.client_class(instance.qualname)
+        if client is not None and (client.constructor_keyword or client.constructor_position is not None):
+            source, ctor_timeout = _constructor_timeout(instance, client, resolver, catalog)
+            if source != FROM_DEFAULT:
+                return OutboundCall(call, api, ctor_timeout, source, api.default_timeout, blocking)
+    return OutboundCall(call, api, None, FROM_DEFAULT, api.default_timeout, blocking)
+
+
+def _stub_call_variant(func: ast.Attribute, scope: Scope, resolver: Resolver, catalog: Catalog):
+    """`stub.Method.future(...)` / `stub.Method.with_call(...)`: the stub method, called."""
+    method = func.value
+    assert isinstance(method, ast.Attribute)
+    instance = resolver.instance(method.value, scope)
+    client = catalog.client_class(instance.qualname) if instance is not None else None
+    if client is None:
+        return None, None, True
+    blocking = catalog.stub_attribute(client, func.attr)
+    if blocking is None:
+        return None, None, True
+    return instance, catalog.method_api(client, method.attr), blocking
+
+
+def _constructor_timeout(
+    instance: Instance, client: ClientClass, resolver: Resolver, catalog: Catalog
+) -> Tuple[str, Optional[ast.expr]]:
+    """Where the timeout a client was built with comes from, for calls made through it."""
+    constructor = instance.constructor
+    if constructor is None:
+        # Built elsewhere (a parameter, several assignments): maybe with a timeout.
+        return HIDDEN, None
+    position = client.constructor_position if instance.called == client.qualname else None
+    ctor_timeout = argument_at(constructor, position, client.constructor_keyword)
+    if ctor_timeout is not None:
+        return FROM_CONSTRUCTOR, ctor_timeout
+    if _hides_arguments(constructor) or _configured_elsewhere(constructor, client):
+        return HIDDEN, None
+    return FROM_DEFAULT, None
+
+
+def _configured_elsewhere(call: ast.Call, client: ClientClass) -> bool:
+    return bool(client.configured_by) and any(kw.arg in client.configured_by for kw in call.keywords)
+
+
+def classify_construction(call: ast.Call, scope: Scope, resolver: Resolver, catalog: Catalog) -> Optional[OutboundCall]:
+    """The construction of a client whose constructor takes a timeout, seen as a call with
+    api.kind == CLIENT; None for every other call."""
+    func = call.func
+    if not may_be_listed(func, scope, resolver, catalog, catalog.returning_methods):
+        return None
+    qualname = resolver.qualified_name(func, scope)
+    client: Optional[ClientClass] = None
+    called = qualname
+    if qualname is not None:
+        client = catalog.constructed_class(qualname)
+    elif isinstance(func, ast.Attribute) and func.attr in catalog.returning_methods:
+        built = resolver.instance(call, scope)  # `session.client("s3", config=...)`
+        if built is not None and built.constructor is call:
+            client = catalog.client_class(built.qualname)
+            called = built.called
+    if client is None or client.constructor_keyword is None or called is None:
+        return None
+    api = catalog.constructor_api(client, called)
+    timeout = argument_at(call, api.position, api.keyword)
+    if timeout is not None:
+        return OutboundCall(call, api, timeout, FROM_CALL, api.default_timeout)
+    if _hides_arguments(call) or _configured_elsewhere(call, client):
+        return OutboundCall(call, api, None, HIDDEN, api.default_timeout)
     return OutboundCall(call, api, None, FROM_DEFAULT, api.default_timeout)
+
+
+def file_methods(catalog: Catalog, text: str) -> FrozenSet[str]:
+    """Method names that can reach a listed client in a file with this text: those of the
+    classes whose module (or, for the standard library, whose name) the text mentions."""
+    methods = set()
+    for client in catalog.classes.values():
+        words = {mention_word(client.qualname)}
+        words.update(mention_word(factory) for factory, built in catalog.factories.items() if built == client.qualname)
+        if any(word in text for word in words):
+            methods.update(client.methods)
+            methods.update(client.returns)
+    return frozenset(methods)
+
+
+STDLIB_MODULES = frozenset(getattr(sys, "stdlib_module_names", ())) | {"asyncio", "socket", "http", "urllib"}
+
+
+def mention_word(qualname: str) -> str:
+    """A word every file that uses `qualname` spells: its top-level module, or, for the
+    standard library (imported everywhere), the object's own name."""
+    parts = qualname.split(".")
+    return parts[-1] if parts[0] in STDLIB_MODULES else parts[0]
+
+
+# -- timeout values ----------------------------------------------------------------
+def timeout_object(call: ast.AST, scope: Scope, resolver: Resolver, catalog: Catalog) -> Optional[TimeoutObject]:
+    if not isinstance(call, ast.Call) or not catalog.timeout_objects:
+        return None
+    if not may_be_listed(call.func, scope, resolver, catalog, frozenset()):
+        return None  # timeout objects are built from their module, never from an instance
+    qualname = resolver.qualified_name(call.func, scope)
+    return catalog.timeout_objects.get(qualname) if qualname is not None else None
+
+
+def timeout_fields(call: ast.Call, spec: TimeoutObject) -> Iterator[Tuple[str, ast.expr]]:
+    """The (field, value) pairs a timeout object is built with."""
+    for name, position in spec.fields.items():
+        value = argument_at(call, position, name)
+        if value is not None:
+            yield name, value
+
+
+def unbounded_fields(call: ast.Call, spec: TimeoutObject, scope: Scope, resolver: Resolver):
+    """The field values that make a timeout object unbounded; [] when it is bounded or when we
+    cannot tell (`**kwargs`). An object built empty that means "no limit" yields [(field, None)]."""
+    if _hides_arguments(call):
+        return []
+    given = list(timeout_fields(call, spec))
+    if not given:
+        return [(spec.primary_field, None)] if spec.unbounded_if_empty else []
+    return [
+        (name, value)
+        for name, value in given
+        if name in spec.unbounded_if_none and is_unbounded(value, scope, resolver)
+    ]
 
 
 def is_unbounded(expr: ast.expr, scope: Scope, resolver: Resolver) -> bool:

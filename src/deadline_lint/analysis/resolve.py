@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Dict, List, Optional
+from typing import Dict, FrozenSet, List, Optional, Tuple
 
 from deadline_lint.analysis.scopes import (
     ANNOTATED,
@@ -21,6 +21,24 @@ from deadline_lint.analysis.scopes import (
 from deadline_lint.catalog import Catalog
 
 _MAX_DEPTH = 8  # chains of `a = b` longer than this are left unknown
+# Where statements nest: bodies, branches, handlers and match cases.
+_NESTED_STATEMENTS = {
+    ast.FunctionDef: ("body",),
+    ast.AsyncFunctionDef: ("body",),
+    ast.ClassDef: ("body",),
+    ast.If: ("body", "orelse"),
+    ast.For: ("body", "orelse"),
+    ast.AsyncFor: ("body", "orelse"),
+    ast.While: ("body", "orelse"),
+    ast.With: ("body",),
+    ast.AsyncWith: ("body",),
+    ast.Try: ("body", "handlers", "orelse", "finalbody"),
+    ast.ExceptHandler: ("body",),
+}
+_NEWER = (("TryStar", ("body", "handlers", "orelse", "finalbody")), ("Match", ("cases",)), ("match_case", ("body",)))
+for _name, _fields in _NEWER:  # Python 3.10 and 3.11 additions
+    if hasattr(ast, _name):
+        _NESTED_STATEMENTS[getattr(ast, _name)] = _fields
 
 
 @dataclass(frozen=True)
@@ -29,6 +47,7 @@ class Instance:
 
     qualname: str
     constructor: Optional[ast.Call]
+    called: Optional[str] = None  # what the constructor call names: the class or a factory
 
 
 def dotted_parts(expr: ast.expr) -> Optional[List[str]]:
@@ -48,6 +67,12 @@ class Resolver:
     def __init__(self, catalog: Catalog, scopes_by_node: Dict[int, Scope]):
         self.catalog = catalog
         self._scopes = scopes_by_node  # shared with the walker so each def has one Scope
+        # Several rules ask about the same call: an expression always resolves in the scope
+        # it sits in, so its answer is remembered by node for the file's lifetime.
+        # The node is kept alive with its answer so that its id cannot be reused.
+        self._qualnames: Dict[int, Tuple[ast.AST, Optional[str]]] = {}
+        self._imported_names: Optional[FrozenSet[str]] = None  # one Resolver per file
+        self._catalog_imports: Optional[FrozenSet[str]] = None
 
     def scope_of(self, node: ast.AST, parent: Scope) -> Scope:
         scope = self._scopes.get(id(node))
@@ -58,10 +83,20 @@ class Resolver:
     # -- qualified names ---------------------------------------------------
     def qualified_name(self, expr: ast.expr, scope: Scope) -> Optional[str]:
         """`requests.get` -> "requests.get"; `from requests import get as g; g` -> "requests.get"."""
+        known = self._qualnames.get(id(expr))
+        if known is not None:
+            return known[1]
+        found = self._qualified_name(expr, scope)
+        self._qualnames[id(expr)] = (expr, found)
+        return found
+
+    def _qualified_name(self, expr: ast.expr, scope: Scope) -> Optional[str]:
         parts = dotted_parts(expr)
         if parts is None:
             return None
         head = parts[0]
+        if head not in self.imported_names(scope) and not is_builtin(head):
+            return None  # only an import can make a name stand for a module or its objects
         bindings = scope.lookup(head)
         if bindings is None:
             if not is_builtin(head):
@@ -72,6 +107,43 @@ class Resolver:
             if base is None:
                 return None
         return self.catalog.canonical(".".join([base, *parts[1:]]))
+
+    def imported_names(self, scope: Scope) -> FrozenSet[str]:
+        """Every name any import statement in the file binds, found by visiting statements
+        only (imports cannot hide in expressions): most names are not among them, and need
+        no scope lookup at all."""
+        if self._imported_names is None:
+            self._collect_imports(scope)
+        return self._imported_names  # type: ignore[return-value]
+
+    def catalog_imports(self, scope: Scope) -> FrozenSet[str]:
+        """The imported names that can stand for something in the catalog: imported from one
+        of its modules, or from a generated gRPC stub module."""
+        if self._catalog_imports is None:
+            self._collect_imports(scope)
+        return self._catalog_imports  # type: ignore[return-value]
+
+    def _collect_imports(self, scope: Scope) -> None:
+        modules = self.catalog.outbound_modules
+        suffixes = tuple(p.module_suffix for p in self.catalog.stubs)
+        every, relevant = set(), set()
+        stack = list(getattr(scope.module.node, "body", []))
+        while stack:
+            stmt = stack.pop()
+            nested = _NESTED_STATEMENTS.get(type(stmt))
+            if nested is not None:
+                for field in nested:
+                    stack.extend(getattr(stmt, field))
+                continue
+            if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                source = stmt.module or "" if isinstance(stmt, ast.ImportFrom) else ""
+                for alias in stmt.names:
+                    name = alias.asname or alias.name.split(".")[0]
+                    every.add(name)
+                    target = f"{source}.{alias.name}" if source else alias.name
+                    if target.split(".")[0] in modules or (suffixes and any(s in target for s in suffixes)):
+                        relevant.add(name)
+        self._imported_names, self._catalog_imports = frozenset(every), frozenset(relevant)
 
     def annotation_class(self, annotation: Optional[ast.expr], scope: Scope) -> Optional[str]:
         """The class an annotation names, seeing through Optional[X], X | None and strings."""
@@ -97,11 +169,10 @@ class Resolver:
         """The known client class `expr` evaluates to an instance of, or None."""
         if depth > _MAX_DEPTH:
             return None
+        if isinstance(expr, ast.Await):  # `conn = await asyncpg.connect(...)`
+            expr = expr.value
         if isinstance(expr, ast.Call):
-            qualname = self.qualified_name(expr.func, scope)
-            if qualname is not None and qualname in self.catalog.classes:
-                return Instance(qualname, expr)
-            return None
+            return self._constructed(expr, scope, depth)
         if isinstance(expr, ast.Name):
             bindings = scope.lookup(expr.id)
             return self._from_bindings(bindings, depth) if bindings else None
@@ -109,13 +180,47 @@ class Resolver:
             return self._self_attribute(expr, scope, depth)
         return None
 
+    def _constructed(self, call: ast.Call, scope: Scope, depth: int) -> Optional[Instance]:
+        """`httpx.Client(...)`, a factory (`asyncpg.connect(...)`), a generated gRPC stub
+        (`pb2_grpc.GreeterStub(channel)`), or a method that hands out a client
+        (`pool.acquire()`, `session.client("s3")`)."""
+        func = call.func
+        qualname = self.qualified_name(func, scope)
+        if qualname is not None:
+            client = self.catalog.constructed_class(qualname)
+            return Instance(client.qualname, call, qualname) if client is not None else None
+        if not isinstance(func, ast.Attribute) or func.attr not in self.catalog.returning_methods:
+            return None
+        receiver = self.instance(func.value, scope, depth + 1)
+        if receiver is None:
+            return None
+        client = self.catalog.client_class(receiver.qualname)
+        returned = client.returns.get(func.attr) if client is not None else None
+        if returned is None:
+            return None
+        class_name, inherits = returned
+        # A pooled connection keeps the pool's settings: its "constructor" is the pool's.
+        if inherits:
+            return Instance(class_name, receiver.constructor, receiver.called)
+        return Instance(class_name, call, f"{receiver.qualname}.{func.attr}")
+
+    def known_class(self, qualname: Optional[str]) -> bool:
+        return qualname is not None and self.catalog.client_class(qualname) is not None
+
     def _from_binding(self, binding: Binding, depth: int) -> Optional[Instance]:
         if binding.kind in (ASSIGN, WITH):
-            return self.instance(binding.value, binding.scope, depth + 1)  # type: ignore[arg-type]
+            found = self.instance(binding.value, binding.scope, depth + 1)  # type: ignore[arg-type]
+            if found is None and binding.annotation is not None:
+                # `self.client: httpx.Client = make_client()`: the annotation names the class,
+                # though not how it was built.
+                qualname = self.annotation_class(binding.annotation, binding.scope)
+                if self.known_class(qualname):
+                    return Instance(qualname, None)  # type: ignore[arg-type]
+            return found
         if binding.kind in (PARAM, ANNOTATED):
             qualname = self.annotation_class(binding.annotation, binding.scope)
-            if qualname is not None and qualname in self.catalog.classes:
-                return Instance(qualname, None)
+            if self.known_class(qualname):
+                return Instance(qualname, None)  # type: ignore[arg-type]
         return None
 
     def _from_bindings(self, bindings: List[Binding], depth: int) -> Optional[Instance]:
@@ -161,7 +266,7 @@ class Resolver:
             if not params:
                 continue
             self_name = params[0].arg
-            for node in ast.walk(stmt):
+            for node in _statements(stmt):
                 if isinstance(node, ast.Assign):
                     pairs = [(t, node.value, None) for t in node.targets]
                 elif isinstance(node, ast.AnnAssign):
@@ -195,6 +300,19 @@ class Resolver:
             if instance is not None:
                 return f"{instance.qualname}.{func.attr}"
         return None
+
+
+def _statements(function: ast.AST):
+    """Every statement inside `function`, nested ones included (`self.x = ...` is a
+    statement, so expressions need not be visited)."""
+    stack = list(getattr(function, "body", []))
+    while stack:
+        stmt = stack.pop()
+        yield stmt
+        nested = _NESTED_STATEMENTS.get(type(stmt))
+        if nested is not None:
+            for field in nested:
+                stack.extend(getattr(stmt, field))
 
 
 def _is_none(expr: ast.expr) -> bool:

@@ -123,6 +123,8 @@ def _collect(scope: Scope) -> Dict[str, List[Binding]]:
     stack: List[ast.AST] = list(reversed(getattr(node, "body", [])))
     while stack:
         stmt = stack.pop()
+        if type(stmt) in _BINDS_NOTHING:
+            continue  # most statements: a cheap exit before the chain below
         if isinstance(stmt, ast.Import):
             for alias in stmt.names:
                 if alias.asname:
@@ -173,11 +175,26 @@ def _collect(scope: Scope) -> Dict[str, List[Binding]]:
                     if isinstance(name, str):
                         _add(table, name, Binding(OTHER, None, scope))
                 stack.extend(reversed(case.body))
-        for child_field in ("body", "orelse", "finalbody"):
-            children = getattr(stmt, child_field, None)
-            if isinstance(children, list) and not isinstance(stmt, _SCOPE_NODES):
-                stack.extend(reversed(children))
+        for child_field in _NESTED_BODIES.get(type(stmt), ()):
+            stack.extend(reversed(getattr(stmt, child_field)))
     return table
+
+
+# Statements that bind no name and hold no nested statements.
+_BINDS_NOTHING = frozenset({ast.Expr, ast.Return, ast.Raise, ast.Assert, ast.Delete, ast.Pass, ast.Break, ast.Continue})
+# Where the statements nested in a compound statement live (handlers and match cases are
+# handled where they bind names); function and class bodies are scopes of their own.
+_NESTED_BODIES = {
+    ast.If: ("body", "orelse"),
+    ast.For: ("body", "orelse"),
+    ast.AsyncFor: ("body", "orelse"),
+    ast.While: ("body", "orelse"),
+    ast.With: ("body",),
+    ast.AsyncWith: ("body",),
+    ast.Try: ("body", "orelse", "finalbody"),
+}
+if hasattr(ast, "TryStar"):
+    _NESTED_BODIES[ast.TryStar] = ("body", "orelse", "finalbody")  # type: ignore[attr-defined]
 
 
 def is_builtin(name: str) -> bool:

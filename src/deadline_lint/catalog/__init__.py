@@ -1,7 +1,8 @@
 """Built-in library knowledge, loaded from the YAML files beside this module.
 
 Rules never name a library in code: they ask the catalog. A profile's `outbound:` section
-uses the same schema and is merged over the built-in groups.
+uses the same schema (documented at the top of outbound.yaml) and is merged over the
+built-in groups: a later entry with the same qualified name replaces an earlier one.
 """
 from __future__ import annotations
 
@@ -12,12 +13,14 @@ from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Tupl
 
 import yaml
 
+from deadline_lint.catalog.schema import CALL, WAIT, validate_client_groups  # noqa: F401  (re-exported)
+
 _HERE = Path(__file__).parent
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
-_GROUP_KEYS = {"library", "default_timeout", "keyword", "functions", "classes", "aliases"}
-_ENTRY_KEYS = {"name", "keyword", "position", "default_timeout"}
-_CLASS_KEYS = {"methods", "constructor_keyword", "constructor_position", "default_timeout"}
+CLIENT = "client"  # besides CALL and WAIT, what an API does: see OutboundApi.kind
+
+_UNSET: Any = object()
 
 
 @dataclass(frozen=True)
@@ -27,6 +30,20 @@ class OutboundApi:
     keyword: Optional[str]  # None: the API takes no timeout at all
     position: Optional[int]  # positional index of the timeout, counting from 0
     default_timeout: Optional[float]  # None: waits forever
+    # CALL goes over the wire; WAIT bounds the awaitable at `wraps` (asyncio.wait_for);
+    # CLIENT builds a client whose timeout bounds its later calls (a constructor).
+    kind: str = CALL
+    wraps: Optional[int] = None
+    wrap: Optional[str] = None  # no timeout parameter: how a fix bounds it ({call}, {timeout})
+    timeout_template: str = "{timeout}"  # how this library spells N seconds as a timeout
+    imports: Tuple[str, ...] = ()  # modules `timeout_template` / `wrap` need
+    headers_keyword: Optional[str] = None  # HTTP APIs: where request headers go
+    headers_position: Optional[int] = None
+    blocking: bool = True  # False: starts the call and returns a future (grpc `.future`)
+    checked: bool = True  # CLIENT only: a constructor reported itself when its timeout is missing
+
+    def render_timeout(self, seconds_expression: str) -> str:
+        return self.timeout_template.format(timeout=seconds_expression)
 
 
 @dataclass(frozen=True)
@@ -37,6 +54,45 @@ class ClientClass:
     constructor_position: Optional[int]
     default_timeout: Optional[float]
     methods: Mapping[str, OutboundApi] = field(default_factory=dict)
+    checked: bool = False  # the constructor is reported when it sets no timeout (redis.Redis)
+    configured_by: FrozenSet[str] = frozenset()  # keywords that hand over a configured connection
+    returns: Mapping[str, Tuple[str, bool]] = field(default_factory=dict)  # method -> (class, inherits)
+    any_method: bool = False  # a gRPC stub: every attribute is a remote method
+    timeout_template: str = "{timeout}"
+    imports: Tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class StubPattern:
+    """Generated gRPC stubs: `<module ending in module_suffix>.<Name ending in class_suffix>`."""
+
+    library: str
+    module_suffix: str
+    class_suffix: str
+    keyword: Optional[str]
+    position: Optional[int]  # of the timeout in a method call: `stub.Method(request, timeout)`
+    default_timeout: Optional[float]
+    blocking_attributes: FrozenSet[str]  # `stub.Method.with_call(...)`: the same call
+    future_attributes: FrozenSet[str]  # `stub.Method.future(...)`: started, not waited for
+
+    def matches(self, qualname: str) -> bool:
+        module, _, name = qualname.rpartition(".")
+        return bool(module) and name.endswith(self.class_suffix) and module.endswith(self.module_suffix)
+
+
+@dataclass(frozen=True)
+class TimeoutObject:
+    """A value object that carries a timeout (`httpx.Timeout`, `aiohttp.ClientTimeout`)."""
+
+    qualname: str
+    library: str
+    fields: Mapping[str, Optional[int]]  # argument name -> positional index (None: keyword only)
+    unbounded_if_none: FrozenSet[str]  # any of these given as None / inf: no limit at all
+    unbounded_if_empty: bool  # built with no field at all: no limit at all
+
+    @property
+    def primary_field(self) -> str:
+        return next(iter(self.fields))
 
 
 @dataclass(frozen=True)
@@ -45,6 +101,21 @@ class Catalog:
     classes: Mapping[str, ClientClass]
     aliases: Mapping[str, str]
     data: Mapping[str, Any]  # the other per-concern files, by file stem
+    factories: Mapping[str, str] = field(default_factory=dict)  # function -> class it builds
+    stubs: Tuple[StubPattern, ...] = ()
+    timeout_objects: Mapping[str, TimeoutObject] = field(default_factory=dict)
+    method_names: FrozenSet[str] = frozenset()  # every listed method name: a cheap pre-check
+    returning_methods: FrozenSet[str] = frozenset()  # methods that hand out another client
+    # The last part of every listed name: `x.y.attr(...)` with any other `attr` cannot be a
+    # listed call, a constructor or a timeout object (unless a gRPC stub is the receiver).
+    final_names: FrozenSet[str] = frozenset()
+    _synthesized: Dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def cached(self, key: str, build: Any) -> Any:
+        """A value derived from this catalog, built once (`build()`) and shared by its users."""
+        if key not in self._synthesized:
+            self._synthesized[key] = build()
+        return self._synthesized[key]
 
     def canonical(self, qualname: str) -> str:
         """Map another import path of the same object to the catalog's spelling."""
@@ -58,111 +129,202 @@ class Catalog:
 
     @property
     def outbound_modules(self) -> FrozenSet[str]:
-        """Top-level module names that any outbound API lives in: the text prefilter's words."""
-        names = {q.split(".")[0] for q in list(self.apis) + list(self.classes)}
+        """Top-level module names that any outbound API lives in."""
+        names = {q.split(".")[0] for q in [*self.apis, *self.classes, *self.factories, *self.timeout_objects]}
         names.update(alias.split(".")[0] for alias in self.aliases)
         return frozenset(names)
 
+    # -- clients -----------------------------------------------------------------
+    def client_class(self, qualname: str) -> Optional[ClientClass]:
+        """A listed class, or a generated gRPC stub class matched by its module's suffix."""
+        found = self.classes.get(qualname)
+        if found is not None or not self.stubs:
+            return found
+        key = ("stub", qualname)
+        if key not in self._synthesized:
+            self._synthesized[key] = self._stub_class(qualname)
+        return self._synthesized[key]
 
-def _is_seconds(value: Any) -> bool:
-    return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0)
+    def _stub_class(self, qualname: str) -> Optional[ClientClass]:
+        for pattern in self.stubs:
+            if pattern.matches(qualname):
+                return ClientClass(qualname, pattern.library, None, None, pattern.default_timeout, any_method=True)
+        return None
+
+    def constructed_class(self, qualname: str) -> Optional[ClientClass]:
+        """The client class a call to `qualname` builds: the class itself or a factory."""
+        built = self.factories.get(qualname)
+        return self.client_class(built if built is not None else qualname)
+
+    def method_api(self, client: ClientClass, method: str) -> Optional[OutboundApi]:
+        api = client.methods.get(method)
+        if api is not None or not client.any_method or method.startswith("_"):
+            return api
+        key = ("method", client.qualname, method)
+        if key not in self._synthesized:
+            pattern = next(p for p in self.stubs if p.matches(client.qualname))
+            self._synthesized[key] = OutboundApi(
+                f"{client.qualname}.{method}",
+                client.library,
+                pattern.keyword,
+                pattern.position,
+                pattern.default_timeout,
+            )
+        return self._synthesized[key]
+
+    def stub_attribute(self, client: ClientClass, attribute: str) -> Optional[bool]:
+        """For `stub.Method.<attribute>(...)`: True if it waits, False if it starts a future,
+        None if the attribute is not a way of calling the method."""
+        if not client.any_method:
+            return None
+        for pattern in self.stubs:
+            if pattern.matches(client.qualname):
+                if attribute in pattern.blocking_attributes:
+                    return True
+                if attribute in pattern.future_attributes:
+                    return False
+        return None
+
+    def constructor_api(self, client: ClientClass, called: str) -> OutboundApi:
+        """The constructor (or factory `called`) seen as an API: its timeout bounds the client."""
+        key = ("constructor", client.qualname, called)
+        if key not in self._synthesized:
+            direct = called == client.qualname
+            self._synthesized[key] = OutboundApi(
+                called,
+                client.library,
+                client.constructor_keyword,
+                client.constructor_position if direct else None,  # factories: by keyword only
+                client.default_timeout,
+                kind=CLIENT,
+                timeout_template=client.timeout_template,
+                imports=client.imports,
+                checked=client.checked,
+            )
+        return self._synthesized[key]
 
 
-def _is_index(value: Any) -> bool:
-    return value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 0)
+# -- building ----------------------------------------------------------------------
+def _pick(spec: Mapping[str, Any], key: str, inherited: Any) -> Any:
+    value = spec.get(key, _UNSET)
+    return inherited if value is _UNSET else value
 
 
-def _entry_problem(entry: Any) -> Optional[str]:
-    if isinstance(entry, str):
-        return None if entry.strip() else "a qualified name"
-    if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
-        return "a qualified name or a mapping with `name`"
-    if set(entry) - _ENTRY_KEYS:
-        return f"entry keys among {sorted(_ENTRY_KEYS)}"
-    if not _is_index(entry.get("position")):
-        return "`position` as a whole number from 0"
-    if not _is_seconds(entry.get("default_timeout")):
-        return "`default_timeout` as seconds above 0 or null"
-    return None
+def _api(spec: Mapping[str, Any], qualname: str, library: str, base: Mapping[str, Any]) -> OutboundApi:
+    """An API from an entry, inheriting what it does not say from `base` (group or class)."""
+    imports = tuple(spec.get("imports", ())) or tuple(base.get("imports", ()))
+    return OutboundApi(
+        qualname=qualname,
+        library=library,
+        keyword=_pick(spec, "keyword", base.get("keyword", "timeout")),
+        position=spec.get("position"),
+        default_timeout=_pick(spec, "default_timeout", base.get("default_timeout")),
+        kind=spec.get("kind", CALL),
+        wraps=spec.get("wraps"),
+        wrap=spec.get("wrap"),
+        timeout_template=base.get("timeout_template", "{timeout}"),
+        imports=imports,
+        headers_keyword=base.get("headers_keyword"),
+        headers_position=spec.get("headers_position"),
+    )
 
 
-def _class_problem(spec: Any) -> Optional[str]:
-    if not isinstance(spec, dict) or set(spec) - _CLASS_KEYS:
-        return f"a mapping with keys among {sorted(_CLASS_KEYS)}"
-    methods = spec.get("methods", [])
-    if not isinstance(methods, list) or not all(isinstance(m, str) for m in methods):
-        return "`methods` as a list of method names"
-    if not _is_index(spec.get("constructor_position")):
-        return "`constructor_position` as a whole number from 0"
-    if not _is_seconds(spec.get("default_timeout")):
-        return "`default_timeout` as seconds above 0 or null"
-    return None
-
-
-def validate_client_groups(groups: Any) -> Optional[str]:
-    """What was expected, or None when `groups` follows the outbound schema."""
-    if not isinstance(groups, list):
-        return "a list of client groups (library, default_timeout, keyword, functions, classes)"
-    for group in groups:
-        if not isinstance(group, dict) or not isinstance(group.get("library"), str):
-            return "each client group to be a mapping with a `library` name"
-        unknown = set(group) - _GROUP_KEYS
-        if unknown:
-            return f"client group keys among {sorted(_GROUP_KEYS)}, not {sorted(unknown)}"
-        if not _is_seconds(group.get("default_timeout")):
-            return "`default_timeout` as seconds above 0 or null"
-        for entry in group.get("functions", []) or []:
-            problem = _entry_problem(entry)
-            if problem:
-                return f"each entry of `functions` to be {problem}"
-        classes = group.get("classes", {}) or {}
-        if not isinstance(classes, dict):
-            return "`classes` as a mapping of class name to its methods"
-        for spec in classes.values():
-            problem = _class_problem(spec)
-            if problem:
-                return f"each class in `classes` to be {problem}"
-        aliases = group.get("aliases", {}) or {}
-        if not isinstance(aliases, dict) or not all(isinstance(v, str) for v in aliases.values()):
-            return "`aliases` as a mapping of import path to canonical path"
-    return None
+def _as_mapping(entry: Any) -> Dict[str, Any]:
+    return {"name": entry} if isinstance(entry, str) else dict(entry)
 
 
 def _build(groups: Iterable[Mapping[str, Any]], data: Mapping[str, Any]) -> Catalog:
     apis: Dict[str, OutboundApi] = {}
     classes: Dict[str, ClientClass] = {}
     aliases: Dict[str, str] = {}
+    factories: Dict[str, str] = {}
+    stubs: List[StubPattern] = []
+    timeout_objects: Dict[str, TimeoutObject] = {}
     for group in groups:
         library = group["library"]
-        default = group.get("default_timeout")
-        keyword = group.get("keyword", "timeout")
+        base = {
+            "keyword": group.get("keyword", "timeout"),
+            "default_timeout": group.get("default_timeout"),
+            "timeout_template": group.get("timeout_template", "{timeout}"),
+            "imports": group.get("imports", []),
+            "headers_keyword": group.get("headers_keyword"),
+        }
         for entry in group.get("functions", []) or []:
-            spec = {"name": entry} if isinstance(entry, str) else entry
-            api = OutboundApi(
-                qualname=spec["name"],
-                library=library,
-                keyword=spec.get("keyword", keyword),
-                position=spec.get("position"),
-                default_timeout=spec.get("default_timeout", default),
-            )
-            apis[api.qualname] = api
+            spec = _as_mapping(entry)
+            apis[spec["name"]] = _api(spec, spec["name"], library, base)
         for class_name, spec in (group.get("classes", {}) or {}).items():
-            class_default = spec.get("default_timeout", default)
-            methods = {
-                method: OutboundApi(f"{class_name}.{method}", library, keyword, None, class_default)
-                for method in spec.get("methods", [])
-            }
+            class_base = dict(base)
+            class_base["default_timeout"] = _pick(spec, "default_timeout", base["default_timeout"])
+            class_base["keyword"] = _pick(spec, "keyword", base["keyword"])
+            methods: Dict[str, OutboundApi] = {}
+            returns: Dict[str, Tuple[str, bool]] = {}
+            for method in spec.get("methods", []) or []:
+                method_spec = _as_mapping(method)
+                name = method_spec["name"]
+                if method_spec.get("returns"):
+                    returns[name] = (method_spec["returns"], bool(method_spec.get("inherits_timeout", False)))
+                    continue  # a method that hands out another client is not itself a call
+                methods[name] = _api(method_spec, f"{class_name}.{name}", library, class_base)
             apis.update({api.qualname: api for api in methods.values()})
             classes[class_name] = ClientClass(
                 qualname=class_name,
                 library=library,
                 constructor_keyword=spec.get("constructor_keyword"),
                 constructor_position=spec.get("constructor_position"),
-                default_timeout=class_default,
+                default_timeout=class_base["default_timeout"],
                 methods=methods,
+                checked=bool(spec.get("checked", False)),
+                configured_by=frozenset(spec.get("configured_by", []) or []),
+                returns=returns,
+                timeout_template=base["timeout_template"],
+                imports=tuple(base["imports"] or ()),
+            )
+            for factory in spec.get("factories", []) or []:
+                factories[factory] = class_name
+        for spec in group.get("stubs", []) or []:
+            stubs.append(
+                StubPattern(
+                    library=library,
+                    module_suffix=spec["module_suffix"],
+                    class_suffix=spec["class_suffix"],
+                    keyword=base["keyword"],
+                    position=spec.get("position"),
+                    default_timeout=base["default_timeout"],
+                    blocking_attributes=frozenset(spec.get("blocking_attributes", []) or []),
+                    future_attributes=frozenset(spec.get("future_attributes", []) or []),
+                )
+            )
+        for name, spec in (group.get("timeout_objects", {}) or {}).items():
+            fields = dict(spec["fields"])
+            timeout_objects[name] = TimeoutObject(
+                qualname=name,
+                library=library,
+                fields=fields,
+                unbounded_if_none=frozenset(spec.get("unbounded_if_none", list(fields))),
+                unbounded_if_empty=bool(spec.get("unbounded_if_empty", False)),
             )
         aliases.update(group.get("aliases", {}) or {})
-    return Catalog(apis=apis, classes=classes, aliases=aliases, data=data)
+    method_names = set()
+    returning = set()
+    for client in classes.values():
+        method_names.update(client.methods)
+        returning.update(client.returns)
+    method_names.update(returning)
+    return Catalog(
+        apis=apis,
+        classes=classes,
+        aliases=aliases,
+        data=data,
+        factories=factories,
+        stubs=tuple(stubs),
+        timeout_objects=timeout_objects,
+        method_names=frozenset(method_names),
+        returning_methods=frozenset(returning),
+        final_names=frozenset(
+            name.rpartition(".")[2] for name in [*apis, *classes, *factories, *timeout_objects, *aliases]
+        )
+        | frozenset(method_names),
+    )
 
 
 @lru_cache(maxsize=None)

@@ -3,10 +3,16 @@ from __future__ import annotations
 import ast
 
 from deadline_lint.analysis.outbound import FROM_DEFAULT
+from deadline_lint.catalog import CLIENT
 from deadline_lint.diagnostics import Applicability
-from deadline_lint.edits import insert_keyword
+from deadline_lint.edits import insert_keyword, replace_node
 from deadline_lint.rules.base import Rule, register
-from deadline_lint.rules.outbound.common import describe_default, outbound_words
+from deadline_lint.rules.outbound.common import (
+    bounded_externally,
+    describe_default,
+    outbound_text_filter,
+    outbound_words,
+)
 
 
 @register
@@ -15,7 +21,11 @@ class OutboundCallWithoutBudget(Rule):
     ## What it does
     Flags a known outbound call (HTTP, gRPC, sockets, database clients) that passes no
     timeout when the library's own default is unbounded, or longer than the profile's
-    `max_bounded_default_s` (default 60 s): `requests.get(url)` waits forever.
+    `max_bounded_default_s` (default 60 s): `requests.get(url)` waits forever, an
+    `aiohttp` session waits 300 s. Clients whose calls take no timeout of their own
+    (`redis.Redis`, `http.client.HTTPConnection`) are flagged where they are built without
+    one. Calls awaited inside a cancel scope (`async with asyncio.timeout(...)`) or handed to
+    a bounded `asyncio.wait_for` are already bounded and stay quiet.
 
     ## Why is this bad?
     A call with no timeout outlives the request that made it. The caller gave up long ago, but
@@ -35,11 +45,14 @@ class OutboundCallWithoutBudget(Rule):
     ```
 
     ## Fix safety
-    Safe. The fix inserts `timeout=` built from the budget in scope using the profile's
-    templates (`fix.budget_expression`, `fix.grpc_context_expression`,
+    Safe. The fix inserts the timeout argument built from the budget in scope using the
+    profile's templates (`fix.budget_expression`, `fix.grpc_context_expression`,
     `fix.seconds_expression`); where no budget is in scope it inserts the profile's edge
     default (`fix.edge_expression`, the edge total in seconds): a missing deadline is the
-    edge total, never infinite time. Calls that pass `**kwargs` are never flagged.
+    edge total, never infinite time. Libraries that spell a timeout as an object get one
+    (`aiohttp.ClientTimeout(total=...)`); an API with no timeout parameter
+    (`asyncio.open_connection`) is wrapped in `asyncio.wait_for(..., timeout=...)`. Calls
+    that pass `**kwargs` are never flagged.
 
     ## Options
     - `max_bounded_default_s`: the largest library default that still counts as bounded.
@@ -56,20 +69,41 @@ class OutboundCallWithoutBudget(Rule):
     def trigger_words(self):
         return outbound_words(self.catalog)
 
+    def text_filter(self):
+        return outbound_text_filter(self.catalog)
+
     def visit(self, node, ctx):
-        call = ctx.outbound_call(node)
-        if call is None or call.source != FROM_DEFAULT or call.api.keyword is None:
-            return
-        default = call.default_timeout
-        if default is not None and default <= self.profile["max_bounded_default_s"]:
-            return
-        if ctx.bounded_by_cancel_scope(node):
-            return
+        for call in ctx.outbound_sites(node):
+            api = call.api
+            if call.source != FROM_DEFAULT or (api.kind == CLIENT and not api.checked):
+                continue  # an unchecked client's missing timeout is reported at its calls
+            if api.keyword is None and api.wrap is None:
+                continue  # takes no timeout: its client's constructor is where one goes
+            default = call.default_timeout
+            if default is not None and default <= self.profile["max_bounded_default_s"]:
+                continue
+            if bounded_externally(node, ctx):
+                continue
+            self._report(node, call, ctx)
+
+    def _report(self, node, call, ctx):
+        api = call.api
         expression, from_budget = ctx.timeout_expression()
         source = "the budget in scope" if from_budget else "the edge default (no budget in scope)"
-        message = (
-            f"`{call.display_name}` {describe_default(default)}: pass `timeout={expression}` "
-            f"from {source}"
+        if api.keyword is not None:
+            argument = f"{api.keyword}={api.render_timeout(expression)}"
+            edit = insert_keyword(ctx.source, node, api.keyword, api.render_timeout(expression))
+            advice = f"pass `{argument}`"
+        else:
+            argument = api.wrap.format(call="...", timeout=expression)
+            edit = replace_node(ctx.source, node, api.wrap.format(call=ctx.source.segment(node), timeout=expression))
+            advice = f"bound it: `{argument}`"
+        message = f"`{call.display_name}` {describe_default(call.default_timeout)}: {advice} from {source}"
+        ctx.report(
+            self,
+            node,
+            message,
+            [edit] if edit else (),
+            description=f"insert {argument}",
+            imports=api.imports if edit else (),
         )
-        edit = insert_keyword(ctx.source, node, call.api.keyword, expression)
-        ctx.report(self, node, message, [edit] if edit else (), description=f"insert timeout={expression}")

@@ -2,20 +2,24 @@ from __future__ import annotations
 
 import ast
 
-from deadline_lint.analysis.outbound import FROM_CALL, FROM_CONSTRUCTOR, is_unbounded
+from deadline_lint.analysis.outbound import FROM_CALL, is_unbounded, timeout_object, unbounded_fields
 from deadline_lint.diagnostics import Applicability
-from deadline_lint.edits import replace_node
+from deadline_lint.edits import insert_keyword, replace_node
 from deadline_lint.rules.base import Rule, register
-from deadline_lint.rules.outbound.common import outbound_words
+from deadline_lint.rules.outbound.common import bounded_externally, outbound_text_filter, outbound_words
 
 
 @register
 class UnboundedTimeout(Rule):
     """
     ## What it does
-    Flags an outbound call (or the client that makes it) whose timeout is explicitly
-    unbounded: `timeout=None`, `float("inf")`, `math.inf`, or a `(connect, read)` tuple
-    with an unbounded part.
+    Flags a timeout that is explicitly unbounded: `timeout=None`, `float("inf")`,
+    `math.inf`, a `(connect, read)` tuple with an unbounded part, `asyncio.wait_for(x, None)`,
+    and timeout objects that set no limit (`httpx.Timeout(None)`,
+    `aiohttp.ClientTimeout(total=None)`, `aiohttp.ClientTimeout()`,
+    `botocore.config.Config(read_timeout=None)`). A client built with an unbounded timeout
+    (`httpx.Client(timeout=None)`, `redis.Redis(socket_timeout=None)`) is reported once, where
+    it is built, not at each of its calls.
 
     ## Why is this bad?
     `timeout=None` reads like a decision but means "wait forever": the call can outlive the
@@ -25,11 +29,13 @@ class UnboundedTimeout(Rule):
     ## Example
     ```python
     requests.post(url, json=body, timeout=None)
+    client = httpx.AsyncClient(timeout=httpx.Timeout(None))
     ```
 
     ## Use instead
     ```python
     requests.post(url, json=body, timeout=budget.timeout())
+    client = httpx.AsyncClient(timeout=httpx.Timeout(10.0))
     ```
 
     ## Fix safety
@@ -38,31 +44,57 @@ class UnboundedTimeout(Rule):
 
     ## Options
     - `fix.*` and `edge_total_ms`: what the fix inserts.
+    - `outbound`: the organisation's own clients and timeout objects.
     """
 
     code = "DL103"
     name = "unbounded-timeout"
-    summary = "timeout=None, float('inf') and friends"
+    summary = "timeout=None, float('inf'), ClientTimeout(total=None) and friends"
     fix_applicability = Applicability.UNSAFE
     node_types = (ast.Call,)
 
     def trigger_words(self):
         return outbound_words(self.catalog)
 
+    def text_filter(self):
+        return outbound_text_filter(self.catalog)
+
     def visit(self, node, ctx):
-        call = ctx.outbound_call(node)
-        if call is None or call.timeout is None or call.source not in (FROM_CALL, FROM_CONSTRUCTOR):
+        for call in ctx.outbound_sites(node):
+            # Calls through a client built unbounded are FROM_CONSTRUCTOR: reported at the
+            # constructor, which is itself a site.
+            if call.source != FROM_CALL or not is_unbounded(call.timeout, ctx.scope, ctx.resolver):
+                continue
+            if bounded_externally(node, ctx):
+                continue
+            expression, _ = ctx.timeout_expression()
+            value = call.api.render_timeout(expression)
+            message = (
+                f"`{call.display_name}` is given an unbounded timeout "
+                f"(`{ctx.source.segment(call.timeout)}`): pass `{value}` instead"
+            )
+            edit = replace_node(ctx.source, call.timeout, value)
+            imports = call.api.imports
+            ctx.report(self, call.timeout, message, [edit], description=f"replace with {value}", imports=imports)
+        self._check_timeout_object(node, ctx)
+
+    def _check_timeout_object(self, node, ctx):
+        spec = timeout_object(node, ctx.scope, ctx.resolver, ctx.catalog)
+        if spec is None:
             return
-        if call.source == FROM_CONSTRUCTOR:
-            return  # reported once, at the constructor, by the client-construction check
-        if not is_unbounded(call.timeout, ctx.scope, ctx.resolver):
-            return
-        if ctx.bounded_by_cancel_scope(node):
+        unbounded = unbounded_fields(node, spec, ctx.scope, ctx.resolver)
+        if not unbounded:
             return
         expression, _ = ctx.timeout_expression()
-        message = (
-            f"`{call.display_name}` is given an unbounded timeout "
-            f"(`{ctx.source.segment(call.timeout)}`): pass `{expression}` instead"
-        )
-        edit = replace_node(ctx.source, call.timeout, expression)
-        ctx.report(self, call.timeout, message, [edit], description=f"replace with {expression}")
+        edits = []
+        for field, value in unbounded:
+            if value is None:
+                edits.append(insert_keyword(ctx.source, node, field, expression))
+            else:
+                edits.append(replace_node(ctx.source, value, expression))
+        names = ", ".join(f"`{field}`" for field, _ in unbounded)
+        message = f"`{spec.qualname}` sets no limit ({names}): set `{unbounded[0][0]}={expression}`"
+        if len(unbounded) > 1:
+            message = f"`{spec.qualname}` sets no limit ({names}): set each to `{expression}`"
+        fixable = all(e is not None for e in edits)
+        ctx.report(self, node, message, edits if fixable else (), description=f"set {names} to {expression}")

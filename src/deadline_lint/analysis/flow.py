@@ -1,0 +1,93 @@
+"""Just enough control flow for "does this call always run after that one?" and "is this
+call repeated by a loop?", from a node's chain of ancestors (the walk's `ctx.parents`).
+Anything this cannot show is answered "no", so rules built on it stay quiet."""
+from __future__ import annotations
+
+import ast
+from typing import Optional, Sequence
+
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+# `match` and `except*` exist from Python 3.10 and 3.11 on.
+_BRANCHING = tuple(getattr(ast, name) for name in ("If", "IfExp", "Try", "TryStar", "Match") if hasattr(ast, name))
+_ALTERNATIVES = tuple(getattr(ast, name) for name in ("ExceptHandler", "match_case") if hasattr(ast, name))
+
+
+def _in_field(parent: ast.AST, child: ast.AST, field: str) -> bool:
+    value = getattr(parent, field, None)
+    if isinstance(value, list):
+        return any(item is child for item in value)
+    return value is child
+
+
+def _field_of(parent: ast.AST, child: ast.AST) -> Optional[str]:
+    for field in parent._fields:
+        if _in_field(parent, child, field):
+            return field
+    return None
+
+
+def _conditional(parent: ast.AST, child: ast.AST) -> bool:
+    """Does `child` run only sometimes (or repeatedly) when `parent` runs?"""
+    if isinstance(parent, (ast.If, ast.While)):
+        return not _in_field(parent, child, "test")
+    if isinstance(parent, (ast.For, ast.AsyncFor)):
+        return not _in_field(parent, child, "iter")
+    if isinstance(parent, ast.IfExp):
+        return not _in_field(parent, child, "test")
+    if isinstance(parent, _BRANCHING):  # try / match
+        return _field_of(parent, child) not in ("body", "finalbody", "subject")
+    if isinstance(parent, ast.BoolOp):
+        return child is not parent.values[0]
+    return isinstance(parent, _COMPREHENSIONS + (ast.comprehension,) + _ALTERNATIVES)
+
+
+def runs_before(
+    first: ast.AST, first_chain: Sequence[ast.AST], second: ast.AST, second_chain: Sequence[ast.AST]
+) -> bool:
+    """True when every run of `second` comes after `first` has run (it dominates it)."""
+    path1, path2 = (*first_chain, first), (*second_chain, second)
+    depth = 0
+    while depth < min(len(path1), len(path2)) and path1[depth] is path2[depth]:
+        depth += 1
+    if depth == 0 or depth >= len(path1) or depth >= len(path2):
+        return False
+    common, a, b = path1[depth - 1], path1[depth], path2[depth]
+    if isinstance(common, _BRANCHING):
+        field_a, field_b = _field_of(common, a), _field_of(common, b)
+        if field_a != field_b and {field_a, field_b} - {"test", "subject", "body", "finalbody"}:
+            return False  # if/else, try/except: one or the other
+        if field_a == field_b and isinstance(a, _ALTERNATIVES):
+            return False  # two cases, two handlers
+        if {field_a, field_b} == {"body", "orelse"}:
+            return False
+    # Below the common ancestor, the first call must run whenever its branch there runs.
+    for parent, child in zip(path1[depth:], path1[depth + 1:]):
+        if _conditional(parent, child):
+            return False
+    return True
+
+
+def enclosing_loop(chain: Sequence[ast.AST], node: ast.AST, function: ast.AST, value: ast.expr) -> Optional[ast.AST]:
+    """The innermost loop of this function that repeats `node` but not the read of `value`."""
+    path = (*chain, node)
+    inside = False
+    loop = None
+    for parent, child in zip(path, path[1:]):
+        if parent is function:
+            inside = True
+            continue
+        if not inside:
+            continue
+        repeats = (isinstance(parent, _LOOPS) and _field_of(parent, child) == "body") or (
+            isinstance(parent, _COMPREHENSIONS) and _field_of(parent, child) in ("elt", "key", "value")
+        )
+        if repeats and not _within(value, parent):
+            loop = parent
+    return loop
+
+
+def _within(inner: ast.AST, outer: ast.AST) -> bool:
+    start = (outer.lineno, outer.col_offset)  # type: ignore[attr-defined]
+    end = (outer.end_lineno, outer.end_col_offset)  # type: ignore[attr-defined]
+    return start <= (inner.lineno, inner.col_offset) <= end  # type: ignore[attr-defined]

@@ -1,0 +1,128 @@
+from __future__ import annotations
+
+import ast
+from typing import Iterator, List, Set
+
+from deadline_lint.analysis.budget import mentions_any
+from deadline_lint.analysis.outbound import FROM_CALL
+from deadline_lint.rules.base import Rule, register
+from deadline_lint.rules.outbound.common import (
+    first_report,
+    is_non_positive_constant,
+    is_number_constant,
+    outbound_text_filter,
+    outbound_words,
+    single_assignment,
+)
+
+_MAX_FOLLOW = 4
+
+
+@register
+class BudgetCanGrow(Rule):
+    """
+    ## What it does
+    Flags a timeout computed from the budget in a way that can come out *larger* than the
+    remainder: `max(remaining, 5)`, `remaining + 2`, `remaining or 30`. It looks at the
+    timeout an outbound call is given and at the assignments of the names it is made of.
+    Clamps at zero (`max(0.0, remaining - margin)`) and subtracting are fine.
+
+    ## Why is this bad?
+    The whole point of forwarding the remainder is that a hop can never get more time than its
+    caller has left. `max(remaining, 5)` gives a request with 50 ms left five full seconds;
+    `remaining or 30` turns an expired budget (0) into thirty seconds. The downstream work then
+    runs for nobody.
+
+    ## Example
+    ```python
+    def fetch(url, budget):
+        return requests.get(url, timeout=max(budget.timeout(), 1.0))
+    ```
+
+    ## Use instead
+    ```python
+    def fetch(url, budget):
+        if budget.timeout() < 0.1:
+            raise RefusedTooLate()
+        return requests.get(url, timeout=budget.timeout())
+    ```
+
+    ## Fix safety
+    No fix: what the code should do when the budget is short (refuse, fail fast, degrade) is a
+    decision, not a rewrite.
+
+    ## Options
+    - `budget.*`: what counts as a budget.
+    """
+
+    code = "DL105"
+    name = "budget-can-grow"
+    summary = "the timeout expression can exceed the remainder (max, +, or)"
+    node_types = (ast.Call,)
+
+    def trigger_words(self):
+        return outbound_words(self.catalog)
+
+    def text_filter(self):
+        return outbound_text_filter(self.catalog)
+
+    def visit(self, node, ctx):
+        sites = ctx.outbound_sites(node)
+        if not sites:
+            return
+        sites = [call for call in sites if call.source == FROM_CALL]
+        budget = ctx.budget() if sites else None
+        if budget is None:
+            return
+        for call in sites:
+            for growth, how in _growth(call.timeout, budget.names, ctx):
+                if first_report(ctx, "DL105.reported", growth):
+                    shown = " ".join(ctx.source.segment(growth).split())
+                    message = (
+                        f"`{shown}` can exceed the remaining budget ({how}): never give a hop more time than its "
+                        f"caller has left; refuse or fail fast when the budget is short"
+                    )
+                    ctx.report(self, growth, message)
+
+
+def _growth(expr: ast.expr, names, ctx) -> Iterator:
+    """(node, why) for every part of `expr` (and of the assignments of the names it uses)
+    that can make it larger than the budget it is computed from."""
+    pending: List[ast.expr] = [expr]
+    followed: Set[str] = set()
+    while pending:
+        current = pending.pop()
+        for node in ast.walk(current):
+            why = _grows(node, names, ctx)
+            if why:
+                yield node, why
+            follow = isinstance(node, ast.Name) and node.id in names and node.id not in followed
+            if follow and len(followed) < _MAX_FOLLOW:
+                followed.add(node.id)
+                binding = single_assignment(node.id, ctx.scope)
+                if binding is not None and binding.scope is ctx.scope:
+                    pending.append(binding.value)
+
+
+def _grows(node: ast.AST, names, ctx) -> str:
+    if isinstance(node, ast.Call) and node.args and not node.keywords:
+        if ctx.resolver.qualified_name(node.func, ctx.scope) == "max" and len(node.args) >= 2:
+            if any(isinstance(a, ast.Starred) for a in node.args):
+                return ""
+            from_budget = [a for a in node.args if mentions_any(a, names)]
+            others = [a for a in node.args if not mentions_any(a, names) and not is_non_positive_constant(a)]
+            if from_budget and others:
+                return "`max()` puts a floor under it that is not derived from the budget"
+        return ""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = mentions_any(node.left, names), mentions_any(node.right, names)
+        if left != right:
+            other = node.right if left else node.left
+            if not (is_number_constant(other) and is_non_positive_constant(other)):
+                return "something not derived from the budget is added to it"
+        return ""
+    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
+        fallbacks = [v for v in node.values[1:] if not mentions_any(v, names) and not is_non_positive_constant(v)]
+        if mentions_any(node.values[0], names) and fallbacks:
+            return "`or` turns a spent (zero) budget into a fixed timeout"
+    return ""

@@ -1,0 +1,197 @@
+from __future__ import annotations
+
+import ast
+from typing import List, Optional
+
+from deadline_lint.analysis.budget import mentions_any
+from deadline_lint.analysis.outbound import (
+    FROM_CALL,
+    FROM_CONSTRUCTOR,
+    FROM_DEFAULT,
+    is_unbounded,
+    timeout_fields,
+    timeout_object,
+)
+from deadline_lint.catalog import CLIENT
+from deadline_lint.diagnostics import Applicability, Edit
+from deadline_lint.edits import insert_keyword, replace_node
+from deadline_lint.rules.base import Rule, register
+from deadline_lint.rules.outbound.common import (
+    bounded_externally,
+    budget_expression,
+    is_fixed_timeout,
+    is_number_constant,
+    outbound_text_filter,
+    outbound_words,
+    proven_number,
+    single_assignment,
+)
+
+
+@register
+class FixedTimeoutIgnoresBudget(Rule):
+    """
+    ## What it does
+    Flags an outbound call made while a budget is in scope whose timeout does not derive from
+    that budget: a literal (`timeout=5`), a constant (`TIMEOUT`), an attribute
+    (`self.timeout`, `settings.HTTP_TIMEOUT`), a timeout fixed when the client was built
+    (`httpx.Client(timeout=5)`), or a bounded library default (httpx waits 5 s, boto3 60 s).
+    Timeouts passed in from elsewhere (a parameter, a call result) are not judged.
+
+    ## Why is this bad?
+    A fixed timeout is right only by accident. When the caller has 300 ms left, a 5 s
+    timeout keeps working for 4.7 s after anyone still wants the answer; when it has 30 s,
+    the local cap may be the right limit. The effective limit is
+    `min(remaining - margin, local cap)`: a local cap may shorten, never lengthen.
+
+    ## Example
+    ```python
+    def get_price(sku, budget):
+        return httpx.get(f"{PRICES}/{sku}", timeout=5.0)
+    ```
+
+    ## Use instead
+    ```python
+    def get_price(sku, budget):
+        return httpx.get(f"{PRICES}/{sku}", timeout=min(5.0, budget.timeout()))
+    ```
+
+    ## Fix safety
+    Unsafe: it changes how long the call may run. A plain number (a literal, or a name bound
+    once to one) becomes `min(<number>, <budget expression>)`, also inside a tuple or a timeout
+    object; a library default gets the budget expression as an explicit timeout. Attributes,
+    constants of unknown type and timeout objects passed around by name get no fix, since
+    `min()` of them might not be a number. No fix either when the budget has no fix template
+    (an absolute deadline such as `trio.current_effective_deadline()`).
+
+    ## Options
+    - `budget.*`: what counts as a budget; `fix.*`: the budget expression inserted.
+    - `max_bounded_default_s`: defaults above it are DL101's, not this rule's.
+    """
+
+    code = "DL102"
+    name = "fixed-timeout-ignores-budget"
+    summary = "a budget is in scope but the call's timeout does not derive from it"
+    fix_applicability = Applicability.UNSAFE
+    node_types = (ast.Call,)
+
+    def trigger_words(self):
+        return outbound_words(self.catalog)
+
+    def text_filter(self):
+        return outbound_text_filter(self.catalog)
+
+    def visit(self, node, ctx):
+        sites = ctx.outbound_sites(node)
+        budget = ctx.budget() if sites else None
+        if budget is None:
+            return
+        for call in sites:
+            if call.api.kind == CLIENT and not call.api.checked:
+                continue  # the calls made through it are checked instead
+            if bounded_externally(node, ctx):
+                return
+            if call.source == FROM_CALL:
+                self._fixed_argument(node, call, budget, ctx)
+            elif call.source == FROM_DEFAULT:
+                self._library_default(node, call, budget, ctx)
+            elif call.source == FROM_CONSTRUCTOR:
+                self._client_timeout(node, call, budget, ctx)
+
+    def _fixed_argument(self, node, call, budget, ctx):
+        timeout = call.timeout
+        if mentions_any(timeout, budget.names) or is_unbounded(timeout, ctx.scope, ctx.resolver):
+            return  # derived from the budget, or DL103's
+        if not is_fixed_timeout(timeout, ctx.scope, ctx):
+            return  # passed in from elsewhere: cannot tell
+        shown = ctx.source.segment(timeout)
+        derived = budget_expression(ctx, budget)
+        edits = _capped(timeout, derived, ctx) if derived else None
+        if _has_parts(timeout, ctx):
+            advice = "cap each of its parts by the remaining budget"
+            advice += f" (`min(<part>, {derived})`)" if derived else ""
+        elif derived and "\n" not in shown:
+            advice = f"pass `min({shown}, {derived})`"
+        else:
+            advice = "cap it by the remaining budget"
+        message = (
+            f"`{call.display_name}` has a fixed timeout (`{_short(shown)}`) although a budget is in scope: {advice}"
+        )
+        ctx.report(self, timeout, message, edits or (), description="cap the timeout by the budget")
+
+    def _library_default(self, node, call, budget, ctx):
+        api = call.api
+        default = call.default_timeout
+        if api.keyword is None or default is None or default > self.profile["max_bounded_default_s"]:
+            return  # no per-call timeout, or an unbounded default: DL101's
+        derived = budget_expression(ctx, budget)
+        value = api.render_timeout(derived) if derived else None
+        edit = insert_keyword(ctx.source, node, api.keyword, value) if value else None
+        advice = f"pass `{api.keyword}={value}`" if value else f"pass `{api.keyword}=` from the budget"
+        message = (
+            f"`{call.display_name}` uses the library default ({default:g} s) although a budget is in scope: {advice}"
+        )
+        imports = api.imports if edit else ()
+        description = f"insert {api.keyword}=..."
+        ctx.report(self, node, message, [edit] if edit else (), description=description, imports=imports)
+
+    def _client_timeout(self, node, call, budget, ctx):
+        api = call.api
+        ctor_timeout = call.timeout
+        if api.keyword is None or mentions_any(ctor_timeout, budget.names):
+            return  # nothing to pass per call, or the client was built from this budget
+        if is_unbounded(ctor_timeout, ctx.scope, ctx.resolver):
+            return  # DL103, at the constructor
+        derived = budget_expression(ctx, budget)
+        shown = ctx.source.segment(ctor_timeout)
+        edit = None
+        if derived and is_number_constant(ctor_timeout):
+            value = api.render_timeout(f"min({shown}, {derived})")
+            edit = insert_keyword(ctx.source, node, api.keyword, value)
+        message = (
+            f"`{call.display_name}` runs with its client's fixed timeout (`{_short(shown)}`) although a budget "
+            f"is in scope: pass `{api.keyword}=` capped by the budget"
+        )
+        imports = api.imports if edit else ()
+        description = f"insert {api.keyword}=..."
+        ctx.report(self, node, message, [edit] if edit else (), description=description, imports=imports)
+
+
+def _capped(timeout: ast.expr, derived: str, ctx) -> Optional[List[Edit]]:
+    """`min(<number>, <budget>)` for every number the timeout is made of; None when any part
+    is not provably a number."""
+    numbers: List[ast.expr] = []
+
+    def collect(expr: ast.expr) -> bool:
+        if proven_number(expr, ctx.scope):
+            numbers.append(expr)
+            return True
+        if isinstance(expr, ast.Tuple):
+            return all(collect(element) for element in expr.elts)
+        spec = timeout_object(expr, ctx.scope, ctx.resolver, ctx.catalog)
+        if spec is not None:
+            values = [value for _, value in timeout_fields(expr, spec)]  # type: ignore[arg-type]
+            return bool(values) and all(collect(value) for value in values)
+        return False
+
+    if not collect(timeout):
+        return None
+    return [replace_node(ctx.source, n, f"min({ctx.source.segment(n)}, {derived})") for n in numbers]
+
+
+def _has_parts(timeout: ast.expr, ctx) -> bool:
+    """A (connect, read) tuple or a timeout object, seen through a name bound once to one."""
+    for _ in range(4):
+        if isinstance(timeout, ast.Name):
+            binding = single_assignment(timeout.id, ctx.scope)
+            if binding is None:
+                return False
+            timeout = binding.value
+    if isinstance(timeout, ast.Tuple):
+        return True
+    return timeout_object(timeout, ctx.scope, ctx.resolver, ctx.catalog) is not None
+
+
+def _short(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= 40 else text[:37] + "..."

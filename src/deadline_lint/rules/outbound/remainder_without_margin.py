@@ -1,0 +1,105 @@
+from __future__ import annotations
+
+import ast
+
+from deadline_lint.analysis.budget import SECONDS
+from deadline_lint.analysis.outbound import FROM_CALL
+from deadline_lint.diagnostics import Applicability
+from deadline_lint.edits import replace_node
+from deadline_lint.rules.base import Rule, register
+from deadline_lint.rules.outbound.common import (
+    format_seconds,
+    outbound_text_filter,
+    outbound_words,
+    single_assignment,
+    timeout_values,
+)
+
+
+@register
+class RemainderForwardedWithoutMargin(Rule):
+    """
+    ## What it does
+    Flags a raw remainder passed on as a timeout with no hop margin taken off: the result of
+    a budget's remaining-time method (`context.time_remaining()` on a gRPC context), of one of
+    the profile's `budget.accessors`, or a name assigned once from one of those. It looks
+    through tuples, timeout objects, `min(...)`, `float(...)` and clamps like `max(0.0, x)`.
+
+    ## Why is this bad?
+    The downstream service gets exactly the time this hop has left, so its answer (or its
+    deadline error) arrives when this hop has nothing left to receive, serialise and reply
+    with. The caller sees its own deadline expire instead of a clean error from below. Each hop
+    keeps a margin: send `remaining - margin`.
+
+    ## Example
+    ```python
+    def GetOrder(self, request, context):
+        return self.stock.Reserve(request, timeout=context.time_remaining())
+    ```
+
+    ## Use instead
+    ```python
+    def GetOrder(self, request, context):
+        return self.stock.Reserve(request, timeout=context.time_remaining() - 0.05)
+    ```
+
+    ## Fix safety
+    Safe: the fix subtracts the profile's hop margin from the remainder where it is passed;
+    nothing else changes. The result may be negative when the budget is spent, which the
+    libraries treat as "already expired". (DL106 is the rule that refuses such work up front.)
+
+    ## Options
+    - `hop_margin_ms`: the margin subtracted (a margin of 0 turns this rule off).
+    - `budget.accessors`: your own functions returning the remaining seconds.
+    """
+
+    code = "DL104"
+    name = "remainder-forwarded-without-margin"
+    summary = "the raw remainder is passed on with no hop margin subtracted"
+    fix_applicability = Applicability.SAFE
+    node_types = (ast.Call,)
+
+    def trigger_words(self):
+        return outbound_words(self.catalog)
+
+    def text_filter(self):
+        return outbound_text_filter(self.catalog)
+
+    def visit(self, node, ctx):
+        sites = ctx.outbound_sites(node)
+        if not sites:
+            return
+        sites = [call for call in sites if call.source == FROM_CALL]
+        margin = ctx.profile.hop_margin_s
+        if not sites or margin <= 0:
+            return
+        budget = ctx.budget()  # None: only accessor calls (`remaining_seconds()`) can be raw
+        for call in sites:
+            for value in timeout_values(call.timeout, ctx):
+                if self._is_raw_remainder(value, budget, ctx):
+                    self._report(value, call, margin, ctx)
+
+    def _is_raw_remainder(self, value, budget, ctx) -> bool:
+        analysis = ctx.budgets
+        if isinstance(value, ast.Name):
+            # Assigned once, straight from an accessor (`rem = context.time_remaining()`).
+            if budget is None or budget.kind_of(value.id) != SECONDS:
+                return False
+            return single_assignment(value.id, ctx.scope) is not None
+        if not isinstance(value, ast.Call) or value.args or value.keywords:
+            return False
+        func = value.func
+        if isinstance(func, ast.Attribute) and func.attr in analysis.context_methods:
+            return budget is not None and isinstance(func.value, ast.Name) and func.value.id in budget.names
+        name = ctx.resolver.qualified_name(func, ctx.scope)
+        return name is not None and analysis.accessors.get(name) == SECONDS
+
+    def _report(self, value, call, margin, ctx):
+        shown = ctx.source.segment(value)
+        replacement = f"{shown} - {format_seconds(margin)}"
+        message = (
+            f"`{call.display_name}` is given the raw remainder `{shown}`: "
+            f"subtract the hop margin (`{replacement}`)"
+        )
+        edit = replace_node(ctx.source, value, replacement)
+        ctx.report(self, value, message, [edit], description=f"use {replacement}")

@@ -1,0 +1,223 @@
+from __future__ import annotations
+
+import ast
+from typing import Dict, List, Optional, Tuple
+
+from deadline_lint.analysis.budget import INSTANT, mentions_any
+from deadline_lint.analysis.flow import enclosing_loop, runs_before
+from deadline_lint.analysis.outbound import FROM_CALL, timeout_object
+from deadline_lint.analysis.scopes import ASSIGN, IMPORT, PARAM, is_builtin
+from deadline_lint.catalog import CLIENT
+from deadline_lint.diagnostics import Applicability
+from deadline_lint.edits import replace_node
+from deadline_lint.rules.base import Rule, register
+from deadline_lint.rules.outbound.common import (
+    is_sequential,
+    name_occurrences,
+    outbound_text_filter,
+    outbound_words,
+)
+
+_TRANSPARENT_CALLS = frozenset({"min", "max", "float", "int"})
+_ATOMIC = (ast.Name, ast.Attribute, ast.Call, ast.Constant, ast.Subscript)
+
+
+@register
+class StaleRemainderReused(Rule):
+    """
+    ## What it does
+    Flags a remaining-time value that was read once (`remaining = context.time_remaining() -
+    0.05`, `t = budget.timeout()`) and is then passed to a second outbound call that runs
+    after the first one, or to a call repeated in a loop. Calls started together (coroutines
+    handed to `asyncio.gather`, grpc `.future()`) share one remainder legitimately and stay
+    quiet, as do calls on exclusive branches of an `if`.
+
+    ## Why is this bad?
+    The value was true when it was read. After the first call took 800 ms, the second call's
+    "remaining" timeout is 800 ms longer than the time actually left: in a sequential chain each
+    hop must deduct the time spent before it. Retry loops that reuse the value overspend once
+    per attempt.
+
+    ## Example
+    ```python
+    def Checkout(self, request, context):
+        remaining = context.time_remaining() - 0.05
+        stock = self.stock.Reserve(request, timeout=remaining)
+        return self.payments.Charge(request, timeout=remaining)
+    ```
+
+    ## Use instead
+    ```python
+    def Checkout(self, request, context):
+        stock = self.stock.Reserve(request, timeout=context.time_remaining() - 0.05)
+        return self.payments.Charge(request, timeout=context.time_remaining() - 0.05)
+    ```
+
+    ## Fix safety
+    Unsafe: the fix replaces the stale name in the later call with the expression it was
+    computed from, so the remainder is read again at that call. It changes the timeout the
+    call gets (that is the point), and is offered only when that expression reads nothing but
+    the budget, numbers and module-level names, so re-evaluating it has no other effect.
+
+    ## Options
+    - `budget.*`: what counts as a budget and its accessors.
+    """
+
+    code = "DL107"
+    name = "stale-remainder-reused"
+    summary = "one remainder value passed to several sequential outbound calls"
+    fix_applicability = Applicability.UNSAFE
+    node_types = (ast.Call,)
+
+    def trigger_words(self):
+        return outbound_words(self.catalog)
+
+    def text_filter(self):
+        return outbound_text_filter(self.catalog)
+
+    def visit(self, node, ctx):
+        call = ctx.outbound_call(node) if ctx.outbound_sites(node) else None
+        if call is None or call.source != FROM_CALL or call.api.kind == CLIENT:
+            return
+        budget = ctx.budget()
+        if budget is None:
+            return
+        snapshots = _snapshots(ctx, budget)
+        if not snapshots or not is_sequential(node, call, ctx):
+            return
+        used = [n for n in snapshots if mentions_any(call.timeout, (n,))]
+        if not used or _recomputed_here(call.timeout, ctx):
+            return
+        # Uses are counted per read: `derived = remaining - 0.01` is the same read as `remaining`.
+        uses: Dict[str, List[Tuple[ast.AST, Tuple[ast.AST, ...]]]] = ctx.scope.facts.setdefault("DL107.uses", {})
+        chain = tuple(ctx.parents)
+        reads = sorted({root for name in used for root in _roots(name, snapshots)})
+        stale = None
+        for read in reads:
+            earlier = uses.setdefault(read, [])
+            loop = enclosing_loop(chain, node, ctx.scope.node, snapshots[read].value)
+            if stale is None and (loop or any(runs_before(p, p_chain, node, chain) for p, p_chain in earlier)):
+                stale = (read, loop)
+            earlier.append((node, chain))
+        if stale is not None:
+            self._report(call, used, snapshots, stale[0], stale[1], ctx, budget)
+
+    def _report(self, call, used, snapshots, read, loop, ctx, budget):
+        occurrences = [n for n in name_occurrences(call.timeout, used)]
+        name = occurrences[0].id
+        line = snapshots[read].value.lineno
+        why = "is reused on every iteration of this loop" if loop else "was already used by an earlier call"
+        fresh = {n: _fresh_read(n, snapshots, ctx, budget) for n in set(o.id for o in occurrences)}
+        if all(fresh.values()):
+            advice = f"read it again here (`{_bare(fresh[name])}`)"
+            # As the whole argument the expression needs no parentheses of its own.
+            edits = [
+                replace_node(ctx.source, o, _bare(fresh[o.id]) if o is call.timeout else _wrapped(fresh[o.id]))
+                for o in occurrences
+            ]
+        else:
+            advice, edits = "read the remainder again for this call", []
+        what = f"`{name}` was read once (line {line})" if name == read else (
+            f"`{name}` comes from `{read}`, read once (line {line}),"
+        )
+        message = f"{what} and {why}: {advice}"
+        ctx.report(self, occurrences[0], message, edits, description=f"recompute {name} for this call")
+
+
+def _roots(name: str, snapshots: Dict[str, object]) -> List[str]:
+    """The reads a snapshot name is computed from (itself, when it reads the budget)."""
+    binding = snapshots[name]
+    inner = [n.id for n in ast.walk(binding.value) if isinstance(n, ast.Name) and n.id in snapshots and n.id != name]
+    if not inner:
+        return [name]
+    return [root for other in inner for root in _roots(other, snapshots)]
+
+
+def _snapshots(ctx, budget) -> Dict[str, object]:
+    """Names of this function bound once to a value read from the budget at that moment: the
+    value mentions the budget and calls something (`budget.timeout()`, an accessor, a helper
+    given the budget), or is computed from another such name."""
+    facts = ctx.scope.facts
+    if "DL107.snapshots" in facts:
+        return facts["DL107.snapshots"]  # type: ignore[return-value]
+    found: Dict[str, object] = {}
+    candidates = []
+    for name, bindings in ctx.scope.bindings().items():
+        if name in budget.names and len(bindings) == 1 and bindings[0].kind == ASSIGN and bindings[0].value is not None:
+            if budget.kind_of(name) != INSTANT:
+                candidates.append((name, bindings[0]))
+    candidates.sort(key=lambda pair: (pair[1].value.lineno, pair[1].value.col_offset))
+    for name, binding in candidates:
+        value = binding.value
+        reads_now = mentions_any(value, budget.names) and any(isinstance(n, ast.Call) for n in ast.walk(value))
+        if reads_now or mentions_any(value, found):
+            found[name] = binding
+    facts["DL107.snapshots"] = found
+    return found
+
+
+def _recomputed_here(timeout: ast.expr, ctx) -> bool:
+    """A timeout that calls something itself (`deadline - time.monotonic()`) is fresh."""
+    for node in ast.walk(timeout):
+        if isinstance(node, ast.Call):
+            if timeout_object(node, ctx.scope, ctx.resolver, ctx.catalog) is not None:
+                continue
+            if ctx.resolver.qualified_name(node.func, ctx.scope) in _TRANSPARENT_CALLS:
+                continue
+            return True
+    return False
+
+
+# -- the fix ---------------------------------------------------------------------
+def _fresh_read(name: str, snapshots, ctx, budget, depth: int = 0) -> Optional[Tuple[str, bool]]:
+    """Text that reads the remainder again instead of `name` (and whether it is atomic), or
+    None when re-evaluating its value could do anything else (call a helper, read a local
+    that may have changed)."""
+    value = snapshots[name].value
+    own = ctx.scope.bindings()
+    inner = []  # snapshot names inside the value: expanded in turn
+    for node in ast.walk(value):
+        if isinstance(node, ast.Call):
+            func = node.func
+            receiver = func.value if isinstance(func, ast.Attribute) else None
+            on_budget = isinstance(receiver, ast.Name) and receiver.id in budget.names
+            called = ctx.resolver.qualified_name(func, ctx.scope)
+            if not (on_budget or called in _TRANSPARENT_CALLS or called in ctx.budgets.accessors):
+                return None
+        elif isinstance(node, ast.Name):
+            if node.id in snapshots and node.id != name:
+                inner.append(node)
+                continue
+            bindings = own.get(node.id)
+            if bindings is None:
+                if ctx.scope.lookup(node.id) is None and not is_builtin(node.id):
+                    return None
+            elif not all(b.kind in (PARAM, IMPORT) for b in bindings):
+                return None  # a local: it may hold something else by now
+        elif isinstance(node, (ast.Lambda, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)):
+            return None
+    start, end = ctx.source.node_span(value)
+    text = ctx.source.text
+    pieces, position = [], start
+    for occurrence in sorted(inner, key=lambda n: ctx.source.node_span(n)[0]):
+        expanded = _fresh_read(occurrence.id, snapshots, ctx, budget, depth + 1) if depth < 4 else None
+        if expanded is None:
+            return None
+        at, until = ctx.source.node_span(occurrence)
+        pieces.extend([text[position:at], _wrapped(expanded)])
+        position = until
+    pieces.append(text[position:end])
+    rendered = "".join(pieces)
+    if "\n" in rendered or "\r" in rendered:
+        return None
+    return rendered, isinstance(value, _ATOMIC)
+
+
+def _bare(fresh) -> str:
+    return fresh[0]
+
+
+def _wrapped(fresh) -> str:
+    """Parenthesised unless atomic, to sit safely inside a larger expression."""
+    text, atomic = fresh
+    return text if atomic else f"({text})"
