@@ -1,0 +1,99 @@
+"""deadline-lint's fixes as a LibCST codemod command, for teams whose pipeline runs codemods:
+
+    python -m libcst.tool codemod --no-format -x deadline_lint.codemod.InsertBudget src/
+
+(`-x`: the command is a module path, no `.libcst.codemod.yaml` needed; `--no-format`: keep
+the file's own formatting, since LibCST would otherwise pipe the result through black.)
+
+It runs exactly what `deadline-lint fix` runs (the same engine, fix loop and options) on the
+module's code and hands LibCST the re-parsed result. Prove or bail: when the profile is
+invalid, fixing gives up (DL003/DL005) or the result does not parse, it warns through the
+codemod context and returns the module unchanged.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import libcst
+from libcst.codemod import CodemodCommand, CodemodContext
+
+from deadline_lint.engine import Checker
+from deadline_lint.fixes import FixMode, fix_text
+from deadline_lint.profile import ProfileError, resolve_profile
+
+# Checkers are costly to build (rules, catalog) and the same for every file under one
+# profile: one per (profile, selection) per process.
+_CHECKERS: Dict[Tuple[str, Tuple[str, ...]], Checker] = {}
+
+
+def _codes(value: str) -> List[str]:
+    return [code.strip().upper() for code in value.split(",") if code.strip()]
+
+
+class InsertBudget(CodemodCommand):
+    DESCRIPTION = (
+        "Insert request budgets: apply deadline-lint's fixes (timeouts from the budget in scope "
+        "or the profile's edge default), the same transforms as `deadline-lint fix`."
+    )
+
+    @staticmethod
+    def add_args(arg_parser: argparse.ArgumentParser) -> None:
+        arg_parser.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes marked unsafe")
+        arg_parser.add_argument(
+            "--thread-budget", action="store_true",
+            help="add a budget_s parameter to functions with unbudgeted outbound calls and forward it",
+        )
+        arg_parser.add_argument("--profile", default=None, help="adoption profile YAML (default: pyproject.toml)")
+        arg_parser.add_argument("--select", type=_codes, default=[], help="only these codes or prefixes")
+
+    def __init__(
+        self,
+        context: CodemodContext,
+        unsafe_fixes: bool = False,
+        thread_budget: bool = False,
+        profile: Optional[str] = None,
+        select: Sequence[str] = (),
+    ) -> None:
+        super().__init__(context)
+        self.mode = FixMode(unsafe=unsafe_fixes, thread_budget=thread_budget)
+        self.profile_path = profile
+        self.select = tuple(select)
+
+    def _checker(self) -> Checker:
+        filename = self.context.filename
+        start = Path(filename).resolve().parent if filename else Path.cwd()
+        profile = resolve_profile(self.profile_path, start)
+        key = (f"{profile.source}:{dict(profile.raw)!r}", self.select)
+        checker = _CHECKERS.get(key)
+        if checker is None:
+            checker = _CHECKERS[key] = Checker(profile, select=self.select)
+        return checker
+
+    def transform_module_impl(self, tree: libcst.Module) -> libcst.Module:
+        path = self.context.filename or "<module>"
+        try:
+            checker = self._checker()
+        except ProfileError as exc:
+            self.warn(f"deadline-lint: {exc}; file left unchanged")
+            return tree
+        code = tree.code
+        try:
+            result = fix_text(checker, code, os.path.relpath(path) if self.context.filename else path, self.mode)
+        except Exception as exc:  # prove or bail: never hand LibCST a half-made result
+            self.warn(f"deadline-lint: fixing failed ({type(exc).__name__}: {exc}); file left unchanged")
+            return tree
+        if result.gave_up:
+            for diagnostic in result.remaining:
+                if diagnostic.code in ("DL003", "DL005"):
+                    self.warn(f"deadline-lint {diagnostic.code}: {diagnostic.message}")
+            return tree
+        if not result.changed:
+            return tree
+        try:
+            return libcst.parse_module(result.text, config=tree.config_for_parsing)
+        except libcst.ParserSyntaxError as exc:
+            self.warn(f"deadline-lint: LibCST cannot parse the fixed code ({exc.message}); file left unchanged")
+            return tree

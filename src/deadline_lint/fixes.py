@@ -1,0 +1,343 @@
+"""The fix loop every front end goes through: `deadline-lint fix`, `check --fix` and the
+LibCST codemod.
+
+One round: check the text, take each applicable fix (safe ones; unsafe ones too with
+`--unsafe-fixes`; never a suppressed finding, which the engine has already dropped), apply
+those whose edits do not overlap or touch an edit already taken, add the imports they need
+(LibCST's AddImportsVisitor, which knows about docstrings, `from __future__`, shebangs and
+coding lines), then parse and check again. Fixes that had to wait get their turn in a later
+round. The loop stops when a round changes nothing. If the text is still changing after
+MAX_ROUNDS rounds, or a round produced code that does not parse, the file is left exactly as
+it was and a DL005 / DL003 diagnostic says so.
+"""
+from __future__ import annotations
+
+import ast
+import difflib
+import os
+import re
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from deadline_lint.diagnostics import Applicability, Diagnostic, Edit, Fix
+from deadline_lint.engine import MAX_FILE_BYTES, Checker, tool_diagnostic
+from deadline_lint.profile import Profile
+from deadline_lint.runner import _apply_path_ignores, resolve_jobs
+from deadline_lint.source import DecodeError, SourceFile
+from deadline_lint.thread_budget import PARAMETER, THREADED_CODE, finding_key, plan_thread_budget
+from deadline_lint.writes import WriteRefused, encode_like, match_newlines, read_snapshot, write_atomic
+
+MAX_ROUNDS = 10
+_PARSE_FAILURES = ("DL001", "DL002")
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+_IMPORT_FROM = re.compile(r"^from\s+([\w.]+)\s+import\s+(\w+)(?:\s+as\s+(\w+))?$")
+_IMPORT = re.compile(r"^(?:import\s+)?([\w.]+)(?:\s+as\s+(\w+))?$")
+
+
+@dataclass(frozen=True)
+class FixMode:
+    unsafe: bool = False  # also apply fixes marked unsafe
+    thread_budget: bool = False  # see thread_budget.py
+
+    def applies(self, fix: Optional[Fix]) -> bool:
+        return fix is not None and (fix.applicability is Applicability.SAFE or self.unsafe)
+
+
+@dataclass(frozen=True)
+class FixedText:
+    original: str
+    text: str  # the fixed text; the original when fixing gave up
+    fixed: int  # findings whose fix was applied
+    remaining: Tuple[Diagnostic, ...]  # what checking `text` reports (plus DL003/DL005 on give-up)
+    before: Tuple[Diagnostic, ...]  # what checking the original reported
+    threaded: int = 0  # functions given a budget parameter (--thread-budget)
+    gave_up: bool = False  # DL005 (no convergence) or DL003 (a fix broke the code)
+
+    @property
+    def changed(self) -> bool:
+        return self.text != self.original
+
+
+@dataclass(frozen=True)
+class _Group:
+    """Edits that go in together or not at all: one finding's fix, or a whole thread plan."""
+
+    edits: Tuple[Edit, ...]
+    imports: Tuple[str, ...] = ()
+    fixes: int = 1
+    threaded: int = 0
+
+
+# -- one text ------------------------------------------------------------------------
+def fix_text(checker: Checker, text: str, path: str, mode: FixMode = FixMode()) -> FixedText:
+    """Apply fixes to `text` until nothing changes; never raises for what a fix does."""
+    original = text
+    before: Optional[List[Diagnostic]] = None
+    fixed = threaded = 0
+    found: List[Diagnostic] = []
+    for round_number in range(MAX_ROUNDS + 1):
+        found = check_for_fixing(checker, text, path)
+        if before is None:
+            before = found
+        elif any(d.code in _PARSE_FAILURES for d in found):
+            rules = ", ".join(sorted({d.code for d in before if mode.applies(d.fix)}))
+            return _give_up(original, before, path, "DL003", (
+                f"internal error: fixes ({rules}) produced code that does not parse; the file was left unchanged"
+            ))
+        groups = _round_groups(checker, text, path, found, mode)
+        if not groups:
+            break
+        new_text, applied = _apply_round(text, groups)
+        new_text = match_newlines(original, new_text)
+        if new_text == text:
+            break
+        if round_number == MAX_ROUNDS:
+            return _give_up(original, before, path, "DL005", (
+                f"fixes were still changing the file after {MAX_ROUNDS} rounds; the file was left unchanged"
+            ))
+        text = new_text
+        fixed += sum(group.fixes for group in applied)
+        threaded += sum(group.threaded for group in applied)
+    return FixedText(original, text, fixed, tuple(found), tuple(before or ()), threaded)
+
+
+def check_for_fixing(checker: Checker, text: str, path: str) -> List[Diagnostic]:
+    """What `check` reports for this text: suppressions and per-path ignores applied."""
+    return _apply_path_ignores(checker, checker.check_text(text, path))
+
+
+def _give_up(original: str, before: Sequence[Diagnostic], path: str, code: str, message: str) -> FixedText:
+    reason = tool_diagnostic(path, code, message)
+    remaining = tuple(sorted([*before, reason], key=Diagnostic.sort_key))
+    return FixedText(original, original, 0, remaining, tuple(before), gave_up=True)
+
+
+def _round_groups(checker: Checker, text: str, path: str, found: List[Diagnostic], mode: FixMode) -> List[_Group]:
+    groups: List[_Group] = []
+    covered: frozenset = frozenset()
+    if mode.thread_budget:
+        plan = _thread_plan(checker, text, path, found, mode)
+        if plan is not None:
+            covered = plan.covered
+            groups.append(_Group(plan.edits, plan.imports, len(plan.covered), plan.functions))
+    fixes = [d.fix for d in found if mode.applies(d.fix) and finding_key(d) not in covered]
+    fixes.sort(key=lambda fix: min((e.start, e.end) for e in fix.edits) if fix.edits else (0, 0))
+    groups.extend(_Group(fix.edits, fix.imports) for fix in fixes if fix.edits)  # type: ignore[union-attr]
+    return groups
+
+
+def _thread_plan(checker: Checker, text: str, path: str, found: List[Diagnostic], mode: FixMode):
+    if PARAMETER not in text and not any(d.code == THREADED_CODE for d in found):
+        return None  # nothing to thread and nothing to forward: skip the parse
+    try:
+        tree = ast.parse(text, filename=path)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    return plan_thread_budget(checker, SourceFile(text, path), tree, found, mode.applies)
+
+
+# -- applying one round ----------------------------------------------------------------
+def _apply_round(text: str, groups: List[_Group]) -> Tuple[str, List[_Group]]:
+    chosen = _non_overlapping(groups, len(text))
+    new_text = apply_edits(text, [e for g in chosen for e in g.edits])
+    imports = tuple(dict.fromkeys(i for g in chosen for i in g.imports))
+    if imports:
+        with_imports = add_imports(new_text, imports)
+        if with_imports is None:  # prove or bail: drop the fixes that need an import
+            chosen = [g for g in chosen if not g.imports]
+            return apply_edits(text, [e for g in chosen for e in g.edits]), chosen
+        new_text = with_imports
+    return new_text, chosen
+
+
+def _non_overlapping(groups: List[_Group], length: int) -> List[_Group]:
+    """Greedy, in order: a group whose edits overlap or touch a taken edit waits a round."""
+    taken: List[Edit] = []
+    chosen: List[_Group] = []
+    for group in groups:
+        edits = list(dict.fromkeys(group.edits))
+        if any(not 0 <= e.start <= e.end <= length for e in edits):
+            continue  # a rule bug; never let it garble the file
+        ordered = sorted(edits, key=lambda e: (e.start, e.end))
+        if any(_touch(a, b) for a, b in zip(ordered, ordered[1:])):
+            continue
+        if any(_touch(e, t) for e in edits for t in taken):
+            continue
+        chosen.append(group)
+        taken.extend(edits)
+    return chosen
+
+
+def _touch(a: Edit, b: Edit) -> bool:
+    """Overlapping, adjacent, or two insertions at one point: the order would be a guess."""
+    return a.start <= b.end and b.start <= a.end
+
+
+def apply_edits(text: str, edits: Sequence[Edit]) -> str:
+    """Apply non-overlapping edits (character offsets into `text`)."""
+    pieces: List[str] = []
+    position = 0
+    for edit in sorted(edits, key=lambda e: (e.start, e.end)):
+        pieces.append(text[position:edit.start])
+        pieces.append(edit.text)
+        position = edit.end
+    pieces.append(text[position:])
+    return "".join(pieces)
+
+
+def add_imports(text: str, imports: Sequence[str]) -> Optional[str]:
+    """`text` with each import added unless already there; None if LibCST cannot do it.
+
+    An import is written `time`, `import os.path`, `import x as y` or `from time import
+    monotonic` (optionally `as name`)."""
+    import libcst
+    from libcst.codemod import CodemodContext
+    from libcst.codemod.visitors import AddImportsVisitor
+
+    context = CodemodContext()
+    for spec in imports:
+        parsed = parse_import(spec)
+        if parsed is None:
+            return None
+        module, name, alias = parsed
+        AddImportsVisitor.add_needed_import(context, module, name, alias)
+    try:
+        tree = libcst.parse_module(text)
+        return AddImportsVisitor(context).transform_module(tree).code
+    except Exception:  # libcst.ParserSyntaxError and anything else: prove or bail
+        return None
+
+
+def parse_import(spec: str) -> Optional[Tuple[str, Optional[str], Optional[str]]]:
+    spec = " ".join(spec.split())
+    match = _IMPORT_FROM.match(spec)
+    if match:
+        return match.group(1), match.group(2), match.group(3)
+    match = _IMPORT.match(spec)
+    if match:
+        return match.group(1), None, match.group(2)
+    return None
+
+
+# -- files -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class FileOutcome:
+    path: str
+    fixed: int
+    remaining: Tuple[Diagnostic, ...]
+    changed: bool  # the fixed text differs (written, or shown as a diff)
+    diff: str = ""
+    written: bool = False
+    refused: Optional[str] = None  # why a changed file was not (or would not be) written
+    threaded: int = 0
+    gave_up: bool = False
+
+
+def fix_file(checker: Checker, path: str, mode: FixMode = FixMode(), write: bool = True) -> FileOutcome:
+    """Fix one file; `write=False` only computes the diff (`--diff`)."""
+    try:
+        size = os.path.getsize(path)
+        if size > MAX_FILE_BYTES:
+            message = f"file too large to check ({size // (1024 * 1024)} MiB, limit 10 MiB)"
+            return _unfixable(path, tool_diagnostic(path, "DL004", message))
+        snapshot = read_snapshot(path)
+    except OSError as exc:
+        return _unfixable(path, tool_diagnostic(path, "DL006", f"cannot read file: {exc.strerror or exc}"))
+    except DecodeError as exc:
+        return _unfixable(path, tool_diagnostic(path, "DL002", f"cannot decode file: {exc}"))
+    result = fix_text(checker, snapshot.text, path, mode)
+    if not result.changed:
+        return FileOutcome(path, 0, result.remaining, False, gave_up=result.gave_up)
+    try:
+        if write:
+            write_atomic(snapshot, result.text)
+        else:
+            encode_like(snapshot, result.text)  # --diff shows only what `fix` would write
+    except WriteRefused as exc:
+        return FileOutcome(path, 0, result.before, False, refused=str(exc))
+    except OSError as exc:
+        return FileOutcome(path, 0, result.before, False, refused=f"cannot write: {exc.strerror or exc}")
+    diff = "" if write else unified_diff(path, snapshot.text, result.text)
+    return FileOutcome(path, result.fixed, result.remaining, True, diff, write, None, result.threaded)
+
+
+def _unfixable(path: str, reason: Diagnostic) -> FileOutcome:
+    return FileOutcome(path, 0, (reason,), False)
+
+
+def unified_diff(path: str, before: str, after: str) -> str:
+    """A unified diff that `patch -p0` applies; lines keep their own endings."""
+    lines: List[str] = []
+    for line in difflib.unified_diff(_LINE.findall(before), _LINE.findall(after), path, path):
+        lines.append(line)
+        if not line.endswith(("\n", "\r")):
+            lines.append("\n\\ No newline at end of file\n")
+    return "".join(lines)
+
+
+# -- many files --------------------------------------------------------------------------
+@dataclass
+class _WorkerState:
+    checker: Optional[Checker] = None
+    mode: FixMode = field(default_factory=FixMode)
+    write: bool = True
+
+
+_worker = _WorkerState()
+
+
+def _init_worker(profile_raw: Dict[str, Any], source: str, options: Dict[str, Any], mode: FixMode, write: bool) -> None:
+    _worker.checker = Checker(Profile(profile_raw, source), **options)
+    _worker.mode = mode
+    _worker.write = write
+
+
+def _fix_chunk(paths: Sequence[str]) -> List[FileOutcome]:
+    assert _worker.checker is not None
+    return [fix_file(_worker.checker, path, _worker.mode, _worker.write) for path in paths]
+
+
+def fix_files(
+    checker: Checker,
+    paths: Sequence[str],
+    mode: FixMode = FixMode(),
+    write: bool = True,
+    jobs: Optional[int] = None,
+    options: Optional[Dict[str, Any]] = None,
+) -> List[FileOutcome]:
+    """Fix every path (in worker processes for large trees); outcomes in path order."""
+    workers = resolve_jobs(jobs, len(paths))
+    if workers == 1 or options is None:
+        return [fix_file(checker, path, mode, write) for path in paths]
+    size = max(1, len(paths) // (workers * 4))
+    chunks = [paths[i:i + size] for i in range(0, len(paths), size)]
+    with ProcessPoolExecutor(
+        max_workers=workers,
+        initializer=_init_worker,
+        initargs=(dict(checker.profile.raw), checker.profile.source, options, mode, write),
+    ) as pool:
+        return [outcome for chunk in pool.map(_fix_chunk, chunks) for outcome in chunk]
+
+
+def fix_summary(outcomes: Sequence[FileOutcome], mode: FixMode, write: bool, files_checked: int) -> str:
+    """`Fixed 3 problems in 2 files, 1 remaining (1 fixable with `--unsafe-fixes`).`"""
+    fixed = sum(o.fixed for o in outcomes)
+    changed = sum(1 for o in outcomes if o.changed)
+    remaining = [d for o in outcomes for d in o.remaining]
+    if not fixed and not remaining and not changed:
+        return f"Nothing to fix ({_plural(files_checked, 'file')} checked)."
+    verb, rest = ("Fixed", "remaining") if write else ("Would fix", "would remain")
+    text = f"{verb} {_plural(fixed, 'problem')} in {_plural(changed, 'file')}, {len(remaining)} {rest}"
+    hidden = sum(1 for d in remaining if d.fix is not None and d.fix.applicability is Applicability.UNSAFE)
+    if hidden and not mode.unsafe:
+        text += f" ({hidden} fixable with `--unsafe-fixes`)"
+    threaded = sum(o.threaded for o in outcomes)
+    if threaded:
+        verb = "threaded" if write else "would thread"
+        text += f"; {verb} a budget parameter through {_plural(threaded, 'function')}"
+    return text + "."
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"

@@ -1,0 +1,338 @@
+"""`--thread-budget`: give a function with outbound calls but no budget a budget parameter,
+make its timeouts use it, and forward it from its callers in the same module.
+
+The parameter is keyword-only, `budget_s: float = <the profile's edge default>`: the caller's
+remaining time in seconds (the edge total when nobody passes one: a missing deadline is the
+edge total, never infinite). Its fixes get the profile's seconds template instead of the edge
+default (`max(0.0, budget_s - <margin>)` by default). A plain float, not the organisation's
+budget object, because a default must be a value we can write without knowing how that object
+is built; and not named like a profile budget parameter (`budget`), because those are read as
+budget objects (`budget.timeout()`), which a float is not.
+
+The rules build their own fixes (keyword, timeout object, `wait_for` wrapper, imports), so the
+plan does not rebuild them: it checks the file once more with a profile whose edge default is a
+placeholder name, and in a threaded function swaps the placeholder in those fixes for the
+`budget_s` expression. A fix without the placeholder is one it cannot prove: the function is
+left alone.
+
+Callers in the same module that call it by name forward their own budget: a caller that has
+`budget_s` passes `budget_s=budget_s`; a caller with a budget in scope passes the timeout it
+would give an outbound call (`budget_s=budget.timeout()`): already less the hop margin, so the
+callee may only get less time, never more.
+
+Prove or bail: lambdas, `*args`/`**kwargs` signatures, decorators other than staticmethod and
+classmethod (a framework may read the signature), dunder methods, functions defined more than
+once (overloads, conditional defs), functions that already use the name and lines with a DL
+suppression are left alone; methods get the parameter but are not forwarded to (an override
+elsewhere may lack it).
+"""
+from __future__ import annotations
+
+import ast
+import copy
+import re
+import weakref
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
+
+from deadline_lint.analysis.budget import BudgetAnalysis
+from deadline_lint.analysis.resolve import Resolver
+from deadline_lint.analysis.scopes import FUNCTION, OTHER, Scope
+from deadline_lint.diagnostics import Diagnostic, Edit, Fix
+from deadline_lint.edits import add_keyword_only_parameter, insert_keyword
+from deadline_lint.profile import Profile
+from deadline_lint.source import ALL_CODES, SourceFile
+
+if TYPE_CHECKING:
+    from deadline_lint.engine import Checker
+
+PARAMETER = "budget_s"
+THREADED_CODE = "DL101"  # the finding that says "this function makes an unbudgeted outbound call"
+PLACEHOLDER = "__deadline_lint_edge_default__"  # stands in for the edge default in fix texts
+_UNDERSTOOD_DECORATORS = frozenset({"staticmethod", "classmethod"})
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_ATOMIC = (ast.Name, ast.Attribute, ast.Call, ast.Constant, ast.Subscript)
+_PLACEHOLDER_PATTERN = re.compile(r"\b" + PLACEHOLDER + r"\b")
+
+Position = Tuple[int, int, int, int]  # line, column, end line, end column (as in Diagnostic)
+Key = Tuple[str, Position]  # a finding: its code and where it is
+
+_PLACEHOLDER_CHECKERS: "weakref.WeakKeyDictionary[Checker, Checker]" = weakref.WeakKeyDictionary()
+
+
+@dataclass(frozen=True)
+class ThreadPlan:
+    edits: Tuple[Edit, ...]
+    imports: Tuple[str, ...]
+    covered: FrozenSet[Key]  # findings the plan fixes (instead of their own fix)
+    functions: int  # functions given the parameter
+
+
+def finding_key(diagnostic: Diagnostic) -> Key:
+    return diagnostic.code, (diagnostic.line, diagnostic.column, diagnostic.end_line, diagnostic.end_column)
+
+
+def plan_thread_budget(
+    checker: "Checker",
+    source: SourceFile,
+    tree: ast.Module,
+    found: Sequence[Diagnostic],
+    applies: Callable[[Optional[Fix]], bool],
+) -> Optional[ThreadPlan]:
+    """Edits that thread `budget_s` through this module, or None when there is nothing to do."""
+    profile = checker.profile
+    if PARAMETER in profile["budget"]["parameters"]:
+        return None  # it would read as a budget object, which a float is not
+    module = _ModuleIndex(checker, source, tree)
+    applicable = [d for d in found if applies(d.fix)]
+    threaded: Dict[int, ast.AST] = {id(f): f for f in module.functions if _has_threaded_parameter(f)}
+    candidates = {id(f): f for f in threaded.values()}
+    for diagnostic in applicable:
+        if diagnostic.code == THREADED_CODE:
+            function = module.innermost_function(diagnostic)
+            if function is not None and isinstance(function, _DEFS):
+                candidates[id(function)] = function
+
+    edits: List[Edit] = []
+    imports: List[str] = []
+    covered: Set[Key] = set()
+    new_functions = 0
+    if any(module.budgets.budget_of(module.scope_of[key]) is None for key in candidates):
+        placeholder_fixes = _placeholder_fixes(checker, source)
+        expression = profile.render("seconds_expression", PARAMETER)
+        parameter = f"{PARAMETER}: float = {profile.render('edge_expression')}"
+        for function in candidates.values():
+            if module.budgets.budget_of(module.scope_of[id(function)]) is not None:
+                continue  # a budget is in scope: the rules' own fixes already use it
+            inside = [d for d in applicable if module.innermost_function(d) is function]
+            planned = _thread_function(module, function, inside, placeholder_fixes, parameter, expression)
+            if planned is None:
+                continue
+            function_edits, function_imports, function_covered = planned
+            if not _has_threaded_parameter(function):
+                new_functions += 1
+            threaded[id(function)] = function
+            edits.extend(function_edits)
+            imports.extend(function_imports)
+            covered.update(function_covered)
+    edits.extend(_forwarding_edits(module, threaded))
+    if not edits or _overlapping(edits):
+        return None
+    return ThreadPlan(tuple(edits), tuple(dict.fromkeys(imports)), frozenset(covered), new_functions)
+
+
+def _placeholder_fixes(checker: "Checker", source: SourceFile) -> Dict[Key, Fix]:
+    """The fixes the rules would make if the edge default were the placeholder name."""
+    twin = _PLACEHOLDER_CHECKERS.get(checker)
+    if twin is None:
+        raw = copy.deepcopy(dict(checker.profile.raw))
+        raw["fix"]["edge_expression"] = PLACEHOLDER
+        profile = Profile(raw, checker.profile.source)
+        twin = _PLACEHOLDER_CHECKERS[checker] = type(checker)(profile, select=checker.codes, catalog=checker.catalog)
+    return {
+        finding_key(d): d.fix
+        for d in twin.check_text(source.text, source.path)
+        if d.fix is not None and any(PLACEHOLDER in e.text for e in d.fix.edits)
+    }
+
+
+def _substitute(text: str, expression: str) -> str:
+    """Put `expression` where the placeholder is; in parentheses unless it is one operand or
+    fills a whole argument (`timeout=X`, `f(X, ...)`), so no template can regroup it."""
+    try:
+        atomic = isinstance(ast.parse(expression, mode="eval").body, _ATOMIC)
+    except SyntaxError:
+        atomic = False
+
+    def replace(match: "re.Match[str]") -> str:
+        before = text[:match.start()].rstrip()
+        after = text[match.end():].lstrip()
+        opens = before.endswith(("(", ",")) or (
+            before.endswith("=") and not before.endswith(("==", "<=", ">=", "!="))
+        )
+        whole_argument = opens and (not after or after.startswith((")", ",")))
+        return expression if atomic or whole_argument else f"({expression})"
+
+    return _PLACEHOLDER_PATTERN.sub(replace, text)
+
+
+class _ModuleIndex:
+    """Scopes for every function, the scope of every call and where each body lies, built
+    with the shared analyses."""
+
+    def __init__(self, checker: "Checker", source: SourceFile, tree: ast.Module) -> None:
+        self.source = source
+        self.profile = checker.profile
+        module_scope = Scope(tree, None)
+        self.resolver = Resolver(checker.catalog, {id(tree): module_scope})
+        self.budgets = BudgetAnalysis(self.resolver, checker.catalog, self.profile)
+        self.functions: List[ast.AST] = []
+        self.calls: List[Tuple[ast.Call, Scope]] = []
+        self.scope_of: Dict[int, Scope] = {}
+        self.bodies: List[Tuple[ast.AST, Tuple[int, int]]] = []  # defs and lambdas: body span
+        self._index(tree, module_scope)
+
+    def _index(self, tree: ast.Module, module_scope: Scope) -> None:
+        stack: List[Tuple[ast.AST, Scope]] = [(tree, module_scope)]
+        while stack:
+            node, scope = stack.pop()
+            if isinstance(node, ast.Call):
+                self.calls.append((node, scope))
+            if isinstance(node, (*_DEFS, ast.Lambda, ast.ClassDef)):
+                inner = self.resolver.scope_of(node, scope)
+                self.scope_of[id(node)] = inner
+                body = [node.body] if isinstance(node, ast.Lambda) else node.body
+                if isinstance(node, _DEFS):
+                    self.functions.append(node)
+                if not isinstance(node, ast.ClassDef):
+                    self.bodies.append((node, (self.source.node_span(body[0])[0], self.source.node_span(node)[1])))
+                # Decorators, defaults, annotations and bases run in the enclosing scope.
+                body_ids = {id(statement) for statement in body}
+                for child in ast.iter_child_nodes(node):
+                    stack.append((child, inner if id(child) in body_ids else scope))
+                continue
+            for child in ast.iter_child_nodes(node):
+                stack.append((child, scope))
+
+    def innermost_function(self, diagnostic: Diagnostic) -> Optional[ast.AST]:
+        """The def or lambda whose body holds the finding (not its defaults or decorators:
+        those run in the enclosing scope)."""
+        starts = self.source.line_starts
+        if not 0 < diagnostic.line <= len(starts):
+            return None
+        offset = starts[diagnostic.line - 1] + diagnostic.column - 1
+        best: Optional[ast.AST] = None
+        best_size = 0
+        for node, (start, end) in self.bodies:
+            if start <= offset < end and (best is None or end - start < best_size):
+                best, best_size = node, end - start
+        return best
+
+
+def _has_threaded_parameter(function: ast.AST) -> bool:
+    return any(arg.arg == PARAMETER for arg in function.args.kwonlyargs)  # type: ignore[attr-defined]
+
+
+def _thread_function(
+    module: _ModuleIndex,
+    function: ast.AST,
+    inside: List[Diagnostic],
+    placeholder_fixes: Dict[Key, Fix],
+    parameter: str,
+    expression: str,
+) -> Optional[Tuple[List[Edit], List[str], Set[Key]]]:
+    """The signature edit (unless already threaded) plus, for each finding in the body whose
+    fix uses the edge default, that fix with `budget_s` instead; None to bail."""
+    scope = module.scope_of[id(function)]
+    if not _threadable(function, scope) or _suppressed(module.source, function.lineno):  # type: ignore[attr-defined]
+        return None
+    edits: List[Edit] = []
+    imports: List[str] = []
+    covered: Set[Key] = set()
+    if not _has_threaded_parameter(function):
+        if _mentions_parameter(function):
+            return None
+        signature = add_keyword_only_parameter(module.source, function, parameter)  # type: ignore[arg-type]
+        if signature is None:
+            return None
+        edits.append(signature)
+    for diagnostic in inside:
+        key = finding_key(diagnostic)
+        fix = placeholder_fixes.get(key)
+        if fix is None:
+            if diagnostic.code == THREADED_CODE:
+                return None  # cannot show where its timeout goes: leave the function alone
+            continue  # not about the edge default: its own fix applies as usual
+        edits.extend(Edit(e.start, e.end, _substitute(e.text, expression)) for e in fix.edits)
+        imports.extend(fix.imports)
+        covered.add(key)
+    if not covered:
+        return None  # nothing in the body would use the parameter
+    return edits, imports, covered
+
+
+def _threadable(function: ast.AST, scope: Scope) -> bool:
+    name = function.name  # type: ignore[attr-defined]
+    if name.startswith("__") and name.endswith("__"):
+        return False
+    args = function.args  # type: ignore[attr-defined]
+    if args.vararg is not None or args.kwarg is not None:
+        return False
+    parent = scope.parent
+    if parent is None or len(parent.bindings().get(name, [])) != 1:
+        return False  # overloads, redefinitions, conditional defs
+    for decorator in function.decorator_list:  # type: ignore[attr-defined]
+        if not (isinstance(decorator, ast.Name) and decorator.id in _UNDERSTOOD_DECORATORS):
+            return False
+        if parent.lookup(decorator.id) is not None:
+            return False  # `staticmethod` rebound to something else
+    return True
+
+
+def _suppressed(source: SourceFile, line: int) -> bool:
+    """A bare `# noqa` or one naming a DL code (another linter's `# noqa: E501` is no reason)."""
+    codes = source.suppressed_codes(line)
+    return codes is ALL_CODES or any(code.startswith("DL") for code in codes)
+
+
+def _mentions_parameter(function: ast.AST) -> bool:
+    for node in ast.walk(function):
+        if isinstance(node, ast.Name) and node.id == PARAMETER:
+            return True
+        if isinstance(node, ast.arg) and node.arg == PARAMETER:
+            return True
+    return False
+
+
+def _forwarding_edits(module: _ModuleIndex, threaded: Dict[int, ast.AST]) -> List[Edit]:
+    """`f(x)` -> `f(x, budget_s=...)` where `f` is threaded and the caller has a budget."""
+    edits: List[Edit] = []
+    if not threaded:
+        return edits
+    for call, scope in module.calls:
+        target = _threaded_target(call, scope, threaded, module)
+        if target is None:
+            continue
+        if any(kw.arg is None or kw.arg == PARAMETER for kw in call.keywords):
+            continue  # already passed, or maybe hidden in **kwargs
+        if any(isinstance(a, ast.Starred) for a in call.args):
+            continue
+        if _suppressed(module.source, call.lineno):
+            continue  # the user silenced this line: leave it exactly as it is
+        value = _caller_budget(scope, threaded, module)
+        if value is None:
+            continue
+        edit = insert_keyword(module.source, call, PARAMETER, value)
+        if edit is not None:
+            edits.append(edit)
+    return edits
+
+
+def _threaded_target(call: ast.Call, scope: Scope, threaded: Dict[int, ast.AST], module: _ModuleIndex):
+    """The threaded module-level or nested function `call` calls by plain name, if provably so."""
+    if not isinstance(call.func, ast.Name):
+        return None
+    bindings = scope.lookup(call.func.id)
+    if not bindings or len(bindings) != 1 or bindings[0].kind != OTHER:
+        return None
+    target = bindings[0].value
+    if id(target) not in threaded or not isinstance(target, _DEFS):
+        return None
+    target_scope = module.scope_of[id(target)]
+    if target_scope.enclosing_class is not None or not _threadable(target, target_scope):
+        return None
+    return target
+
+
+def _caller_budget(scope: Scope, threaded: Dict[int, ast.AST], module: _ModuleIndex) -> Optional[str]:
+    if scope.kind != FUNCTION:
+        return None
+    if id(scope.node) in threaded:
+        return PARAMETER
+    budget = module.budgets.budget_of(scope)
+    return budget.timeout_expression(module.profile) if budget is not None else None
+
+
+def _overlapping(edits: List[Edit]) -> bool:
+    ordered = sorted(edits, key=lambda e: (e.start, e.end))
+    return any(b.start < a.end or (b.start == a.start) for a, b in zip(ordered, ordered[1:]))

@@ -1,0 +1,71 @@
+"""Helpers for the fix tests: fixing a fixture the way the harness does, and applying a
+unified diff (so `--diff` can be checked against what `fix` writes)."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import List, Optional
+
+from deadline_lint.engine import Checker
+from deadline_lint.fixes import FixedText, FixMode, fix_text
+from deadline_lint.profile import build_profile, default_profile, load_profile_file
+from fixture_cases import FixtureCase
+
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+
+
+def golden_path(case: FixtureCase) -> Path:
+    return case.path.with_name(case.path.name + ".fixed")
+
+
+def read_exact(path: Path) -> str:
+    """Text with its newlines as they are on disk (no universal-newline translation)."""
+    return path.read_bytes().decode("utf-8")
+
+
+def checker_for(case: FixtureCase) -> Checker:
+    profile = (
+        build_profile(load_profile_file(case.profile), str(case.profile)) if case.profile else default_profile()
+    )
+    return Checker(profile, select=[case.code])
+
+
+def fix_case(case: FixtureCase, text: Optional[str] = None, unsafe: bool = True) -> FixedText:
+    source = read_exact(case.path) if text is None else text
+    return fix_text(checker_for(case), source, str(case.path), FixMode(unsafe=unsafe))
+
+
+def apply_unified_diff(original: str, diff: str) -> str:
+    """Apply a unified diff (as `fix --diff` prints for one file) to `original`."""
+    source = _LINE.findall(original)
+    out: List[str] = []
+    position = 0
+    lines = _LINE.findall(diff)
+    index = 0
+    while index < len(lines):
+        match = _HUNK.match(lines[index])
+        index += 1
+        if not match:
+            continue  # the ---/+++ header
+        old_start, old_count = int(match.group(1)), int(match.group(2) or 1)
+        first = old_start - 1 if old_count else old_start
+        out.extend(source[position:first])
+        position = first
+        last_tag = ""
+        while index < len(lines) and lines[index][:1] in (" ", "-", "+", "\\"):
+            tag, body = lines[index][0], lines[index][1:]
+            index += 1
+            if tag == "\\":  # the previous line really has no newline
+                if last_tag in (" ", "+"):
+                    out[-1] = out[-1][:-1]
+                continue
+            if tag in (" ", "-"):
+                expected = source[position]
+                assert body.rstrip("\r\n") == expected.rstrip("\r\n"), (body, expected)
+                position += 1
+            if tag in (" ", "+"):
+                out.append(body)
+            last_tag = tag
+    out.extend(source[position:])
+    return "".join(out)

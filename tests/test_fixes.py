@@ -1,0 +1,537 @@
+"""The proof that fixes are safe, for every fixture of every rule, plus the fix loop's own
+behaviour: overlapping fixes, non-convergence, imports, suppressions, the CLI and
+`--thread-budget`."""
+from __future__ import annotations
+
+import ast
+import shutil
+from pathlib import Path
+import pytest
+
+from deadline_lint.cli import main
+from deadline_lint.diagnostics import Applicability
+from deadline_lint.edits import replace_node
+from deadline_lint.engine import Checker
+from deadline_lint.fixes import MAX_ROUNDS, FixMode, add_imports, apply_edits, fix_text, parse_import
+from deadline_lint.rules.base import REGISTRY, Rule, all_rules
+from fixture_cases import FIXTURES, FixtureCase, fixture_cases
+from fixture_fixing import apply_unified_diff, checker_for, fix_case, golden_path, read_exact
+
+CASES = fixture_cases()
+IDS = [c.id for c in CASES]
+
+
+# -- the harness: every fixture ----------------------------------------------------------
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_fixed_fixture_parses_and_has_no_fixable_finding_left(case: FixtureCase) -> None:
+    result = fix_case(case)
+    ast.parse(result.text)
+    assert not result.gave_up, result.remaining
+    left = [d for d in checker_for(case).check_text(result.text, str(case.path)) if d.code == case.code]
+    assert [d for d in left if d.fix is not None] == [], "a finding that has a fix survived fixing"
+    if not case.expected():
+        assert result.text == result.original, "a fixture without findings must not change"
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_fixing_twice_changes_nothing(case: FixtureCase) -> None:
+    once = fix_case(case)
+    twice = fix_case(case, once.text)
+    assert twice.text == once.text
+    assert twice.fixed == 0
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if golden_path(c).exists()], ids=lambda c: c.id)
+def test_fixed_fixture_equals_its_golden_file(case: FixtureCase) -> None:
+    assert fix_case(case).text == read_exact(golden_path(case))
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+@pytest.mark.parametrize("pragma", ["noqa", "deadline-lint"])
+def test_suppressed_fixture_is_not_changed(case: FixtureCase, pragma: str) -> None:
+    text = case.suppressed_text(pragma)
+    result = fix_case(case, text)
+    assert result.text == text
+    assert result.fixed == 0
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_diff_matches_what_fix_writes(case: FixtureCase, tmp_path: Path, capsysbinary) -> None:
+    original = read_exact(case.path)
+    shown, written = tmp_path / "shown" / case.path.name, tmp_path / "written" / case.path.name
+    for copy in (shown, written):
+        copy.parent.mkdir()
+        shutil.copyfile(case.path, copy)
+    profile = ["--profile", str(case.profile)] if case.profile else []
+    options = ["--unsafe-fixes", "--select", case.code, *profile]
+    capsysbinary.readouterr()
+
+    diff_exit = main(["fix", "--diff", *options, str(shown)])
+    diff = capsysbinary.readouterr().out.decode("utf-8")
+    main(["fix", *options, str(written)])
+
+    assert read_exact(shown) == original, "--diff must write nothing"
+    fixed = read_exact(written)
+    assert apply_unified_diff(original, diff) == fixed
+    assert diff_exit == (1 if fixed != original else 0)
+    assert fixed == fix_case(case).text
+
+
+def test_every_fixable_rule_has_a_golden_fixed_file() -> None:
+    for code, cls in all_rules().items():
+        if cls.fix_applicability is None:
+            continue
+        goldens = sorted((FIXTURES / code).glob("*.py.fixed"))
+        assert goldens, f"{code} has a fix but no fixtures/{code}/*.py.fixed golden file"
+        for golden in goldens:
+            assert golden.with_suffix("").exists(), f"{golden.name} has no fixture beside it"
+
+
+# -- the loop, with rules made up for the purpose -------------------------------------------
+class _Unwrap(Rule):
+    """`wrap(x)` -> `x`: nested calls give overlapping edits."""
+
+    code, name, summary = "DL990", "test-unwrap", "test only"
+    fix_applicability = Applicability.SAFE
+    node_types = (ast.Call,)
+
+    def visit(self, node, ctx):
+        if isinstance(node.func, ast.Name) and node.func.id == "wrap" and len(node.args) == 1:
+            ctx.report(self, node, "unwrap", [replace_node(ctx.source, node, ctx.source.segment(node.args[0]))])
+
+
+class _CountUp(Rule):
+    """`n` -> `n + 1` as a literal: never converges."""
+
+    code, name, summary = "DL991", "test-count-up", "test only"
+    fix_applicability = Applicability.SAFE
+    node_types = (ast.Constant,)
+
+    def visit(self, node, ctx):
+        if type(node.value) is int:
+            ctx.report(self, node, "count", [replace_node(ctx.source, node, str(node.value + 1))])
+
+
+class _Monotonic(Rule):
+    """`clock()` -> `time.monotonic()`, which needs `import time`."""
+
+    code, name, summary = "DL992", "test-monotonic", "test only"
+    fix_applicability = Applicability.SAFE
+    node_types = (ast.Call,)
+
+    def visit(self, node, ctx):
+        if isinstance(node.func, ast.Name) and node.func.id == "clock" and not node.args:
+            ctx.report(self, node, "clock", [replace_node(ctx.source, node, "time.monotonic()")], imports=("time",))
+
+
+@pytest.fixture
+def made_up_rules(monkeypatch):
+    all_rules()  # register the real ones first, so the made-up ones are simply added
+    for cls in (_Unwrap, _CountUp, _Monotonic):
+        monkeypatch.setitem(REGISTRY, cls.code, cls)
+
+
+def test_overlapping_fixes_are_applied_in_later_rounds(made_up_rules) -> None:
+    result = fix_text(Checker(select=["DL990"]), "x = wrap(wrap(wrap(1)))\n", "m.py")
+    assert result.text == "x = 1\n"
+    assert result.fixed == 3
+    assert result.remaining == ()
+
+
+def test_a_fix_that_never_converges_leaves_the_file_unchanged_with_dl005(made_up_rules) -> None:
+    text = "x = 1\n"
+    result = fix_text(Checker(select=["DL991"]), text, "pkg/m.py")
+    assert result.text == text and result.gave_up and result.fixed == 0
+    (reason,) = [d for d in result.remaining if d.code == "DL005"]
+    assert reason.path == "pkg/m.py" and reason.name == "fix-did-not-converge"
+    assert f"after {MAX_ROUNDS} rounds" in reason.message
+
+
+def test_non_convergence_through_the_cli_names_the_file_and_exits_1(made_up_rules, tmp_path, capsys) -> None:
+    path = tmp_path / "m.py"
+    path.write_text("x = 1\n")
+    assert main(["fix", "--select", "DL991", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert f"{path}:1:1: DL005" in out
+    assert path.read_text() == "x = 1\n"
+
+
+class _Break(Rule):
+    """A buggy fix: `broken` -> `(`."""
+
+    code, name, summary = "DL994", "test-break", "test only"
+    fix_applicability = Applicability.SAFE
+    node_types = (ast.Name,)
+
+    def visit(self, node, ctx):
+        if node.id == "broken":
+            ctx.report(self, node, "break", [replace_node(ctx.source, node, "(")])
+
+
+def test_a_fix_that_breaks_the_code_leaves_the_file_unchanged_with_dl003(monkeypatch) -> None:
+    all_rules()
+    monkeypatch.setitem(REGISTRY, _Break.code, _Break)
+    text = "x = broken\n"
+    result = fix_text(Checker(select=["DL994"]), text, "m.py")
+    assert result.text == text and result.gave_up and result.fixed == 0
+    (reason,) = [d for d in result.remaining if d.code == "DL003"]
+    assert "DL994" in reason.message and "does not parse" in reason.message
+
+
+IMPORT_PLACEMENT = {
+    "docstring": ('"""Doc."""\nx = clock()\n', '"""Doc."""\nimport time\n\nx = time.monotonic()\n'),
+    "future": (
+        '"""Doc."""\nfrom __future__ import annotations\n\nx = clock()\n',
+        '"""Doc."""\nfrom __future__ import annotations\nimport time\n\nx = time.monotonic()\n',
+    ),
+    "shebang-and-coding": (
+        "#!/usr/bin/env python3\n# -*- coding: utf-8 -*-\nx = clock()\n",
+        "#!/usr/bin/env python3\n# -*- coding: utf-8 -*-\nimport time\n\nx = time.monotonic()\n",
+    ),
+    "already-imported": ("import time\nx = clock()\n", "import time\nx = time.monotonic()\n"),
+    "crlf": ('"""Doc."""\r\nx = clock()\r\n', '"""Doc."""\r\nimport time\r\n\r\nx = time.monotonic()\r\n'),
+}
+
+
+@pytest.mark.parametrize("before, after", IMPORT_PLACEMENT.values(), ids=IMPORT_PLACEMENT.keys())
+def test_needed_imports_are_added_in_the_right_place(made_up_rules, before: str, after: str) -> None:
+    result = fix_text(Checker(select=["DL992"]), before, "m.py")
+    assert result.text == after
+    assert ast.get_docstring(ast.parse(result.text)) == ast.get_docstring(ast.parse(before))
+
+
+def test_import_specs() -> None:
+    assert parse_import("time") == ("time", None, None)
+    assert parse_import("import os.path") == ("os.path", None, None)
+    assert parse_import("from time import monotonic as now") == ("time", "monotonic", "now")
+    assert parse_import("not an import!") is None
+    assert add_imports("x = 1\n", ["from time import monotonic"]) == "from time import monotonic\n\nx = 1\n"
+    assert add_imports("x = (\n", ["time"]) is None  # LibCST cannot parse it: bail
+
+
+def test_apply_edits_keeps_everything_else() -> None:
+    from deadline_lint.diagnostics import Edit
+
+    assert apply_edits("abcdef", [Edit(4, 5, "E"), Edit(0, 0, ">"), Edit(2, 2, "|")]) == ">ab|cdEf"
+
+
+# -- suppressions and per-path ignores --------------------------------------------------------
+def test_noqa_findings_are_never_fixed() -> None:
+    text = (
+        "import requests\n"
+        "requests.get('a')  # noqa: DL101\n"
+        "requests.get('b')  # deadline-lint: ignore[DL101]\n"
+        "requests.get('c')  # noqa\n"
+        "requests.get('d')\n"
+    )
+    result = fix_text(Checker(), text, "m.py")
+    assert result.text == text.replace("get('d')", "get('d', timeout=10.0)")
+    assert result.fixed == 1
+
+
+def test_per_path_ignores_are_never_fixed(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "job.py").write_text("import requests\nrequests.get('a')\n")
+    (tmp_path / "profile.yaml").write_text('per_path_ignores:\n  "scripts/*": [DL101]\n')
+    assert main(["fix", "--profile", "profile.yaml", "scripts"]) == 0
+    assert (tmp_path / "scripts" / "job.py").read_text() == "import requests\nrequests.get('a')\n"
+
+
+# -- the command line -------------------------------------------------------------------------
+SERVICE = (
+    "import requests\n"
+    "\n"
+    "def refund(order):\n"
+    "    requests.post('http://pay/refund', json=order, timeout=None)\n"
+    "\n"
+    "def health():\n"
+    "    return requests.get('http://inventory/health').ok\n"
+)
+SAFE_FIXED = SERVICE.replace(".get('http://inventory/health')", ".get('http://inventory/health', timeout=10.0)")
+ALL_FIXED = SAFE_FIXED.replace("timeout=None", "timeout=10.0")
+
+
+def test_fix_applies_safe_fixes_and_reports_what_remains(tmp_path: Path, capsys) -> None:
+    path = tmp_path / "svc.py"
+    path.write_text(SERVICE)
+    assert main(["fix", str(path)]) == 1  # the unsafe DL103 remains
+    assert path.read_text() == SAFE_FIXED
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith(f"{path}:4:") and "DL103" in out[0]
+    assert out[-1] == "Fixed 1 problem in 1 file, 1 remaining (1 fixable with `--unsafe-fixes`)."
+
+    assert main(["fix", "--unsafe-fixes", str(path)]) == 0
+    assert path.read_text() == ALL_FIXED
+    assert capsys.readouterr().out.splitlines()[-1] == "Fixed 1 problem in 1 file, 0 remaining."
+
+    assert main(["fix", str(path)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "Nothing to fix (1 file checked)."
+    assert main(["fix", "--exit-non-zero-on-fix", str(path)]) == 0  # nothing was fixed
+
+
+def test_exit_non_zero_on_fix(tmp_path: Path) -> None:
+    path = tmp_path / "svc.py"
+    path.write_text(SERVICE)
+    assert main(["fix", "--unsafe-fixes", "--exit-non-zero-on-fix", str(path)]) == 1
+    assert path.read_text() == ALL_FIXED
+
+
+def test_diff_writes_nothing_and_exits_1_only_when_something_would_change(tmp_path: Path, capsysbinary) -> None:
+    path = tmp_path / "svc.py"
+    path.write_text(SERVICE)
+    assert main(["fix", "--diff", str(path)]) == 1
+    captured = capsysbinary.readouterr()
+    diff = captured.out.decode()
+    assert diff.startswith(f"--- {path}\n+++ {path}\n@@ ")
+    assert "+    return requests.get('http://inventory/health', timeout=10.0).ok\n" in diff
+    assert "Would fix 1 problem in 1 file, 1 would remain" in captured.err.decode()
+    assert path.read_text() == SERVICE
+    assert apply_unified_diff(SERVICE, diff) == SAFE_FIXED
+
+    path.write_text(ALL_FIXED)
+    assert main(["fix", "--diff", str(path)]) == 0
+    assert capsysbinary.readouterr().out == b""
+
+
+def test_check_fix_is_an_alias_with_check_output(tmp_path: Path, capsys) -> None:
+    path = tmp_path / "svc.py"
+    path.write_text(SERVICE)
+    assert main(["check", "--fix", "--unsafe-fixes", str(path)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out == ["All checks passed (1 file checked).", "Fixed 2 problems in 1 file, 0 remaining."]
+    assert path.read_text() == ALL_FIXED
+
+
+def test_check_fix_json_output_stays_a_document(tmp_path: Path, capsys) -> None:
+    import json
+
+    path = tmp_path / "svc.py"
+    path.write_text(SERVICE)
+    assert main(["check", "--fix", "--format", "json", str(path)]) == 1
+    captured = capsys.readouterr()
+    assert [d["code"] for d in json.loads(captured.out)] == ["DL103"]
+    assert "Fixed 1 problem" in captured.err
+
+
+def test_files_with_syntax_errors_are_reported_and_left_alone(tmp_path: Path, capsys) -> None:
+    path = tmp_path / "broken.py"
+    path.write_text("import requests\nrequests.get(\n")
+    assert main(["fix", str(path)]) == 1
+    assert "DL001" in capsys.readouterr().out
+    assert path.read_text() == "import requests\nrequests.get(\n"
+
+
+def test_parallel_fix_matches_single_process(tmp_path: Path) -> None:
+    one, many = tmp_path / "one", tmp_path / "many"
+    for folder in (one, many):
+        folder.mkdir()
+        for index in range(6):
+            (folder / f"svc{index}.py").write_text(SERVICE)
+    assert main(["fix", "--jobs", "1", str(one)]) == 1
+    assert main(["fix", "--jobs", "2", str(many)]) == 1
+    for index in range(6):
+        assert (many / f"svc{index}.py").read_text() == (one / f"svc{index}.py").read_text() == SAFE_FIXED
+
+
+# -- --thread-budget ------------------------------------------------------------------------
+def thread(text: str, **options) -> str:
+    result = fix_text(Checker(**options), text, "m.py", FixMode(thread_budget=True))
+    assert not result.gave_up
+    return result.text
+
+
+THREADED_BEFORE = '''\
+import requests
+
+
+def fetch(url):
+    return requests.get(url)
+
+
+async def fetch_all(urls, *, retries=2):
+    return [fetch(url) for url in urls]
+
+
+def handler(url, budget):
+    return fetch(url)
+
+
+def unbudgeted_caller(url):
+    return fetch(url)
+
+
+class Client:
+    def get(self, url):
+        return requests.get(url)
+
+    @staticmethod
+    def ping(
+        url,
+    ):
+        requests.head(url)
+'''
+
+THREADED_AFTER = '''\
+import requests
+
+
+def fetch(url, *, budget_s: float = 10.0):
+    return requests.get(url, timeout=max(0.0, budget_s - 0.05))
+
+
+async def fetch_all(urls, *, retries=2):
+    return [fetch(url) for url in urls]
+
+
+def handler(url, budget):
+    return fetch(url, budget_s=budget.timeout())
+
+
+def unbudgeted_caller(url):
+    return fetch(url)
+
+
+class Client:
+    def get(self, url, *, budget_s: float = 10.0):
+        return requests.get(url, timeout=max(0.0, budget_s - 0.05))
+
+    @staticmethod
+    def ping(
+        url,
+        *,
+        budget_s: float = 10.0,
+    ):
+        requests.head(url, timeout=max(0.0, budget_s - 0.05))
+'''
+
+
+def test_thread_budget_adds_the_parameter_uses_it_and_forwards_it() -> None:
+    assert thread(THREADED_BEFORE) == THREADED_AFTER
+    assert thread(THREADED_AFTER) == THREADED_AFTER  # idempotent
+    result = fix_text(Checker(), THREADED_AFTER, "m.py")
+    assert result.remaining == ()  # and the plain check is clean
+
+
+def test_thread_budget_forwards_between_threaded_functions() -> None:
+    before = (
+        "import requests\n\n"
+        "def inner(url):\n    return requests.get(url)\n\n"
+        "def outer(url):\n    requests.post(url)\n    return inner(url)\n"
+    )
+    assert thread(before) == (
+        "import requests\n\n"
+        "def inner(url, *, budget_s: float = 10.0):\n"
+        "    return requests.get(url, timeout=max(0.0, budget_s - 0.05))\n\n"
+        "def outer(url, *, budget_s: float = 10.0):\n    requests.post(url, timeout=max(0.0, budget_s - 0.05))\n"
+        "    return inner(url, budget_s=budget_s)\n"
+    )
+
+
+def test_forwarding_reaches_functions_threaded_in_an_earlier_run() -> None:
+    before = (
+        "import requests\n\n"
+        "def fetch(url, *, budget_s: float = 10.0):\n    return requests.get(url, timeout=budget_s)\n\n"
+        "def handler(url, budget):\n    return fetch(url)\n"
+    )
+    assert thread(before) == before.replace("fetch(url)\n", "fetch(url, budget_s=budget.timeout())\n")
+
+
+BAILS = {
+    "unknown decorator": "@app.route('/')\ndef f(url):\n    requests.get(url)\n",
+    "star args": "def f(url, *args):\n    requests.get(url)\n",
+    "star kwargs": "def f(url, **kwargs):\n    requests.get(url)\n",
+    "name in use": "def f(url):\n    budget_s = 3\n    requests.get(url)\n",
+    "defined twice": "def f(url):\n    requests.get(url)\n\ndef f(url):\n    requests.get(url)\n",
+    "dunder": "class C:\n    def __call__(self, url):\n        requests.get(url)\n",
+    "lambda": "f = lambda url: requests.get(url)\n",
+    "positional-only marker last": "def f(url, /):\n    requests.get(url)\n",
+    "module level": "requests.get('u')\n",
+}
+
+
+@pytest.mark.parametrize("body", BAILS.values(), ids=BAILS.keys())
+def test_thread_budget_bails_where_it_cannot_prove_the_change(body: str) -> None:
+    text = "import requests\n\n" + body
+    assert "budget_s: float" not in thread(text)
+    # ...and the ordinary fix still applies: the edge default
+    assert thread(text) == fix_text(Checker(), text, "m.py").text
+
+
+def test_thread_budget_leaves_suppressed_lines_alone() -> None:
+    text = (
+        "import requests\n\n"
+        "def fetch(url):\n    return requests.get(url)\n\n"
+        "def handler(url, budget):\n    return fetch(url)  # noqa\n\n"
+        "def silenced(url):  # noqa: DL101\n    return requests.get(url)  # noqa: DL101\n"
+    )
+    fixed = thread(text)
+    assert "def fetch(url, *, budget_s: float = 10.0):" in fixed
+    assert "return fetch(url)  # noqa\n" in fixed
+    assert fixed.endswith("def silenced(url):  # noqa: DL101\n    return requests.get(url)  # noqa: DL101\n")
+
+
+def test_thread_budget_does_not_forward_to_methods_or_through_kwargs() -> None:
+    text = (
+        "import requests\n\n"
+        "class C:\n    def get(self, url):\n        return requests.get(url)\n\n"
+        "    def run(self, url, budget):\n        return self.get(url)\n\n"
+        "def fetch(url):\n    return requests.get(url)\n\n"
+        "def handler(url, budget, options):\n    return fetch(url, **options)\n"
+    )
+    fixed = thread(text)
+    assert "return self.get(url)\n" in fixed
+    assert "return fetch(url, **options)\n" in fixed
+    assert "def fetch(url, *, budget_s: float = 10.0):" in fixed
+
+
+def test_thread_budget_default_and_timeout_follow_the_profile(tmp_path: Path) -> None:
+    from deadline_lint.profile import build_profile
+
+    profile = build_profile(
+        {"edge_total_ms": 2500, "hop_margin_ms": 20, "fix": {"seconds_expression": "{budget} * 0.9"}}, "p.yaml"
+    )
+    text = "import requests\n\ndef f(url):\n    requests.get(url)\n"
+    assert thread(text, profile=profile) == (
+        "import requests\n\ndef f(url, *, budget_s: float = 2.5):\n    requests.get(url, timeout=budget_s * 0.9)\n"
+    )
+
+
+def test_thread_budget_reuses_each_rules_own_fix_shape_and_imports() -> None:
+    """A client whose timeout is an object (and needs an import): the rule builds the fix, the
+    plan only swaps the edge default for `budget_s`."""
+    from deadline_lint.profile import build_profile
+
+    client = {
+        "library": "acme-rpc", "default_timeout": None, "keyword": "deadline",
+        "timeout_template": "acme.rpc.Deadline(seconds={timeout})", "imports": ["acme.rpc"],
+        "functions": ["acme.rpc.call"],
+    }
+    profile = build_profile({"outbound": [client]}, "p.yaml")
+    text = "from acme.rpc import call\n\ndef f(name):\n    return call(name)\n"
+    assert thread(text, profile=profile) == (
+        "from acme.rpc import call\nimport acme.rpc\n\ndef f(name, *, budget_s: float = 10.0):\n"
+        "    return call(name, deadline=acme.rpc.Deadline(seconds=max(0.0, budget_s - 0.05)))\n"
+    )
+
+
+def test_thread_budget_with_unsafe_fixes_also_bounds_unbounded_timeouts() -> None:
+    text = "import requests\n\ndef refund(url):\n    requests.post(url, timeout=None)\n    requests.get(url)\n"
+    safe = thread(text)
+    assert "requests.post(url, timeout=None)" in safe  # DL103 is unsafe: not without --unsafe-fixes
+    result = fix_text(Checker(), text, "m.py", FixMode(unsafe=True, thread_budget=True))
+    assert result.text == (
+        "import requests\n\ndef refund(url, *, budget_s: float = 10.0):\n"
+        "    requests.post(url, timeout=max(0.0, budget_s - 0.05))\n"
+        "    requests.get(url, timeout=max(0.0, budget_s - 0.05))\n"
+    )
+    assert result.remaining == () and result.fixed == 2 and result.threaded == 1
+    # ...and a later --unsafe-fixes run finishes a function threaded by a safe-only run
+    assert fix_text(Checker(), safe, "m.py", FixMode(unsafe=True, thread_budget=True)).text == result.text
+
+
+def test_thread_budget_through_the_cli(tmp_path: Path) -> None:
+    path = tmp_path / "m.py"
+    path.write_text(THREADED_BEFORE)
+    assert main(["fix", "--thread-budget", str(path)]) == 0
+    assert path.read_text() == THREADED_AFTER
