@@ -1,20 +1,31 @@
-"""The `deadline-lint` command: check, rules, explain.
+"""The `deadline-lint` command: check, fix, rules, explain.
 
 Exit codes: 0 no findings, 1 findings (including files that could not be checked),
 2 usage or configuration error.
+
+`fix` (and `check --fix`) exit with what remains after fixing: 0 nothing remains, 1 problems
+remain (unfixable, unsafe-only without `--unsafe-fixes`, DL005 did-not-converge) or a fixed
+file could not be written (it changed on disk meanwhile); `--exit-non-zero-on-fix` also
+exits 1 when anything was fixed. With `--diff` nothing is written: 1 if any file would
+change (or could not be fixed), else 0. 130 when interrupted (Ctrl-C or SIGTERM): every
+file is then either untouched or completely fixed.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import signal
 import sys
+import threading
 from pathlib import Path
 from typing import List, Optional, Sequence
 
 from deadline_lint import __version__
 from deadline_lint.engine import Checker
 from deadline_lint.files import discover, display_path
-from deadline_lint.output import WRITERS, write_statistics
+from deadline_lint.fixes import FileOutcome, FixMode, fix_files, fix_summary
+from deadline_lint.output import DOCUMENT_FORMATS, WRITERS, write_statistics
 from deadline_lint.profile import ProfileError, resolve_profile
 from deadline_lint.rules.base import DOC_SECTIONS, all_rules
 from deadline_lint.runner import check_files
@@ -41,6 +52,17 @@ def _add_selection(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--jobs", "-j", type=int, default=None, help="processes (default: by file count)")
 
 
+def _add_fix_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes marked unsafe")
+    parser.add_argument("--diff", action="store_true",
+                        help="print a unified diff of the fixes and write nothing (exit 1 if there are changes)")
+    parser.add_argument("--thread-budget", action="store_true",
+                        help="give functions with unbudgeted outbound calls a keyword-only `budget_s` "
+                             "parameter and forward it from callers in the same module")
+    parser.add_argument("--exit-non-zero-on-fix", action="store_true",
+                        help="exit 1 when anything was fixed, even if nothing remains")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="deadline-lint",
@@ -56,6 +78,13 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--statistics", action="store_true", help="print a count per code")
     check.add_argument("--output-file", help="write the report here instead of stdout")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when problems are found")
+    check.add_argument("--fix", action="store_true", help="apply fixes first (as `deadline-lint fix`)")
+    _add_fix_options(check)
+
+    fix = commands.add_parser("fix", help="apply safe fixes (unsafe ones too with --unsafe-fixes)")
+    _add_selection(fix)
+    _add_fix_options(fix)
+    fix.add_argument("--exit-zero", action="store_true", help="exit 0 even when problems remain")
 
     commands.add_parser("rules", help="list every rule")
     explain = commands.add_parser("explain", help="print a rule's documentation")
@@ -80,17 +109,88 @@ def _load(args: argparse.Namespace):
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    if args.fix or args.diff:
+        return cmd_fix(args)
     checker, options, files = _load(args)
     found = check_files(checker, files, args.jobs, options)
-    out = open(args.output_file, "w", encoding="utf-8") if args.output_file else sys.stdout
+    try:
+        out = open(args.output_file, "w", encoding="utf-8") if args.output_file else sys.stdout
+    except OSError as exc:  # a usage error: one line, exit 2
+        raise ProfileError(f"{args.output_file}: cannot write the report: {exc.strerror or exc}") from None
     try:
         WRITERS[args.format](found, out, len(files))
         if args.statistics:
-            write_statistics(found, out)
+            # A JSON or SARIF document stays valid: its statistics go to stderr.
+            write_statistics(found, sys.stderr if args.format in DOCUMENT_FORMATS else out)
     finally:
         if out is not sys.stdout:
             out.close()
     return EXIT_FINDINGS if found and not args.exit_zero else EXIT_CLEAN
+
+
+def cmd_fix(args: argparse.Namespace) -> int:
+    """`fix` and `check --fix` / `check --diff`: fix, then report what remains."""
+    checker, options, files = _load(args)
+    mode = FixMode(unsafe=args.unsafe_fixes, thread_budget=args.thread_budget)
+    with _sigterm_interrupts():
+        outcomes = fix_files(checker, files, mode, write=not args.diff, jobs=args.jobs, options=options)
+    summary = fix_summary(outcomes, mode, not args.diff, len(files))
+    for outcome in outcomes:
+        if outcome.refused:
+            print(f"deadline-lint: {outcome.path}: {outcome.refused}", file=sys.stderr)
+    failed = any(o.refused or o.gave_up for o in outcomes)
+    if args.diff:
+        _write_diffs(outcomes)
+        print(summary, file=sys.stderr)
+        return EXIT_FINDINGS if failed or any(o.changed for o in outcomes) else EXIT_CLEAN
+    remaining = sorted((d for o in outcomes for d in o.remaining), key=lambda d: d.sort_key())
+    output_format = getattr(args, "format", "text")
+    output_file = getattr(args, "output_file", None)
+    try:
+        out = open(output_file, "w", encoding="utf-8") if output_file else sys.stdout
+    except OSError as exc:  # the fixes are written already; the report has nowhere to go
+        raise ProfileError(f"{output_file}: cannot write the report: {exc.strerror or exc}") from None
+    try:
+        WRITERS[output_format](remaining, out, len(files))
+        if getattr(args, "statistics", False):
+            write_statistics(remaining, sys.stderr if output_format in DOCUMENT_FORMATS else out)
+        print(summary, file=out if output_format == "text" else sys.stderr)
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    if failed or (args.exit_non_zero_on_fix and any(o.changed for o in outcomes)):
+        return EXIT_FINDINGS
+    return EXIT_FINDINGS if remaining and not args.exit_zero else EXIT_CLEAN
+
+
+def _write_diffs(outcomes: Sequence[FileOutcome]) -> None:
+    """The diff goes out byte for byte (UTF-8, each line's own newline), ready for `patch -p0`."""
+    diff = "".join(o.diff for o in outcomes)
+    sys.stdout.flush()
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:
+        sys.stdout.write(diff)
+    else:
+        buffer.write(diff.encode("utf-8"))
+        buffer.flush()
+
+
+@contextlib.contextmanager
+def _sigterm_interrupts():
+    """SIGTERM while fixing becomes KeyboardInterrupt, so a write in progress deletes its
+    temporary file on the way out (the original is only ever replaced whole)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def cmd_rules(_: argparse.Namespace) -> int:
@@ -121,7 +221,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     return EXIT_ERROR
 
 
-COMMANDS = {"check": cmd_check, "rules": cmd_rules, "explain": cmd_explain}
+COMMANDS = {"check": cmd_check, "fix": cmd_fix, "rules": cmd_rules, "explain": cmd_explain}
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

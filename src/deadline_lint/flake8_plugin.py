@@ -1,0 +1,120 @@
+"""flake8 adapter: `flake8 --select DL` reports what `deadline-lint check` reports.
+
+A thin translation. It reuses the tree flake8 already parsed (no second parse) and yields every
+finding of the default-on rules; selection (`select`, `extend-select`, `ignore`,
+`per-file-ignores`) and `# noqa` are flake8's own. Opt-in rules are on flake8's default ignore
+list and run only when their exact code is in `select` or `extend-select`, as in the CLI (a
+prefix such as `--select DL` does not switch them on). The profile's `ignore` and
+`per_path_ignores` still apply, and so does the tool's own `# deadline-lint: ignore[...]`
+pragma, which flake8 cannot know.
+
+Tool codes (DL0xx): flake8 reports undecodable files (E902) and syntax errors (E999) itself and
+never runs a tree plugin on them, so the plugin never yields DL001/DL002; DL003 (a rule failed on
+the file) is yielded like any other finding, so flake8's selection decides whether it shows
+(`--select DL` includes it; the CLI always reports tool codes).
+"""
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+from typing import Dict, Iterator, List, Optional, Tuple
+
+from deadline_lint import __version__
+from deadline_lint.diagnostics import Diagnostic
+from deadline_lint.engine import Checker
+from deadline_lint.profile import ProfileError, resolve_profile
+from deadline_lint.rules.base import all_rules
+# The CLI's own helpers, reused so the profile's per-path ignores and the tool's own pragma
+# mean exactly the same thing here.
+from deadline_lint.runner import _apply_path_ignores as apply_path_ignores
+from deadline_lint.source import _OWN as OWN_PRAGMA
+from deadline_lint.source import SourceFile
+
+Result = Tuple[int, int, str, type]
+
+
+def opt_in_codes() -> List[str]:
+    return [code for code, cls in all_rules().items() if not cls.default_enabled]
+
+
+class DeadlineLintFlake8:
+    """The `flake8.extension` entry point `DL`."""
+
+    name = "deadline-lint"
+    version = __version__
+
+    profile_path: Optional[str] = None
+    opt_ins: Tuple[str, ...] = ()  # opt-in codes the user selected by their exact code
+    # One Checker per process and profile: rules are instantiated once, not once per file.
+    _checkers: Dict[Tuple[Optional[str], Tuple[str, ...]], Checker] = {}
+
+    def __init__(self, tree: ast.Module, lines: List[str], filename: str) -> None:
+        self.tree = tree
+        self.lines = lines
+        self.filename = filename
+
+    @classmethod
+    def add_options(cls, option_manager) -> None:
+        option_manager.add_option(
+            "--deadline-profile",
+            default=None,
+            parse_from_config=True,
+            normalize_paths=True,
+            metavar="PATH",
+            help="deadline-lint adoption profile (YAML). Default: [tool.deadline-lint] in the "
+            "nearest pyproject.toml, else the built-in defaults.",
+        )
+        option_manager.extend_default_ignore(opt_in_codes())
+
+    @classmethod
+    def parse_options(cls, options) -> None:
+        cls.profile_path = options.deadline_profile
+        # As in the CLI, an opt-in rule runs only when its exact code is selected: flake8 alone
+        # would let a prefix such as `--select DL` switch it on.
+        named = {code.strip().upper() for code in [*(options.select or ()), *(options.extend_select or ())]}
+        cls.opt_ins = tuple(code for code in opt_in_codes() if code in named)
+        # Load it now: a broken profile is one clear error instead of one failure per file.
+        cls.checker()
+
+    @classmethod
+    def checker(cls) -> Checker:
+        key = (cls.profile_path, cls.opt_ins)
+        checker = cls._checkers.get(key)
+        if checker is None:
+            try:
+                profile = resolve_profile(cls.profile_path, Path("."))
+            except ProfileError as exc:
+                from flake8.exceptions import ExecutionError
+
+                # flake8 prints this as a critical error and exits 1.
+                raise ExecutionError(f"deadline-lint: {exc}") from None
+            default_on = [code for code, rule in all_rules().items() if rule.default_enabled]
+            checker = Checker(profile, select=[*default_on, *cls.opt_ins], apply_noqa=False)
+            cls._checkers[key] = checker
+        return checker
+
+    def run(self) -> Iterator[Result]:
+        checker = self.checker()
+        text = "".join(self.lines)
+        found = checker.check_text(text, self.filename, tree=self.tree)
+        if not found:
+            return
+        source = SourceFile(text, self.filename)
+        for diagnostic in apply_path_ignores(checker, found):
+            if _own_pragma_suppresses(source, diagnostic):
+                continue
+            # flake8 adds 1 to the column a plugin yields; ours is already 1-based.
+            yield diagnostic.line, diagnostic.column - 1, f"{diagnostic.code} {diagnostic.message}", type(self)
+
+
+def _own_pragma_suppresses(source: SourceFile, diagnostic: Diagnostic) -> bool:
+    """`# deadline-lint: ignore[...]` is ours, so flake8 cannot know it; `# noqa` is flake8's."""
+    line = source.line_text(diagnostic.line)
+    if "deadline-lint" not in line.lower():
+        return False
+    for match in OWN_PRAGMA.finditer(line):
+        listed = match.group("codes")
+        if not listed or any(diagnostic.code.startswith(c.upper()) for c in re.findall(r"[A-Z]+[0-9]+", listed, re.I)):
+            return True
+    return False

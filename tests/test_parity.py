@@ -1,0 +1,183 @@
+"""Every fixture through every front end: engine, CLI (JSON), flake8 and pylint agree.
+
+The front ends run as users run them, as subprocesses, but few of them: the fixtures are copied
+into one folder per adoption profile (most share the built-in one) and each front end runs once
+per folder with every fixture code of that folder selected. Each copy is checked twice: as is,
+where all four front ends must report the same (line, column, code, message) set and the
+folder's code must be exactly on the `# expect:` lines; and with every marker turned into that
+front end's own suppression (CLI `# noqa: CODE`, flake8 `# noqa: CODE`, pylint
+`# pylint: disable=<symbol>`), where the folder's code must be silent.
+"""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, List, Optional, Set, Tuple
+
+import pytest
+
+from deadline_lint.engine import Checker
+from deadline_lint.profile import build_profile, default_profile, load_profile_file
+from deadline_lint.pylint_plugin import symbol
+from fixture_cases import FixtureCase, fixture_cases
+
+CASES = fixture_cases()
+FRONT_ENDS = ("cli", "flake8", "pylint")
+MARKER = re.compile(r"#\s*expect:\s*(?P<codes>DL\d{3}(?:\s*,\s*DL\d{3})*)")
+# flake8's report, one field per tab, so messages may hold any punctuation.
+FLAKE8_FORMAT = "%(path)s\t%(row)d\t%(col)d\t%(code)s\t%(text)s"
+
+Finding = Tuple[int, int, str, str]  # line, 1-based column, code, message
+
+
+def pylint_suppressed(text: str) -> str:
+    def swap(match: re.Match) -> str:
+        codes = re.split(r"\s*,\s*", match.group("codes"))
+        return "# pylint: disable=" + ",".join(symbol(code) for code in codes)
+
+    return MARKER.sub(swap, text)
+
+
+@dataclass
+class Group:
+    """Fixtures that share an adoption profile, so one run per front end checks them all."""
+
+    folder: Path
+    profile: Optional[Path]
+    cases: List[FixtureCase] = field(default_factory=list)
+
+    @property
+    def codes(self) -> List[str]:
+        return sorted({case.code for case in self.cases})
+
+    def copy_of(self, case: FixtureCase, variant: str = "") -> Path:
+        return self.folder / f"{case.code}__{case.path.stem}{variant}.py"
+
+
+@dataclass
+class ParityRun:
+    groups: List[Group]
+    # front end -> resolved path -> findings
+    found: Dict[str, Dict[Path, Set[Finding]]]
+    group_of: Dict[str, Group]
+
+
+def _run(command: List[str], cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=600)
+
+
+def _cli(group: Group, paths: List[Path]) -> Dict[Path, Set[Finding]]:
+    command = [sys.executable, "-m", "deadline_lint", "check", "--format", "json", "--jobs", "1",
+               "--select", ",".join(group.codes)]
+    if group.profile:
+        command += ["--profile", str(group.profile)]
+    result = _run([*command, *map(str, paths)], group.folder)
+    assert result.returncode in (0, 1), result.stderr
+    found: Dict[Path, Set[Finding]] = {}
+    for item in json.loads(result.stdout):
+        finding = (item["line"], item["column"], item["code"], item["message"])
+        found.setdefault(Path(item["path"]).resolve(), set()).add(finding)
+    return found
+
+
+def _flake8(group: Group, paths: List[Path]) -> Dict[Path, Set[Finding]]:
+    command = [sys.executable, "-m", "flake8", "--isolated", "--select", ",".join(group.codes),
+               f"--format={FLAKE8_FORMAT}"]
+    if group.profile:
+        command.append(f"--deadline-profile={group.profile}")
+    result = _run([*command, *map(str, paths)], group.folder)
+    assert result.returncode in (0, 1) and not result.stderr.strip(), result.stderr + result.stdout
+    found: Dict[Path, Set[Finding]] = {}
+    for line in result.stdout.splitlines():
+        path, row, col, code, text = line.split("\t", 4)
+        found.setdefault(Path(path).resolve(), set()).add((int(row), int(col), code, text))
+    return found
+
+
+def _pylint(group: Group, paths: List[Path]) -> Dict[Path, Set[Finding]]:
+    rcfile = group.folder / "pylintrc"
+    rcfile.write_text("[MAIN]\n")  # keep any surrounding configuration out
+    command = [sys.executable, "-m", "pylint", f"--rcfile={rcfile}", "--persistent=n", "--score=n",
+               "--load-plugins=deadline_lint.pylint_plugin", "--disable=all",
+               "--enable=" + ",".join(symbol(code) for code in group.codes), "--output-format=json2"]
+    if group.profile:
+        command.append(f"--deadline-profile={group.profile}")
+    result = _run([*command, *map(str, paths)], group.folder)
+    assert result.returncode & 32 == 0 and not result.stderr.strip(), result.stderr
+    found: Dict[Path, Set[Finding]] = {}
+    for message in json.loads(result.stdout)["messages"]:
+        code, text = message["message"].split(" ", 1)
+        assert message["symbol"] == symbol(code), message
+        finding = (message["line"], message["column"] + 1, code, text)
+        found.setdefault(Path(message["absolutePath"]).resolve(), set()).add(finding)
+    return found
+
+
+@pytest.fixture(scope="module")
+def parity(tmp_path_factory) -> ParityRun:
+    root = tmp_path_factory.mktemp("parity")
+    by_profile: Dict[Optional[Path], Group] = {}
+    for case in CASES:
+        if case.profile not in by_profile:
+            by_profile[case.profile] = Group(root / f"group{len(by_profile)}", case.profile)
+            by_profile[case.profile].folder.mkdir()
+        by_profile[case.profile].cases.append(case)
+    found: Dict[str, Dict[Path, Set[Finding]]] = {name: {} for name in FRONT_ENDS}
+    group_of: Dict[str, Group] = {}
+    for group in by_profile.values():
+        originals, noqa, pylint_pragmas = [], [], []
+        for case in group.cases:
+            group_of[case.id] = group
+            for paths, variant, text in (
+                (originals, "", case.text()),
+                (noqa, "__noqa", case.suppressed_text("noqa")),
+                (pylint_pragmas, "__pylint", pylint_suppressed(case.text())),
+            ):
+                copy = group.copy_of(case, variant)
+                copy.write_text(text, encoding="utf-8")
+                paths.append(copy)
+        found["cli"].update(_cli(group, originals + noqa))
+        found["flake8"].update(_flake8(group, originals + noqa))
+        found["pylint"].update(_pylint(group, originals + pylint_pragmas))
+    return ParityRun(list(by_profile.values()), found, group_of)
+
+
+def _engine(group: Group, path: Path) -> Set[Finding]:
+    profile = (
+        build_profile(load_profile_file(group.profile), str(group.profile)) if group.profile else default_profile()
+    )
+    checker = Checker(profile, select=group.codes)
+    return {(d.line, d.column, d.code, d.message) for d in checker.check_text(path.read_text("utf-8"), str(path))}
+
+
+def _lines_and_codes(findings: Set[Finding], code: str) -> Set[Tuple[int, str]]:
+    return {(line, found_code) for line, _, found_code, _ in findings if found_code == code}
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_every_front_end_reports_the_same_findings(parity: ParityRun, case: FixtureCase) -> None:
+    group = parity.group_of[case.id]
+    copy = group.copy_of(case).resolve()
+    engine = _engine(group, copy)
+    for front_end in FRONT_ENDS:
+        assert parity.found[front_end].get(copy, set()) == engine, front_end
+    assert _lines_and_codes(engine, case.code) == case.expected()
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+@pytest.mark.parametrize("front_end, variant", [("cli", "__noqa"), ("flake8", "__noqa"), ("pylint", "__pylint")])
+def test_each_front_end_is_silent_under_its_own_pragma(
+    parity: ParityRun, case: FixtureCase, front_end: str, variant: str
+) -> None:
+    group = parity.group_of[case.id]
+    copy = group.copy_of(case, variant).resolve()
+    assert _lines_and_codes(parity.found[front_end].get(copy, set()), case.code) == set()
+
+
+def test_parity_covers_every_fixture_code(parity: ParityRun) -> None:
+    checked = {code for group in parity.groups for code in group.codes}
+    assert checked == {case.code for case in CASES}
