@@ -19,14 +19,23 @@ def run(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
     )
 
 
-def test_bundled_example_reports_dl101_and_dl103_with_positions() -> None:
+def test_bundled_example_reports_its_deliberate_bugs_with_positions() -> None:
     result = run("check", "examples/")
     assert result.returncode == 1, result.stderr
     lines = result.stdout.splitlines()
-    assert "examples/orders_service/orders.py:13:16: DL101 [*]" in lines[0]
-    assert any(line.startswith("examples/orders_service/orders.py:29:75: DL103") for line in lines)
-    assert any(line.startswith("examples/orders_service/orders.py:34:12: DL101") for line in lines)
-    assert lines[-1].startswith("Found 3 problems in 3 files")
+    reported = [line.split(" [*]")[0].split(" `")[0] for line in lines[:-1]]
+    assert reported == [
+        "examples/orders_service/orders.py:13:16: DL101",
+        "examples/orders_service/orders.py:29:75: DL103",
+        "examples/orders_service/orders.py:34:12: DL101",
+        "examples/orders_service/search.py:15:78: DL104",
+        "examples/orders_service/search.py:17:84: DL104",
+        "examples/orders_service/search.py:17:84: DL107",
+        "examples/orders_service/search.py:22:80: DL102",
+        "examples/orders_service/search.py:26:19: DL105",
+        "examples/orders_service/search.py:38:20: DL101",
+    ]
+    assert lines[-1].startswith("Found 9 problems in 4 files")
 
 
 def test_json_output_shape(tmp_path: Path) -> None:

@@ -68,3 +68,10 @@ def test_readme_links_the_index_and_shows_every_front_end() -> None:
         "--format github",
     ):
         assert command in readme, command
+
+
+def test_readme_rule_table_is_generated_and_current() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert docs.readme_with_table(readme) == readme, "run `python -m deadline_lint.docs`"
+    for code in all_rules():
+        assert f"[{code}](docs/rules/{code}.md)" in readme

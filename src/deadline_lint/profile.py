@@ -32,6 +32,7 @@ DEFAULTS: Dict[str, Any] = {
     "budget_header": "X-Request-Budget-Ms",
     "budget": {
         "parameters": ["budget"],
+        "seconds_parameters": ["budget_s"],
         "types": ["Budget"],
         "accessors": [],
     },
@@ -124,7 +125,12 @@ SCHEMA: Dict[str, Any] = {
     "refuse_below_ms": _non_negative_int,
     "max_bounded_default_s": _positive_number,
     "budget_header": _string,
-    "budget": {"parameters": _string_list, "types": _string_list, "accessors": _string_list},
+    "budget": {
+        "parameters": _string_list,
+        "seconds_parameters": _string_list,
+        "types": _string_list,
+        "accessors": _string_list,
+    },
     "fix": {
         "budget_expression": _template,
         "seconds_expression": _template,

@@ -35,6 +35,7 @@ class BudgetSource:
 class Budget:
     names: FrozenSet[str]  # every name that carries or derives from the budget
     kinds: Tuple[Tuple[str, str], ...]  # (name, kind) for the direct sources, in priority order
+    optional: FrozenSet[str] = frozenset()  # parameters that default to None (or are Optional)
 
     @property
     def primary(self) -> Optional[BudgetSource]:
@@ -48,7 +49,12 @@ class Budget:
         source = self.primary
         if source is None:
             return None
-        return profile.render(_TEMPLATE_FOR_KIND[source.kind], source.name)
+        expression = profile.render(_TEMPLATE_FOR_KIND[source.kind], source.name)
+        if source.name in self.optional:
+            # `budget=None` callers exist: the edge default stands in for a missing budget.
+            edge = profile.render("edge_expression")
+            return f"({expression} if {source.name} is not None else {edge})"
+        return expression
 
     def kind_of(self, name: str) -> Optional[str]:
         for source, kind in self.kinds:
@@ -65,6 +71,7 @@ class BudgetAnalysis:
         for type_name in profile["budget"]["types"]:
             self.types.setdefault(type_name, OBJECT)
         self.parameters = frozenset(profile["budget"]["parameters"])
+        self.seconds_parameters = frozenset(profile["budget"]["seconds_parameters"])
         self.context_methods = frozenset(data.get("context_methods", []) or [])
         self.accessors: Dict[str, str] = dict(data.get("accessors", {}) or {})
         for accessor in profile["budget"]["accessors"]:
@@ -83,6 +90,7 @@ class BudgetAnalysis:
 
     def _compute(self, scope: Scope) -> Optional[Budget]:
         kinds: List[Tuple[str, str]] = []
+        optional = set(_optional_parameters(scope.node))
         for index, param in enumerate(scope.function_params()):
             kind = self._param_kind(param, index, scope)
             if kind is not None:
@@ -91,6 +99,7 @@ class BudgetAnalysis:
         outer = self._enclosing_budget(scope)
         if outer is not None:
             kinds.extend((n, k) for n, k in outer.kinds if n not in own)
+            optional.update(n for n in outer.optional if n not in own)
         names = {name for name, _ in kinds}
         if outer is not None:
             names.update(n for n in outer.names if n not in own)
@@ -109,7 +118,7 @@ class BudgetAnalysis:
                     changed = True
         if not names:
             return None
-        return Budget(names=frozenset(names), kinds=tuple(kinds))
+        return Budget(names=frozenset(names), kinds=tuple(kinds), optional=frozenset(optional & names))
 
     def _enclosing_budget(self, scope: Scope) -> Optional[Budget]:
         parent = scope.parent
@@ -129,6 +138,8 @@ class BudgetAnalysis:
                 return kind
         if param.arg in self.parameters:
             return OBJECT
+        if param.arg in self.seconds_parameters:
+            return SECONDS
         if index == 2 and self._is_servicer_method(scope):
             return GRPC_CONTEXT
         return None
@@ -205,3 +216,35 @@ def mentions_any(expr: ast.AST, names) -> bool:
     if not names:
         return False
     return any(isinstance(node, ast.Name) and node.id in names for node in ast.walk(expr))
+
+
+def _optional_parameters(function: ast.AST):
+    """Parameters a caller may leave as None: `budget=None`, `budget: Optional[Budget]`,
+    `budget: Budget | None`."""
+    args = getattr(function, "args", None)
+    if args is None:
+        return
+    positional = [*args.posonlyargs, *args.args]
+    defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+    pairs = [*zip(positional, defaults), *zip(args.kwonlyargs, args.kw_defaults)]
+    for param, default in pairs:
+        if _is_none(default) or _annotation_admits_none(param.annotation):
+            yield param.arg
+
+
+def _is_none(node) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def _annotation_admits_none(annotation) -> bool:
+    if annotation is None:
+        return False
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        text = annotation.value.replace(" ", "")
+        return text.startswith("Optional[") or "|None" in text or "None|" in text
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        return _is_none(annotation.left) or _is_none(annotation.right)
+    if isinstance(annotation, ast.Subscript):
+        parts = dotted_parts(annotation.value)
+        return bool(parts) and parts[-1] == "Optional"
+    return False

@@ -45,8 +45,9 @@ class RemainderForwardedWithoutMargin(Rule):
 
     ## Fix safety
     Safe: the fix subtracts the profile's hop margin from the remainder where it is passed;
-    nothing else changes. The result may be negative when the budget is spent, which the
-    libraries treat as "already expired". (DL106 is the rule that refuses such work up front.)
+    nothing else changes. When the budget is all but spent the result is zero or negative:
+    gRPC then fails at once with `DEADLINE_EXCEEDED`, while requests/urllib3 reject a timeout
+    of zero or less with `ValueError`. Refuse such work up front (DL106) rather than rely on it.
 
     ## Options
     - `hop_margin_ms`: the margin subtracted (a margin of 0 turns this rule off).
