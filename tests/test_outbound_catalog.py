@@ -108,10 +108,10 @@ def test_the_fix_uses_the_profile_clients_keyword() -> None:
 
 def test_a_profile_entry_replaces_a_built_in_one() -> None:
     code = "import redis\ncache = redis.Redis(host='cache')\n"
-    assert check("DL101", code) == [(2, "DL101")]
-    newer_redis = [{"library": "redis>=8", "default_timeout": 5, "keyword": None, "classes": {
+    assert check("DL101", code) == []  # redis-py 8: 5 s by default
+    older_redis = [{"library": "redis<8", "default_timeout": None, "keyword": None, "classes": {
         "redis.Redis": {"constructor_keyword": "socket_timeout", "checked": True}}}]
-    assert check("DL101", code, build_profile({"outbound": newer_redis}, "test")) == []
+    assert check("DL101", code, build_profile({"outbound": older_redis}, "test")) == [(2, "DL101")]
 
 
 @pytest.mark.parametrize(

@@ -5,13 +5,12 @@ from typing import Iterator, List, Set
 
 from deadline_lint.analysis.budget import mentions_any
 from deadline_lint.analysis.outbound import FROM_CALL
-from deadline_lint.rules.base import Rule, register
+from deadline_lint.rules.base import register
 from deadline_lint.rules.outbound.common import (
+    OutboundRule,
     first_report,
     is_non_positive_constant,
     is_number_constant,
-    outbound_text_filter,
-    outbound_words,
     single_assignment,
 )
 
@@ -19,7 +18,7 @@ _MAX_FOLLOW = 4
 
 
 @register
-class BudgetCanGrow(Rule):
+class BudgetCanGrow(OutboundRule):
     """
     ## What it does
     Flags a timeout computed from the budget in a way that can come out *larger* than the
@@ -58,14 +57,6 @@ class BudgetCanGrow(Rule):
     code = "DL105"
     name = "budget-can-grow"
     summary = "the timeout expression can exceed the remainder (max, +, or)"
-    node_types = (ast.Call,)
-
-    def trigger_words(self):
-        return outbound_words(self.catalog)
-
-    def text_filter(self):
-        return outbound_text_filter(self.catalog)
-
     def visit(self, node, ctx):
         sites = ctx.outbound_sites(node)
         if not sites:

@@ -6,14 +6,14 @@ from typing import Optional
 from deadline_lint.analysis.budget import argument_at
 from deadline_lint.analysis.scopes import ASSIGN
 from deadline_lint.catalog import CALL
-from deadline_lint.rules.base import Rule, register
-from deadline_lint.rules.outbound.common import outbound_text_filter, outbound_words
+from deadline_lint.rules.base import register
+from deadline_lint.rules.outbound.common import OutboundRule
 
 _UNKNOWN = None  # the headers' keys cannot be listed: stay quiet
 
 
 @register
-class BudgetHeaderNotForwarded(Rule):
+class BudgetHeaderNotForwarded(OutboundRule):
     """
     ## What it does
     Opt-in. Flags an HTTP call, made where a budget is in scope, that sends headers
@@ -53,14 +53,6 @@ class BudgetHeaderNotForwarded(Rule):
     name = "budget-header-not-forwarded"
     summary = "an HTTP call in a budgeted function sends headers without the budget header"
     default_enabled = False
-    node_types = (ast.Call,)
-
-    def trigger_words(self):
-        return outbound_words(self.catalog)
-
-    def text_filter(self):
-        return outbound_text_filter(self.catalog)
-
     def visit(self, node, ctx):
         call = ctx.outbound_call(node) if ctx.outbound_sites(node) else None
         if call is None or call.api.kind != CALL or call.api.headers_keyword is None:

@@ -1,22 +1,16 @@
 from __future__ import annotations
 
-import ast
 
 from deadline_lint.analysis.outbound import FROM_DEFAULT
 from deadline_lint.catalog import CLIENT
 from deadline_lint.diagnostics import Applicability
 from deadline_lint.edits import insert_keyword, replace_node
-from deadline_lint.rules.base import Rule, register
-from deadline_lint.rules.outbound.common import (
-    bounded_externally,
-    describe_default,
-    outbound_text_filter,
-    outbound_words,
-)
+from deadline_lint.rules.base import register
+from deadline_lint.rules.outbound.common import OutboundRule, bounded_externally, describe_default
 
 
 @register
-class OutboundCallWithoutBudget(Rule):
+class OutboundCallWithoutBudget(OutboundRule):
     """
     ## What it does
     Flags a known outbound call (HTTP, gRPC, sockets, database clients) that passes no
@@ -64,14 +58,6 @@ class OutboundCallWithoutBudget(Rule):
     name = "outbound-call-without-budget"
     summary = "outbound call with no timeout where the library default is unbounded"
     fix_applicability = Applicability.SAFE
-    node_types = (ast.Call,)
-
-    def trigger_words(self):
-        return outbound_words(self.catalog)
-
-    def text_filter(self):
-        return outbound_text_filter(self.catalog)
-
     def visit(self, node, ctx):
         for call in ctx.outbound_sites(node):
             api = call.api

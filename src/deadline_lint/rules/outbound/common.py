@@ -19,6 +19,7 @@ from deadline_lint.analysis.outbound import (
 )
 from deadline_lint.analysis.scopes import ASSIGN, IMPORT, Scope
 from deadline_lint.catalog import WAIT, Catalog
+from deadline_lint.rules.base import Rule
 
 if TYPE_CHECKING:
     from deadline_lint.engine import FileContext
@@ -265,3 +266,15 @@ def first_report(ctx: "FileContext", key: str, node: ast.AST) -> bool:
         return False
     seen.add(id(node))
     return True
+
+
+class OutboundRule(Rule):
+    """Base of the outbound rules: they look at calls, in files that import a catalog module."""
+
+    node_types = (ast.Call,)
+
+    def trigger_words(self):
+        return outbound_words(self.catalog)
+
+    def text_filter(self):
+        return outbound_text_filter(self.catalog)

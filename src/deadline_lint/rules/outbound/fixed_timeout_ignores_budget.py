@@ -15,21 +15,20 @@ from deadline_lint.analysis.outbound import (
 from deadline_lint.catalog import CLIENT
 from deadline_lint.diagnostics import Applicability, Edit
 from deadline_lint.edits import insert_keyword, replace_node
-from deadline_lint.rules.base import Rule, register
+from deadline_lint.rules.base import register
 from deadline_lint.rules.outbound.common import (
+    OutboundRule,
     bounded_externally,
     budget_expression,
     is_fixed_timeout,
     is_number_constant,
-    outbound_text_filter,
-    outbound_words,
     proven_number,
     single_assignment,
 )
 
 
 @register
-class FixedTimeoutIgnoresBudget(Rule):
+class FixedTimeoutIgnoresBudget(OutboundRule):
     """
     ## What it does
     Flags an outbound call made while a budget is in scope whose timeout does not derive from
@@ -73,14 +72,6 @@ class FixedTimeoutIgnoresBudget(Rule):
     name = "fixed-timeout-ignores-budget"
     summary = "a budget is in scope but the call's timeout does not derive from it"
     fix_applicability = Applicability.UNSAFE
-    node_types = (ast.Call,)
-
-    def trigger_words(self):
-        return outbound_words(self.catalog)
-
-    def text_filter(self):
-        return outbound_text_filter(self.catalog)
-
     def visit(self, node, ctx):
         sites = ctx.outbound_sites(node)
         budget = ctx.budget() if sites else None

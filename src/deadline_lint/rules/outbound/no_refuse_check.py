@@ -5,15 +5,15 @@ from typing import Optional, Tuple
 
 from deadline_lint.analysis.budget import mentions_any
 from deadline_lint.catalog import CALL
-from deadline_lint.rules.base import Rule, register
-from deadline_lint.rules.outbound.common import outbound_text_filter, outbound_words
+from deadline_lint.rules.base import register
+from deadline_lint.rules.outbound.common import OutboundRule
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 Position = Tuple[int, int]
 
 
 @register
-class NoRefuseCheck(Rule):
+class NoRefuseCheck(OutboundRule):
     """
     ## What it does
     Opt-in. Flags the first downstream call in a function that has its own budget (a budget
@@ -56,14 +56,6 @@ class NoRefuseCheck(Rule):
     name = "no-refuse-check"
     summary = "a budgeted function calls downstream without checking the remainder first"
     default_enabled = False
-    node_types = (ast.Call,)
-
-    def trigger_words(self):
-        return outbound_words(self.catalog)
-
-    def text_filter(self):
-        return outbound_text_filter(self.catalog)
-
     def visit(self, node, ctx):
         facts = ctx.scope.facts
         if facts.get("DL106.reported"):

@@ -6,18 +6,17 @@ from deadline_lint.analysis.budget import SECONDS
 from deadline_lint.analysis.outbound import FROM_CALL
 from deadline_lint.diagnostics import Applicability
 from deadline_lint.edits import replace_node
-from deadline_lint.rules.base import Rule, register
+from deadline_lint.rules.base import register
 from deadline_lint.rules.outbound.common import (
+    OutboundRule,
     format_seconds,
-    outbound_text_filter,
-    outbound_words,
     single_assignment,
     timeout_values,
 )
 
 
 @register
-class RemainderForwardedWithoutMargin(Rule):
+class RemainderForwardedWithoutMargin(OutboundRule):
     """
     ## What it does
     Flags a raw remainder passed on as a timeout with no hop margin taken off: the result of
@@ -58,14 +57,6 @@ class RemainderForwardedWithoutMargin(Rule):
     name = "remainder-forwarded-without-margin"
     summary = "the raw remainder is passed on with no hop margin subtracted"
     fix_applicability = Applicability.SAFE
-    node_types = (ast.Call,)
-
-    def trigger_words(self):
-        return outbound_words(self.catalog)
-
-    def text_filter(self):
-        return outbound_text_filter(self.catalog)
-
     def visit(self, node, ctx):
         sites = ctx.outbound_sites(node)
         if not sites:

@@ -10,20 +10,15 @@ from deadline_lint.analysis.scopes import ASSIGN, IMPORT, PARAM, is_builtin
 from deadline_lint.catalog import CLIENT
 from deadline_lint.diagnostics import Applicability
 from deadline_lint.edits import replace_node
-from deadline_lint.rules.base import Rule, register
-from deadline_lint.rules.outbound.common import (
-    is_sequential,
-    name_occurrences,
-    outbound_text_filter,
-    outbound_words,
-)
+from deadline_lint.rules.base import register
+from deadline_lint.rules.outbound.common import OutboundRule, is_sequential, name_occurrences
 
 _TRANSPARENT_CALLS = frozenset({"min", "max", "float", "int"})
 _ATOMIC = (ast.Name, ast.Attribute, ast.Call, ast.Constant, ast.Subscript)
 
 
 @register
-class StaleRemainderReused(Rule):
+class StaleRemainderReused(OutboundRule):
     """
     ## What it does
     Flags a remaining-time value that was read once (`remaining = context.time_remaining() -
@@ -67,14 +62,6 @@ class StaleRemainderReused(Rule):
     name = "stale-remainder-reused"
     summary = "one remainder value passed to several sequential outbound calls"
     fix_applicability = Applicability.UNSAFE
-    node_types = (ast.Call,)
-
-    def trigger_words(self):
-        return outbound_words(self.catalog)
-
-    def text_filter(self):
-        return outbound_text_filter(self.catalog)
-
     def visit(self, node, ctx):
         call = ctx.outbound_call(node) if ctx.outbound_sites(node) else None
         if call is None or call.source != FROM_CALL or call.api.kind == CLIENT:

@@ -1,16 +1,15 @@
 from __future__ import annotations
 
-import ast
 
 from deadline_lint.analysis.outbound import FROM_CALL, is_unbounded, timeout_object, unbounded_fields
 from deadline_lint.diagnostics import Applicability
 from deadline_lint.edits import insert_keyword, replace_node
-from deadline_lint.rules.base import Rule, register
-from deadline_lint.rules.outbound.common import bounded_externally, outbound_text_filter, outbound_words
+from deadline_lint.rules.base import register
+from deadline_lint.rules.outbound.common import OutboundRule, bounded_externally
 
 
 @register
-class UnboundedTimeout(Rule):
+class UnboundedTimeout(OutboundRule):
     """
     ## What it does
     Flags a timeout that is explicitly unbounded: `timeout=None`, `float("inf")`,
@@ -51,14 +50,6 @@ class UnboundedTimeout(Rule):
     name = "unbounded-timeout"
     summary = "timeout=None, float('inf'), ClientTimeout(total=None) and friends"
     fix_applicability = Applicability.UNSAFE
-    node_types = (ast.Call,)
-
-    def trigger_words(self):
-        return outbound_words(self.catalog)
-
-    def text_filter(self):
-        return outbound_text_filter(self.catalog)
-
     def visit(self, node, ctx):
         for call in ctx.outbound_sites(node):
             # Calls through a client built unbounded are FROM_CONSTRUCTOR: reported at the
