@@ -9,9 +9,22 @@ from typing import List, Optional
 from deadline_lint.engine import Checker
 from deadline_lint.fixes import FixedText, FixMode, fix_text
 from deadline_lint.profile import build_profile, default_profile, load_profile_file
+from deadline_lint.source import split_lines
 from fixture_cases import FixtureCase
 
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+# A small service used by the fix and codemod tests: one safe fix (DL101), one unsafe (DL103).
+SERVICE = (
+    "import requests\n"
+    "\n"
+    "def refund(order):\n"
+    "    requests.post('http://pay/refund', json=order, timeout=None)\n"
+    "\n"
+    "def health():\n"
+    "    return requests.get('http://inventory/health').ok\n"
+)
+SAFE_FIXED = SERVICE.replace(".get('http://inventory/health')", ".get('http://inventory/health', timeout=10.0)")
+ALL_FIXED = SAFE_FIXED.replace("timeout=None", "timeout=10.0")
+
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 
 
@@ -38,10 +51,10 @@ def fix_case(case: FixtureCase, text: Optional[str] = None, unsafe: bool = True)
 
 def apply_unified_diff(original: str, diff: str) -> str:
     """Apply a unified diff (as `fix --diff` prints for one file) to `original`."""
-    source = _LINE.findall(original)
+    source = split_lines(original)
     out: List[str] = []
     position = 0
-    lines = _LINE.findall(diff)
+    lines = split_lines(diff)
     index = 0
     while index < len(lines):
         match = _HUNK.match(lines[index])

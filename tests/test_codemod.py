@@ -21,20 +21,10 @@ from deadline_lint.codemod import InsertBudget
 from deadline_lint.cli import main
 from deadline_lint.rules.base import REGISTRY, Rule, all_rules
 from fixture_cases import FixtureCase, fixture_cases
-from fixture_fixing import fix_case
+from fixture_fixing import ALL_FIXED, SAFE_FIXED, SERVICE, fix_case
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = fixture_cases()
-SERVICE = (
-    "import requests\n"
-    "\n"
-    "def refund(order):\n"
-    "    requests.post('http://pay/refund', json=order, timeout=None)\n"
-    "\n"
-    "def health():\n"
-    "    return requests.get('http://inventory/health').ok\n"
-)
-SAFE_FIXED = SERVICE.replace("/health')", "/health', timeout=10.0)")
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
@@ -54,7 +44,7 @@ def test_exec_transform_with_prettyprint_applies_safe_fixes_only() -> None:
     assert code == SAFE_FIXED
     command = InsertBudget(CodemodContext(), unsafe_fixes=True)
     unsafe = exec_transform_with_prettyprint(command, SERVICE, format_code=False)
-    assert unsafe == SAFE_FIXED.replace("timeout=None", "timeout=10.0")
+    assert unsafe == ALL_FIXED
 
 
 def test_codemod_thread_budget_option() -> None:

@@ -15,7 +15,16 @@ from deadline_lint.engine import Checker
 from deadline_lint.fixes import MAX_ROUNDS, FixMode, add_imports, apply_edits, fix_text, parse_import
 from deadline_lint.rules.base import REGISTRY, Rule, all_rules
 from fixture_cases import FIXTURES, FixtureCase, fixture_cases
-from fixture_fixing import apply_unified_diff, checker_for, fix_case, golden_path, read_exact
+from fixture_fixing import (
+    ALL_FIXED,
+    SAFE_FIXED,
+    SERVICE,
+    apply_unified_diff,
+    checker_for,
+    fix_case,
+    golden_path,
+    read_exact,
+)
 
 CASES = fixture_cases()
 IDS = [c.id for c in CASES]
@@ -239,17 +248,6 @@ def test_per_path_ignores_are_never_fixed(tmp_path: Path, monkeypatch) -> None:
 
 
 # -- the command line -------------------------------------------------------------------------
-SERVICE = (
-    "import requests\n"
-    "\n"
-    "def refund(order):\n"
-    "    requests.post('http://pay/refund', json=order, timeout=None)\n"
-    "\n"
-    "def health():\n"
-    "    return requests.get('http://inventory/health').ok\n"
-)
-SAFE_FIXED = SERVICE.replace(".get('http://inventory/health')", ".get('http://inventory/health', timeout=10.0)")
-ALL_FIXED = SAFE_FIXED.replace("timeout=None", "timeout=10.0")
 
 
 def test_fix_applies_safe_fixes_and_reports_what_remains(tmp_path: Path, capsys) -> None:

@@ -24,13 +24,12 @@ from deadline_lint.diagnostics import Applicability, Diagnostic, Edit, Fix
 from deadline_lint.engine import MAX_FILE_BYTES, Checker, tool_diagnostic
 from deadline_lint.profile import Profile
 from deadline_lint.runner import _apply_path_ignores, resolve_jobs
-from deadline_lint.source import DecodeError, SourceFile
+from deadline_lint.source import DecodeError, SourceFile, split_lines
 from deadline_lint.thread_budget import PARAMETER, THREADED_CODE, finding_key, plan_thread_budget
 from deadline_lint.writes import WriteRefused, encode_like, match_newlines, read_snapshot, write_atomic
 
 MAX_ROUNDS = 10
 _PARSE_FAILURES = ("DL001", "DL002")
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 _IMPORT_FROM = re.compile(r"^from\s+([\w.]+)\s+import\s+(\w+)(?:\s+as\s+(\w+))?$")
 _IMPORT = re.compile(r"^(?:import\s+)?([\w.]+)(?:\s+as\s+(\w+))?$")
 
@@ -269,7 +268,7 @@ def _unfixable(path: str, reason: Diagnostic) -> FileOutcome:
 def unified_diff(path: str, before: str, after: str) -> str:
     """A unified diff that `patch -p0` applies; lines keep their own endings."""
     lines: List[str] = []
-    for line in difflib.unified_diff(_LINE.findall(before), _LINE.findall(after), path, path):
+    for line in difflib.unified_diff(split_lines(before), split_lines(after), path, path):
         lines.append(line)
         if not line.endswith(("\n", "\r")):
             lines.append("\n\\ No newline at end of file\n")

@@ -17,6 +17,12 @@ _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 ALL_CODES: FrozenSet[str] = frozenset({"*"})
 
 
+def split_lines(text: str) -> List[str]:
+    """Lines with their endings, split only where the tokenizer ends a line (\n, \r\n, \r):
+    str.splitlines() would also split on form feeds and U+2028."""
+    return _LINE.findall(text)
+
+
 class DecodeError(Exception):
     """The bytes are not text in the declared (or default UTF-8) encoding."""
 
@@ -50,9 +56,7 @@ class SourceFile:
     @property
     def lines(self) -> List[str]:
         if self._lines is None:
-            # Only \n, \r\n and \r end a line for the tokenizer; str.splitlines() would also
-            # split on form feeds and U+2028 and put every later position off by one.
-            self._lines = _LINE.findall(self.text)
+            self._lines = split_lines(self.text)
         return self._lines
 
     @property
