@@ -1,6 +1,9 @@
 """One baseline pass for bench/run.py: parse every listed file, nothing else.
 
-    python bench/parse_pass.py {ast|libcst} FILE_LIST [JOBS]
+    python bench/parse_pass.py {ast|libcst|engine} FILE_LIST [JOBS]
+
+`engine` runs deadline-lint's Checker (default rules) on every file with its text prefilter
+switched off, so every file is parsed and walked: the cost when nothing can be skipped.
 
 FILE_LIST holds one path a line. Prints a JSON object with the number of files
 parsed and the ones that failed. Timing is taken from outside by the caller
@@ -23,7 +26,22 @@ def parse_libcst(data):
     libcst.parse_module(data)
 
 
-PARSERS = {"ast": parse_ast, "libcst": parse_libcst}
+_checker = None
+
+
+def check_engine(data):
+    global _checker
+    if _checker is None:
+        from deadline_lint.engine import Checker
+        _checker = Checker()
+        _checker.trigger_words, _checker.text_filters = None, ()  # parse every file
+    found = _checker.check_bytes(data, "corpus.py")
+    tool_errors = [d for d in found if d.code < "DL100"]
+    if tool_errors:
+        raise RuntimeError(tool_errors[0].message)
+
+
+PARSERS = {"ast": parse_ast, "libcst": parse_libcst, "engine": check_engine}
 
 
 def parse_one(args):

@@ -7,6 +7,8 @@ Passes, each in its own subprocess, over the same files:
   ast            ast.parse of every file (the floor)
   libcst         libcst.parse_module of every file (what deadline-lint builds on)
   deadline-lint  python -m deadline_lint check CORPUS --format json [extra args]
+  dl-unfiltered  deadline-lint's engine (default rules) with the text prefilter off: every
+                 file parsed and walked, the cost when no file can be skipped
 
 Each pass is measured from outside: wall clock, CPU (user + system, from
 os.wait4, so it includes any worker processes the pass reaped) and peak RSS
@@ -55,9 +57,9 @@ def tail(text, n=5):
     return "\n".join("    " + line for line in text.strip().splitlines()[-n:])
 
 
-def baseline_pass(kind, python, list_file, jobs):
+def baseline_pass(kind, python, list_file, jobs, env=None):
     code, out, err, wall, cpu, mib = measure(
-        [python, str(HERE / "parse_pass.py"), kind, list_file, str(jobs)])
+        [python, str(HERE / "parse_pass.py"), kind, list_file, str(jobs)], env)
     if code != 0:
         return {"error": f"exit {code}\n{tail(err)}"}
     result = json.loads(out)
@@ -75,11 +77,16 @@ def findings_of(doc):
     raise ValueError(f"no findings list among keys {sorted(doc)}")
 
 
-def lint_pass(python, corpus_dir, jobs, extra):
+def checkout_env():
+    """Measure this checkout's package, installed or not (its deps must be importable)."""
     env = dict(os.environ)
-    # Measure this checkout's package, installed or not (its deps must be importable).
     env["PYTHONPATH"] = os.pathsep.join(
         p for p in (str(REPO / "src"), env.get("PYTHONPATH")) if p)
+    return env
+
+
+def lint_pass(python, corpus_dir, jobs, extra):
+    env = checkout_env()
     ok, why = importable(python, "deadline_lint", env)
     if not ok:
         return {"error": f"cannot import deadline_lint with {python}: {why}"}
@@ -128,8 +135,8 @@ def report(res):
                 else f"{p['findings']} findings" if "findings" in p else "")
         print(f"{name:<14}{p['wall']:>9.2f}{p['cpu']:>9.2f}{lines / p['cpu']:>13,.0f}"
               f"{lines / p['wall']:>14,.0f}{p['peak_mib']:>10.0f}  {note}")
-    for base, r in res["ratios"].items():
-        print(f"\ndeadline-lint / {base}: {r['cpu']:.1f}x CPU, {r['wall']:.1f}x wall,"
+    for pair, r in res["ratios"].items():
+        print(f"\n{pair}: {r['cpu']:.1f}x CPU, {r['wall']:.1f}x wall,"
               f" {r['peak_mib']:.1f}x peak RSS", end="")
     print()
     lint = res["passes"].get("deadline-lint", {})
@@ -179,16 +186,21 @@ def main():
             ok, why = importable(args.python, kind)
             res["passes"][kind] = (baseline_pass(kind, args.python, f.name, args.jobs)
                                    if ok else {"skipped": f"{kind} not importable ({why})"})
+        print("running deadline-lint ...", flush=True)
+        res["passes"]["deadline-lint"] = lint_pass(args.python, corpus_dir, args.jobs, extra)
+        if "error" not in res["passes"]["deadline-lint"]:
+            print("running deadline-lint with the prefilter off ...", flush=True)
+            res["passes"]["dl-unfiltered"] = baseline_pass(
+                "engine", args.python, f.name, args.jobs, checkout_env())
     finally:
         os.unlink(f.name)
-    print("running deadline-lint ...", flush=True)
-    res["passes"]["deadline-lint"] = lint_pass(args.python, corpus_dir, args.jobs, extra)
 
-    lint = res["passes"]["deadline-lint"]
-    for base in ("ast", "libcst"):
-        b = res["passes"][base]
-        if "cpu" in lint and "cpu" in b:
-            res["ratios"][base] = {k: lint[k] / b[k] for k in ("cpu", "wall", "peak_mib")}
+    for name in ("deadline-lint", "dl-unfiltered"):
+        lint = res["passes"].get(name, {})
+        for base in ("ast", "libcst"):
+            b = res["passes"][base]
+            if "cpu" in lint and "cpu" in b:
+                res["ratios"][f"{name} / {base}"] = {k: lint[k] / b[k] for k in ("cpu", "wall", "peak_mib")}
     report(res)
     if args.json_out:
         args.json_out.write_text(json.dumps(res, indent=2) + "\n")
