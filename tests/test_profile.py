@@ -79,3 +79,19 @@ def test_no_configuration_means_built_in_defaults(tmp_path: Path) -> None:
     assert profile["edge_total_ms"] == 10000
     assert profile.render("edge_expression") == "10.0"
     assert profile.render("seconds_expression", "left") == "max(0.0, left - 0.05)"
+
+
+def test_per_path_ignores_are_relative_to_the_pyproject(tmp_path: Path, monkeypatch) -> None:
+    from deadline_lint.engine import Checker
+    from deadline_lint.runner import check_files
+
+    write(tmp_path, '[tool.deadline-lint]\nper-path-ignores = {"scripts/*" = ["DL101"]}\n', "pyproject.toml")
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "app").mkdir()
+    bad = "import requests\nrequests.get('u')\n"
+    (tmp_path / "scripts" / "job.py").write_text(bad)
+    (tmp_path / "app" / "svc.py").write_text(bad)
+    monkeypatch.chdir(tmp_path / "app")  # run from a subfolder: patterns still mean the root's
+    profile = resolve_profile(None, tmp_path / "app")
+    found = check_files(Checker(profile), ["../scripts/job.py", "svc.py"], jobs=1)
+    assert [(d.path, d.code) for d in found] == [("svc.py", "DL101")]

@@ -23,7 +23,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from deadline_lint.diagnostics import Applicability, Diagnostic, Edit, Fix
 from deadline_lint.engine import MAX_FILE_BYTES, Checker, tool_diagnostic
 from deadline_lint.profile import Profile
-from deadline_lint.runner import _apply_path_ignores, resolve_jobs
+from deadline_lint.runner import apply_path_ignores, resolve_jobs
 from deadline_lint.source import DecodeError, SourceFile, split_lines
 from deadline_lint.thread_budget import PARAMETER, THREADED_CODE, finding_key, plan_thread_budget
 from deadline_lint.writes import WriteRefused, encode_like, match_newlines, read_snapshot, write_atomic
@@ -103,7 +103,7 @@ def fix_text(checker: Checker, text: str, path: str, mode: FixMode = FixMode()) 
 
 def check_for_fixing(checker: Checker, text: str, path: str) -> List[Diagnostic]:
     """What `check` reports for this text: suppressions and per-path ignores applied."""
-    return _apply_path_ignores(checker, checker.check_text(text, path))
+    return apply_path_ignores(checker, checker.check_text(text, path))
 
 
 def _give_up(original: str, before: Sequence[Diagnostic], path: str, code: str, message: str) -> FixedText:
@@ -286,8 +286,8 @@ class _WorkerState:
 _worker = _WorkerState()
 
 
-def _init_worker(profile_raw: Dict[str, Any], source: str, options: Dict[str, Any], mode: FixMode, write: bool) -> None:
-    _worker.checker = Checker(Profile(profile_raw, source), **options)
+def _init_worker(profile: Profile, options: Dict[str, Any], mode: FixMode, write: bool) -> None:
+    _worker.checker = Checker(profile, **options)
     _worker.mode = mode
     _worker.write = write
 
@@ -314,7 +314,7 @@ def fix_files(
     with ProcessPoolExecutor(
         max_workers=workers,
         initializer=_init_worker,
-        initargs=(dict(checker.profile.raw), checker.profile.source, options, mode, write),
+        initargs=(checker.profile, options, mode, write),
     ) as pool:
         return [outcome for chunk in pool.map(_fix_chunk, chunks) for outcome in chunk]
 

@@ -16,19 +16,14 @@ the file) is yielded like any other finding, so flake8's selection decides wheth
 from __future__ import annotations
 
 import ast
-import re
 from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Tuple
 
 from deadline_lint import __version__
-from deadline_lint.diagnostics import Diagnostic
 from deadline_lint.engine import Checker
 from deadline_lint.profile import ProfileError, resolve_profile
 from deadline_lint.rules.base import all_rules
-# The CLI's own helpers, reused so the profile's per-path ignores and the tool's own pragma
-# mean exactly the same thing here.
-from deadline_lint.runner import _apply_path_ignores as apply_path_ignores
-from deadline_lint.source import _OWN as OWN_PRAGMA
+from deadline_lint.runner import apply_path_ignores
 from deadline_lint.source import SourceFile
 
 Result = Tuple[int, int, str, type]
@@ -102,19 +97,8 @@ class DeadlineLintFlake8:
             return
         source = SourceFile(text, self.filename)
         for diagnostic in apply_path_ignores(checker, found):
-            if _own_pragma_suppresses(source, diagnostic):
+            # `# noqa` is flake8's; our own `# deadline-lint: ignore[...]` flake8 cannot know.
+            if source.is_suppressed(diagnostic.line, diagnostic.code, include_noqa=False):
                 continue
             # flake8 adds 1 to the column a plugin yields; ours is already 1-based.
             yield diagnostic.line, diagnostic.column - 1, f"{diagnostic.code} {diagnostic.message}", type(self)
-
-
-def _own_pragma_suppresses(source: SourceFile, diagnostic: Diagnostic) -> bool:
-    """`# deadline-lint: ignore[...]` is ours, so flake8 cannot know it; `# noqa` is flake8's."""
-    line = source.line_text(diagnostic.line)
-    if "deadline-lint" not in line.lower():
-        return False
-    for match in OWN_PRAGMA.finditer(line):
-        listed = match.group("codes")
-        if not listed or any(diagnostic.code.startswith(c.upper()) for c in re.findall(r"[A-Z]+[0-9]+", listed, re.I)):
-            return True
-    return False

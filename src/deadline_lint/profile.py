@@ -182,6 +182,8 @@ class Profile:
 
     raw: Mapping[str, Any]
     source: str  # where it came from, for messages
+    # The folder `per_path_ignores` patterns are relative to: the profile's or pyproject's.
+    root: Optional[str] = None
 
     def __getitem__(self, key: str) -> Any:
         return self.raw[key]
@@ -219,11 +221,11 @@ def _check_consistency(data: Mapping[str, Any], where: str) -> None:
         )
 
 
-def build_profile(overrides: Mapping[str, Any], where: str) -> Profile:
+def build_profile(overrides: Mapping[str, Any], where: str, root: Optional[str] = None) -> Profile:
     _validate(overrides, SCHEMA, where)
     merged = _merge(DEFAULTS, overrides)
     _check_consistency(merged, where)
-    return Profile(raw=merged, source=where)
+    return Profile(raw=merged, source=where, root=root)
 
 
 def default_profile() -> Profile:
@@ -276,7 +278,7 @@ def _pyproject_table(pyproject: Path) -> Optional[Dict[str, Any]]:
 def resolve_profile(explicit: Optional[str], start: Path) -> Profile:
     """Find and load the profile the way the CLI and plugins all do."""
     if explicit:
-        return build_profile(load_profile_file(Path(explicit)), explicit)
+        return build_profile(load_profile_file(Path(explicit)), explicit, str(Path(explicit).resolve().parent))
     pyproject = find_pyproject(start)
     if pyproject is None:
         return default_profile()
@@ -298,7 +300,7 @@ def resolve_profile(explicit: Optional[str], start: Path) -> Profile:
         table = {key.replace("-", "_"): value for key, value in table.items()}
         _validate(table, SCHEMA, f"{pyproject} [tool.deadline-lint]")
         overrides = _merge(overrides, table)
-    return build_profile(overrides, where)
+    return build_profile(overrides, where, str(pyproject.parent))
 
 
 def code_selected(code: str, selectors: Tuple[str, ...]) -> bool:

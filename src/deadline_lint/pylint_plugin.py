@@ -24,7 +24,7 @@ from deadline_lint.diagnostics import Diagnostic
 from deadline_lint.engine import Checker
 from deadline_lint.profile import ProfileError, resolve_profile
 from deadline_lint.rules.base import all_rules
-from deadline_lint.runner import _apply_path_ignores as apply_path_ignores
+from deadline_lint.runner import apply_path_ignores
 from deadline_lint.tool_codes import TOOL_CODES
 
 if TYPE_CHECKING:  # pragma: no cover

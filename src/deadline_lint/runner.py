@@ -15,9 +15,9 @@ PARALLEL_THRESHOLD = 64
 _worker_checker: Optional[Checker] = None
 
 
-def _init_worker(profile_raw: Dict[str, Any], source: str, options: Dict[str, Any]) -> None:
+def _init_worker(profile: Profile, options: Dict[str, Any]) -> None:
     global _worker_checker
-    _worker_checker = Checker(Profile(profile_raw, source), **options)
+    _worker_checker = Checker(profile, **options)
 
 
 def _check_chunk(paths: Sequence[str]) -> List[Diagnostic]:
@@ -28,12 +28,15 @@ def _check_chunk(paths: Sequence[str]) -> List[Diagnostic]:
     return found
 
 
-def _apply_path_ignores(checker: Checker, found: List[Diagnostic]) -> List[Diagnostic]:
+def apply_path_ignores(checker: Checker, found: List[Diagnostic]) -> List[Diagnostic]:
+    """Drop what the profile's `per_path_ignores` silences; patterns are relative to the
+    folder of the profile (or pyproject.toml) that declared them, as in ruff and flake8."""
     if not checker.profile["per_path_ignores"]:
         return found
+    root = checker.profile.root or os.getcwd()
     kept = []
     for diagnostic in found:
-        relative = os.path.relpath(diagnostic.path).replace(os.sep, "/")
+        relative = os.path.relpath(os.path.abspath(diagnostic.path), root).replace(os.sep, "/")
         ignored = path_ignores(checker.profile, relative)
         if not any(diagnostic.code.startswith(code) or code == "ALL" for code in ignored):
             kept.append(diagnostic)
@@ -62,7 +65,7 @@ def check_files(checker: Checker, paths: Sequence[str], jobs: Optional[int] = No
         with ProcessPoolExecutor(
             max_workers=workers,
             initializer=_init_worker,
-            initargs=(dict(checker.profile.raw), checker.profile.source, options),
+            initargs=(checker.profile, options),
         ) as pool:
             found = [d for chunk in pool.map(_check_chunk, chunks) for d in chunk]
-    return sorted(_apply_path_ignores(checker, found), key=Diagnostic.sort_key)
+    return sorted(apply_path_ignores(checker, found), key=Diagnostic.sort_key)

@@ -119,13 +119,14 @@ class SourceFile:
         return any(s < end and start < e for s, e in self.comment_spans())
 
     # -- suppressions ------------------------------------------------------
-    def suppressed_codes(self, lineno: int) -> FrozenSet[str]:
-        """Codes silenced on this physical line; ALL_CODES for a bare `# noqa`."""
+    def suppressed_codes(self, lineno: int, include_noqa: bool = True) -> FrozenSet[str]:
+        """Codes silenced on this physical line; ALL_CODES for a bare `# noqa`. Under flake8,
+        `# noqa` is flake8's own business and only our `# deadline-lint: ignore` is read here."""
         line = self.line_text(lineno)
         if "#" not in line:
             return frozenset()
         codes: set = set()
-        for pattern in (_NOQA, _OWN):
+        for pattern in (_NOQA, _OWN) if include_noqa else (_OWN,):
             for match in pattern.finditer(line):
                 listed = match.group("codes")
                 if not listed:
@@ -133,8 +134,8 @@ class SourceFile:
                 codes.update(code.upper() for code in _CODE.findall(listed))
         return frozenset(codes)
 
-    def is_suppressed(self, lineno: int, code: str) -> bool:
-        codes = self.suppressed_codes(lineno)
+    def is_suppressed(self, lineno: int, code: str, include_noqa: bool = True) -> bool:
+        codes = self.suppressed_codes(lineno, include_noqa)
         if codes is ALL_CODES:
             return True
         # flake8 semantics: a listed prefix (`DL1`) silences the whole family.

@@ -127,7 +127,7 @@ def _placeholder_fixes(checker: "Checker", source: SourceFile) -> Dict[Key, Fix]
     if twin is None:
         raw = copy.deepcopy(dict(checker.profile.raw))
         raw["fix"]["edge_expression"] = PLACEHOLDER
-        profile = Profile(raw, checker.profile.source)
+        profile = Profile(raw, checker.profile.source, checker.profile.root)
         twin = _PLACEHOLDER_CHECKERS[checker] = type(checker)(profile, select=checker.codes, catalog=checker.catalog)
     return {
         finding_key(d): d.fix
