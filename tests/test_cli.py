@@ -173,3 +173,28 @@ def test_positions_survive_form_feeds_and_unicode(tmp_path: Path) -> None:
     (tmp_path / "odd.py").write_text(text, encoding="utf-8")
     (item,) = json.loads(run("check", "--format", "json", str(tmp_path)).stdout)
     assert (item["line"], item["column"], item["end_column"]) == (3, 10, 27)
+
+
+def run_stdin(data: bytes, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "deadline_lint", *args], cwd=ROOT, input=data, capture_output=True, timeout=120
+    )
+
+
+def test_check_reads_stdin_for_editors() -> None:
+    result = run_stdin(b"import requests\nrequests.get('u')\n", "check", "-", "--stdin-filename", "svc/api.py")
+    assert result.returncode == 1
+    assert result.stdout.decode().splitlines()[0].startswith("svc/api.py:2:1: DL101")
+
+
+def test_fix_on_stdin_prints_the_fixed_source() -> None:
+    result = run_stdin(b"import requests\nrequests.get('u', timeout=None)\nrequests.get('u')\n", "fix", "-")
+    assert result.stdout == b"import requests\nrequests.get('u', timeout=None)\nrequests.get('u', timeout=10.0)\n"
+    assert b"-:2:27: DL103" in result.stderr  # unsafe: left, and reported
+    assert result.returncode == 1
+
+
+def test_stdin_cannot_mix_with_paths() -> None:
+    result = run_stdin(b"", "check", "-", "examples/")
+    assert result.returncode == 2
+    assert b"stdin cannot be combined" in result.stderr

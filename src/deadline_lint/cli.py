@@ -24,11 +24,12 @@ from typing import List, Optional, Sequence
 from deadline_lint import __version__
 from deadline_lint.engine import Checker
 from deadline_lint.files import discover, display_path
-from deadline_lint.fixes import FileOutcome, FixMode, fix_files, fix_summary
+from deadline_lint.fixes import FileOutcome, FixMode, fix_files, fix_summary, fix_text, unified_diff
 from deadline_lint.output import DOCUMENT_FORMATS, WRITERS, write_statistics
 from deadline_lint.profile import ProfileError, resolve_profile
 from deadline_lint.rules.base import DOC_SECTIONS, all_rules
-from deadline_lint.runner import check_files
+from deadline_lint.runner import apply_path_ignores, check_files
+from deadline_lint.source import DecodeError, decode_source
 from deadline_lint.tool_codes import TOOL_CODES
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -43,7 +44,8 @@ def _codes(value: str) -> List[str]:
 
 
 def _add_selection(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("paths", nargs="*", default=["."], help="files or folders (default: .)")
+    parser.add_argument("paths", nargs="*", default=["."], help="files or folders (default: .); - reads stdin")
+    parser.add_argument("--stdin-filename", help="with -: the path to report (and match profile settings) for stdin")
     parser.add_argument("--profile", help="adoption profile YAML (default: [tool.deadline-lint] in pyproject.toml)")
     parser.add_argument("--select", type=_codes, default=[], help="only these codes or prefixes (DL101,DL1)")
     parser.add_argument("--extend-select", type=_codes, default=[], help="add these codes, e.g. opt-in DL106")
@@ -96,11 +98,25 @@ def _checker_options(args: argparse.Namespace) -> dict:
     return {"select": args.select, "ignore": args.ignore, "extend_select": args.extend_select}
 
 
+def _reads_stdin(args: argparse.Namespace) -> bool:
+    if "-" in args.paths and args.paths != ["-"]:
+        raise ProfileError("-: stdin cannot be combined with other paths")
+    return args.paths == ["-"]
+
+
+def _stdin_name(args: argparse.Namespace) -> str:
+    return args.stdin_filename or "-"
+
+
 def _load(args: argparse.Namespace):
-    start = Path(args.paths[0]) if args.paths else Path(".")
-    profile = resolve_profile(args.profile, start if start.exists() else Path("."))
+    stdin = _reads_stdin(args)
+    first = Path(_stdin_name(args) if stdin else (args.paths[0] if args.paths else "."))
+    start = first if first.exists() else (first.parent if first.parent.exists() else Path("."))
+    profile = resolve_profile(args.profile, start)
     options = _checker_options(args)
     checker = Checker(profile, **options)
+    if stdin:
+        return checker, options, []
     missing = [p for p in args.paths if not os.path.exists(p)]
     if missing:
         raise ProfileError(f"{missing[0]}: no such file or directory")
@@ -112,7 +128,11 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.fix or args.diff:
         return cmd_fix(args)
     checker, options, files = _load(args)
-    found = check_files(checker, files, args.jobs, options)
+    if _reads_stdin(args):
+        found = apply_path_ignores(checker, checker.check_bytes(sys.stdin.buffer.read(), _stdin_name(args)))
+        files = [_stdin_name(args)]
+    else:
+        found = check_files(checker, files, args.jobs, options)
     try:
         out = open(args.output_file, "w", encoding="utf-8") if args.output_file else sys.stdout
     except OSError as exc:  # a usage error: one line, exit 2
@@ -132,6 +152,8 @@ def cmd_fix(args: argparse.Namespace) -> int:
     """`fix` and `check --fix` / `check --diff`: fix, then report what remains."""
     checker, options, files = _load(args)
     mode = FixMode(unsafe=args.unsafe_fixes, thread_budget=args.thread_budget)
+    if _reads_stdin(args):
+        return _fix_stdin(checker, mode, args)
     with _sigterm_interrupts():
         outcomes = fix_files(checker, files, mode, write=not args.diff, jobs=args.jobs, options=options)
     summary = fix_summary(outcomes, mode, not args.diff, len(files))
@@ -161,6 +183,32 @@ def cmd_fix(args: argparse.Namespace) -> int:
     if failed or (args.exit_non_zero_on_fix and any(o.changed for o in outcomes)):
         return EXIT_FINDINGS
     return EXIT_FINDINGS if remaining and not args.exit_zero else EXIT_CLEAN
+
+
+def _fix_stdin(checker: Checker, mode: FixMode, args: argparse.Namespace) -> int:
+    """For editors: the fixed source (or, with --diff, the diff) on stdout, what remains on
+    stderr. Undecodable input is passed through unchanged with its DL002 on stderr."""
+    data = sys.stdin.buffer.read()
+    name = _stdin_name(args)
+    try:
+        text = decode_source(data)
+    except DecodeError as exc:
+        sys.stdout.buffer.write(data)
+        print(f"{name}:1:1: DL002 cannot decode file: {exc}", file=sys.stderr)
+        return EXIT_FINDINGS
+    result = fix_text(checker, text, name, mode)
+    if args.diff:
+        sys.stdout.buffer.write(unified_diff(name, result.original, result.text).encode("utf-8"))
+    else:
+        sys.stdout.buffer.write(result.text.encode("utf-8"))
+    sys.stdout.flush()
+    for d in result.remaining:
+        print(f"{d.path}:{d.line}:{d.column}: {d.code} {d.message}", file=sys.stderr)
+    if args.diff:
+        return EXIT_FINDINGS if result.changed or result.gave_up else EXIT_CLEAN
+    if result.gave_up or (args.exit_non_zero_on_fix and result.changed):
+        return EXIT_FINDINGS
+    return EXIT_FINDINGS if result.remaining and not args.exit_zero else EXIT_CLEAN
 
 
 def _write_diffs(outcomes: Sequence[FileOutcome]) -> None:
