@@ -177,3 +177,13 @@ def test_unwritable_output_file_is_a_usage_error(project, capsys) -> None:
     assert status == 2 and out == ""
     target = project / "missing" / "report.txt"
     assert err.strip() == f"deadline-lint: {target}: cannot write the report: No such file or directory"
+
+
+def test_summary_names_the_fix_command_for_each_kind_of_fix() -> None:
+    from deadline_lint.engine import Checker
+    from deadline_lint.output import summary_line
+
+    unsafe_only = Checker().check_text("import requests\nrequests.get('u', timeout=None)\n", "a.py")
+    assert summary_line(unsafe_only, 1).endswith("; 1 fixable with `deadline-lint fix --unsafe-fixes`.")
+    both = Checker().check_text("import requests\nrequests.get('u')\nrequests.get('u', timeout=None)\n", "a.py")
+    assert summary_line(both, 1).endswith("; 1 fixable with `deadline-lint fix`; 1 more with `--unsafe-fixes`.")

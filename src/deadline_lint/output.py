@@ -33,7 +33,8 @@ def summary_line(found: List[Diagnostic], files_checked: int) -> str:
     if fixable:
         text += f"; {fixable} fixable with `deadline-lint fix`"
     if unsafe:
-        text += f"; {unsafe} more with `--unsafe-fixes`"
+        text += (f"; {unsafe} more with `--unsafe-fixes`" if fixable
+                 else f"; {unsafe} fixable with `deadline-lint fix --unsafe-fixes`")
     return text + "."
 
 

@@ -136,11 +136,16 @@ def _constructor_timeout(
         return HIDDEN, None
     position = client.constructor_position if instance.called == client.qualname else None
     ctor_timeout = argument_at(constructor, position, client.constructor_keyword)
-    if ctor_timeout is not None:
+    if ctor_timeout is not None and not _means_default(ctor_timeout, client):
         return FROM_CONSTRUCTOR, ctor_timeout
     if _hides_arguments(constructor) or _configured_elsewhere(constructor, client):
         return HIDDEN, None
     return FROM_DEFAULT, None
+
+
+def _means_default(timeout: ast.expr, client: ClientClass) -> bool:
+    """`aiohttp.ClientSession(timeout=None)` keeps aiohttp's default: not an unbounded client."""
+    return client.none_is_default and isinstance(timeout, ast.Constant) and timeout.value is None
 
 
 def _configured_elsewhere(call: ast.Call, client: ClientClass) -> bool:
@@ -167,7 +172,7 @@ def classify_construction(call: ast.Call, scope: Scope, resolver: Resolver, cata
         return None
     api = catalog.constructor_api(client, called)
     timeout = argument_at(call, api.position, api.keyword)
-    if timeout is not None:
+    if timeout is not None and not _means_default(timeout, client):
         return OutboundCall(call, api, timeout, FROM_CALL, api.default_timeout)
     if _hides_arguments(call) or _configured_elsewhere(call, client):
         return OutboundCall(call, api, None, HIDDEN, api.default_timeout)

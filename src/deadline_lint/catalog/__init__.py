@@ -55,6 +55,7 @@ class ClientClass:
     default_timeout: Optional[float]
     methods: Mapping[str, OutboundApi] = field(default_factory=dict)
     checked: bool = False  # the constructor is reported when it sets no timeout (redis.Redis)
+    none_is_default: bool = False  # `timeout=None` at construction means the library default
     configured_by: FrozenSet[str] = frozenset()  # keywords that hand over a configured connection
     returns: Mapping[str, Tuple[str, bool]] = field(default_factory=dict)  # method -> (class, inherits)
     any_method: bool = False  # a gRPC stub: every attribute is a remote method
@@ -274,6 +275,7 @@ def _build(groups: Iterable[Mapping[str, Any]], data: Mapping[str, Any]) -> Cata
                 default_timeout=class_base["default_timeout"],
                 methods=methods,
                 checked=bool(spec.get("checked", False)),
+                none_is_default=bool(spec.get("none_is_default", False)),
                 configured_by=frozenset(spec.get("configured_by", []) or []),
                 returns=returns,
                 timeout_template=base["timeout_template"],

@@ -17,7 +17,7 @@ _ENTRY_KEYS = {
 _METHOD_KEYS = {"name", "keyword", "position", "default_timeout", "returns", "inherits_timeout", "headers_position"}
 _CLASS_KEYS = {
     "methods", "constructor_keyword", "constructor_position", "default_timeout", "keyword", "checked",
-    "factories", "configured_by",
+    "factories", "configured_by", "none_is_default",
 }
 _STUB_KEYS = {"module_suffix", "class_suffix", "position", "blocking_attributes", "future_attributes"}
 _TIMEOUT_OBJECT_KEYS = {"fields", "unbounded_if_none", "unbounded_if_empty"}
@@ -61,7 +61,7 @@ def _common_problem(spec: Mapping[str, Any]) -> Optional[str]:
     for key in ("imports", "factories", "configured_by"):
         if key in spec and not _is_names(spec[key]):
             return f"`{key}` as a list of names"
-    for key in ("checked", "inherits_timeout", "unbounded_if_empty"):
+    for key in ("checked", "inherits_timeout", "unbounded_if_empty", "none_is_default"):
         if key in spec and not isinstance(spec[key], bool):
             return f"`{key}` as true or false"
     return None
