@@ -11,6 +11,7 @@ from deadline_lint.analysis.scopes import (
     ASSIGN,
     CLASS,
     IMPORT,
+    NESTED_STATEMENTS,
     PARAM,
     WITH,
     Binding,
@@ -21,24 +22,6 @@ from deadline_lint.analysis.scopes import (
 from deadline_lint.catalog import Catalog
 
 _MAX_DEPTH = 8  # chains of `a = b` longer than this are left unknown
-# Where statements nest: bodies, branches, handlers and match cases.
-_NESTED_STATEMENTS = {
-    ast.FunctionDef: ("body",),
-    ast.AsyncFunctionDef: ("body",),
-    ast.ClassDef: ("body",),
-    ast.If: ("body", "orelse"),
-    ast.For: ("body", "orelse"),
-    ast.AsyncFor: ("body", "orelse"),
-    ast.While: ("body", "orelse"),
-    ast.With: ("body",),
-    ast.AsyncWith: ("body",),
-    ast.Try: ("body", "handlers", "orelse", "finalbody"),
-    ast.ExceptHandler: ("body",),
-}
-_NEWER = (("TryStar", ("body", "handlers", "orelse", "finalbody")), ("Match", ("cases",)), ("match_case", ("body",)))
-for _name, _fields in _NEWER:  # Python 3.10 and 3.11 additions
-    if hasattr(ast, _name):
-        _NESTED_STATEMENTS[getattr(ast, _name)] = _fields
 
 
 @dataclass(frozen=True)
@@ -130,7 +113,7 @@ class Resolver:
         stack = list(getattr(scope.module.node, "body", []))
         while stack:
             stmt = stack.pop()
-            nested = _NESTED_STATEMENTS.get(type(stmt))
+            nested = NESTED_STATEMENTS.get(type(stmt))
             if nested is not None:
                 for field in nested:
                     stack.extend(getattr(stmt, field))
@@ -309,7 +292,7 @@ def _statements(function: ast.AST):
     while stack:
         stmt = stack.pop()
         yield stmt
-        nested = _NESTED_STATEMENTS.get(type(stmt))
+        nested = NESTED_STATEMENTS.get(type(stmt))
         if nested is not None:
             for field in nested:
                 stack.extend(getattr(stmt, field))

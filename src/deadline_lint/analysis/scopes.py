@@ -182,19 +182,32 @@ def _collect(scope: Scope) -> Dict[str, List[Binding]]:
 
 # Statements that bind no name and hold no nested statements.
 _BINDS_NOTHING = frozenset({ast.Expr, ast.Return, ast.Raise, ast.Assert, ast.Delete, ast.Pass, ast.Break, ast.Continue})
-# Where the statements nested in a compound statement live (handlers and match cases are
-# handled where they bind names); function and class bodies are scopes of their own.
-_NESTED_BODIES = {
+# Where statements nest: bodies, branches, handlers and match cases.
+NESTED_STATEMENTS = {
+    ast.FunctionDef: ("body",),
+    ast.AsyncFunctionDef: ("body",),
+    ast.ClassDef: ("body",),
     ast.If: ("body", "orelse"),
     ast.For: ("body", "orelse"),
     ast.AsyncFor: ("body", "orelse"),
     ast.While: ("body", "orelse"),
     ast.With: ("body",),
     ast.AsyncWith: ("body",),
-    ast.Try: ("body", "orelse", "finalbody"),
+    ast.Try: ("body", "handlers", "orelse", "finalbody"),
+    ast.ExceptHandler: ("body",),
 }
-if hasattr(ast, "TryStar"):
-    _NESTED_BODIES[ast.TryStar] = ("body", "orelse", "finalbody")  # type: ignore[attr-defined]
+_NEWER = (("TryStar", ("body", "handlers", "orelse", "finalbody")), ("Match", ("cases",)), ("match_case", ("body",)))
+for _name, _fields in _NEWER:  # Python 3.10 and 3.11 additions
+    if hasattr(ast, _name):
+        NESTED_STATEMENTS[getattr(ast, _name)] = _fields
+# The same, for collecting one scope's bindings: function and class bodies are scopes of their
+# own, and handlers and match cases are walked where they bind names.
+_OWN_BINDING_SITES = ("ExceptHandler", "Match", "match_case")
+_NESTED_BODIES = {
+    node_type: tuple(f for f in fields if f not in ("handlers", "cases"))
+    for node_type, fields in NESTED_STATEMENTS.items()
+    if node_type not in _SCOPE_NODES and node_type.__name__ not in _OWN_BINDING_SITES
+}
 
 
 def is_builtin(name: str) -> bool:
