@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import os
 import traceback
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Type
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Type, TypeVar
 
 from deadline_lint.analysis.budget import Budget, BudgetAnalysis
 from deadline_lint.analysis.outbound import (
@@ -25,6 +25,7 @@ from deadline_lint.source import DecodeError, SourceFile, decode_source
 from deadline_lint.tool_codes import TOOL_CODES
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
+_A = TypeVar("_A")
 
 # Fields that never hold a node a rule cares about: expression contexts and operators.
 _SKIPPED_FIELDS = frozenset({"ctx", "op", "ops", "type_ignores"})
@@ -69,6 +70,15 @@ class FileContext:
         self._sites: Dict[int, Tuple[OutboundCall, ...]] = {}
         self.diagnostics: List[Diagnostic] = []
         self._checker = checker
+        self._analyses: Dict[type, object] = {}
+
+    def analysis(self, kind: Type[_A]) -> _A:
+        """The per-file instance of a shared analysis, built on first request as `kind(ctx)`.
+        Analyses live in `analysis/`; the engine knows none of them."""
+        found = self._analyses.get(kind)
+        if found is None:
+            found = self._analyses[kind] = kind(self)
+        return found  # type: ignore[return-value]
 
     # -- questions rules ask ----------------------------------------------------
     @property
@@ -218,9 +228,14 @@ class Checker:
             if rule_enabled(cls, select, ignore, tuple(extend_select))
         ]
         self.dispatch: Dict[Type[ast.AST], List[Tuple[Rule, Callable]]] = {}
+        # End-of-node hooks (a rule judging a whole scope once it has seen all of it).
+        self.leave_dispatch: Dict[Type[ast.AST], List[Tuple[Rule, Callable]]] = {}
         for rule in self.rules:
             for node_type in rule.node_types:
                 self.dispatch.setdefault(node_type, []).append((rule, rule.visit))
+            for node_type in rule.leave_node_types:
+                self.leave_dispatch.setdefault(node_type, []).append((rule, rule.leave))
+        self._tracked_types = _STATEFUL_TYPES.union(self.leave_dispatch)
         words: Optional[set] = set()
         for rule in self.rules:
             rule_words = rule.trigger_words()
@@ -294,15 +309,27 @@ class Checker:
         list is cut back to it on the way down instead of every node being visited a second
         time on the way up; only scopes and `with` statements need a "leave" step."""
         dispatch = dict(self.dispatch)  # per file: a failing rule is dropped for this file only
-        skipped = _LEAF_TYPES.difference(dispatch)
+        leave_dispatch = dict(self.leave_dispatch)
+        tracked = self._tracked_types
+        skipped = _LEAF_TYPES.difference(dispatch).difference(tracked)
         parents = ctx.parents
+
+        def leave(depth: int, node: ast.AST) -> None:
+            del parents[depth:]
+            for rule, on_leave in list(leave_dispatch.get(type(node)) or ()):
+                try:
+                    on_leave(node, ctx)
+                except Exception as exc:  # a rule bug must not end the run
+                    self._rule_failed(ctx, rule, node, exc, dispatch, leave_dispatch)
+            ctx._leave(node)
+
         entered: List[Tuple[int, ast.AST]] = []  # open scopes / `with`s and their depth
         stack: List[Tuple[ast.AST, int]] = [(ctx.tree, 0)]
         pop, push = stack.pop, stack.append
         while stack:
             node, depth = pop()
             while entered and entered[-1][0] >= depth:
-                ctx._leave(entered.pop()[1])
+                leave(*entered.pop())
             del parents[depth:]
             node_type = type(node)
             handlers = dispatch.get(node_type)
@@ -311,8 +338,8 @@ class Checker:
                     try:
                         visit(node, ctx)
                     except Exception as exc:  # a rule bug must not end the run
-                        self._rule_failed(ctx, rule, node, exc, dispatch)
-            if node_type in _STATEFUL_TYPES:
+                        self._rule_failed(ctx, rule, node, exc, dispatch, leave_dispatch)
+            if node_type in tracked:
                 ctx._enter(node)
                 entered.append((depth, node))
             parents.append(node)
@@ -328,12 +355,13 @@ class Checker:
                 elif isinstance(value, ast.AST) and type(value) not in skipped:
                     push((value, depth))
         while entered:
-            ctx._leave(entered.pop()[1])
+            leave(*entered.pop())
         del parents[:]
 
-    def _rule_failed(self, ctx: FileContext, rule: Rule, node: ast.AST, exc: Exception, dispatch) -> None:
-        for node_type, handlers in list(dispatch.items()):
-            dispatch[node_type] = [h for h in handlers if h[0] is not rule]
+    def _rule_failed(self, ctx: FileContext, rule: Rule, node: ast.AST, exc: Exception, *dispatches) -> None:
+        for dispatch in dispatches:
+            for node_type, handlers in list(dispatch.items()):
+                dispatch[node_type] = [h for h in handlers if h[0] is not rule]
         where = traceback.extract_tb(exc.__traceback__)[-1]
         line = getattr(node, "lineno", 1)
         ctx.diagnostics.append(

@@ -30,6 +30,8 @@ class Rule:
     default_enabled: ClassVar[bool] = True
     fix_applicability: ClassVar[Optional[Applicability]] = None  # the best a fix can be
     node_types: ClassVar[Tuple[Type[ast.AST], ...]] = ()
+    # Types whose end the rule wants to see (`leave`), e.g. a function it judges as a whole.
+    leave_node_types: ClassVar[Tuple[Type[ast.AST], ...]] = ()
 
     def __init__(self, profile: Profile, catalog: Catalog) -> None:
         self.profile = profile
@@ -42,6 +44,11 @@ class Rule:
 
     def visit(self, node: ast.AST, ctx: "FileContext") -> None:
         raise NotImplementedError
+
+    def leave(self, node: ast.AST, ctx: "FileContext") -> None:
+        """Called once every descendant of `node` was visited (types in leave_node_types).
+        `ctx.parents` holds the node's ancestors; for a function or class `ctx.scope` is
+        still its own scope."""
 
     @classmethod
     def documentation(cls) -> str:
