@@ -18,44 +18,45 @@ import os
 import signal
 import sys
 import threading
-from pathlib import Path
-from typing import List, Optional, Sequence
+from typing import List, Optional, Sequence, Tuple
 
 from deadline_lint import __version__
+from deadline_lint.config import Checkers, ProfileResolver
 from deadline_lint.engine import Checker
 from deadline_lint.files import discover, display_path
 from deadline_lint.fixes import FileOutcome, FixMode, fix_files, fix_summary, fix_text, unified_diff
 from deadline_lint.output import DOCUMENT_FORMATS, WRITERS, write_statistics
-from deadline_lint.profile import ProfileError, resolve_profile
+from deadline_lint.profile import ProfileError
 from deadline_lint.rules.base import DOC_SECTIONS, all_rules
 from deadline_lint.runner import apply_path_ignores, check_files
+from deadline_lint.selection import SelectorError, check_selectors, parse_selectors
 from deadline_lint.source import DecodeError, decode_source
 from deadline_lint.tool_codes import TOOL_CODES
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
-def _codes(value: str) -> List[str]:
-    codes = [c.strip().upper() for c in value.split(",") if c.strip()]
-    for code in codes:
-        if not (code == "ALL" or (code.startswith("DL") and code[2:].isdigit() and len(code) <= 5) or code == "DL"):
-            raise argparse.ArgumentTypeError(f"not a rule code or prefix: {code!r}")
-    return codes
-
-
 def _add_selection(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="*", default=["."], help="files or folders (default: .); - reads stdin")
     parser.add_argument("--stdin-filename", help="with -: the path to report (and match profile settings) for stdin")
-    parser.add_argument("--profile", help="adoption profile YAML (default: [tool.deadline-lint] in pyproject.toml)")
-    parser.add_argument("--select", type=_codes, default=[], help="only these codes or prefixes (DL101,DL1)")
-    parser.add_argument("--extend-select", type=_codes, default=[], help="add these codes, e.g. opt-in DL106")
-    parser.add_argument("--ignore", type=_codes, default=[], help="skip these codes or prefixes")
-    parser.add_argument("--exclude", action="append", default=[], help="glob of paths to skip (repeatable)")
+    parser.add_argument("--profile", help="adoption profile YAML for every file (default: per file, "
+                        "[tool.deadline-lint] in the nearest pyproject.toml that has one)")
+    parser.add_argument("--select", type=parse_selectors, default=[], help="only these codes or prefixes (DL101,DL1)")
+    parser.add_argument("--extend-select", type=parse_selectors, default=[], help="add these codes, e.g. opt-in DL106")
+    parser.add_argument("--ignore", type=parse_selectors, default=[], help="skip these codes or prefixes")
+    parser.add_argument("--exclude", action="append", default=[],
+                        help="gitignore-style glob of paths to skip, relative to the working directory (repeatable)")
+    parser.add_argument("--no-respect-gitignore", dest="respect_gitignore", action="store_false",
+                        help="also check files that .gitignore, .git/info/exclude or git's global excludes ignore")
     parser.add_argument("--jobs", "-j", type=int, default=None, help="processes (default: by file count)")
 
 
 def _add_fix_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes marked unsafe")
+    parser.add_argument("--extend-safe-fixes", type=parse_selectors, default=[],
+                        help="treat the unsafe fixes of these codes or prefixes as safe (adds to the profile's)")
+    parser.add_argument("--extend-unsafe-fixes", type=parse_selectors, default=[],
+                        help="treat the safe fixes of these codes or prefixes as unsafe (adds to the profile's)")
     parser.add_argument("--diff", action="store_true",
                         help="print a unified diff of the fixes and write nothing (exit 1 if there are changes)")
     parser.add_argument("--thread-budget", action="store_true",
@@ -95,7 +96,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _checker_options(args: argparse.Namespace) -> dict:
-    return {"select": args.select, "ignore": args.ignore, "extend_select": args.extend_select}
+    for option in ("select", "extend_select", "ignore", "extend_safe_fixes", "extend_unsafe_fixes"):
+        try:
+            check_selectors(getattr(args, option, ()), "--" + option.replace("_", "-"))
+        except SelectorError as exc:
+            raise ProfileError(str(exc)) from None
+    return {
+        "select": args.select, "ignore": args.ignore, "extend_select": args.extend_select,
+        "extend_safe_fixes": getattr(args, "extend_safe_fixes", []),
+        "extend_unsafe_fixes": getattr(args, "extend_unsafe_fixes", []),
+    }
 
 
 def _reads_stdin(args: argparse.Namespace) -> bool:
@@ -108,31 +118,34 @@ def _stdin_name(args: argparse.Namespace) -> str:
     return args.stdin_filename or "-"
 
 
-def _load(args: argparse.Namespace):
-    stdin = _reads_stdin(args)
-    first = Path(_stdin_name(args) if stdin else (args.paths[0] if args.paths else "."))
-    start = first if first.exists() else (first.parent if first.parent.exists() else Path("."))
-    profile = resolve_profile(args.profile, start)
-    options = _checker_options(args)
-    checker = Checker(profile, **options)
-    if stdin:
-        return checker, options, []
-    missing = [p for p in args.paths if not os.path.exists(p)]
-    if missing:
-        raise ProfileError(f"{missing[0]}: no such file or directory")
-    files = [display_path(p) for p in discover(args.paths, [*args.exclude, *profile["exclude"]])]
-    return checker, options, files
+def _load(args: argparse.Namespace) -> Tuple[Checkers, List[str]]:
+    """Each file's checker comes from its own profile (config.py), so the order and grouping
+    of the paths never changes a file's findings."""
+    checkers = Checkers(ProfileResolver(args.profile), _checker_options(args))
+    if _reads_stdin(args):
+        checkers.for_path(os.path.abspath(_stdin_name(args)))  # a broken profile: exit 2 now
+        files: List[str] = []
+    else:
+        missing = [p for p in args.paths if not os.path.exists(p)]
+        if missing:
+            raise ProfileError(f"{missing[0]}: no such file or directory")
+        found = discover(args.paths, args.exclude, checkers.excluded, args.respect_gitignore)
+        files = [display_path(p) for p in found]
+    for warning in checkers.resolver.warnings():
+        print(f"deadline-lint: warning: {warning}", file=sys.stderr)
+    return checkers, files
 
 
 def cmd_check(args: argparse.Namespace) -> int:
     if args.fix or args.diff:
         return cmd_fix(args)
-    checker, options, files = _load(args)
+    checkers, files = _load(args)
     if _reads_stdin(args):
+        checker = checkers.for_path(os.path.abspath(_stdin_name(args)))
         found = apply_path_ignores(checker, checker.check_bytes(sys.stdin.buffer.read(), _stdin_name(args)))
         files = [_stdin_name(args)]
     else:
-        found = check_files(checker, files, args.jobs, options)
+        found = check_files(checkers, files, args.jobs)
     try:
         out = open(args.output_file, "w", encoding="utf-8") if args.output_file else sys.stdout
     except OSError as exc:  # a usage error: one line, exit 2
@@ -150,12 +163,12 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def cmd_fix(args: argparse.Namespace) -> int:
     """`fix` and `check --fix` / `check --diff`: fix, then report what remains."""
-    checker, options, files = _load(args)
+    checkers, files = _load(args)
     mode = FixMode(unsafe=args.unsafe_fixes, thread_budget=args.thread_budget)
     if _reads_stdin(args):
-        return _fix_stdin(checker, mode, args)
+        return _fix_stdin(checkers.for_path(os.path.abspath(_stdin_name(args))), mode, args)
     with _sigterm_interrupts():
-        outcomes = fix_files(checker, files, mode, write=not args.diff, jobs=args.jobs, options=options)
+        outcomes = fix_files(checkers, files, mode, write=not args.diff, jobs=args.jobs)
     summary = fix_summary(outcomes, mode, not args.diff, len(files))
     for outcome in outcomes:
         if outcome.refused:

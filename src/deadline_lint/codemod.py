@@ -14,23 +14,20 @@ from __future__ import annotations
 
 import argparse
 import os
-from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, Optional, Sequence, Tuple
 
 import libcst
 from libcst.codemod import CodemodCommand, CodemodContext
 
-from deadline_lint.engine import Checker
+from deadline_lint.config import Checkers, ProfileResolver
 from deadline_lint.fixes import FixMode, fix_text
-from deadline_lint.profile import ProfileError, resolve_profile
+from deadline_lint.profile import ProfileError
+from deadline_lint.selection import SelectorError, check_selectors, parse_selectors
 
 # Checkers are costly to build (rules, catalog) and the same for every file under one
-# profile: one per (profile, selection) per process.
-_CHECKERS: Dict[Tuple[str, Tuple[str, ...]], Checker] = {}
-
-
-def _codes(value: str) -> List[str]:
-    return [code.strip().upper() for code in value.split(",") if code.strip()]
+# profile: one set per (explicit profile, selection) per process, each file resolving its own
+# profile as the CLI does (config.py).
+_CHECKERS: Dict[Tuple[Optional[str], Tuple[str, ...]], Checkers] = {}
 
 
 class InsertBudget(CodemodCommand):
@@ -47,7 +44,7 @@ class InsertBudget(CodemodCommand):
             help="add a budget_s parameter to functions with unbudgeted outbound calls and forward it",
         )
         arg_parser.add_argument("--profile", default=None, help="adoption profile YAML (default: pyproject.toml)")
-        arg_parser.add_argument("--select", type=_codes, default=[], help="only these codes or prefixes")
+        arg_parser.add_argument("--select", type=parse_selectors, default=[], help="only these codes or prefixes")
 
     def __init__(
         self,
@@ -62,20 +59,26 @@ class InsertBudget(CodemodCommand):
         self.profile_path = profile
         self.select = tuple(select)
 
-    def _checker(self) -> Checker:
-        filename = self.context.filename
-        start = Path(filename).resolve().parent if filename else Path.cwd()
-        profile = resolve_profile(self.profile_path, start)
-        key = (f"{profile.source}:{dict(profile.raw)!r}", self.select)
-        checker = _CHECKERS.get(key)
-        if checker is None:
-            checker = _CHECKERS[key] = Checker(profile, select=self.select)
-        return checker
+    def _checkers(self) -> Checkers:
+        key = (self.profile_path, self.select)
+        checkers = _CHECKERS.get(key)
+        if checkers is None:
+            try:
+                check_selectors(self.select, "--select")
+            except SelectorError as exc:
+                raise ProfileError(str(exc)) from None
+            checkers = Checkers(ProfileResolver(self.profile_path), {"select": self.select})
+            _CHECKERS[key] = checkers
+        return checkers
 
     def transform_module_impl(self, tree: libcst.Module) -> libcst.Module:
         path = self.context.filename or "<module>"
+        located = os.path.abspath(self.context.filename) if self.context.filename else os.path.join(os.getcwd(), "-")
         try:
-            checker = self._checker()
+            checkers = self._checkers()
+            checker = checkers.for_path(located)
+            if self.context.filename and checkers.excluded(located):
+                return tree  # the profile's `exclude`, as in a folder walk of the CLI
         except ProfileError as exc:
             self.warn(f"deadline-lint: {exc}; file left unchanged")
             return tree

@@ -3,6 +3,7 @@ that asked for its type, and return diagnostics. Every front end sits on `Checke
 from __future__ import annotations
 
 import ast
+import dataclasses
 import os
 import traceback
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Type, TypeVar
@@ -216,16 +217,28 @@ class Checker:
         extend_select: Iterable[str] = (),
         catalog: Optional[Catalog] = None,
         apply_noqa: bool = True,
+        extend_safe_fixes: Iterable[str] = (),
+        extend_unsafe_fixes: Iterable[str] = (),
+        only: Optional[Iterable[str]] = None,
     ) -> None:
+        """Selection: `select` (the command line's) replaces the profile's; `extend_select`,
+        `ignore` and the fix-class options add to the profile's. `only` (the pylint plugin:
+        the codes whose messages are enabled) further restricts the rules that run."""
         self.profile = profile or default_profile()
         self.catalog = catalog or load_catalog(self.profile["outbound"])
         self.apply_noqa = apply_noqa
         select = tuple(select) or tuple(self.profile["select"])
         ignore = tuple(ignore) + tuple(self.profile["ignore"])
+        extend_select = tuple(extend_select) + tuple(self.profile["extend_select"])
+        self.fix_classes = FixClasses(
+            tuple(extend_safe_fixes) + tuple(self.profile["extend_safe_fixes"]),
+            tuple(extend_unsafe_fixes) + tuple(self.profile["extend_unsafe_fixes"]),
+        )
+        restricted = None if only is None else frozenset(only)
         self.rules: List[Rule] = [
             cls(self.profile, self.catalog)
             for code, cls in all_rules().items()
-            if rule_enabled(cls, select, ignore, tuple(extend_select))
+            if rule_enabled(cls, select, ignore, extend_select) and (restricted is None or code in restricted)
         ]
         self.dispatch: Dict[Type[ast.AST], List[Tuple[Rule, Callable]]] = {}
         # End-of-node hooks (a rule judging a whole scope once it has seen all of it).
@@ -291,7 +304,7 @@ class Checker:
         source = SourceFile(text, path)
         ctx = FileContext(source, tree, self)
         self._walk(ctx)
-        found = ctx.diagnostics
+        found = self.fix_classes.apply(ctx.diagnostics, source)
         if self.apply_noqa:
             found = [d for d in found if not source.is_suppressed(d.line, d.code)]
         return sorted(found, key=Diagnostic.sort_key)
@@ -373,6 +386,40 @@ class Checker:
                 line=line,
             )
         )
+
+
+class FixClasses:
+    """ruff's escape hatch: `extend_safe_fixes` promotes the unsafe fixes of these codes (or
+    prefixes) to safe, `extend_unsafe_fixes` demotes safe ones; the longer selector wins, and
+    unsafe wins a tie. A fix that touches a comment is never promoted."""
+
+    def __init__(self, safe: Tuple[str, ...], unsafe: Tuple[str, ...]) -> None:
+        self.safe = safe
+        self.unsafe = unsafe
+
+    def wanted(self, code: str) -> Optional[Applicability]:
+        def best(selectors: Tuple[str, ...]) -> int:
+            return max((len(s) if s != "ALL" else 0 for s in selectors if s == "ALL" or code.startswith(s)), default=-1)
+
+        safe, unsafe = best(self.safe), best(self.unsafe)
+        if safe < 0 and unsafe < 0:
+            return None
+        return Applicability.SAFE if safe > unsafe else Applicability.UNSAFE
+
+    def apply(self, found: List[Diagnostic], source: SourceFile) -> List[Diagnostic]:
+        if not (self.safe or self.unsafe):
+            return found
+        adjusted = []
+        for diagnostic in found:
+            fix = diagnostic.fix
+            wanted = self.wanted(diagnostic.code) if fix is not None else None
+            if wanted is not None and wanted is not fix.applicability:  # type: ignore[union-attr]
+                if wanted is Applicability.UNSAFE or not any(
+                    source.touches_comment(e.start, e.end) for e in fix.edits  # type: ignore[union-attr]
+                ):
+                    diagnostic = dataclasses.replace(diagnostic, fix=dataclasses.replace(fix, applicability=wanted))
+            adjusted.append(diagnostic)
+        return adjusted
 
 
 def parse_source(text: str, path: str):

@@ -18,11 +18,10 @@ import os
 import re
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
 from deadline_lint.diagnostics import Applicability, Diagnostic, Edit, Fix
 from deadline_lint.engine import MAX_FILE_BYTES, Checker, tool_diagnostic
-from deadline_lint.profile import Profile
 from deadline_lint.runner import apply_path_ignores, resolve_jobs
 from deadline_lint.source import DecodeError, SourceFile, split_lines
 from deadline_lint.thread_budget import PARAMETER, THREADED_CODE, finding_key, plan_thread_budget
@@ -278,7 +277,7 @@ def unified_diff(path: str, before: str, after: str) -> str:
 # -- many files --------------------------------------------------------------------------
 @dataclass
 class _WorkerState:
-    checker: Optional[Checker] = None
+    checkers: Any = None
     mode: FixMode = field(default_factory=FixMode)
     write: bool = True
 
@@ -286,35 +285,38 @@ class _WorkerState:
 _worker = _WorkerState()
 
 
-def _init_worker(profile: Profile, options: Dict[str, Any], mode: FixMode, write: bool) -> None:
-    _worker.checker = Checker(profile, **options)
+def _init_worker(checkers: Any, mode: FixMode, write: bool) -> None:
+    _worker.checkers = checkers
     _worker.mode = mode
     _worker.write = write
 
 
 def _fix_chunk(paths: Sequence[str]) -> List[FileOutcome]:
-    assert _worker.checker is not None
-    return [fix_file(_worker.checker, path, _worker.mode, _worker.write) for path in paths]
+    assert _worker.checkers is not None
+    return [fix_file(_worker.checkers.for_path(path), path, _worker.mode, _worker.write) for path in paths]
 
 
 def fix_files(
-    checker: Checker,
+    checkers: Any,
     paths: Sequence[str],
     mode: FixMode = FixMode(),
     write: bool = True,
     jobs: Optional[int] = None,
-    options: Optional[Dict[str, Any]] = None,
 ) -> List[FileOutcome]:
-    """Fix every path (in worker processes for large trees); outcomes in path order."""
+    """Fix every path, each under its own profile (`config.Checkers`, or one Checker for
+    all), in worker processes for large trees; outcomes in path order."""
+    from deadline_lint.config import Checkers, as_checkers
+
+    checkers = as_checkers(checkers)
     workers = resolve_jobs(jobs, len(paths))
-    if workers == 1 or options is None:
-        return [fix_file(checker, path, mode, write) for path in paths]
+    if workers == 1 or not isinstance(checkers, Checkers):
+        return [fix_file(checkers.for_path(path), path, mode, write) for path in paths]
     size = max(1, len(paths) // (workers * 4))
     chunks = [paths[i:i + size] for i in range(0, len(paths), size)]
     with ProcessPoolExecutor(
         max_workers=workers,
         initializer=_init_worker,
-        initargs=(checker.profile, options, mode, write),
+        initargs=(checkers, mode, write),
     ) as pool:
         return [outcome for chunk in pool.map(_fix_chunk, chunks) for outcome in chunk]
 

@@ -1,7 +1,12 @@
 """The adoption profile: an organisation's numbers and names, loaded and validated.
 
-Lookup order: `--profile PATH`, else `[tool.deadline-lint]` in the nearest pyproject.toml
-(`profile = "path"` and/or profile keys inline), else the built-in defaults below.
+Lookup order, per file: `--profile PATH`, else `[tool.deadline-lint]` in the nearest
+pyproject.toml that has that table, walking up from the file (`profile = "path"` and/or profile
+keys inline), else the built-in defaults below. `config.ProfileResolver` does it for a run.
+
+Every key is either read (by the engine, or by a registered rule that declares it in
+`Rule.profile_keys`) or rejected; a rule-family key that no registered rule reads yet is
+accepted with a "not used yet" warning. `profile.schema.json` is the same schema for editors.
 """
 from __future__ import annotations
 
@@ -55,10 +60,21 @@ DEFAULTS: Dict[str, Any] = {
     "retry_decorators": [],
     "spawn_helpers": [],
     "select": [],
+    "extend_select": [],
     "ignore": [],
     "per_path_ignores": {},
     "exclude": [],
+    "extend_safe_fixes": [],
+    "extend_unsafe_fixes": [],
 }
+
+# Keys the engine and the front ends read themselves; every other top-level key belongs to a
+# rule family and must be declared by a registered rule (Rule.profile_keys) to count as read.
+ENGINE_KEYS = frozenset({
+    "edge_total_ms", "hop_margin_ms", "budget", "fix", "outbound", "select", "extend_select",
+    "ignore", "per_path_ignores", "exclude", "extend_safe_fixes", "extend_unsafe_fixes",
+})
+_SELECTOR_KEYS = ("select", "extend_select", "ignore", "extend_safe_fixes", "extend_unsafe_fixes")
 
 _CODE_SELECTOR = re.compile(r"^(ALL|DL[0-9]{0,3})$")
 _TEMPLATE_FIELDS = {"budget", "margin", "edge"}
@@ -143,9 +159,12 @@ SCHEMA: Dict[str, Any] = {
     "retry_decorators": _string_list,
     "spawn_helpers": _string_list,
     "select": _code_list,
+    "extend_select": _code_list,
     "ignore": _code_list,
     "per_path_ignores": _path_map,
     "exclude": _string_list,
+    "extend_safe_fixes": _code_list,
+    "extend_unsafe_fixes": _code_list,
 }
 
 
@@ -182,8 +201,10 @@ class Profile:
 
     raw: Mapping[str, Any]
     source: str  # where it came from, for messages
-    # The folder `per_path_ignores` patterns are relative to: the profile's or pyproject's.
+    # The folder `exclude` and `per_path_ignores` patterns are relative to: the profile's or
+    # pyproject's (None: the working directory).
     root: Optional[str] = None
+    warnings: Tuple[str, ...] = ()
 
     def __getitem__(self, key: str) -> Any:
         return self.raw[key]
@@ -221,11 +242,37 @@ def _check_consistency(data: Mapping[str, Any], where: str) -> None:
         )
 
 
+def _check_codes(data: Mapping[str, Any], where: str) -> None:
+    """Codes must name rules that exist (computed from the registry at run time)."""
+    from deadline_lint.selection import SelectorError, check_selectors
+
+    try:
+        for key in _SELECTOR_KEYS:
+            check_selectors(data.get(key, ()), f"{where}: {key}")
+        for pattern, codes in (data.get("per_path_ignores") or {}).items():
+            check_selectors(codes, f"{where}: per_path_ignores: {pattern!r}")
+    except SelectorError as exc:
+        raise ProfileError(str(exc)) from None
+
+
+def unused_key_warnings(overrides: Mapping[str, Any], where: str) -> Tuple[str, ...]:
+    """A key the user set that belongs to a rule family none of whose rules is installed yet."""
+    from deadline_lint.rules.base import keys_read_by_rules
+
+    read = ENGINE_KEYS | keys_read_by_rules()
+    return tuple(
+        f"{where}: {key}: not used yet (no installed rule reads it); it is accepted for the rules that will"
+        for key in sorted(overrides)
+        if key not in read
+    )
+
+
 def build_profile(overrides: Mapping[str, Any], where: str, root: Optional[str] = None) -> Profile:
     _validate(overrides, SCHEMA, where)
+    _check_codes(overrides, where)
     merged = _merge(DEFAULTS, overrides)
     _check_consistency(merged, where)
-    return Profile(raw=merged, source=where, root=root)
+    return Profile(raw=merged, source=where, root=root, warnings=unused_key_warnings(overrides, where))
 
 
 def default_profile() -> Profile:
@@ -255,12 +302,19 @@ def load_profile_file(path: os.PathLike) -> Dict[str, Any]:
 
 
 def find_pyproject(start: Path) -> Optional[Path]:
+    """The nearest pyproject.toml with a `[tool.deadline-lint]` table, walking up from `start`
+    (a folder, or a file whose folder is the first looked at); one without the table is
+    passed over, as ruff passes over one without `[tool.ruff]`."""
     start = start.resolve()
     for folder in [start, *start.parents] if start.is_dir() else list(start.parents):
-        candidate = folder / "pyproject.toml"
-        if candidate.is_file():
-            return candidate
+        if has_profile_table(folder):
+            return folder / "pyproject.toml"
     return None
+
+
+def has_profile_table(folder: Path) -> bool:
+    candidate = folder / "pyproject.toml"
+    return candidate.is_file() and _pyproject_table(candidate) is not None
 
 
 def _pyproject_table(pyproject: Path) -> Optional[Dict[str, Any]]:
@@ -275,16 +329,25 @@ def _pyproject_table(pyproject: Path) -> Optional[Dict[str, Any]]:
     return table
 
 
+def explicit_profile(path: str) -> Profile:
+    return build_profile(load_profile_file(Path(path)), path, str(Path(path).resolve().parent))
+
+
 def resolve_profile(explicit: Optional[str], start: Path) -> Profile:
-    """Find and load the profile the way the CLI and plugins all do."""
+    """The profile for files at `start`: `explicit` wins, else the nearest configured
+    pyproject.toml, else the defaults. `config.ProfileResolver` caches this per folder."""
     if explicit:
-        return build_profile(load_profile_file(Path(explicit)), explicit, str(Path(explicit).resolve().parent))
+        return explicit_profile(explicit)
     pyproject = find_pyproject(start)
     if pyproject is None:
         return default_profile()
+    return pyproject_profile(pyproject)
+
+
+def pyproject_profile(pyproject: Path) -> Profile:
     table = _pyproject_table(pyproject)
     if not table:
-        return default_profile()
+        return build_profile({}, f"{pyproject} [tool.deadline-lint]", str(pyproject.parent))
     table = dict(table)
     overrides: Dict[str, Any] = {}
     where = f"{pyproject} [tool.deadline-lint]"
@@ -308,10 +371,12 @@ def code_selected(code: str, selectors: Tuple[str, ...]) -> bool:
 
 
 def path_ignores(profile: Profile, relpath: str) -> List[str]:
-    from fnmatch import fnmatch
+    """Codes `per_path_ignores` silences for `relpath` (relative to the profile's folder),
+    matched with the same gitignore-style rule as `exclude` (see globs.py)."""
+    from deadline_lint.globs import matches
 
     codes: List[str] = []
     for pattern, listed in profile["per_path_ignores"].items():
-        if fnmatch(relpath, pattern) or fnmatch(relpath, pattern.rstrip("/") + "/*"):
+        if matches((pattern,), relpath):
             codes.extend(listed)
     return codes
