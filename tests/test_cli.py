@@ -46,7 +46,8 @@ def test_json_output_shape(tmp_path: Path) -> None:
     assert set(item) == {"code", "name", "path", "line", "column", "end_line", "end_column", "message", "fix"}
     assert (item["code"], item["name"], item["line"], item["column"]) == ("DL101", "outbound-call-without-budget", 2, 1)
     assert (item["end_line"], item["end_column"]) == (2, 18)
-    assert item["fix"]["applicability"] == "safe"
+    assert item["fix"]["applicability"] == "unsafe"  # the edge default: no budget in scope
+    assert item["fix"]["inserts_budget"] is True
 
 
 def test_clean_tree_exits_zero(tmp_path: Path) -> None:
@@ -188,8 +189,9 @@ def test_check_reads_stdin_for_editors() -> None:
 
 
 def test_fix_on_stdin_prints_the_fixed_source() -> None:
-    result = run_stdin(b"import requests\nrequests.get('u', timeout=None)\nrequests.get('u')\n", "fix", "-")
-    assert result.stdout == b"import requests\nrequests.get('u', timeout=None)\nrequests.get('u', timeout=10.0)\n"
+    text = b"import requests\nrequests.get('u', timeout=None)\ndef f(budget):\n    requests.get('u')\n"
+    result = run_stdin(text, "fix", "-")
+    assert result.stdout == text.replace(b"get('u')", b"get('u', timeout=budget.timeout())")
     assert b"-:2:27: DL103" in result.stderr  # unsafe: left, and reported
     assert result.returncode == 1
 

@@ -233,7 +233,7 @@ def test_noqa_findings_are_never_fixed() -> None:
         "requests.get('c')  # noqa\n"
         "requests.get('d')\n"
     )
-    result = fix_text(Checker(), text, "m.py")
+    result = fix_text(Checker(), text, "m.py", FixMode(unsafe=True))
     assert result.text == text.replace("get('d')", "get('d', timeout=10.0)")
     assert result.fixed == 1
 
@@ -282,7 +282,7 @@ def test_diff_writes_nothing_and_exits_1_only_when_something_would_change(tmp_pa
     captured = capsysbinary.readouterr()
     diff = captured.out.decode()
     assert diff.startswith(f"--- {path}\n+++ {path}\n@@ ")
-    assert "+    return requests.get('http://inventory/health', timeout=10.0).ok\n" in diff
+    assert "+    return requests.get('http://inventory/health', timeout=budget.timeout()).ok\n" in diff
     assert "Would fix 1 problem in 1 file, 1 would remain" in captured.err.decode()
     assert path.read_text() == SERVICE
     assert apply_unified_diff(SERVICE, diff) == SAFE_FIXED
@@ -452,8 +452,9 @@ BAILS = {
 def test_thread_budget_bails_where_it_cannot_prove_the_change(body: str) -> None:
     text = "import requests\n\n" + body
     assert "budget_s: float" not in thread(text)
-    # ...and the ordinary fix still applies: the edge default
-    assert thread(text) == fix_text(Checker(), text, "m.py").text
+    # ...and the ordinary fix still applies: the edge default (--thread-budget inserts budgets)
+    assert thread(text) == fix_text(Checker(), text, "m.py", FixMode(insert_budgets=True)).text
+    assert "timeout=10.0" in thread(text)
 
 
 def test_thread_budget_leaves_suppressed_lines_alone() -> None:

@@ -5,8 +5,12 @@
 (`-x`: the command is a module path, no `.libcst.codemod.yaml` needed; `--no-format`: keep
 the file's own formatting, since LibCST would otherwise pipe the result through black.)
 
-It runs exactly what `deadline-lint fix` runs (the same engine, fix loop and options) on the
-module's code and hands LibCST the re-parsed result. Prove or bail: when the profile is
+It runs what `deadline-lint fix` runs (the same engine, fix loop and options) on the module's
+code and hands LibCST the re-parsed result, with one difference: fixes that insert a missing
+timeout (from the budget in scope or the profile's edge default) are applied whatever their
+safety class, since inserting budgets is what the command is for; the other unsafe fixes
+(replacing an explicit value) still need `--unsafe-fixes`. Each file gets its own profile, as
+in the CLI. Prove or bail: when the profile is
 invalid, fixing gives up (DL003/DL005) or the result does not parse, it warns through the
 codemod context and returns the module unchanged.
 """
@@ -33,12 +37,18 @@ _CHECKERS: Dict[Tuple[Optional[str], Tuple[str, ...]], Checkers] = {}
 class InsertBudget(CodemodCommand):
     DESCRIPTION = (
         "Insert request budgets: apply deadline-lint's fixes (timeouts from the budget in scope "
-        "or the profile's edge default), the same transforms as `deadline-lint fix`."
+        "or the profile's edge default), the same transforms as `deadline-lint fix`. Fixes that "
+        "insert a missing timeout are applied whatever their safety class (inserting budgets is "
+        "what this command is for); other unsafe fixes only with --unsafe-fixes."
     )
 
     @staticmethod
     def add_args(arg_parser: argparse.ArgumentParser) -> None:
-        arg_parser.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes marked unsafe")
+        arg_parser.add_argument(
+            "--unsafe-fixes", action="store_true",
+            help="also apply the other unsafe fixes (fixes that insert a missing timeout, from the budget "
+            "in scope or the edge default, are always applied: that is what this command is for)",
+        )
         arg_parser.add_argument(
             "--thread-budget", action="store_true",
             help="add a budget_s parameter to functions with unbudgeted outbound calls and forward it",
@@ -55,7 +65,7 @@ class InsertBudget(CodemodCommand):
         select: Sequence[str] = (),
     ) -> None:
         super().__init__(context)
-        self.mode = FixMode(unsafe=unsafe_fixes, thread_budget=thread_budget)
+        self.mode = FixMode(unsafe=unsafe_fixes, thread_budget=thread_budget, insert_budgets=True)
         self.profile_path = profile
         self.select = tuple(select)
 

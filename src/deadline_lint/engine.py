@@ -160,7 +160,9 @@ class FileContext:
         applicability: Optional[Applicability] = None,
         description: str = "",
         imports: Tuple[str, ...] = (),
+        inserts_budget: bool = False,
     ) -> None:
+        """`applicability` is this finding's fix class (else the rule's `fix_applicability`)."""
         fix = None
         if edits:
             safety = applicability or rule.fix_applicability or Applicability.UNSAFE
@@ -168,7 +170,7 @@ class FileContext:
                 self.source.touches_comment(e.start, e.end) for e in edits
             ):
                 safety = Applicability.UNSAFE  # never silently drop or move a comment
-            fix = Fix(tuple(edits), safety, description or message, imports)
+            fix = Fix(tuple(edits), safety, description or message, imports, inserts_budget)
         self.diagnostics.append(_diagnostic(self.source, rule.code, rule.name, node, message, fix))
 
     # -- walking -------------------------------------------------------------------

@@ -37,9 +37,16 @@ _IMPORT = re.compile(r"^(?:import\s+)?([\w.]+)(?:\s+as\s+(\w+))?$")
 class FixMode:
     unsafe: bool = False  # also apply fixes marked unsafe
     thread_budget: bool = False  # see thread_budget.py
+    # Also apply fixes that insert a missing timeout, whatever their class: the codemod's job
+    # (and `--thread-budget`'s, which exists to insert budgets).
+    insert_budgets: bool = False
 
     def applies(self, fix: Optional[Fix]) -> bool:
-        return fix is not None and (fix.applicability is Applicability.SAFE or self.unsafe)
+        if fix is None:
+            return False
+        if fix.applicability is Applicability.SAFE or self.unsafe:
+            return True
+        return fix.inserts_budget and (self.insert_budgets or self.thread_budget)
 
 
 @dataclass(frozen=True)

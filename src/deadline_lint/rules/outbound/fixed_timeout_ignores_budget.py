@@ -56,9 +56,11 @@ class FixedTimeoutIgnoresBudget(OutboundRule):
     ```
 
     ## Fix safety
-    Unsafe: it changes how long the call may run. A plain number (a literal, or a name bound
-    once to one) becomes `min(<number>, <budget expression>)`, also inside a tuple or a timeout
-    object; a library default gets the budget expression as an explicit timeout. Attributes,
+    Unsafe: it replaces an explicit value (or the library's finite default) with a shorter
+    one, so a call that used to succeed late can now time out. A plain number (a literal, or a
+    name bound once to one) becomes `min(<number>, <budget expression>)`, also inside a tuple or
+    a timeout object; a library default gets the budget expression as an explicit timeout
+    (that one inserts a budget, so the codemod applies it). Attributes,
     constants of unknown type and timeout objects passed around by name get no fix, since
     `min()` of them might not be a number. No fix either when the budget has no fix template
     (an absolute deadline such as `trio.current_effective_deadline()`).
@@ -124,7 +126,8 @@ class FixedTimeoutIgnoresBudget(OutboundRule):
         )
         imports = api.imports if edit else ()
         description = f"insert {api.keyword}=..."
-        ctx.report(self, node, message, [edit] if edit else (), description=description, imports=imports)
+        ctx.report(self, node, message, [edit] if edit else (), description=description, imports=imports,
+                   inserts_budget=True)
 
     def _client_timeout(self, node, call, budget, ctx):
         api = call.api

@@ -43,10 +43,11 @@ class RemainderForwardedWithoutMargin(OutboundRule):
     ```
 
     ## Fix safety
-    Safe: the fix subtracts the profile's hop margin from the remainder where it is passed;
-    nothing else changes. When the budget is all but spent the result is zero or negative:
-    gRPC then fails at once with `DEADLINE_EXCEEDED`, while requests/urllib3 reject a timeout
-    of zero or less with `ValueError`. Refuse such work up front (DL106) rather than rely on it.
+    Unsafe: the fix subtracts the profile's hop margin from the remainder where it is passed,
+    which changes the value sent. When the budget is all but spent the result is zero or
+    negative: gRPC then fails at once with `DEADLINE_EXCEEDED`, and requests/urllib3 reject
+    a timeout of zero or less with `ValueError`, so a call that used to succeed with the last
+    few milliseconds now fails. Refuse such work up front (DL106) rather than rely on it.
 
     ## Options
     - `hop_margin_ms`: the margin subtracted (a margin of 0 turns this rule off).
@@ -56,7 +57,7 @@ class RemainderForwardedWithoutMargin(OutboundRule):
     code = "DL104"
     name = "remainder-forwarded-without-margin"
     summary = "the raw remainder is passed on with no hop margin subtracted"
-    fix_applicability = Applicability.SAFE
+    fix_applicability = Applicability.UNSAFE
     def visit(self, node, ctx):
         sites = ctx.outbound_sites(node)
         if not sites:

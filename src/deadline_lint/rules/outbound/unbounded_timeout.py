@@ -38,8 +38,9 @@ class UnboundedTimeout(OutboundRule):
     ```
 
     ## Fix safety
-    Unsafe: the fix replaces the unbounded value with a timeout from the budget in scope (or
-    the edge default), which changes behaviour for calls that were meant to stream forever.
+    Unsafe: the fix replaces an explicit value, the unbounded one, with a timeout from the
+    budget in scope (or the edge default). A call that was meant to stream or wait for as
+    long as it takes can now fail with a timeout where it used to succeed.
 
     ## Options
     - `fix.*` and `edge_total_ms`: what the fix inserts.
