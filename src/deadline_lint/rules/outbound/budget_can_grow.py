@@ -34,12 +34,16 @@ class BudgetCanGrow(OutboundRule):
 
     ## Example
     ```python
+    import requests
+
     def fetch(url, budget):
         return requests.get(url, timeout=max(budget.timeout(), 1.0))
     ```
 
     ## Use instead
     ```python
+    import requests
+
     def fetch(url, budget):
         if budget.timeout() < 0.1:
             raise RefusedTooLate()

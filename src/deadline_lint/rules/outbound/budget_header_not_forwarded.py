@@ -29,12 +29,16 @@ class BudgetHeaderNotForwarded(OutboundRule):
 
     ## Example
     ```python
+    import requests
+
     def fetch(url, budget, token):
         return requests.get(url, headers={"Authorization": token}, timeout=budget.timeout())
     ```
 
     ## Use instead
     ```python
+    import requests
+
     def fetch(url, budget, token):
         headers = {"Authorization": token, "X-Request-Budget-Ms": str(budget.remaining_ms())}
         return requests.get(url, headers=headers, timeout=budget.timeout())

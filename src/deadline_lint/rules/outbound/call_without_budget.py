@@ -28,12 +28,16 @@ class OutboundCallWithoutBudget(OutboundRule):
 
     ## Example
     ```python
+    import requests
+
     def fetch_user(user_id, budget):
         return requests.get(f"{USERS}/{user_id}")
     ```
 
     ## Use instead
     ```python
+    import requests
+
     def fetch_user(user_id, budget):
         return requests.get(f"{USERS}/{user_id}", timeout=budget.timeout())
     ```

@@ -45,12 +45,16 @@ class FixedTimeoutIgnoresBudget(OutboundRule):
 
     ## Example
     ```python
+    import httpx
+
     def get_price(sku, budget):
         return httpx.get(f"{PRICES}/{sku}", timeout=5.0)
     ```
 
     ## Use instead
     ```python
+    import httpx
+
     def get_price(sku, budget):
         return httpx.get(f"{PRICES}/{sku}", timeout=min(5.0, budget.timeout()))
     ```

@@ -32,14 +32,30 @@ class RemainderForwardedWithoutMargin(OutboundRule):
 
     ## Example
     ```python
-    def GetOrder(self, request, context):
-        return self.stock.Reserve(request, timeout=context.time_remaining())
+    import grpc
+    from shop.protos import stock_pb2_grpc
+
+    class Orders(stock_pb2_grpc.OrdersServicer):
+        def __init__(self, channel):
+            self.stock = stock_pb2_grpc.StockStub(channel)
+            self.payments = stock_pb2_grpc.PaymentsStub(channel)
+
+        def GetOrder(self, request, context):
+            return self.stock.Reserve(request, timeout=context.time_remaining())
     ```
 
     ## Use instead
     ```python
-    def GetOrder(self, request, context):
-        return self.stock.Reserve(request, timeout=context.time_remaining() - 0.05)
+    import grpc
+    from shop.protos import stock_pb2_grpc
+
+    class Orders(stock_pb2_grpc.OrdersServicer):
+        def __init__(self, channel):
+            self.stock = stock_pb2_grpc.StockStub(channel)
+            self.payments = stock_pb2_grpc.PaymentsStub(channel)
+
+        def GetOrder(self, request, context):
+            return self.stock.Reserve(request, timeout=context.time_remaining() - 0.05)
     ```
 
     ## Fix safety

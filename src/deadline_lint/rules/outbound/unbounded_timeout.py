@@ -27,13 +27,23 @@ class UnboundedTimeout(OutboundRule):
 
     ## Example
     ```python
-    requests.post(url, json=body, timeout=None)
+    import httpx
+    import requests
+
+    def refund(url, body, budget):
+        requests.post(url, json=body, timeout=None)
+
     client = httpx.AsyncClient(timeout=httpx.Timeout(None))
     ```
 
     ## Use instead
     ```python
-    requests.post(url, json=body, timeout=budget.timeout())
+    import httpx
+    import requests
+
+    def refund(url, body, budget):
+        requests.post(url, json=body, timeout=budget.timeout())
+
     client = httpx.AsyncClient(timeout=httpx.Timeout(10.0))
     ```
 
