@@ -85,7 +85,7 @@ def test_skips_virtualenvs_caches_and_excludes(tmp_path: Path) -> None:
         (b"import requests\ndef f(:\n", "DL001", "syntax error"),
         (b"import requests\nx = '\xff\xfe'\n", "DL002", "cannot decode"),
         (b"import requests\nx = 1\x00\n", "DL002", "NUL byte"),
-        (b"import requests\n" + b"x = " + b"(" * 300 + b"1" + b")" * 300 + b"\n", "DL001", "syntax error"),
+        (b"import requests\n" + b"x = " + b"(" * 300 + b"1" + b")" * 300 + b"\n", "DL001", "too deeply nested to parse"),
     ],
 )
 def test_bad_input_is_one_line_and_the_run_goes_on(tmp_path: Path, content: bytes, code: str, words: str) -> None:
@@ -98,6 +98,35 @@ def test_bad_input_is_one_line_and_the_run_goes_on(tmp_path: Path, content: byte
     bad = [line for line in lines if "a_bad.py" in line]
     assert len(bad) == 1 and f" {code} " in bad[0] and words in bad[0]
     assert any("b_good.py:2:1: DL101" in line for line in lines)
+
+
+NEWER = [
+    ((3, 14), 'x = t"hello {name}"\n'),
+    ((3, 14), "try:\n    pass\nexcept ValueError, TypeError:\n    pass\n"),
+    ((3, 12), "type Seconds = float\n"),
+    ((3, 12), "def first[T](items: list[T]) -> T:\n    return items[0]\n"),
+    ((3, 13), "def first[T = int](items):\n    return items[0]\n"),
+]
+
+
+@pytest.mark.parametrize("version, source", NEWER, ids=[s.split("\n")[0] for _, s in NEWER])
+def test_newer_syntax_says_which_python_it_needs(tmp_path: Path, version, source: str) -> None:
+    if sys.version_info[:2] >= version:
+        pytest.skip("this interpreter parses it")
+    (tmp_path / "new.py").write_text("import requests\n" + source)
+    result = run("check", str(tmp_path))
+    (line,) = [row for row in result.stdout.splitlines() if "new.py" in row]
+    dotted = f"{version[0]}.{version[1]}"
+    assert f" DL001 needs Python {dotted} to parse" in line and f"run deadline-lint under Python {dotted}" in line
+    assert "syntax error" not in line
+
+
+def test_a_real_syntax_error_is_still_called_one() -> None:
+    from deadline_lint.syntax_versions import newer_syntax_message
+
+    assert newer_syntax_message("def f(:", (3, 9)) is None
+    assert newer_syntax_message("x = t'a'", (3, 14)) is None  # parsed there: never asked
+    assert newer_syntax_message("x = t'a'", (3, 12)).startswith("needs Python 3.14 to parse")
 
 
 def test_deeply_nested_blocks_do_not_crash(tmp_path: Path) -> None:

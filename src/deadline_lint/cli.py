@@ -21,10 +21,13 @@ import threading
 from typing import List, Optional, Sequence, Tuple
 
 from deadline_lint import __version__
+from deadline_lint.baseline import Entry, apply_baseline, load_baseline, write_baseline
 from deadline_lint.config import Checkers, ProfileResolver
+from deadline_lint.diagnostics import Diagnostic
 from deadline_lint.engine import Checker
 from deadline_lint.files import discover, display_path
 from deadline_lint.fixes import FileOutcome, FixMode, fix_files, fix_summary, fix_text, unified_diff
+from deadline_lint.noqa import add_noqa
 from deadline_lint.output import DOCUMENT_FORMATS, WRITERS, write_statistics
 from deadline_lint.profile import ProfileError
 from deadline_lint.rules.base import DOC_SECTIONS, all_rules
@@ -32,6 +35,7 @@ from deadline_lint.runner import apply_path_ignores, check_files
 from deadline_lint.selection import SelectorError, check_selectors, parse_selectors
 from deadline_lint.source import DecodeError, decode_source
 from deadline_lint.tool_codes import TOOL_CODES
+from deadline_lint.writes import WriteRefused, match_newlines, read_snapshot, write_atomic
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -82,6 +86,12 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--output-file", help="write the report here instead of stdout")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when problems are found")
     check.add_argument("--fix", action="store_true", help="apply fixes first (as `deadline-lint fix`)")
+    check.add_argument("--add-noqa", action="store_true",
+                       help="append `# noqa: CODE` to every line with a finding (keeping existing noqa codes)")
+    check.add_argument("--baseline", metavar="FILE",
+                       help="report only findings not recorded in FILE (see --write-baseline)")
+    check.add_argument("--write-baseline", metavar="FILE",
+                       help="record every current finding in FILE and exit 0")
     _add_fix_options(check)
 
     fix = commands.add_parser("fix", help="apply safe fixes (unsafe ones too with --unsafe-fixes)")
@@ -140,12 +150,27 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.fix or args.diff:
         return cmd_fix(args)
     checkers, files = _load(args)
+    adoption = [flag for flag, on in (("--add-noqa", args.add_noqa), ("--baseline", args.baseline),
+                                      ("--write-baseline", args.write_baseline)) if on]
+    if adoption and _reads_stdin(args):
+        raise ProfileError(f"{adoption[0]}: needs files, not stdin")
     if _reads_stdin(args):
         checker = checkers.for_path(os.path.abspath(_stdin_name(args)))
         found = apply_path_ignores(checker, checker.check_bytes(sys.stdin.buffer.read(), _stdin_name(args)))
         files = [_stdin_name(args)]
     else:
         found = check_files(checkers, files, args.jobs)
+    if args.add_noqa:
+        return _add_noqa(found)
+    if args.write_baseline:
+        count = write_baseline(args.write_baseline, found)
+        print(f"deadline-lint: recorded {count} finding{'' if count == 1 else 's'} in {args.write_baseline}",
+              file=sys.stderr)
+        return EXIT_CLEAN
+    stale: List[Entry] = []
+    if args.baseline:
+        filtered = apply_baseline(found, load_baseline(args.baseline), args.baseline, files)
+        found, stale = filtered.new, filtered.stale
     try:
         out = open(args.output_file, "w", encoding="utf-8") if args.output_file else sys.stdout
     except OSError as exc:  # a usage error: one line, exit 2
@@ -154,11 +179,53 @@ def cmd_check(args: argparse.Namespace) -> int:
         WRITERS[args.format](found, out, len(files))
         if args.statistics:
             # A JSON or SARIF document stays valid: its statistics go to stderr.
-            write_statistics(found, sys.stderr if args.format in DOCUMENT_FORMATS else out)
+            stats_out = sys.stderr if args.format in DOCUMENT_FORMATS else out
+            write_statistics(found, stats_out)
+            if args.baseline:
+                _write_stale(stale, args.baseline, stats_out)
     finally:
         if out is not sys.stdout:
             out.close()
     return EXIT_FINDINGS if found and not args.exit_zero else EXIT_CLEAN
+
+
+def _add_noqa(found: Sequence[Diagnostic]) -> int:
+    by_path: dict = {}
+    for diagnostic in found:
+        by_path.setdefault(diagnostic.path, []).append(diagnostic)
+    added = skipped = changed = 0
+    for path, diagnostics in sorted(by_path.items()):
+        try:
+            snapshot = read_snapshot(path)
+        except (OSError, DecodeError):
+            continue  # reported as DL002/DL006 by the check itself
+        result = add_noqa(snapshot.text, diagnostics)
+        skipped += result.skipped
+        if result.text == snapshot.text:
+            continue
+        try:
+            write_atomic(snapshot, match_newlines(snapshot.text, result.text))
+        except (WriteRefused, OSError) as exc:
+            print(f"deadline-lint: {path}: not written: {exc}", file=sys.stderr)
+            return EXIT_FINDINGS
+        added += result.added
+        changed += 1
+    message = f"Added {added} noqa directive{'' if added == 1 else 's'} in {changed} file{'' if changed == 1 else 's'}"
+    if skipped:
+        message += f"; {skipped} line{'' if skipped == 1 else 's'} could not take a comment (inside a string or continued)"
+    print(message + ".", file=sys.stderr)
+    return EXIT_CLEAN
+
+
+def _write_stale(stale: Sequence[Entry], baseline: str, out) -> None:
+    if not stale:
+        out.write(f"No stale entries in {baseline}.\n")
+        return
+    out.write(f"{len(stale)} stale entr{'y' if len(stale) == 1 else 'ies'} in {baseline} (fixed or gone; "
+              f"rewrite it with --write-baseline):\n")
+    for entry in stale:
+        nth = f" (occurrence {entry.occurrence + 1})" if entry.occurrence else ""
+        out.write(f"  {entry.path}: {entry.code} {entry.text}{nth}\n")
 
 
 def cmd_fix(args: argparse.Namespace) -> int:

@@ -23,6 +23,7 @@ from deadline_lint.diagnostics import Applicability, Diagnostic, Edit, Fix
 from deadline_lint.profile import Profile, code_selected, default_profile
 from deadline_lint.rules.base import Rule, all_rules
 from deadline_lint.source import DecodeError, SourceFile, decode_source
+from deadline_lint.syntax_versions import newer_syntax_message
 from deadline_lint.tool_codes import TOOL_CODES
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
@@ -431,9 +432,13 @@ def parse_source(text: str, path: str):
     except SyntaxError as exc:
         line = exc.lineno or 1
         column = max(exc.offset or 1, 1)
-        return tool_diagnostic(path, "DL001", f"syntax error: {exc.msg}", line, column)
+        if "too many nested" in (exc.msg or ""):  # the parser's nesting limit: valid code
+            return tool_diagnostic(path, "DL001", "too deeply nested to parse", line, column)
+        newer = newer_syntax_message(SourceFile(text, path).line_text(line))
+        message = newer or f"syntax error: {exc.msg}"
+        return tool_diagnostic(path, "DL001", message, line, column)
     except (RecursionError, MemoryError):
-        return tool_diagnostic(path, "DL001", "syntax error: too deeply nested to parse")
+        return tool_diagnostic(path, "DL001", "too deeply nested to parse")
     except ValueError as exc:  # e.g. NUL bytes handed to us as text
         return tool_diagnostic(path, "DL002", f"cannot parse file: {exc}")
 
