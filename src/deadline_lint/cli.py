@@ -147,6 +147,8 @@ def _load(args: argparse.Namespace) -> Tuple[Checkers, List[str]]:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    if (args.fix or args.diff) and (args.add_noqa or args.baseline or args.write_baseline):
+        raise ProfileError("--add-noqa, --baseline and --write-baseline cannot be combined with --fix or --diff")
     if args.fix or args.diff:
         return cmd_fix(args)
     checkers, files = _load(args)
