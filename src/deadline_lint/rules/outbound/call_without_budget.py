@@ -55,6 +55,9 @@ class OutboundCallWithoutBudget(OutboundRule):
       stops waiting when that budget runs out, so a call still running after it can only
       finish work nobody receives. The timeout turns that silent overrun into the error the
       caller already sees; no answer the caller could use is lost, and no value sent changes.
+      One caveat: once the budget is spent, the default templates clamp at `0.0`, which
+      gRPC treats as already expired but requests rejects with `ValueError` rather than a
+      timeout; list DL101 in `extend_unsafe_fixes` if your error handling tells them apart.
     - **Unsafe** when no budget is in scope and the edge default is inserted: the call could
       run longer than the edge total before, and a slow success becomes a timeout error.
     - **Unsafe** when the library's own default is finite (aiohttp's 300 s total): a shorter
