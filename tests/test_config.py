@@ -13,6 +13,7 @@ from typing import List
 import pytest
 
 from deadline_lint.profile import ProfileError, build_profile
+from deadline_lint.profile_checks import check_profile
 from deadline_lint.rules.base import REGISTRY, Rule
 
 BAD = "import requests\nrequests.get('u')\n"
@@ -124,13 +125,14 @@ class _LaterRule(Rule):
 
 def test_known_codes_and_read_keys_come_from_the_registry(monkeypatch) -> None:
     with pytest.raises(ProfileError, match="unknown rule code or prefix 'DL201'"):
-        build_profile({"select": ["DL201"]}, "p.yaml")
-    warned = build_profile({"statuses": {"expired": 504}, "retry_decorators": ["x.retry"]}, "p.yaml").warnings
+        check_profile(build_profile({"select": ["DL201"]}, "p.yaml"))
+    family_keys = {"statuses": {"expired": 504}, "retry_decorators": ["x.retry"]}
+    warned = check_profile(build_profile(family_keys, "p.yaml")).warnings
     assert [w.split(": ")[1] for w in warned] == ["retry_decorators", "statuses"]
     assert all("not used yet" in w for w in warned)
     monkeypatch.setitem(REGISTRY, _LaterRule.code, _LaterRule)
-    assert build_profile({"select": ["DL201", "DL2"]}, "p.yaml")["select"] == ["DL201", "DL2"]
-    warned = build_profile({"statuses": {"expired": 504}, "retry_decorators": ["x.retry"]}, "p.yaml").warnings
+    assert check_profile(build_profile({"select": ["DL201", "DL2"]}, "p.yaml"))["select"] == ["DL201", "DL2"]
+    warned = check_profile(build_profile(family_keys, "p.yaml")).warnings
     assert [w.split(": ")[1] for w in warned] == ["retry_decorators"]
 
 
@@ -183,7 +185,7 @@ def test_every_key_example_yaml_sets_is_read_except_the_families_not_installed_y
     from deadline_lint.profile import load_profile_file
 
     example = Path(__file__).resolve().parent.parent / "example.yaml"
-    warned = build_profile(load_profile_file(example), "example.yaml").warnings
+    warned = check_profile(build_profile(load_profile_file(example), "example.yaml")).warnings
     from deadline_lint.rules.base import keys_read_by_rules
 
     # The families that read these land separately: the warning disappears as each one merges.

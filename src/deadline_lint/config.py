@@ -23,6 +23,7 @@ from deadline_lint.profile import (
     has_profile_table,
     pyproject_profile,
 )
+from deadline_lint.profile_checks import check_profile
 
 
 class ProfileResolver:
@@ -30,7 +31,7 @@ class ProfileResolver:
 
     def __init__(self, explicit: Optional[str] = None) -> None:
         self.explicit = explicit
-        self._explicit: Optional[Profile] = explicit_profile(explicit) if explicit else None
+        self._explicit: Optional[Profile] = check_profile(explicit_profile(explicit)) if explicit else None
         self._config_of: Dict[str, Optional[str]] = {}
         self._profiles: Dict[Optional[str], Profile] = {}
 
@@ -42,7 +43,7 @@ class ProfileResolver:
         config = self._config_for(folder)
         profile = self._profiles.get(config)
         if profile is None:
-            profile = default_profile() if config is None else pyproject_profile(Path(config))
+            profile = default_profile() if config is None else check_profile(pyproject_profile(Path(config)))
             self._profiles[config] = profile
         return profile
 

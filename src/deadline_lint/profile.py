@@ -6,7 +6,8 @@ keys inline), else the built-in defaults below. `config.ProfileResolver` does it
 
 Every key is either read (by the engine, or by a registered rule that declares it in
 `Rule.profile_keys`) or rejected; a rule-family key that no registered rule reads yet is
-accepted with a "not used yet" warning. `profile.schema.json` is the same schema for editors.
+accepted with a "not used yet" warning (profile_checks.py, which also rejects unknown rule
+codes). `profile.schema.json` is the same schema for editors.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Tuple
 
 import yaml
 
@@ -74,7 +75,7 @@ ENGINE_KEYS = frozenset({
     "edge_total_ms", "hop_margin_ms", "budget", "fix", "outbound", "select", "extend_select",
     "ignore", "per_path_ignores", "exclude", "extend_safe_fixes", "extend_unsafe_fixes",
 })
-_SELECTOR_KEYS = ("select", "extend_select", "ignore", "extend_safe_fixes", "extend_unsafe_fixes")
+SELECTOR_KEYS = ("select", "extend_select", "ignore", "extend_safe_fixes", "extend_unsafe_fixes")
 
 _CODE_SELECTOR = re.compile(r"^(ALL|DL[0-9]{0,3})$")
 _TEMPLATE_FIELDS = {"budget", "margin", "edge"}
@@ -204,6 +205,7 @@ class Profile:
     # The folder `exclude` and `per_path_ignores` patterns are relative to: the profile's or
     # pyproject's (None: the working directory).
     root: Optional[str] = None
+    keys_set: FrozenSet[str] = frozenset()  # the top-level keys the profile itself sets
     warnings: Tuple[str, ...] = ()
 
     def __getitem__(self, key: str) -> Any:
@@ -242,37 +244,13 @@ def _check_consistency(data: Mapping[str, Any], where: str) -> None:
         )
 
 
-def _check_codes(data: Mapping[str, Any], where: str) -> None:
-    """Codes must name rules that exist (computed from the registry at run time)."""
-    from deadline_lint.selection import SelectorError, check_selectors
-
-    try:
-        for key in _SELECTOR_KEYS:
-            check_selectors(data.get(key, ()), f"{where}: {key}")
-        for pattern, codes in (data.get("per_path_ignores") or {}).items():
-            check_selectors(codes, f"{where}: per_path_ignores: {pattern!r}")
-    except SelectorError as exc:
-        raise ProfileError(str(exc)) from None
-
-
-def unused_key_warnings(overrides: Mapping[str, Any], where: str) -> Tuple[str, ...]:
-    """A key the user set that belongs to a rule family none of whose rules is installed yet."""
-    from deadline_lint.rules.base import keys_read_by_rules
-
-    read = ENGINE_KEYS | keys_read_by_rules()
-    return tuple(
-        f"{where}: {key}: not used yet (no installed rule reads it); it is accepted for the rules that will"
-        for key in sorted(overrides)
-        if key not in read
-    )
-
-
 def build_profile(overrides: Mapping[str, Any], where: str, root: Optional[str] = None) -> Profile:
+    """Shape and consistency; what needs the rule registry (known codes, keys no rule reads
+    yet) is `profile_checks.check_profile`, which every front end applies (config.py)."""
     _validate(overrides, SCHEMA, where)
-    _check_codes(overrides, where)
     merged = _merge(DEFAULTS, overrides)
     _check_consistency(merged, where)
-    return Profile(raw=merged, source=where, root=root, warnings=unused_key_warnings(overrides, where))
+    return Profile(raw=merged, source=where, root=root, keys_set=frozenset(overrides))
 
 
 def default_profile() -> Profile:
