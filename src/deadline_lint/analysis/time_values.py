@@ -42,6 +42,7 @@ import ast
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
+from deadline_lint.analysis.function_body import function_body
 from deadline_lint.analysis.scopes import ASSIGN, FUNCTION, Scope
 from deadline_lint.catalog.clock import MONOTONIC, WALL, ClockCatalog, clock_catalog
 
@@ -53,7 +54,6 @@ INSTANT, DEADLINE, SPAN = "instant", "deadline", "span"
 COMPARE, REMAINING, SPAN_CHECK, TIMEOUT = "compare", "remaining", "span-check", "timeout"
 
 _PASS_THROUGH = frozenset({"min", "max", "abs", "float", "int", "round"})
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 __all__ = [
     "INSTANT", "DEADLINE", "SPAN", "WALL", "MONOTONIC", "COMPARE", "REMAINING", "SPAN_CHECK", "TIMEOUT",
     "ClockRead", "TimeValue", "DeadlineUse", "FunctionTimes", "TimeValues",
@@ -191,6 +191,7 @@ class FunctionTimes:
         self.scope = scope
         self._values: Dict[int, Tuple[ast.AST, Optional[TimeValue]]] = {}
         self._names: Optional[Dict[str, TimeValue]] = None
+        self._compared: Optional[Dict[str, TimeValue]] = None
         self._computing: Set[str] = set()
         self._parents: Optional[Dict[int, ast.AST]] = None
         self._loads: Dict[str, List[ast.Name]] = {}
@@ -207,6 +208,8 @@ class FunctionTimes:
     def value(self, expr: Optional[ast.AST]) -> Optional[TimeValue]:
         if expr is None:
             return None
+        if self._compared is None:
+            self._compared_names()
         known = self._values.get(id(expr))
         if known is not None:
             return known[1]
@@ -218,7 +221,10 @@ class FunctionTimes:
         if isinstance(expr, ast.Call):
             return self._call_value(expr)
         if isinstance(expr, ast.Name):
-            return self._name_value(expr.id)
+            found = self._name_value(expr.id)
+            if found is None and self._compared is not None:
+                found = self._compared.get(expr.id)
+            return found
         if isinstance(expr, ast.BinOp):
             return self._binop_value(expr)
         if isinstance(expr, ast.IfExp):
@@ -352,6 +358,9 @@ class FunctionTimes:
 
     def _compared_names(self) -> Dict[str, TimeValue]:
         """Names with no time value of their own, compared with an instant or a deadline."""
+        if self._compared is not None:
+            return self._compared
+        self._compared = {}  # while looking, values know no compared names
         self._walk()
         found: Dict[str, TimeValue] = {}
         for compare in self._compares:
@@ -363,36 +372,20 @@ class FunctionTimes:
                         continue
                     if self._name_value(other.id) is None and other.id in self.scope.bindings():
                         found.setdefault(other.id, TimeValue(DEADLINE, value.clock, value.unit, (), False))
+        # Values asked for before this point did not know these names: forget them.
+        self._values.clear()
+        self._compared = found
         return found
 
     # -- the function body, walked once ---------------------------------------------------
     def _walk(self) -> None:
         if self._parents is not None:
             return
-        parents: Dict[int, ast.AST] = {}
-        root = self.scope.node
-        stack: List[Tuple[ast.AST, bool]] = [(child, False) for child in getattr(root, "body", [])]
-        if isinstance(root, ast.Lambda):
-            stack = [(root.body, False)]
-        for child, _ in stack:
-            parents[id(child)] = root
-        while stack:
-            node, nested = stack.pop()
-            if nested:
-                self._nested.add(id(node))
-            elif isinstance(node, ast.Compare):
-                self._compares.append(node)
-            elif isinstance(node, ast.BinOp):
-                self._arithmetic.append(node)
-            elif isinstance(node, ast.Call):
-                self._calls.append(node)
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-                self._loads.setdefault(node.id, []).append(node)
-            inner = nested or isinstance(node, _SCOPES)
-            for child in ast.iter_child_nodes(node):
-                parents[id(child)] = node
-                stack.append((child, inner))
-        self._parents = parents
+        body = function_body(self.scope)
+        self._parents, self._loads, self._nested = body.parents, body.loads, body.nested
+        self._compares = body.nodes(ast.Compare)
+        self._arithmetic = body.nodes(ast.BinOp)
+        self._calls = body.nodes(ast.Call)
 
     # -- where time values are used as deadlines ------------------------------------------
     @property
@@ -566,25 +559,27 @@ def time_value(ctx: "FileContext", expr: ast.expr) -> Optional[TimeValue]:
     return times.value(expr) if times is not None else None
 
 
-def is_absolute_instant(ctx: "FileContext", expr: ast.expr) -> bool:
-    """A wall-clock instant or a deadline on the wall clock, in any spelling."""
+def is_absolute_instant(ctx: "FileContext", expr: ast.expr, any_clock: bool = False) -> bool:
+    """A wall-clock instant or a deadline on the wall clock, in any spelling (`str(...)`,
+    `int(...)`, an f-string, `x.isoformat()`, `x.timestamp()`). With `any_clock`, monotonic
+    instants count too (an instant of this process's own clock means even less elsewhere)."""
     analysis = ctx.analysis(TimeValues)
     if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and not expr.args:
-        method = analysis.clocks.instant_methods.get(expr.func.attr)
-        if method is not None:
+        if expr.func.attr in analysis.clocks.instant_methods:
             return True
-    if isinstance(expr, ast.Call) and not isinstance(expr.func, ast.Attribute) and len(expr.args) == 1:
-        if isinstance(expr.func, ast.Name) and expr.func.id in ("str", "int", "float", "round", "repr"):
-            return is_absolute_instant(ctx, expr.args[0])
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and len(expr.args) == 1:
+        if expr.func.id in ("str", "int", "float", "round", "repr"):
+            return is_absolute_instant(ctx, expr.args[0], any_clock)
     if isinstance(expr, ast.JoinedStr):
         return any(
-            isinstance(part, ast.FormattedValue) and is_absolute_instant(ctx, part.value) for part in expr.values
+            isinstance(part, ast.FormattedValue) and is_absolute_instant(ctx, part.value, any_clock)
+            for part in expr.values
         )
     value = time_value(ctx, expr)
     if value is None:
         read = analysis.clock_read(expr, ctx.scope)
-        return read is not None and read.clock == WALL
-    return value.clock == WALL and value.role in (INSTANT, DEADLINE)
+        return read is not None and (any_clock or read.clock == WALL)
+    return (any_clock or value.clock == WALL) and value.role in (INSTANT, DEADLINE)
 
 
 # Used by the docs of the rules built on this analysis.

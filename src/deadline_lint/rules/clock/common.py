@@ -2,10 +2,12 @@
 how a fix spells a monotonic clock read with the names the module already binds."""
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Callable, FrozenSet, Optional, Tuple
 
 from deadline_lint.analysis.scopes import IMPORT, Scope, import_qualname
 from deadline_lint.catalog import Catalog
+from deadline_lint.catalog.clock import clock_catalog
 
 if TYPE_CHECKING:
     from deadline_lint.context import FileContext
@@ -13,12 +15,32 @@ if TYPE_CHECKING:
 # Every spelling of a wall-clock read contains one of these: `time.time()` and `t.time()`
 # after `import time as t`, `from time import time`, `datetime.now()` in any import form.
 CLOCK_WORDS = frozenset({"time.time", "time_ns", "from time import", "import time as", "datetime"})
+# An instant on the wire may also be monotonic or a datetime spelled as text or a number.
+WIRE_WORDS = CLOCK_WORDS | {"monotonic", "perf_counter", "isoformat", "timestamp", ".time()"}
+# A `Date` header is read with its name as a string literal (or WSGI's HTTP_DATE).
+DATE_WORDS = frozenset({'"Date"', "'Date'", '"date"', "'date'", "HTTP_DATE", '"DATE"', "'DATE'"})
+# Headers and metadata are read from something named so.
+HEADER_WORDS = frozenset({"header", "metadata", "META"})
 
 
 def clock_text_filter(catalog: Catalog) -> Callable[[str], bool]:
-    """The second look of the clock family (one shared callable): the trigger words again,
-    since other families' filters are finer than their words and must not hide our files."""
-    return catalog.cached("clock.text_filter", lambda: _mentions_any(CLOCK_WORDS))
+    """The second look for DL201 and DL203 (one shared callable): a file passes when it has
+    any word of theirs. The engine needs every selected rule to offer a second look, or
+    none counts; ours are as coarse as the words."""
+    return catalog.cached("clock.text_filter", lambda: _mentions_any(CLOCK_WORDS | DATE_WORDS))
+
+
+def key_text_filter(catalog: Catalog, profile_header: str) -> Callable[[str], bool]:
+    """The second look for DL202 and DL204: a string literal naming a deadline, a timeout or
+    a budget (`"X-Request-Deadline"`, `'grpc-timeout'`, the profile's header)."""
+
+    def build() -> Callable[[str], bool]:
+        words = [re.escape(w).replace("\\-", "[-_ ]?") for w in clock_catalog(catalog).wire.deadline_words]
+        words.append(re.escape(profile_header).replace("\\-", "[-_]"))
+        pattern = re.compile(r"""[\"'][^\"'\n]{0,60}?(?:%s)""" % "|".join(words), re.IGNORECASE)
+        return lambda text: pattern.search(text) is not None
+
+    return catalog.cached(f"clock.key_text_filter:{profile_header}", build)
 
 
 def _mentions_any(words: FrozenSet[str]) -> Callable[[str], bool]:
@@ -26,6 +48,12 @@ def _mentions_any(words: FrozenSet[str]) -> Callable[[str], bool]:
         return any(word in text for word in words)
 
     return text_filter
+
+
+def shown(ctx: "FileContext", node) -> str:
+    """The node's source for a message: one line, at most 60 characters."""
+    text = " ".join(ctx.source.segment(node).split())
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def module_name_bound_to(module: str, scope: Scope) -> Optional[str]:
