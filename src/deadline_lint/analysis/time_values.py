@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
 from deadline_lint.analysis.function_body import function_body
-from deadline_lint.analysis.scopes import ASSIGN, FUNCTION, Scope
+from deadline_lint.analysis.scopes import ASSIGN, FUNCTION, NESTED_STATEMENTS, Scope
 from deadline_lint.catalog.clock import MONOTONIC, WALL, ClockCatalog, clock_catalog
 
 if TYPE_CHECKING:
@@ -122,10 +122,37 @@ class TimeValues:
         self.clocks: ClockCatalog = clock_catalog(ctx.catalog)
         self._final_names = self.clocks.final_names | frozenset(self.clocks.instant_methods)
         self._reads: Dict[int, Tuple[ast.Call, Optional[ClockRead]]] = {}
+        self._from_imports: Optional[FrozenSet[str]] = None
 
     # -- clock reads ------------------------------------------------------------
+    def may_read_clock(self, call: ast.Call, scope: Scope) -> bool:
+        """A cheap first look: `x.<clock name>(...)`, or a name imported from a clock module
+        (`from time import time as now`). Most calls stop here."""
+        func = call.func
+        if type(func) is ast.Attribute:
+            return func.attr in self._final_names  # type: ignore[attr-defined]
+        if type(func) is ast.Name:
+            if self._from_imports is None:
+                self._from_imports = self._names_from_clock_modules(scope)
+            return func.id in self._from_imports  # type: ignore[attr-defined]
+        return False
+
+    def _names_from_clock_modules(self, scope: Scope) -> FrozenSet[str]:
+        modules = {q.split(".")[0] for q in self.clocks.functions}
+        names = set()
+        stack = list(getattr(scope.module.node, "body", []))
+        while stack:
+            stmt = stack.pop()
+            nested = NESTED_STATEMENTS.get(type(stmt))
+            if nested is not None:
+                for field in nested:
+                    stack.extend(getattr(stmt, field))
+            elif isinstance(stmt, ast.ImportFrom) and (stmt.module or "").split(".")[0] in modules:
+                names.update(alias.asname or alias.name for alias in stmt.names)
+        return frozenset(names)
+
     def clock_read(self, call: ast.AST, scope: Scope) -> Optional[ClockRead]:
-        if not isinstance(call, ast.Call):
+        if not isinstance(call, ast.Call) or not self.may_read_clock(call, scope):
             return None
         known = self._reads.get(id(call))
         if known is not None:
@@ -147,7 +174,7 @@ class TimeValues:
                 return None
             if func.attr == self.clocks.loop_time_method and not call.args and self._is_loop(func.value, scope):
                 return ClockRead(call, MONOTONIC, "s", "loop.time", None)
-        elif not isinstance(func, ast.Name) or func.id not in self.resolver.imported_names(scope):
+        elif not isinstance(func, ast.Name):
             return None
         qualname = self.resolver.qualified_name(func, scope)
         clock = self.clocks.functions.get(qualname) if qualname else None

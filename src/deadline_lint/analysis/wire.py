@@ -3,16 +3,16 @@ header) and where it writes one (a deadline sent on), and which local names deri
 
 The vocabulary is data (catalog `clock.yaml`, section `wire`): a container is a name or
 attribute whose last part contains `header`, `metadata` or `meta` (`request.headers`,
-`metadata`, Django's `request.META`), or inbound gRPC metadata turned into a dict
+`metadata`, Django's `request.META`, WSGI's `environ`), or inbound gRPC metadata turned into a dict
 (`dict(context.invocation_metadata())`, also through a local name). Keys are compared
 normalised (`normalise_key`: lower case, `_` as `-`, no WSGI `HTTP_` prefix).
 
 API (`wire = ctx.analysis(WireValues)`):
 - `wire.header_read(expr, scope) -> str | None`: the normalised key `expr` reads
   (`h["X-Deadline"]`, `h.get("x-deadline", d)`, `h.getheader(...)`, `md.get(...)`).
-- `wire.header_writes(node, scope) -> [(key, key node, value)]`: entries a dict literal,
-  a `container[key] = value` store or a `(key, value)` pair list passed as headers or
-  metadata put on the wire.
+- `wire.header_writes(node, scope) -> [(key, key node, value)]`: entries a `headers=` /
+  `metadata=` argument, an assignment to a headers-like name or item, or a
+  `headers.update(...)` / `metadata.append(...)` call puts on the wire.
 - `wire.is_budget_key(key)`: the profile's `budget_header`, `grpc-timeout`, or a key naming a
   deadline, timeout or budget.
 - `wire.derived_names(scope, read)`: local names whose value comes from that read, through
@@ -32,6 +32,20 @@ if TYPE_CHECKING:
 
 _GETTERS = frozenset({"get", "getheader", "get_all", "getlist", "getone", "get_header"})
 _MAX_FOLLOW = 4
+
+
+def literal_key_read(expr: ast.AST) -> Optional[ast.expr]:
+    """The string literal `expr` looks up, for a cheap first look: `x["k"]`, `x.get("k")`
+    and the other getters. None for anything else."""
+    if type(expr) is ast.Subscript:
+        key = expr.slice  # type: ignore[attr-defined]
+    elif type(expr) is ast.Call and type(expr.func) is ast.Attribute and expr.args:  # type: ignore[attr-defined]
+        if expr.func.attr not in _GETTERS:  # type: ignore[attr-defined]
+            return None
+        key = expr.args[0]  # type: ignore[attr-defined]
+    else:
+        return None
+    return key if type(key) is ast.Constant and isinstance(key.value, (str, bytes)) else None
 
 
 def _key_of(expr: Optional[ast.expr]) -> Optional[str]:
@@ -119,35 +133,39 @@ class WireValues:
         return frozenset(names)
 
     # -- writes --------------------------------------------------------------------
-    def header_writes(self, node: ast.AST, scope: Scope, parent: Optional[ast.AST]) -> List[Tuple[str, ast.expr, ast.expr]]:
-        """(key, key node, value) entries that `node` puts into headers or metadata."""
+    def header_writes(self, node: ast.AST, scope: Scope) -> List[Tuple[str, ast.expr, ast.expr]]:
+        """(key, key node, value) entries that `node` puts into headers or metadata: a
+        `headers=`/`metadata=` argument, `headers = {...}` or `metadata = [(k, v)]`,
+        `headers[k] = v`, `headers.update({...})`, `metadata.append((k, v))`."""
+        if isinstance(node, ast.keyword):
+            return self._entries(node.value) if node.arg in self.vocabulary.keywords else []
+        if isinstance(node, ast.Assign):
+            found: List[Tuple[str, ast.expr, ast.expr]] = []
+            for target in node.targets:
+                if isinstance(target, ast.Subscript):
+                    key = _key_of(target.slice)  # type: ignore[arg-type]
+                    if key is not None and self.is_container(target.value, scope):
+                        found.append((key, target.slice, node.value))  # type: ignore[arg-type]
+                elif isinstance(target, (ast.Name, ast.Attribute)) and isinstance(
+                    node.value, (ast.Dict, ast.List, ast.Tuple)
+                ) and self.is_container(target, scope):
+                    found.extend(self._entries(node.value))
+            return found
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and len(node.args) == 1:
+            if node.func.attr in ("update", "append") and self.is_container(node.func.value, scope):
+                argument = node.args[0]
+                return self._entries(ast.List(elts=[argument]) if node.func.attr == "append" else argument)
+        return []
+
+    def _entries(self, expr: ast.expr) -> List[Tuple[str, ast.expr, ast.expr]]:
+        """`{"x-deadline": value}`, or `[("x-deadline", value), ...]` / a tuple of such pairs."""
         found: List[Tuple[str, ast.expr, ast.expr]] = []
-        if isinstance(node, ast.Dict) and self._dict_goes_on_wire(node, scope, parent):
-            for key_node, value in zip(node.keys, node.values):
+        if isinstance(expr, ast.Dict):
+            for key_node, value in zip(expr.keys, expr.values):
                 key = _key_of(key_node)
                 if key is not None:
                     found.append((key, key_node, value))  # type: ignore[arg-type]
-        elif isinstance(node, ast.Assign):
-            if isinstance(node.value, (ast.List, ast.Tuple)) and any(
-                isinstance(t, (ast.Name, ast.Attribute)) and self.is_container(t, scope) for t in node.targets
-            ):
-                found.extend(self._pairs(node.value))
-            for target in node.targets:
-                if isinstance(target, ast.Subscript) and self.is_container(target.value, scope):
-                    key = _key_of(target.slice)  # type: ignore[arg-type]
-                    if key is not None:
-                        found.append((key, target.slice, node.value))  # type: ignore[arg-type]
-        elif isinstance(node, ast.keyword) and node.arg in self.vocabulary.keywords:
-            found.extend(self._pairs(node.value))
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "append":
-            if self.is_container(node.func.value, scope) and len(node.args) == 1:
-                found.extend(self._pairs(ast.List(elts=[node.args[0]])))
-        return found
-
-    def _pairs(self, expr: ast.expr) -> List[Tuple[str, ast.expr, ast.expr]]:
-        """`[("x-deadline", value), ...]` or a tuple of such pairs."""
-        found: List[Tuple[str, ast.expr, ast.expr]] = []
-        if isinstance(expr, (ast.List, ast.Tuple)):
+        elif isinstance(expr, (ast.List, ast.Tuple)):
             for element in expr.elts:
                 if isinstance(element, ast.Tuple) and len(element.elts) == 2:
                     key = _key_of(element.elts[0])
@@ -155,20 +173,9 @@ class WireValues:
                         found.append((key, element.elts[0], element.elts[1]))
         return found
 
-    def _dict_goes_on_wire(self, node: ast.Dict, scope: Scope, parent: Optional[ast.AST]) -> bool:
-        """Passed as headers/metadata, assigned to a headers-like name, or merged into one."""
-        if isinstance(parent, ast.keyword):
-            return parent.arg in self.vocabulary.keywords
-        if isinstance(parent, (ast.Assign, ast.AnnAssign)):
-            targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
-            return any(isinstance(t, (ast.Name, ast.Attribute)) and self.is_container(t, scope) for t in targets)
-        if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute) and parent.func.attr == "update":
-            return self.is_container(parent.func.value, scope)
-        return False
-
 
 def _contains(expr: ast.AST, node: ast.AST) -> bool:
     return any(sub is node for sub in ast.walk(expr))
 
 
-__all__ = ["WireValues", "normalise_key"]
+__all__ = ["WireValues", "literal_key_read", "normalise_key"]

@@ -59,19 +59,19 @@ class AbsoluteDeadlineOnWire(Rule):
     code = "DL202"
     name = "absolute-deadline-on-wire"
     summary = "a header or metadata entry carries an absolute deadline instead of a remaining duration"
-    node_types = (ast.Dict, ast.Assign, ast.keyword, ast.Call)
+    node_types = (ast.Assign, ast.keyword, ast.Call)
 
     def trigger_words(self):
         return WIRE_WORDS
 
     def text_filter(self):
-        return key_text_filter(self.catalog, self.profile["budget_header"])
+        return key_text_filter(self.catalog, self.profile["budget_header"], WIRE_WORDS)
 
     def visit(self, node, ctx):
-        if isinstance(node, ast.Call) and not (isinstance(node.func, ast.Attribute) and node.func.attr == "append"):
+        if not _may_write_headers(node):
             return
         wire = ctx.analysis(WireValues)
-        for key, _, value in wire.header_writes(node, ctx.scope, ctx.parent):
+        for key, _, value in wire.header_writes(node, ctx.scope):
             if wire.is_budget_key(key) and is_absolute_instant(ctx, value, any_clock=True):
                 ctx.report(
                     self,
@@ -79,3 +79,19 @@ class AbsoluteDeadlineOnWire(Rule):
                     f"`{key}` carries an absolute instant (`{shown(ctx, value)}`): "
                     "send the remaining duration instead, e.g. milliseconds left",
                 )
+
+
+_WRITING_METHODS = frozenset({"update", "append"})
+_CONTAINER_LITERALS = (ast.Dict, ast.List, ast.Tuple)
+
+
+def _may_write_headers(node: ast.AST) -> bool:
+    """A cheap first look before asking the wire analysis (most nodes stop here)."""
+    if isinstance(node, ast.Call):
+        func = node.func
+        return isinstance(func, ast.Attribute) and func.attr in _WRITING_METHODS and len(node.args) == 1
+    if isinstance(node, ast.keyword):
+        return isinstance(node.value, _CONTAINER_LITERALS)
+    return isinstance(node.value, _CONTAINER_LITERALS) or any(  # type: ignore[attr-defined]
+        isinstance(t, ast.Subscript) for t in node.targets  # type: ignore[attr-defined]
+    )

@@ -23,24 +23,65 @@ DATE_WORDS = frozenset({'"Date"', "'Date'", '"date"', "'date'", "HTTP_DATE", '"D
 HEADER_WORDS = frozenset({"header", "metadata", "META"})
 
 
-def clock_text_filter(catalog: Catalog) -> Callable[[str], bool]:
-    """The second look for DL201 and DL203 (one shared callable): a file passes when it has
-    any word of theirs. The engine needs every selected rule to offer a second look, or
-    none counts; ours are as coarse as the words."""
-    return catalog.cached("clock.text_filter", lambda: _mentions_any(CLOCK_WORDS | DATE_WORDS))
+_WALL_READ = re.compile(
+    r"time\.time(?:_ns)?\(|\.time_ns\(|^[ \t]*from time import (?:\(|[^\n]*\btime(?:_ns)?\b)", re.MULTILINE
+)
+_DATETIME_NOW = re.compile(r"\.(?:now|utcnow|today)\(")
+_TIME_ALIAS = re.compile(r"^[ \t]*import time as (\w+)", re.MULTILINE)
 
 
-def key_text_filter(catalog: Catalog, profile_header: str) -> Callable[[str], bool]:
-    """The second look for DL202 and DL204: a string literal naming a deadline, a timeout or
-    a budget (`"X-Request-Deadline"`, `'grpc-timeout'`, the profile's header)."""
+def wall_read_text_filter(catalog: Catalog) -> Callable[[str], bool]:
+    """The second look for DL201: the text spells a wall-clock read (`time.time(`, a
+    `from time import time`, `t.time(` after `import time as t`, `datetime` and `.now(`)."""
 
     def build() -> Callable[[str], bool]:
-        words = [re.escape(w).replace("\\-", "[-_ ]?") for w in clock_catalog(catalog).wire.deadline_words]
-        words.append(re.escape(profile_header).replace("\\-", "[-_]"))
-        pattern = re.compile(r"""[\"'][^\"'\n]{0,60}?(?:%s)""" % "|".join(words), re.IGNORECASE)
-        return lambda text: pattern.search(text) is not None
+        def text_filter(text: str) -> bool:
+            if not any(word in text for word in CLOCK_WORDS):
+                return False
+            if _WALL_READ.search(text):
+                return True
+            if "datetime" in text and _DATETIME_NOW.search(text):
+                return True
+            return any(f"{alias}.time" in text for alias in _TIME_ALIAS.findall(text))
 
-    return catalog.cached(f"clock.key_text_filter:{profile_header}", build)
+        return text_filter
+
+    return catalog.cached("clock.wall_read_filter", build)
+
+
+def header_text_filter(catalog: Catalog) -> Callable[[str], bool]:
+    """The second look for DL203: a `Date` key, and the text names headers, metadata or a
+    WSGI environ. (The engine parses a file when any selected rule's second look passes, so
+    each one repeats its rule's own words.)"""
+    containers = HEADER_WORDS | {"environ"}
+
+    def build() -> Callable[[str], bool]:
+        return lambda text: any(w in text for w in DATE_WORDS) and any(w in text for w in containers)
+
+    return catalog.cached("clock.date_header_filter", build)
+
+
+def key_text_filter(catalog: Catalog, profile_header: str, words: FrozenSet[str]) -> Callable[[str], bool]:
+    """The second look for DL202 and DL204: the text names headers or metadata, and has a
+    string literal naming a deadline, a timeout or a budget (`"X-Request-Deadline"`,
+    `'grpc-timeout'`, the profile's header)."""
+
+    def build() -> Callable[[str], bool]:
+        keys = [re.escape(w).replace("\\-", "[-_ ]?") for w in clock_catalog(catalog).wire.deadline_words]
+        keys.append(re.escape(profile_header).replace("\\-", "[-_]"))
+        pattern = re.compile(r"""[\"'][^\"'\n]{0,60}?(?:%s)""" % "|".join(keys), re.IGNORECASE)
+        containers = HEADER_WORDS | {"environ"}
+
+        def text_filter(text: str) -> bool:
+            return (
+                any(w in text for w in words)
+                and any(w in text for w in containers)
+                and pattern.search(text) is not None
+            )
+
+        return text_filter
+
+    return catalog.cached(f"clock.key_text_filter:{profile_header}:{sorted(words)}", build)
 
 
 def _mentions_any(words: FrozenSet[str]) -> Callable[[str], bool]:

@@ -5,9 +5,9 @@ import ast
 from deadline_lint.analysis.expressions import mentions_any
 from deadline_lint.analysis.function_body import function_body
 from deadline_lint.analysis.scopes import FUNCTION
-from deadline_lint.analysis.wire import WireValues
+from deadline_lint.analysis.wire import WireValues, literal_key_read
 from deadline_lint.rules.base import Rule, register
-from deadline_lint.rules.clock.common import DATE_WORDS, clock_text_filter, shown
+from deadline_lint.rules.clock.common import DATE_WORDS, header_text_filter, shown
 
 _STATEMENTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Expr, ast.If, ast.While, ast.Assert)
 
@@ -69,10 +69,10 @@ class DeadlineFromDateHeader(Rule):
         return DATE_WORDS
 
     def text_filter(self):
-        return clock_text_filter(self.catalog)
+        return header_text_filter(self.catalog)
 
     def visit(self, node, ctx):
-        if ctx.scope.kind != FUNCTION:
+        if ctx.scope.kind != FUNCTION or literal_key_read(node) is None:
             return
         wire = ctx.analysis(WireValues)
         key = wire.header_read(node, ctx.scope)

@@ -6,7 +6,7 @@ from typing import Optional
 from deadline_lint.analysis.expressions import argument_at, mentions_any
 from deadline_lint.analysis.function_body import function_body
 from deadline_lint.analysis.scopes import FUNCTION
-from deadline_lint.analysis.wire import WireValues
+from deadline_lint.analysis.wire import WireValues, literal_key_read
 from deadline_lint.rules.base import Rule, register
 from deadline_lint.rules.clock.common import HEADER_WORDS, key_text_filter, shown
 
@@ -71,10 +71,10 @@ class InboundBudgetNotCapped(Rule):
         return HEADER_WORDS
 
     def text_filter(self):
-        return key_text_filter(self.catalog, self.profile["budget_header"])
+        return key_text_filter(self.catalog, self.profile["budget_header"], HEADER_WORDS)
 
     def visit(self, node, ctx):
-        if ctx.scope.kind != FUNCTION:
+        if ctx.scope.kind != FUNCTION or literal_key_read(node) is None:
             return
         wire = ctx.analysis(WireValues)
         key = wire.header_read(node, ctx.scope)
