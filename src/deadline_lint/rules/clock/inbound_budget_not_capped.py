@@ -21,7 +21,7 @@ class InboundBudgetNotCapped(Rule):
     `budget_header`, `grpc-timeout`, or a key naming a deadline, timeout or budget) that
     reaches a timeout or a budget (a `*timeout*`, `*deadline*` or `*budget*` argument, a
     sleep, a cancel scope such as `asyncio.timeout(...)`, or one of the profile's budget
-    types) without being capped with `min(value, cap)` (or a catalog clamp), or without a
+    types) without being capped with `min(value, cap)` (or one of the profile's `budget.clamps`), or without a
     check that rejects negative values (a comparison, or `max(0, value)`). It follows the value
     through local names. The finding is on the header read.
 
@@ -60,6 +60,8 @@ class InboundBudgetNotCapped(Rule):
     ## Options
     - `budget_header`: the header your services use for the remaining budget.
     - `budget.types`: constructing one of these from the value counts as reaching a budget.
+    - `budget.clamps`: your own functions that cap the value and reject negatives; passing
+      the value through one of them satisfies the rule.
     """
 
     code = "DL204"
@@ -112,8 +114,14 @@ class InboundBudgetNotCapped(Rule):
 
     @staticmethod
     def _is_clamp(call: ast.Call, wire: WireValues, ctx) -> bool:
+        clamps = wire.vocabulary.clamps | frozenset(ctx.profile["budget"]["clamps"])
         qualname = ctx.resolver.qualified_name(call.func, ctx.scope)
-        return qualname in wire.vocabulary.clamps
+        if qualname is not None:
+            return qualname in clamps
+        func = call.func
+        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+        # A helper defined in this module, or reached through an object: its bare name counts.
+        return any(clamp.rpartition(".")[2] == name for clamp in clamps)
 
     def _sink(self, body, carries, wire: WireValues, ctx) -> Optional[str]:
         """Where the value is used as a timeout or budget, shown for the message."""
