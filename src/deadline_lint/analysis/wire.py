@@ -21,7 +21,7 @@ API (`wire = ctx.analysis(WireValues)`):
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Tuple
+from typing import TYPE_CHECKING, FrozenSet, List, Optional, Tuple
 
 from deadline_lint.analysis.expressions import mentions_any
 from deadline_lint.analysis.scopes import ASSIGN, Scope
