@@ -5,7 +5,7 @@ import ast
 from deadline_lint.analysis.time_values import is_absolute_instant
 from deadline_lint.analysis.wire import WireValues
 from deadline_lint.rules.base import Rule, register
-from deadline_lint.rules.clock.common import WIRE_WORDS, key_text_filter, shown
+from deadline_lint.rules.clock.common import WIRE_WORDS, WRITE, key_text_filter, shown
 
 
 @register
@@ -65,7 +65,7 @@ class AbsoluteDeadlineOnWire(Rule):
         return WIRE_WORDS
 
     def text_filter(self):
-        return key_text_filter(self.catalog, self.profile["budget_header"], WIRE_WORDS)
+        return key_text_filter(self.catalog, self.profile["budget_header"], WIRE_WORDS, WRITE)
 
     def visit(self, node, ctx):
         if not _may_write_headers(node):

@@ -23,10 +23,7 @@ DATE_WORDS = frozenset({'"Date"', "'Date'", '"date"', "'date'", "HTTP_DATE", '"D
 HEADER_WORDS = frozenset({"header", "metadata", "META"})
 
 
-_WALL_READ = re.compile(
-    r"time\.time(?:_ns)?\(|\.time_ns\(|^[ \t]*from time import (?:\(|[^\n]*\btime(?:_ns)?\b)", re.MULTILINE
-)
-_DATETIME_NOW = re.compile(r"\.(?:now|utcnow|today)\(")
+_FROM_TIME = re.compile(r"^[ \t]*from time import (?:\(|[^\n]*\btime(?:_ns)?\b)", re.MULTILINE)
 _TIME_ALIAS = re.compile(r"^[ \t]*import time as (\w+)", re.MULTILINE)
 
 
@@ -36,13 +33,15 @@ def wall_read_text_filter(catalog: Catalog) -> Callable[[str], bool]:
 
     def build() -> Callable[[str], bool]:
         def text_filter(text: str) -> bool:
-            if not any(word in text for word in CLOCK_WORDS):
-                return False
-            if _WALL_READ.search(text):
+            if "time.time(" in text or "time_ns(" in text:
                 return True
-            if "datetime" in text and _DATETIME_NOW.search(text):
+            if "from time import" in text and _FROM_TIME.search(text):
                 return True
-            return any(f"{alias}.time" in text for alias in _TIME_ALIAS.findall(text))
+            if "datetime" in text and (".now(" in text or "utcnow(" in text or ".today(" in text):
+                return True
+            if "import time as" in text:
+                return any(f"{alias}.time" in text for alias in _TIME_ALIAS.findall(text))
+            return False
 
         return text_filter
 
@@ -61,27 +60,35 @@ def header_text_filter(catalog: Catalog) -> Callable[[str], bool]:
     return catalog.cached("clock.date_header_filter", build)
 
 
-def key_text_filter(catalog: Catalog, profile_header: str, words: FrozenSet[str]) -> Callable[[str], bool]:
-    """The second look for DL202 and DL204: the text names headers or metadata, and has a
-    string literal naming a deadline, a timeout or a budget (`"X-Request-Deadline"`,
-    `'grpc-timeout'`, the profile's header)."""
+READ, WRITE = "read", "write"  # the shapes of a header key literal in source text
+# A short one-line literal holding a key word, where a key is read (`h["..."]`,
+# `h.get("...")`) or written (`{"...": v}`, `("...", v)`, `h["..."] = v`).
+_INSIDE = r"""[^"'\s=(){}\[\],:]{0,60}?"""
+_SHAPES = {
+    READ: r"""[\[(]\s*[bBrRuU]?["']%s(?:%s)%s["']\s*[\]),]""",
+    WRITE: r"""[{(,\[]\s*[bBrRuU]?["']%s(?:%s)%s["']\s*[:,\]]""",
+}
+
+
+def key_text_filter(catalog: Catalog, profile_header: str, words: FrozenSet[str], shape: str) -> Callable[[str], bool]:
+    """The second look for DL202 (shape WRITE) and DL204 (shape READ): one of the rule's own
+    words, a headers/metadata word, and a string literal naming a deadline, a timeout or a
+    budget (`"X-Request-Deadline"`, `'grpc-timeout'`, the profile's header) in that shape."""
 
     def build() -> Callable[[str], bool]:
         keys = [re.escape(w).replace("\\-", "[-_ ]?") for w in clock_catalog(catalog).wire.deadline_words]
         keys.append(re.escape(profile_header).replace("\\-", "[-_]"))
-        pattern = re.compile(r"""[\"'][^\"'\n]{0,60}?(?:%s)""" % "|".join(keys), re.IGNORECASE)
+        pattern = re.compile(_SHAPES[shape] % (_INSIDE, "|".join(keys), _INSIDE), re.IGNORECASE)
         containers = HEADER_WORDS | {"environ"}
 
         def text_filter(text: str) -> bool:
-            return (
-                any(w in text for w in words)
-                and any(w in text for w in containers)
-                and pattern.search(text) is not None
-            )
+            if not any(w in text for w in words) or not any(w in text for w in containers):
+                return False
+            return pattern.search(text) is not None
 
         return text_filter
 
-    return catalog.cached(f"clock.key_text_filter:{profile_header}:{sorted(words)}", build)
+    return catalog.cached(f"clock.key_text_filter:{profile_header}:{shape}:{sorted(words)}", build)
 
 
 def _mentions_any(words: FrozenSet[str]) -> Callable[[str], bool]:

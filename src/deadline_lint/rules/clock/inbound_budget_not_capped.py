@@ -8,7 +8,7 @@ from deadline_lint.analysis.function_body import function_body
 from deadline_lint.analysis.scopes import FUNCTION
 from deadline_lint.analysis.wire import WireValues, literal_key_read
 from deadline_lint.rules.base import Rule, register
-from deadline_lint.rules.clock.common import HEADER_WORDS, key_text_filter, shown
+from deadline_lint.rules.clock.common import HEADER_WORDS, READ, key_text_filter, shown
 
 _SINK_WORDS = ("timeout", "deadline", "budget")
 
@@ -73,7 +73,7 @@ class InboundBudgetNotCapped(Rule):
         return HEADER_WORDS
 
     def text_filter(self):
-        return key_text_filter(self.catalog, self.profile["budget_header"], HEADER_WORDS)
+        return key_text_filter(self.catalog, self.profile["budget_header"], HEADER_WORDS, READ)
 
     def visit(self, node, ctx):
         if ctx.scope.kind != FUNCTION or literal_key_read(node) is None:
