@@ -176,11 +176,13 @@ class FunctionTimes:
             known = [v for v in values if v is not None]
             if not known:
                 return None
-            if any(v is None and not _is_number(a) for v, a in zip(values, call.args)) and func.id in ("min", "max"):
-                # `min(deadline, other)`: the other may be an instant or a cap; keep its locality
-                merged = _agree(known)
-                return None if merged is None else _with_local(merged, False)
-            return _agree(known)
+            merged = _agree(known)
+            unknown = any(v is None and not _is_number(a) for v, a in zip(values, call.args))
+            if merged is not None and merged.role != SPAN and unknown and func.id in ("min", "max"):
+                # `min(deadline, other)`: the other is an instant from who knows where.
+                # (`min(remaining, cap)` is a span capped by a duration: still local.)
+                return _with_local(merged, False)
+            return merged
         if isinstance(func, ast.Attribute) and not call.args and not call.keywords:
             inner = self.value(func.value)
             if inner is None:
