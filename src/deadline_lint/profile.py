@@ -24,6 +24,12 @@ class ProfileError(Exception):
     """One line: `path: key: what was expected`."""
 
 
+# The least timeout a fix ever inserts. A spent budget must still give a *positive* timeout:
+# requests/urllib3 raise ValueError on 0, a socket timeout of 0 means non-blocking
+# (http.client: BlockingIOError) and aiohttp reads `total=0` as "no limit". One millisecond
+# makes the call fail at once with the library's own timeout error, the deadline path.
+TIMEOUT_FLOOR_S = 0.001
+
 DEFAULTS: Dict[str, Any] = {
     "edge_total_ms": 10000,
     "hop_margin_ms": 50,
@@ -38,8 +44,8 @@ DEFAULTS: Dict[str, Any] = {
     },
     "fix": {
         "budget_expression": "{budget}.timeout()",
-        "seconds_expression": "max(0.0, {budget} - {margin})",
-        "grpc_context_expression": "max(0.0, {budget}.time_remaining() - {margin})",
+        "seconds_expression": f"max({TIMEOUT_FLOOR_S}, {{budget}} - {{margin}})",
+        "grpc_context_expression": f"max({TIMEOUT_FLOOR_S}, {{budget}}.time_remaining() - {{margin}})",
         "edge_expression": "{edge}",
     },
     "statuses": {

@@ -9,6 +9,7 @@ from deadline_lint.rules.base import register
 from deadline_lint.rules.outbound.common import (
     OutboundRule,
     first_report,
+    is_clamp_floor,
     is_non_positive_constant,
     is_number_constant,
     single_assignment,
@@ -24,7 +25,8 @@ class BudgetCanGrow(OutboundRule):
     Flags a timeout computed from the budget in a way that can come out *larger* than the
     remainder: `max(remaining, 5)`, `remaining + 2`, `remaining or 30`. It looks at the
     timeout an outbound call is given and at the assignments of the names it is made of.
-    Clamps at zero (`max(0.0, remaining - margin)`) and subtracting are fine.
+    Clamps at zero or at the fixes' 1 ms floor (`max(0.0, remaining - margin)`,
+    `max(0.001, remaining - margin)`) and subtracting are fine.
 
     ## Why is this bad?
     The whole point of forwarding the remainder is that a hop can never get more time than its
@@ -101,7 +103,7 @@ def _grows(node: ast.AST, names, ctx) -> str:
             if any(isinstance(a, ast.Starred) for a in node.args):
                 return ""
             from_budget = [a for a in node.args if mentions_any(a, names)]
-            others = [a for a in node.args if not mentions_any(a, names) and not is_non_positive_constant(a)]
+            others = [a for a in node.args if not mentions_any(a, names) and not is_clamp_floor(a)]
             if from_budget and others:
                 return "`max()` puts a floor under it that is not derived from the budget"
         return ""

@@ -19,6 +19,7 @@ from deadline_lint.analysis.outbound import (
 )
 from deadline_lint.analysis.scopes import ASSIGN, IMPORT, Scope
 from deadline_lint.catalog import WAIT, Catalog
+from deadline_lint.profile import TIMEOUT_FLOOR_S
 from deadline_lint.rules.base import Rule
 
 if TYPE_CHECKING:
@@ -189,6 +190,17 @@ def is_non_positive_constant(expr: ast.expr) -> bool:
     return value <= 0
 
 
+def is_clamp_floor(expr: ast.expr) -> bool:
+    """The constant of a clamp such as `max(0.0, x)` or the fixes' own `max(0.001, x)`: at
+    most TIMEOUT_FLOOR_S, so it only keeps a spent budget from becoming an invalid timeout."""
+    return is_number_constant(expr) and ast.literal_eval(expr) <= TIMEOUT_FLOOR_S
+
+
+def floored(seconds_expression: str) -> str:
+    """Every seconds expression a fix derives from a remainder goes through here."""
+    return f"max({format_seconds(TIMEOUT_FLOOR_S)}, {seconds_expression})"
+
+
 def proven_number(expr: ast.expr, scope: Scope, depth: int = 0) -> bool:
     """A plain number: a literal, or a name bound once to one, or arithmetic on those. Only
     these may be wrapped in `min(...)` by a fix (a tuple or a Timeout object may not)."""
@@ -245,7 +257,7 @@ def timeout_values(expr: ast.expr, ctx: "FileContext") -> Iterator[ast.expr]:
                 stack.extend(value.args)
                 continue
             if name == "max":
-                kept = [a for a in value.args if not is_non_positive_constant(a)]
+                kept = [a for a in value.args if not is_clamp_floor(a)]
                 if len(kept) == 1:  # a clamp at zero: the value itself is the limit
                     stack.extend(kept)
                     continue
