@@ -44,3 +44,17 @@ def test_a_spent_budget_never_becomes_an_invalid_timeout() -> None:
     text = fixed(source)
     values = [v for v in _timeout_values(text.replace("context.time_remaining()", "0.0"))]
     assert len(values) == 4 and all(v >= TIMEOUT_FLOOR_S for v in values), text
+
+
+# -- item 4: DL103 bounds only the unbounded part of a (connect, read) tuple ---------------
+def test_unbounded_read_timeout_keeps_the_connect_timeout() -> None:
+    source = """\
+        import requests
+        requests.get("http://x", timeout=(3.05, None))
+        requests.get("http://x", timeout=(None, 27))
+    """
+    checker = Checker(select=["DL103"])
+    found = checker.check_text(textwrap.dedent(source), "a.py")
+    assert [d.message.split(": pass ")[1] for d in found] == ["`(3.05, 10.0)` instead", "`(10.0, 27)` instead"]
+    out = fixed(source, select=["DL103"])
+    assert 'timeout=(3.05, 10.0))' in out and 'timeout=(10.0, 27))' in out
