@@ -58,3 +58,50 @@ def test_unbounded_read_timeout_keeps_the_connect_timeout() -> None:
     assert [d.message.split(": pass ")[1] for d in found] == ["`(3.05, 10.0)` instead", "`(10.0, 27)` instead"]
     out = fixed(source, select=["DL103"])
     assert 'timeout=(3.05, 10.0))' in out and 'timeout=(10.0, 27))' in out
+
+
+# -- item 2: a fix uses the name bound where it goes, or bails ------------------------------
+def test_a_fix_uses_the_alias_the_module_is_imported_under() -> None:
+    source = """\
+        import aiohttp as ah
+
+        async def main(url):
+            async with ah.ClientSession() as session:
+                return await session.get(url)
+    """
+    out = fixed(source, select=["DL101"])
+    assert "session.get(url, timeout=ah.ClientTimeout(total=10.0))" in out
+    assert "import aiohttp\n" not in out
+
+
+def test_a_fix_bails_when_the_name_is_rebound_at_module_level() -> None:
+    source = """\
+        from aiohttp import ClientSession
+        aiohttp = None
+
+        async def main(url):
+            async with ClientSession() as session:
+                return await session.get(url)
+    """
+    checker = Checker(select=["DL101"])
+    found = checker.check_text(textwrap.dedent(source), "a.py")
+    assert [d.code for d in found] == ["DL101"] and found[0].fix is None
+    assert fixed(source, select=["DL101"]) == textwrap.dedent(source)
+
+
+def test_a_fix_bails_when_a_local_shadows_the_module() -> None:
+    source = """\
+        import asyncio
+
+        async def main(host, asyncio=asyncio):
+            return await asyncio.open_connection(host, 80)
+
+        async def other(host):
+            aiohttp = "shadow"
+            from aiohttp import ClientSession
+            async with ClientSession() as session:
+                return await session.get(host)
+    """
+    out = fixed(source, select=["DL101"])
+    assert "import aiohttp" not in out.split("async def")[0]
+    assert "session.get(host)" in out

@@ -8,6 +8,7 @@ import traceback
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Type, TypeVar
 
 from deadline_lint.analysis.budget import Budget, BudgetAnalysis
+from deadline_lint.analysis.imports import bind_imports
 from deadline_lint.analysis.outbound import (
     OutboundCall,
     classify_call,
@@ -161,6 +162,9 @@ class FileContext:
         imports: Tuple[str, ...] = (),
     ) -> None:
         fix = None
+        if edits and imports:
+            bound = bind_imports(self.scope, edits, imports)
+            edits, imports = bound if bound is not None else ((), ())  # prove or bail
         if edits:
             safety = applicability or rule.fix_applicability or Applicability.UNSAFE
             if safety is Applicability.SAFE and any(

@@ -15,11 +15,11 @@ from __future__ import annotations
 import ast
 import difflib
 import os
-import re
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from deadline_lint.analysis.imports import parse_import
 from deadline_lint.diagnostics import Applicability, Diagnostic, Edit, Fix
 from deadline_lint.engine import MAX_FILE_BYTES, Checker, tool_diagnostic
 from deadline_lint.profile import Profile
@@ -30,8 +30,6 @@ from deadline_lint.writes import WriteRefused, encode_like, match_newlines, read
 
 MAX_ROUNDS = 10
 _PARSE_FAILURES = ("DL001", "DL002")
-_IMPORT_FROM = re.compile(r"^from\s+([\w.]+)\s+import\s+(\w+)(?:\s+as\s+(\w+))?$")
-_IMPORT = re.compile(r"^(?:import\s+)?([\w.]+)(?:\s+as\s+(\w+))?$")
 
 
 @dataclass(frozen=True)
@@ -206,17 +204,6 @@ def add_imports(text: str, imports: Sequence[str]) -> Optional[str]:
         return AddImportsVisitor(context).transform_module(tree).code
     except Exception:  # libcst.ParserSyntaxError and anything else: prove or bail
         return None
-
-
-def parse_import(spec: str) -> Optional[Tuple[str, Optional[str], Optional[str]]]:
-    spec = " ".join(spec.split())
-    match = _IMPORT_FROM.match(spec)
-    if match:
-        return match.group(1), match.group(2), match.group(3)
-    match = _IMPORT.match(spec)
-    if match:
-        return match.group(1), None, match.group(2)
-    return None
 
 
 # -- files -------------------------------------------------------------------------------
