@@ -105,3 +105,56 @@ def test_a_fix_bails_when_a_local_shadows_the_module() -> None:
     out = fixed(source, select=["DL101"])
     assert "import aiohttp" not in out.split("async def")[0]
     assert "session.get(host)" in out
+
+
+# -- item 12: a fix round applies every non-overlapping edit in one pass --------------------
+def test_non_overlapping_choice_is_greedy_in_order_and_complete() -> None:
+    from deadline_lint.diagnostics import Edit
+    from deadline_lint.fixes import _Group, _non_overlapping
+
+    groups = [
+        _Group((Edit(0, 0, "a"),)),
+        _Group((Edit(10, 12, "b"), Edit(30, 30, "c"))),
+        _Group((Edit(12, 14, "touches b"),)),
+        _Group((Edit(20, 25, "d"),)),
+        _Group((Edit(24, 40, "overlaps d and c"),)),
+        _Group((Edit(5, 6, "e"), Edit(50, 51, "f"))),
+        _Group((Edit(31, 31, "g"),)),
+        _Group((Edit(41, 45, "h"),)),
+    ]
+    chosen = _non_overlapping(groups, 60)
+    assert [g.edits[0].text for g in chosen] == ["a", "b", "d", "e", "g", "h"]
+
+
+def test_many_fixes_in_one_file_take_one_round() -> None:
+    """17,000 findings once took minutes (every edit compared with every taken one); the
+    round count is what stays linear: all of them go in the first round."""
+    lines = ["import requests\n", "def f(u):\n"] + ["    requests.get(u)\n"] * 3000
+    text = "".join(lines)
+    checker = Checker(select=["DL101"])
+    rounds = []
+    original = Checker.check_text
+
+    def counting(self, *args, **kwargs):
+        rounds.append(1)
+        return original(self, *args, **kwargs)
+
+    Checker.check_text = counting  # type: ignore[method-assign]
+    try:
+        result = fix_text(checker, text, "big.py", FixMode())
+    finally:
+        Checker.check_text = original  # type: ignore[method-assign]
+    assert result.fixed == 3000 and len(rounds) == 2
+
+
+def test_choosing_edits_does_not_compare_every_pair(monkeypatch) -> None:
+    """Counted, not timed: choosing among n single-edit fixes costs O(n log n), never n²."""
+    from deadline_lint import fixes
+    from deadline_lint.diagnostics import Edit
+
+    calls = []
+    real_touch = fixes._touch
+    monkeypatch.setattr(fixes, "_touch", lambda a, b: calls.append(1) or real_touch(a, b))
+    groups = [fixes._Group((Edit(i * 10, i * 10 + 2, "x"),)) for i in range(2000)]
+    assert len(fixes._non_overlapping(groups, 20000)) == 2000
+    assert len(calls) < 4 * 2000

@@ -13,6 +13,7 @@ it was and a DL005 / DL003 diagnostic says so.
 from __future__ import annotations
 
 import ast
+import bisect
 import difflib
 import os
 from concurrent.futures import ProcessPoolExecutor
@@ -149,8 +150,13 @@ def _apply_round(text: str, groups: List[_Group]) -> Tuple[str, List[_Group]]:
 
 
 def _non_overlapping(groups: List[_Group], length: int) -> List[_Group]:
-    """Greedy, in order: a group whose edits overlap or touch a taken edit waits a round."""
-    taken: List[Edit] = []
+    """Greedy, in order: a group whose edits overlap or touch a taken edit waits a round.
+
+    Taken edits never touch each other, so kept sorted by start their ends are sorted too and
+    only the last one starting at or before an edit's end can touch it: a binary search per
+    edit, not a scan of all taken ones (a file with 17,000 fixes was quadratic)."""
+    starts: List[int] = []
+    ends: List[int] = []
     chosen: List[_Group] = []
     for group in groups:
         edits = list(dict.fromkeys(group.edits))
@@ -159,11 +165,19 @@ def _non_overlapping(groups: List[_Group], length: int) -> List[_Group]:
         ordered = sorted(edits, key=lambda e: (e.start, e.end))
         if any(_touch(a, b) for a, b in zip(ordered, ordered[1:])):
             continue
-        if any(_touch(e, t) for e in edits for t in taken):
+        if any(_touches_taken(e, starts, ends) for e in ordered):
             continue
         chosen.append(group)
-        taken.extend(edits)
+        for edit in ordered:
+            index = bisect.bisect_right(starts, edit.start)
+            starts.insert(index, edit.start)
+            ends.insert(index, edit.end)
     return chosen
+
+
+def _touches_taken(edit: Edit, starts: List[int], ends: List[int]) -> bool:
+    index = bisect.bisect_right(starts, edit.end) - 1
+    return index >= 0 and ends[index] >= edit.start
 
 
 def _touch(a: Edit, b: Edit) -> bool:
