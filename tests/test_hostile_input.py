@@ -158,3 +158,113 @@ def test_choosing_edits_does_not_compare_every_pair(monkeypatch) -> None:
     groups = [fixes._Group((Edit(i * 10, i * 10 + 2, "x"),)) for i in range(2000)]
     assert len(fixes._non_overlapping(groups, 20000)) == 2000
     assert len(calls) < 4 * 2000
+
+
+# -- item 15: CPython's own nesting limit is not a syntax error, and analyses do not recurse --
+_MAX_DEPTH_SCRIPT = r"""
+import sys
+def source(n):
+    return "import httpx\ndef f(budget):\n    x = " + "-" * n + "httpx.get(u, timeout=2.0)\n"
+def accepted(n):
+    try:
+        compile(source(n), "deep.py", "exec")
+        return True
+    except (RecursionError, MemoryError, SyntaxError):
+        return False
+low, high = 100, 20000
+while low < high:
+    middle = (low + high + 1) // 2
+    low, high = (middle, high) if accepted(middle) else (low, middle - 1)
+print(low)
+"""
+
+
+def _deepest_accepted() -> int:
+    """The deepest `- - - x` that `python script.py` accepts, measured in a fresh interpreter."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", _MAX_DEPTH_SCRIPT], capture_output=True, text=True, check=True)
+    return int(done.stdout)
+
+
+def _deep(n: int) -> str:
+    return "import httpx\ndef f(budget):\n    x = " + "-" * n + "httpx.get(u, timeout=2.0)\n"
+
+
+def test_code_at_the_interpreters_nesting_limit_is_checked() -> None:
+    depth = _deepest_accepted()
+    found = Checker().check_text(_deep(depth), "deep.py")
+    assert [d.code for d in found] == ["DL102"]
+    beyond = Checker().check_text(_deep(depth + 200), "deep.py")
+    assert [d.code for d in beyond] == ["DL007"] and "too deeply nested" in beyond[0].message
+
+
+@pytest.mark.parametrize("shape", [
+    "    httpx.get(u, timeout=" + "+".join(["2.0"] * 2500) + ")\n",  # is_fixed_timeout recursed
+    "    x = " + "lambda: " * 900 + "httpx.get(u, timeout=2.0)\n",  # budget_of recursed
+])
+def test_shared_analyses_do_not_recurse_on_deep_code(shape: str) -> None:
+    from deadline_lint.rules.base import all_rules
+
+    text = "import httpx\ndef f(budget, u):\n" + shape
+    found = Checker(select=list(all_rules())).check_text(text, "deep.py")
+    assert not [d for d in found if d.code.startswith("DL0")], found
+
+
+def test_a_rule_that_runs_out_of_stack_reports_dl007_not_an_internal_error(monkeypatch) -> None:
+    from deadline_lint.rules.outbound.fixed_timeout_ignores_budget import FixedTimeoutIgnoresBudget
+
+    def overflow(self, node, ctx):
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr(FixedTimeoutIgnoresBudget, "visit", overflow)
+    found = Checker().check_text(_deep(10), "deep.py")
+    assert [(d.code, d.message) for d in found] == [
+        ("DL007", "too deeply nested to analyse; DL102 was skipped for this file")
+    ]
+
+
+# -- item 9: a fix that needs an import is applied without LibCST when LibCST cannot ---------
+def test_an_import_is_added_without_libcst_when_libcst_fails() -> None:
+    from deadline_lint.fixes import add_imports
+
+    text = (
+        '"""Service."""\nfrom __future__ import annotations\n\nfrom aiohttp import ClientSession\n'
+        "BANNER = (\n" + '    "x"\n' * 400 + ")\n\n"
+        "async def fetch(url):\n    async with ClientSession() as session:\n        return await session.get(url)\n"
+    )
+    assert add_imports(text, ["aiohttp"]) is None  # LibCST: RecursionError on the long concatenation
+    result = fix_text(Checker(), text, "service.py", FixMode())
+    assert result.fixed == 1 and not result.remaining
+    assert result.text.startswith('"""Service."""\nfrom __future__ import annotations\n\nimport aiohttp\nfrom aiohttp')
+    assert "session.get(url, timeout=aiohttp.ClientTimeout(total=10.0))" in result.text
+    ast.parse(result.text)
+
+
+def test_import_lines_go_after_docstring_future_imports_and_never_twice() -> None:
+    from deadline_lint.fixes import insert_import_lines
+
+    assert insert_import_lines("@dec\ndef f(): pass\n", ["time"]) == "import time\n@dec\ndef f(): pass\n"
+    assert insert_import_lines('"""d"""', ["time"]) == '"""d"""\nimport time\n'
+    assert insert_import_lines("import time\nx = 1\n", ["time"]) == "import time\nx = 1\n"
+    assert insert_import_lines('"""d"""; x = 1\n', ["time"]) is None  # no line of its own
+
+
+def test_the_codemod_skips_files_libcst_would_crash_on_and_finishes_the_run(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    (tmp_path / "deep.py").write_text("import requests\nz = " + "(" * 10000 + "x" + ")" * 10000 + "\n")
+    (tmp_path / "latin.py").write_bytes(b'import requests\nx = "\xe9"\n')
+    (tmp_path / "svc.py").write_text("import requests\ndef f(u):\n    return requests.get(u)\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "libcst.tool", "codemod", "-x", "deadline_lint.codemod.InsertBudget",
+         "--no-format", "--hide-progress", "-j", "2", "."],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "deep.py: deadline-lint DL001: syntax error: too many nested parentheses" in done.stderr
+    assert "latin.py: deadline-lint DL002: cannot decode file" in done.stderr
+    assert "timeout=10.0)" in (tmp_path / "svc.py").read_text()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ast
 import os
+import sys
+import threading
 import traceback
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Type, TypeVar
 
@@ -26,6 +28,7 @@ from deadline_lint.source import DecodeError, SourceFile, decode_source
 from deadline_lint.tool_codes import TOOL_CODES
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
+_OWN_FRAMES = 10  # thread bootstrap and ast.parse: what a fresh-stack parse adds to a script's
 _A = TypeVar("_A")
 
 # Fields that never hold a node a rule cares about: expression contexts and operators.
@@ -366,8 +369,12 @@ class Checker:
         for dispatch in dispatches:
             for node_type, handlers in list(dispatch.items()):
                 dispatch[node_type] = [h for h in handlers if h[0] is not rule]
-        where = traceback.extract_tb(exc.__traceback__)[-1]
         line = getattr(node, "lineno", 1)
+        if isinstance(exc, RecursionError):  # the code, not the rule, is the problem
+            message = f"too deeply nested to analyse; {rule.code} was skipped for this file"
+            ctx.diagnostics.append(tool_diagnostic(ctx.source.path, "DL007", message, line=line))
+            return
+        where = traceback.extract_tb(exc.__traceback__)[-1]
         ctx.diagnostics.append(
             tool_diagnostic(
                 ctx.source.path,
@@ -388,9 +395,39 @@ def parse_source(text: str, path: str):
         column = max(exc.offset or 1, 1)
         return tool_diagnostic(path, "DL001", f"syntax error: {exc.msg}", line, column)
     except (RecursionError, MemoryError):
-        return tool_diagnostic(path, "DL001", "syntax error: too deeply nested to parse")
+        # CPython's parser limit shrinks with the caller's stack depth: try again from a
+        # fresh thread's stack, where it is what `python file.py` accepts.
+        outcome = _parse_on_fresh_stack(text, path)
+        if isinstance(outcome, ast.Module):
+            return outcome
+        if isinstance(outcome, SyntaxError):
+            return parse_source_error(outcome, path)
+        return tool_diagnostic(path, "DL007", "too deeply nested to analyse (beyond the Python parser's limit)")
     except ValueError as exc:  # e.g. NUL bytes handed to us as text
         return tool_diagnostic(path, "DL002", f"cannot parse file: {exc}")
+
+
+def parse_source_error(exc: SyntaxError, path: str) -> Diagnostic:
+    return tool_diagnostic(path, "DL001", f"syntax error: {exc.msg}", exc.lineno or 1, max(exc.offset or 1, 1))
+
+
+def _parse_on_fresh_stack(text: str, path: str):
+    outcome: List[object] = [None]
+
+    def parse() -> None:
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(limit + _OWN_FRAMES)  # the frames above this one are ours
+        try:
+            outcome[0] = ast.parse(text, filename=path, type_comments=False)
+        except (SyntaxError, RecursionError, MemoryError, ValueError) as exc:
+            outcome[0] = exc
+        finally:
+            sys.setrecursionlimit(limit)
+
+    worker = threading.Thread(target=parse, name="deadline-lint-parse")
+    worker.start()
+    worker.join()
+    return outcome[0]
 
 
 def rule_enabled(

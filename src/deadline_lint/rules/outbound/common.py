@@ -204,14 +204,22 @@ def floored(seconds_expression: str) -> str:
 def proven_number(expr: ast.expr, scope: Scope, depth: int = 0) -> bool:
     """A plain number: a literal, or a name bound once to one, or arithmetic on those. Only
     these may be wrapped in `min(...)` by a fix (a tuple or a Timeout object may not)."""
-    if is_number_constant(expr):
-        return True
-    if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
-        return proven_number(expr.left, scope, depth) and proven_number(expr.right, scope, depth)
-    if isinstance(expr, ast.Name) and depth < _MAX_FOLLOW:
-        binding = single_assignment(expr.id, scope)
-        return binding is not None and proven_number(binding.value, binding.scope, depth + 1)
-    return False
+    # A work list, not recursion: `1 + 1 + ... + 1` nests as deep as it is long.
+    pending = [(expr, scope, depth)]
+    while pending:
+        value, where, follows = pending.pop()
+        if is_number_constant(value):
+            continue
+        if isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
+            pending.extend(((value.left, where, follows), (value.right, where, follows)))
+            continue
+        if isinstance(value, ast.Name) and follows < _MAX_FOLLOW:
+            binding = single_assignment(value.id, where)
+            if binding is not None:
+                pending.append((binding.value, binding.scope, follows + 1))
+                continue
+        return False
+    return True
 
 
 def is_fixed_timeout(expr: ast.expr, scope: Scope, ctx: "FileContext", depth: int = 0) -> bool:
@@ -219,23 +227,33 @@ def is_fixed_timeout(expr: ast.expr, scope: Scope, ctx: "FileContext", depth: in
     bound once to a fixed value, or imported), an attribute (`self.timeout`,
     `settings.HTTP_TIMEOUT`), a tuple or timeout object of those. Parameters, call results
     and anything else: we cannot tell, so False."""
-    if is_number_constant(expr) or isinstance(expr, ast.Attribute):
-        return True
-    if isinstance(expr, ast.Tuple):
-        return bool(expr.elts) and all(is_fixed_timeout(e, scope, ctx, depth) for e in expr.elts)
-    if isinstance(expr, ast.BinOp):
-        return is_fixed_timeout(expr.left, scope, ctx, depth) and is_fixed_timeout(expr.right, scope, ctx, depth)
-    if isinstance(expr, ast.Name) and depth < _MAX_FOLLOW:
-        bindings = scope.lookup(expr.id)
-        if bindings and all(b.kind == IMPORT for b in bindings):
-            return True  # `from settings import TIMEOUT`
-        binding = single_assignment(expr.id, scope)
-        return binding is not None and is_fixed_timeout(binding.value, binding.scope, ctx, depth + 1)
-    if isinstance(expr, ast.Call):
-        spec = timeout_object(expr, scope, ctx.resolver, ctx.catalog)
-        if spec is not None:
-            return all(is_fixed_timeout(value, scope, ctx, depth) for _, value in timeout_fields(expr, spec))
-    return False
+    pending = [(expr, scope, depth)]  # a work list: every part must be fixed
+    while pending:
+        value, where, follows = pending.pop()
+        if is_number_constant(value) or isinstance(value, ast.Attribute):
+            continue
+        if isinstance(value, ast.Tuple) and value.elts:
+            pending.extend((e, where, follows) for e in value.elts)
+            continue
+        if isinstance(value, ast.BinOp):
+            pending.extend(((value.left, where, follows), (value.right, where, follows)))
+            continue
+        if isinstance(value, ast.Name) and follows < _MAX_FOLLOW:
+            bindings = where.lookup(value.id)
+            if bindings and all(b.kind == IMPORT for b in bindings):
+                continue  # `from settings import TIMEOUT`
+            binding = single_assignment(value.id, where)
+            if binding is not None:
+                pending.append((binding.value, binding.scope, follows + 1))
+                continue
+            return False
+        if isinstance(value, ast.Call):
+            spec = timeout_object(value, where, ctx.resolver, ctx.catalog)
+            if spec is not None:
+                pending.extend((v, where, follows) for _, v in timeout_fields(value, spec))
+                continue
+        return False
+    return True
 
 
 def timeout_values(expr: ast.expr, ctx: "FileContext") -> Iterator[ast.expr]:
