@@ -268,3 +268,111 @@ def test_the_codemod_skips_files_libcst_would_crash_on_and_finishes_the_run(tmp_
     assert "deep.py: deadline-lint DL001: syntax error: too many nested parentheses" in done.stderr
     assert "latin.py: deadline-lint DL002: cannot decode file" in done.stderr
     assert "timeout=10.0)" in (tmp_path / "svc.py").read_text()
+
+
+# -- item 6: the same file named twice is checked once ------------------------------------------
+def test_one_file_named_three_ways_is_checked_and_fixed_once(tmp_path, monkeypatch, capsys) -> None:
+    import os
+
+    from deadline_lint.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.py").write_text("import requests\nrequests.get('u')\n")
+    os.symlink("a.py", tmp_path / "link-to-a.py")
+    assert main(["check", "a.py", "./a.py", "link-to-a.py"]) == 1
+    out = capsys.readouterr().out
+    assert out.count("DL101") == 1 and "Found 1 problem in 1 file" in out
+    assert main(["fix", "--jobs", "4", "a.py", "./a.py", "link-to-a.py"]) == 0
+    captured = capsys.readouterr()
+    assert "changed on disk" not in captured.err and "Fixed 1 problem in 1 file" in captured.out
+    assert (tmp_path / "a.py").read_text() == "import requests\nrequests.get('u', timeout=10.0)\n"
+
+
+# -- item 7: a pyproject.toml that is not UTF-8 ---------------------------------------------------
+def test_a_pyproject_that_is_not_utf8_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys) -> None:
+    from deadline_lint.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pyproject.toml").write_bytes(b'[tool.deadline-lint]\nhop-margin-ms = 20 # \xe9\n')
+    (tmp_path / "a.py").write_text("x = 1\n")
+    assert main(["check", "a.py"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "pyproject.toml: not valid TOML (not UTF-8" in err[0]
+
+
+# -- item 8: folders that cannot be listed or searched ------------------------------------------
+def test_an_unlistable_subfolder_is_reported_not_skipped(tmp_path, monkeypatch, capsys) -> None:
+    import os
+
+    from deadline_lint.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pkg" / "locked").mkdir(parents=True)
+    (tmp_path / "pkg" / "ok.py").write_text("x = 1\n")
+    real_scandir = os.scandir
+
+    def scandir(path="."):  # root ignores permissions: refuse the listing the way a kernel would
+        if str(path).endswith("locked"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    assert main(["check", "pkg"]) == 1
+    out = capsys.readouterr().out
+    assert "pkg/locked:1:1: DL006 cannot list folder: Permission denied; its files were not checked" in out
+    assert "All checks passed" not in out
+
+
+def test_a_named_file_in_a_folder_that_cannot_be_searched(tmp_path, monkeypatch, capsys) -> None:
+    import os
+    from pathlib import Path
+
+    from deadline_lint.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    real_stat, real_is_file = os.stat, Path.is_file
+    locked = str(tmp_path / "locked")
+
+    def stat(path, *args, **kwargs):
+        if str(path).startswith(locked) or str(path).startswith("locked"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_stat(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "stat", stat)
+    assert main(["check", "locked/a.py"]) == 1
+    captured = capsys.readouterr()
+    assert "locked/a.py:1:1: DL006 cannot read file: Permission denied" in captured.out
+    assert "Traceback" not in captured.err
+
+    def is_file(self):
+        raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.setattr(os, "stat", real_stat)
+    monkeypatch.setattr(Path, "is_file", is_file)
+    (tmp_path / "a.py").write_text("x = 1\n")
+    assert main(["check", "a.py"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "cannot look for pyproject.toml: Permission denied" in err[0]
+    monkeypatch.setattr(Path, "is_file", real_is_file)
+
+
+# -- item 13: --jobs is positive and capped ------------------------------------------------------
+@pytest.mark.parametrize("value", ["0", "-1", "many"])
+def test_non_positive_jobs_are_a_usage_error(value, capsys) -> None:
+    from deadline_lint.cli import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["check", "--jobs", value, "."])
+    assert exit_info.value.code == 2
+    assert "expected a whole number of processes from 1" in capsys.readouterr().err
+
+
+def test_jobs_never_exceed_files_or_cpus(monkeypatch) -> None:
+    import os
+
+    from deadline_lint.runner import resolve_jobs
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    assert resolve_jobs(1000, 4) == 2
+    assert resolve_jobs(1000, 1) == 1
+    assert resolve_jobs(2, 100) == 2

@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import List, Optional, Sequence
 
 from deadline_lint import __version__
-from deadline_lint.engine import Checker
+from deadline_lint.diagnostics import Diagnostic
+from deadline_lint.engine import Checker, tool_diagnostic
 from deadline_lint.files import discover, display_path
 from deadline_lint.fixes import FileOutcome, FixMode, fix_files, fix_summary, fix_text, unified_diff
 from deadline_lint.output import DOCUMENT_FORMATS, WRITERS, write_statistics
@@ -43,6 +44,16 @@ def _codes(value: str) -> List[str]:
     return codes
 
 
+def _positive_int(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of processes from 1, got {value!r}")
+    return number
+
+
 def _add_selection(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="*", default=["."], help="files or folders (default: .); - reads stdin")
     parser.add_argument("--stdin-filename", help="with -: the path to report (and match profile settings) for stdin")
@@ -51,7 +62,8 @@ def _add_selection(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--extend-select", type=_codes, default=[], help="add these codes, e.g. opt-in DL106")
     parser.add_argument("--ignore", type=_codes, default=[], help="skip these codes or prefixes")
     parser.add_argument("--exclude", action="append", default=[], help="glob of paths to skip (repeatable)")
-    parser.add_argument("--jobs", "-j", type=int, default=None, help="processes (default: by file count)")
+    parser.add_argument("--jobs", "-j", type=_positive_int, default=None,
+                        help="processes, at most one per file and CPU (default: by file count)")
 
 
 def _add_fix_options(parser: argparse.ArgumentParser) -> None:
@@ -111,17 +123,36 @@ def _stdin_name(args: argparse.Namespace) -> str:
 def _load(args: argparse.Namespace):
     stdin = _reads_stdin(args)
     first = Path(_stdin_name(args) if stdin else (args.paths[0] if args.paths else "."))
-    start = first if first.exists() else (first.parent if first.parent.exists() else Path("."))
+    # os.path.exists: False (not a PermissionError) inside a folder we may not search.
+    start = first if os.path.exists(first) else (first.parent if os.path.exists(first.parent) else Path("."))
     profile = resolve_profile(args.profile, start)
     options = _checker_options(args)
     checker = Checker(profile, **options)
     if stdin:
         return checker, options, []
-    missing = [p for p in args.paths if not os.path.exists(p)]
+    missing = [p for p in args.paths if not os.path.lexists(p) and not _unreachable(p)]
     if missing:
         raise ProfileError(f"{missing[0]}: no such file or directory")
-    files = [display_path(p) for p in discover(args.paths, [*args.exclude, *profile["exclude"]])]
+    unlistable: List[OSError] = []
+    files = [display_path(p) for p in discover(args.paths, [*args.exclude, *profile["exclude"]], unlistable)]
+    args.unlistable = [_unlistable(error) for error in unlistable]
     return checker, options, files
+
+
+def _unreachable(path: str) -> bool:
+    """Named, but inside a folder we may not search: checking it reports DL006."""
+    try:
+        os.stat(path)
+    except PermissionError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
+def _unlistable(error: OSError) -> Diagnostic:
+    folder = display_path(str(error.filename))
+    return tool_diagnostic(folder, "DL006", f"cannot list folder: {error.strerror or error}; its files were not checked")
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -132,7 +163,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         found = apply_path_ignores(checker, checker.check_bytes(sys.stdin.buffer.read(), _stdin_name(args)))
         files = [_stdin_name(args)]
     else:
-        found = check_files(checker, files, args.jobs, options)
+        found = sorted([*check_files(checker, files, args.jobs, options), *args.unlistable], key=Diagnostic.sort_key)
     try:
         out = open(args.output_file, "w", encoding="utf-8") if args.output_file else sys.stdout
     except OSError as exc:  # a usage error: one line, exit 2
@@ -156,6 +187,7 @@ def cmd_fix(args: argparse.Namespace) -> int:
         return _fix_stdin(checker, mode, args)
     with _sigterm_interrupts():
         outcomes = fix_files(checker, files, mode, write=not args.diff, jobs=args.jobs, options=options)
+    outcomes.extend(FileOutcome(d.path, 0, (d,), False) for d in args.unlistable)
     summary = fix_summary(outcomes, mode, not args.diff, len(files))
     for outcome in outcomes:
         if outcome.refused:

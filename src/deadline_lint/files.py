@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 from fnmatch import fnmatch
-from typing import Iterable, Iterator, List, Sequence
+from typing import Iterable, Iterator, List, Optional, Sequence
 
 SKIPPED_DIRS = frozenset({
     ".git", ".hg", ".svn", ".bzr", ".tox", ".nox", ".venv", "venv", ".direnv", "__pycache__",
@@ -22,18 +22,31 @@ def _is_virtualenv(folder: str) -> bool:
     return os.path.isfile(os.path.join(folder, "pyvenv.cfg"))
 
 
-def discover(paths: Iterable[str], exclude: Sequence[str] = ()) -> Iterator[str]:
-    """Python files under `paths`, sorted per folder. A file named explicitly is always
-    checked, whatever its extension (as flake8 and ruff do)."""
+def discover(
+    paths: Iterable[str], exclude: Sequence[str] = (), unlistable: Optional[List[OSError]] = None
+) -> Iterator[str]:
+    """Python files under `paths`, sorted per folder, each real file once (`a.py ./a.py
+    link-to-a.py` is one file: checked twice, its fixes would race). A file named explicitly
+    is always checked, whatever its extension (as flake8 and ruff do). Folders that cannot
+    be listed are appended to `unlistable`, to be reported rather than silently skipped."""
+    seen = set()
+    for path in _discover(paths, exclude, unlistable if unlistable is not None else []):
+        key = os.path.realpath(path)
+        if key not in seen:
+            seen.add(key)
+            yield path
+
+
+def _discover(paths: Iterable[str], exclude: Sequence[str], unlistable: List[OSError]) -> Iterator[str]:
     for path in paths:
         if os.path.isdir(path):
-            yield from _walk(path, exclude)
+            yield from _walk(path, exclude, unlistable)
         elif not _excluded(path, exclude):
             yield path
 
 
-def _walk(root: str, exclude: Sequence[str]) -> Iterator[str]:
-    for folder, dirs, files in os.walk(root):
+def _walk(root: str, exclude: Sequence[str], unlistable: List[OSError]) -> Iterator[str]:
+    for folder, dirs, files in os.walk(root, onerror=unlistable.append):
         kept: List[str] = []
         for name in sorted(dirs):
             full = os.path.join(folder, name)

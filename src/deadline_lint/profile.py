@@ -262,10 +262,14 @@ def load_profile_file(path: os.PathLike) -> Dict[str, Any]:
 
 def find_pyproject(start: Path) -> Optional[Path]:
     start = start.resolve()
-    for folder in [start, *start.parents] if start.is_dir() else list(start.parents):
-        candidate = folder / "pyproject.toml"
-        if candidate.is_file():
-            return candidate
+    try:
+        folders = [start, *start.parents] if start.is_dir() else list(start.parents)
+        for folder in folders:
+            candidate = folder / "pyproject.toml"
+            if candidate.is_file():
+                return candidate
+    except OSError as exc:  # a folder on the way up that we may not look into
+        raise ProfileError(f"{exc.filename or start}: cannot look for pyproject.toml: {exc.strerror or exc}") from None
     return None
 
 
@@ -273,6 +277,8 @@ def _pyproject_table(pyproject: Path) -> Optional[Dict[str, Any]]:
     try:
         with pyproject.open("rb") as handle:
             data = tomllib.load(handle)
+    except UnicodeDecodeError as exc:
+        raise ProfileError(f"{pyproject}: not valid TOML (not UTF-8: {exc.reason} at byte {exc.start})") from None
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise ProfileError(f"{pyproject}: not valid TOML ({exc})") from None
     table = data.get("tool", {}).get("deadline-lint")
