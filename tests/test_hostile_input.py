@@ -376,3 +376,51 @@ def test_jobs_never_exceed_files_or_cpus(monkeypatch) -> None:
     assert resolve_jobs(1000, 4) == 2
     assert resolve_jobs(1000, 1) == 1
     assert resolve_jobs(2, 100) == 2
+
+
+# -- item 10: every output path keeps the file's own encoding -----------------------------------
+LATIN1 = "# -*- coding: latin-1 -*-\nimport requests\nGREETING = 'héllo'\nrequests.get('u')\n".encode("latin-1")
+
+
+def _run_cli(args, stdin: bytes, cwd) -> "subprocess.CompletedProcess[bytes]":
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "deadline_lint", *args], input=stdin, cwd=cwd, capture_output=True)
+
+
+def test_fix_stdin_writes_the_input_encoding_and_bom(tmp_path) -> None:
+    done = _run_cli(["fix", "-"], LATIN1, tmp_path)
+    assert done.stdout == LATIN1.replace(b"get('u')", b"get('u', timeout=10.0)")
+    with_bom = b"\xef\xbb\xbfimport requests\nrequests.get('\xc3\xa9')\n"
+    done = _run_cli(["fix", "-"], with_bom, tmp_path)
+    assert done.stdout == with_bom.replace(b"')\n", b"', timeout=10.0)\n")
+
+
+def _patch_applies(diff: bytes, cwd) -> None:
+    import shutil
+    import subprocess
+
+    if shutil.which("patch") is None:
+        pytest.skip("no patch program")
+    subprocess.run(["patch", "-p0", "--batch", "--quiet"], input=diff, cwd=cwd, check=True, capture_output=True)
+
+
+def test_a_diff_of_a_latin1_file_applies_with_patch(tmp_path) -> None:
+    (tmp_path / "svc.py").write_bytes(LATIN1)
+    done = _run_cli(["fix", "--diff", "svc.py"], b"", tmp_path)
+    assert done.returncode == 1
+    _patch_applies(done.stdout, tmp_path)
+    assert (tmp_path / "svc.py").read_bytes() == LATIN1.replace(b"get('u')", b"get('u', timeout=10.0)")
+
+
+def test_a_diff_of_an_absolute_path_below_the_folder_applies_with_patch(tmp_path) -> None:
+    (tmp_path / "pkg").mkdir()
+    target = tmp_path / "pkg" / "svc.py"
+    target.write_bytes(b"\xef\xbb\xbfimport requests\nrequests.get('u')\n")
+    done = _run_cli(["fix", "--diff", str(target)], b"", tmp_path)
+    assert done.stdout.startswith(b"--- pkg/svc.py\n+++ pkg/svc.py\n")
+    _patch_applies(done.stdout, tmp_path)
+    assert target.read_bytes() == b"\xef\xbb\xbfimport requests\nrequests.get('u', timeout=10.0)\n"
+    done = _run_cli(["fix", "--diff", "-"], LATIN1, tmp_path)
+    assert "héllo".encode("latin-1") in done.stdout and "héllo".encode("utf-8") not in done.stdout

@@ -25,12 +25,13 @@ from deadline_lint import __version__
 from deadline_lint.diagnostics import Diagnostic
 from deadline_lint.engine import Checker, tool_diagnostic
 from deadline_lint.files import discover, display_path
-from deadline_lint.fixes import FileOutcome, FixMode, fix_files, fix_summary, fix_text, unified_diff
+from deadline_lint.fixes import FileOutcome, FixMode, diff_like, fix_files, fix_summary, fix_text
 from deadline_lint.output import DOCUMENT_FORMATS, WRITERS, write_statistics
 from deadline_lint.profile import ProfileError, resolve_profile
 from deadline_lint.rules.base import DOC_SECTIONS, all_rules
 from deadline_lint.runner import apply_path_ignores, check_files
-from deadline_lint.source import DecodeError, decode_source
+from deadline_lint.source import DecodeError
+from deadline_lint.writes import WriteRefused, encode_like, snapshot_of
 from deadline_lint.tool_codes import TOOL_CODES
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -223,16 +224,22 @@ def _fix_stdin(checker: Checker, mode: FixMode, args: argparse.Namespace) -> int
     data = sys.stdin.buffer.read()
     name = _stdin_name(args)
     try:
-        text = decode_source(data)
+        snapshot = snapshot_of(name, data)
     except DecodeError as exc:
         sys.stdout.buffer.write(data)
         print(f"{name}:1:1: DL002 cannot decode file: {exc}", file=sys.stderr)
         return EXIT_FINDINGS
-    result = fix_text(checker, text, name, mode)
+    result = fix_text(checker, snapshot.text, name, mode)
+    try:  # the input's own encoding and BOM, like a fixed file on disk
+        fixed = encode_like(snapshot, result.text)
+    except WriteRefused as exc:
+        print(f"deadline-lint: {name}: {exc}", file=sys.stderr)
+        sys.stdout.buffer.write(data)
+        return EXIT_FINDINGS
     if args.diff:
-        sys.stdout.buffer.write(unified_diff(name, result.original, result.text).encode("utf-8"))
+        sys.stdout.buffer.write(diff_like(snapshot, result.text) if result.changed else b"")
     else:
-        sys.stdout.buffer.write(result.text.encode("utf-8"))
+        sys.stdout.buffer.write(fixed)
     sys.stdout.flush()
     for d in result.remaining:
         print(f"{d.path}:{d.line}:{d.column}: {d.code} {d.message}", file=sys.stderr)
@@ -245,13 +252,13 @@ def _fix_stdin(checker: Checker, mode: FixMode, args: argparse.Namespace) -> int
 
 def _write_diffs(outcomes: Sequence[FileOutcome]) -> None:
     """The diff goes out byte for byte (UTF-8, each line's own newline), ready for `patch -p0`."""
-    diff = "".join(o.diff for o in outcomes)
+    diff = b"".join(o.diff for o in outcomes)
     sys.stdout.flush()
     buffer = getattr(sys.stdout, "buffer", None)
     if buffer is None:
-        sys.stdout.write(diff)
+        sys.stdout.write(diff.decode("utf-8", errors="replace"))
     else:
-        buffer.write(diff.encode("utf-8"))
+        buffer.write(diff)
         buffer.flush()
 
 

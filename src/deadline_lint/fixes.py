@@ -27,7 +27,14 @@ from deadline_lint.profile import Profile
 from deadline_lint.runner import apply_path_ignores, resolve_jobs
 from deadline_lint.source import DecodeError, SourceFile, split_lines
 from deadline_lint.thread_budget import PARAMETER, THREADED_CODE, finding_key, plan_thread_budget
-from deadline_lint.writes import WriteRefused, encode_like, match_newlines, read_snapshot, write_atomic
+from deadline_lint.writes import (
+    SourceSnapshot,
+    WriteRefused,
+    encode_like,
+    match_newlines,
+    read_snapshot,
+    write_atomic,
+)
 
 MAX_ROUNDS = 10
 _PARSE_FAILURES = ("DL001", "DL002")
@@ -276,7 +283,7 @@ class FileOutcome:
     fixed: int
     remaining: Tuple[Diagnostic, ...]
     changed: bool  # the fixed text differs (written, or shown as a diff)
-    diff: str = ""
+    diff: bytes = b""  # in the file's own encoding, so `patch -p0` applies it
     written: bool = False
     refused: Optional[str] = None  # why a changed file was not (or would not be) written
     threaded: int = 0
@@ -307,12 +314,28 @@ def fix_file(checker: Checker, path: str, mode: FixMode = FixMode(), write: bool
         return FileOutcome(path, 0, result.before, False, refused=str(exc))
     except OSError as exc:
         return FileOutcome(path, 0, result.before, False, refused=f"cannot write: {exc.strerror or exc}")
-    diff = "" if write else unified_diff(path, snapshot.text, result.text)
+    diff = b"" if write else diff_like(snapshot, result.text)
     return FileOutcome(path, result.fixed, result.remaining, True, diff, write, None, result.threaded)
 
 
 def _unfixable(path: str, reason: Diagnostic) -> FileOutcome:
     return FileOutcome(path, 0, (reason,), False)
+
+
+def diff_like(snapshot: SourceSnapshot, after: str) -> bytes:
+    """The diff of the file's text to `after`, as bytes `patch -p0` applies to the file: the
+    lines in the file's own encoding (with its BOM on the first), headers relative to the
+    current folder when the file is below it (patch refuses absolute paths)."""
+    bom = "\ufeff" if snapshot.bom else ""
+    path = snapshot.path
+    if os.path.isabs(path):
+        relative = os.path.relpath(path)
+        if not relative.startswith(os.pardir):
+            path = relative
+    diff = unified_diff(path, bom + snapshot.text, bom + after)
+    lines = split_lines(diff)
+    headers = b"".join(os.fsencode(line) for line in lines[:2])
+    return headers + "".join(lines[2:]).encode(snapshot.encoding, errors="surrogateescape")
 
 
 def unified_diff(path: str, before: str, after: str) -> str:
