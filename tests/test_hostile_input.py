@@ -281,7 +281,7 @@ def test_one_file_named_three_ways_is_checked_and_fixed_once(tmp_path, monkeypat
     os.symlink("a.py", tmp_path / "link-to-a.py")
     assert main(["check", "a.py", "./a.py", "link-to-a.py"]) == 1
     out = capsys.readouterr().out
-    assert out.count("DL101") == 1 and "Found 1 problem in 1 file" in out
+    assert out.count("DL101") == 1 and "Found 1 problem in 1 of 1 file checked" in out
     assert main(["fix", "--jobs", "4", "a.py", "./a.py", "link-to-a.py"]) == 0
     captured = capsys.readouterr()
     assert "changed on disk" not in captured.err and "Fixed 1 problem in 1 file" in captured.out
@@ -424,3 +424,77 @@ def test_a_diff_of_an_absolute_path_below_the_folder_applies_with_patch(tmp_path
     assert target.read_bytes() == b"\xef\xbb\xbfimport requests\nrequests.get('u', timeout=10.0)\n"
     done = _run_cli(["fix", "--diff", "-"], LATIN1, tmp_path)
     assert "héllo".encode("latin-1") in done.stdout and "héllo".encode("utf-8") not in done.stdout
+
+
+# -- item 16: smaller ones ------------------------------------------------------------------------
+def test_the_summary_counts_files_with_problems_and_files_checked() -> None:
+    from deadline_lint.output import summary_line
+    from deadline_lint.engine import tool_diagnostic
+
+    found = [tool_diagnostic("a.py", "DL001", "x"), tool_diagnostic("a.py", "DL006", "y")]
+    assert summary_line(found, 4) == "Found 2 problems in 1 of 4 files checked."
+
+
+NOQA_CASES = (
+    "import requests\n"
+    "requests.get('a')  # NOQA: dl101\n"
+    "requests.get('b')  # noqa: DL101\n"
+    "requests.get('c')  # noqa:dl101,E501\n"
+)
+
+
+def test_lowercase_noqa_codes_silence_nothing_under_every_front_end(tmp_path, monkeypatch, capsys) -> None:
+    """flake8 compares `# noqa` codes as written; the CLI and pylint now do the same."""
+    import json
+    from io import StringIO
+
+    from flake8.main.application import Application
+    from pylint.lint import Run
+    from pylint.reporters import JSON2Reporter
+
+    from deadline_lint import pylint_plugin
+    from deadline_lint.flake8_plugin import DeadlineLintFlake8
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "svc.py").write_text(NOQA_CASES)
+    engine = sorted(d.line for d in Checker().check_text(NOQA_CASES, "svc.py"))
+
+    monkeypatch.setattr(DeadlineLintFlake8, "_checkers", {})
+    app = Application()
+    app.run(["--isolated", "--jobs=1", "--select=DL", "--format=%(row)d %(code)s", "svc.py"])
+    flake8_lines = sorted(int(line.split()[0]) for line in capsys.readouterr().out.splitlines() if "DL101" in line)
+
+    monkeypatch.setattr(pylint_plugin, "_checkers", {})
+    monkeypatch.setattr(pylint_plugin._ModuleFindings, "module", None)
+    (tmp_path / "pylintrc").write_text("[MAIN]\n")
+    output = StringIO()
+    Run(["--rcfile=pylintrc", "--persistent=n", "--load-plugins=deadline_lint.pylint_plugin",
+         "--disable=all", "--enable=deadline-lint", "svc.py"], reporter=JSON2Reporter(output), exit=False)
+    pylint_lines = sorted(m["line"] for m in json.loads(output.getvalue())["messages"])
+
+    assert engine == flake8_lines == pylint_lines == [2, 4]
+
+
+def test_flake8_reports_dl002_for_a_file_python_cannot_decode(tmp_path, monkeypatch, capsys) -> None:
+    from flake8.main.application import Application
+
+    from deadline_lint.flake8_plugin import DeadlineLintFlake8
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(DeadlineLintFlake8, "_checkers", {})
+    (tmp_path / "lat.py").write_bytes(b'import requests\nx = "\xe9"\nrequests.get("u")\n')
+    app = Application()
+    app.run(["--isolated", "--jobs=1", "--select=DL", "--format=%(row)d %(code)s %(text)s", "lat.py"])
+    out = capsys.readouterr().out.splitlines()
+    assert out == ["1 DL002 cannot decode file: cannot be decoded as utf-8: invalid continuation byte"]
+
+
+@pytest.mark.parametrize("code", ["DL101", "DL106", "DL001", "DL007"])
+def test_explain_prints_the_documentation_page(code, capsys) -> None:
+    from pathlib import Path
+
+    from deadline_lint.cli import main
+
+    assert main(["explain", code.lower()]) == 0
+    page = (Path(__file__).parent.parent / "docs" / "rules" / f"{code}.md").read_text(encoding="utf-8")
+    assert capsys.readouterr().out == page.split("\n", 1)[1]

@@ -291,18 +291,14 @@ def cmd_rules(_: argparse.Namespace) -> int:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
+    """The rule's page from docs/rules/, word for word (without its "generated" comment)."""
+    from deadline_lint.docs import GENERATED, rule_page, tool_page
+
     code = args.code.upper()
     rules = all_rules()
-    if code in rules:
-        cls = rules[code]
-        fix = cls.fix_applicability.value if cls.fix_applicability else "none"
-        status = "on by default" if cls.default_enabled else "opt-in (select it by its code)"
-        print(f"# {cls.code} {cls.name}\n\n{cls.summary}. {status.capitalize()}; fix: {fix}.\n")
-        print(cls.documentation())
-        return EXIT_CLEAN
-    if code in TOOL_CODES:
-        tool = TOOL_CODES[code]
-        print(f"# {tool.code} {tool.name}\n\n{tool.doc}")
+    page = rule_page(rules[code]) if code in rules else tool_page(TOOL_CODES[code]) if code in TOOL_CODES else None
+    if page is not None:
+        sys.stdout.write(page.replace(GENERATED + "\n", "", 1))
         return EXIT_CLEAN
     print(f"deadline-lint: unknown rule code {args.code!r} (see `deadline-lint rules`)", file=sys.stderr)
     return EXIT_ERROR
