@@ -140,7 +140,7 @@ def test_rules_and_explain(capsys) -> None:
     assert "DL101   outbound-call-without-budget" in listing and "safe" in listing
     assert main(["explain", "dl103"]) == 0
     text = capsys.readouterr().out
-    assert text.startswith("# DL103 unbounded-timeout")
+    assert text.startswith("# DL103: unbounded-timeout")
     assert "## Why is this bad?" in text
     assert main(["explain", "DL999"]) == 2
 
