@@ -498,3 +498,43 @@ def test_explain_prints_the_documentation_page(code, capsys) -> None:
     assert main(["explain", code.lower()]) == 0
     page = (Path(__file__).parent.parent / "docs" / "rules" / f"{code}.md").read_text(encoding="utf-8")
     assert capsys.readouterr().out == page.split("\n", 1)[1]
+
+
+@pytest.mark.parametrize("pattern", ["examples/x", "./examples/x", "examples/x/", "./examples/x/", "x"])
+@pytest.mark.parametrize("root", ["examples", "./examples", "."])
+def test_exclude_matches_however_the_folder_is_spelled(pattern, root, tmp_path, monkeypatch) -> None:
+    from deadline_lint.files import discover
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "examples" / "x").mkdir(parents=True)
+    (tmp_path / "examples" / "x" / "skip.py").write_text("")
+    (tmp_path / "examples" / "keep.py").write_text("")
+    found = [p.replace("\\", "/") for p in discover([root], [pattern])]
+    assert [p.rsplit("/", 1)[-1] for p in found] == ["keep.py"]
+
+
+@pytest.mark.parametrize("argv, flag", [
+    (["check", "--stdin-filename", "a.py", "a.py"], "--stdin-filename"),
+    (["fix", "--stdin-filename", "a.py", "a.py"], "--stdin-filename"),
+    (["check", "--unsafe-fixes", "a.py"], "--unsafe-fixes"),
+    (["check", "--thread-budget", "a.py"], "--thread-budget"),
+])
+def test_flags_that_would_do_nothing_are_usage_errors(argv, flag, tmp_path, monkeypatch, capsys) -> None:
+    from deadline_lint.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.py").write_text("x = 1\n")
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"deadline-lint: {flag}: only applies")
+
+
+def test_the_license_is_an_spdx_string_not_the_deprecated_table() -> None:
+    """A `project.license` table makes setuptools print a deprecation warning on every install."""
+    from pathlib import Path
+
+    from deadline_lint.profile import tomllib
+
+    project = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    assert project["project"]["license"] == "MIT"
+    assert "setuptools>=77" in project["build-system"]["requires"]  # the first to read PEP 639

@@ -156,7 +156,18 @@ def _unlistable(error: OSError) -> Diagnostic:
     return tool_diagnostic(folder, "DL006", f"cannot list folder: {error.strerror or error}; its files were not checked")
 
 
+def _unused_flags(args: argparse.Namespace, fixing: bool) -> None:
+    """A flag that would do nothing is a usage error, not silently ignored."""
+    if args.stdin_filename and "-" not in args.paths:
+        raise ProfileError("--stdin-filename: only applies when reading stdin (pass `-` as the path)")
+    if not fixing:
+        for flag in ("unsafe_fixes", "thread_budget", "exit_non_zero_on_fix"):
+            if getattr(args, flag, False):
+                raise ProfileError(f"--{flag.replace('_', '-')}: only applies with --fix (or `deadline-lint fix`)")
+
+
 def cmd_check(args: argparse.Namespace) -> int:
+    _unused_flags(args, fixing=args.fix or args.diff)
     if args.fix or args.diff:
         return cmd_fix(args)
     checker, options, files = _load(args)
@@ -182,6 +193,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def cmd_fix(args: argparse.Namespace) -> int:
     """`fix` and `check --fix` / `check --diff`: fix, then report what remains."""
+    _unused_flags(args, fixing=True)
     checker, options, files = _load(args)
     mode = FixMode(unsafe=args.unsafe_fixes, thread_budget=args.thread_budget)
     if _reads_stdin(args):

@@ -12,10 +12,22 @@ SKIPPED_DIRS = frozenset({
 })
 
 
+def _normalized(path: str) -> str:
+    """`./examples/x/`, `examples//x` and `examples/x` are one path: compare them as one."""
+    path = path.replace(os.sep, "/")
+    trailing = path.endswith("/")
+    path = os.path.normpath(path).replace(os.sep, "/") if path.strip("/") else path
+    return path + "/" if trailing and not path.endswith("/") else path
+
+
 def _excluded(path: str, patterns: Sequence[str]) -> bool:
     name = os.path.basename(path.rstrip(os.sep)) or path
-    normalized = path.replace(os.sep, "/")
-    return any(fnmatch(name, p) or fnmatch(normalized, p) or fnmatch(normalized, f"*/{p}") for p in patterns)
+    normalized = _normalized(path).rstrip("/")
+    for pattern in patterns:
+        pattern = _normalized(pattern).rstrip("/") or pattern
+        if fnmatch(name, pattern) or fnmatch(normalized, pattern) or fnmatch(normalized, f"*/{pattern}"):
+            return True
+    return False
 
 
 def _is_virtualenv(folder: str) -> bool:
