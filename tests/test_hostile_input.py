@@ -538,3 +538,46 @@ def test_the_license_is_an_spdx_string_not_the_deprecated_table() -> None:
     project = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text(encoding="utf-8"))
     assert project["project"]["license"] == "MIT"
     assert "setuptools>=77" in project["build-system"]["requires"]  # the first to read PEP 639
+
+
+# -- item 5: DL102 and DL104 messages and misses ---------------------------------------------------
+def test_dl102_does_not_call_a_config_without_timeouts_a_fixed_timeout() -> None:
+    source = """\
+        import boto3
+        from botocore.config import Config
+        def f(budget):
+            return boto3.client("s3", config=Config(retries={"max_attempts": 3}))
+    """
+    found = Checker(select=["DL102"]).check_text(textwrap.dedent(source), "a.py")
+    assert len(found) == 1 and "fixed timeout" not in found[0].message
+    assert "waits the library default (60 s)" in found[0].message
+
+
+def test_dl102_does_not_call_an_attribute_taken_from_the_budget_fixed() -> None:
+    source = """\
+        import httpx
+        class Client:
+            def __init__(self, budget):
+                self.remaining = budget.remaining()
+                self.timeout = 5.0
+            def get(self, url, budget):
+                httpx.get(url, timeout=self.remaining)
+                httpx.get(url, timeout=self.deadline_left)
+                return httpx.get(url, timeout=self.timeout)  # configuration: still DL102
+    """
+    found = Checker(select=["DL102"]).check_text(textwrap.dedent(source), "a.py")
+    assert [d.line for d in found] == [9]
+
+
+def test_dl104_sees_a_remainder_bound_by_a_walrus() -> None:
+    source = """\
+        import grpc, httpx
+        def f(url, context: grpc.ServicerContext):
+            if (left := context.time_remaining()) > 0.1:
+                return httpx.get(url, timeout=left)
+            while (spare := context.time_remaining() - 0.05) > 0:
+                httpx.get(url, timeout=spare)  # has its margin: quiet
+    """
+    found = Checker(select=["DL104"]).check_text(textwrap.dedent(source), "a.py")
+    assert [(d.line, d.code) for d in found] == [(4, "DL104")]
+    assert "max(0.001, left - 0.05)" in fixed(source, select=["DL104"])

@@ -224,13 +224,24 @@ def proven_number(expr: ast.expr, scope: Scope, depth: int = 0) -> bool:
 
 def is_fixed_timeout(expr: ast.expr, scope: Scope, ctx: "FileContext", depth: int = 0) -> bool:
     """A timeout set by configuration, not computed per request: a literal, a constant (a name
-    bound once to a fixed value, or imported), an attribute (`self.timeout`,
-    `settings.HTTP_TIMEOUT`), a tuple or timeout object of those. Parameters, call results
-    and anything else: we cannot tell, so False."""
+    bound once to a fixed value, or imported), an attribute (`settings.HTTP_TIMEOUT`; `self.x`
+    when every value the class assigns to it is fixed), a tuple or timeout object of those.
+    Attributes named like a remainder (`self.remaining`, `deadline_left`), parameters, call
+    results and anything else: we cannot tell, so False."""
     pending = [(expr, scope, depth)]  # a work list: every part must be fixed
     while pending:
         value, where, follows = pending.pop()
-        if is_number_constant(value) or isinstance(value, ast.Attribute):
+        if is_number_constant(value):
+            continue
+        if isinstance(value, ast.Attribute):
+            assigned = _self_attribute_values(value, where, ctx)
+            if assigned is None:  # not `self.x` or never assigned in the class: configuration
+                if _REMAINDER_WORDS.search(value.attr):
+                    return False  # `self.remaining`, `req.deadline_left`: taken from a budget
+                continue
+            if follows >= _MAX_FOLLOW or any(v is None for v, _ in assigned):
+                return False
+            pending.extend((v, s, follows + 1) for v, s in assigned)  # type: ignore[misc]
             continue
         if isinstance(value, ast.Tuple) and value.elts:
             pending.extend((e, where, follows) for e in value.elts)
@@ -254,6 +265,26 @@ def is_fixed_timeout(expr: ast.expr, scope: Scope, ctx: "FileContext", depth: in
                 continue
         return False
     return True
+
+
+_REMAINDER_WORDS = re.compile(r"remain|budget|deadline|left", re.I)
+
+
+def _self_attribute_values(expr: ast.Attribute, scope: Scope, ctx: "FileContext"):
+    """For `self.x`: each value the class assigns to it (None for one it cannot see, such as
+    `self.x += 1`) with its scope; None when `expr` is not such an attribute or is never assigned."""
+    method = scope
+    while method is not None and method.enclosing_class is None:
+        if method.kind == "class" or method.parent is None:
+            return None
+        method = method.parent  # a closure inside a method still sees `self`
+    params = method.function_params() if method is not None else []
+    if not params or not isinstance(expr.value, ast.Name) or expr.value.id != params[0].arg:
+        return None
+    bindings = ctx.resolver.attribute_bindings(method.enclosing_class).get(expr.attr)  # type: ignore[union-attr,arg-type]
+    if not bindings:
+        return None
+    return [(b.value if b.kind == ASSIGN else None, b.scope) for b in bindings]
 
 
 def timeout_values(expr: ast.expr, ctx: "FileContext") -> Iterator[ast.expr]:
