@@ -581,3 +581,41 @@ def test_dl104_sees_a_remainder_bound_by_a_walrus() -> None:
     found = Checker(select=["DL104"]).check_text(textwrap.dedent(source), "a.py")
     assert [(d.line, d.code) for d in found] == [(4, "DL104")]
     assert "max(0.001, left - 0.05)" in fixed(source, select=["DL104"])
+
+
+# -- item 11: profile templates, names and numbers are validated when the profile loads ----------
+@pytest.mark.parametrize("yaml_text, message", [
+    ('fix:\n  budget_expression: "{budget}.timeout("\n', "fix.budget_expression: expected a template that fills in"),
+    ('fix:\n  edge_expression: "import os"\n', "fix.edge_expression: expected a template that fills in"),
+    ("outbound:\n  - library: acme\n    keyword: not a name\n    functions: [acme.get]\n",
+     "outbound[0].keyword: expected a Python parameter name, got 'not a name'"),
+    ("outbound:\n  - library: acme\n    functions: [{name: acme.get, keyword: class}]\n",
+     "outbound[0].functions[0].keyword: expected a Python parameter name"),
+    ('outbound:\n  - library: acme\n    timeout_template: "Timeout(total={timeout}"\n    functions: [acme.get]\n',
+     "outbound[0].timeout_template: expected a template that fills in to one Python expression"),
+    ("edge_total_ms: 100000000000000000000\n", "edge_total_ms: expected a whole number of milliseconds"),
+    ("hop_margin_ms: 20\nhop_margin_ms: 30\n", "line 2: hop_margin_ms: given twice"),
+])
+def test_a_bad_profile_names_the_key_at_load_time(yaml_text, message, tmp_path, capsys) -> None:
+    from deadline_lint.cli import main
+
+    (tmp_path / "profile.yaml").write_text(yaml_text)
+    (tmp_path / "a.py").write_text("x = 1\n")
+    assert main(["check", "--profile", str(tmp_path / "profile.yaml"), str(tmp_path / "a.py")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0], err
+
+
+@pytest.mark.parametrize("table, message", [
+    ('hop-margin-ms = 20\nhop_margin_ms = 30\n', "hop_margin_ms: given twice (also as hop-margin-ms)"),
+    ('profile = ""\n', "profile: expected the path of a profile YAML file, got ''"),
+])
+def test_a_bad_pyproject_table_names_the_key(table, message, tmp_path, monkeypatch, capsys) -> None:
+    from deadline_lint.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pyproject.toml").write_text("[tool.deadline-lint]\n" + table)
+    (tmp_path / "a.py").write_text("x = 1\n")
+    assert main(["check", "a.py"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0], err
