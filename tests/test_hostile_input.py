@@ -619,3 +619,21 @@ def test_a_bad_pyproject_table_names_the_key(table, message, tmp_path, monkeypat
     assert main(["check", "a.py"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and message in err[0], err
+
+
+# -- item 14: the declared Python is the one tested ----------------------------------------------
+def test_the_declared_oldest_python_is_the_one_ci_also_runs() -> None:
+    import re
+    import sys
+    from pathlib import Path
+
+    from deadline_lint.profile import tomllib
+
+    root = Path(__file__).parent.parent
+    declared = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]["requires-python"]
+    oldest = re.fullmatch(r">=(\d+)\.(\d+)", declared)
+    assert oldest, declared
+    version = f"{oldest.group(1)}.{oldest.group(2)}"
+    assert f"OLDEST={version}" in (root / ".ci" / "run").read_text(encoding="utf-8")
+    assert sys.version_info[:2] >= (int(oldest.group(1)), int(oldest.group(2)))
+    assert version == "3.11"  # 3.9 and 3.10 are past end of life; 3.9 failed the suite

@@ -16,10 +16,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 import yaml
 
-try:  # Python 3.11+
-    import tomllib
-except ImportError:  # pragma: no cover - exercised on 3.9/3.10 only
-    import tomli as tomllib  # type: ignore[no-redef]
+import tomllib
 
 
 class ProfileError(Exception):
