@@ -407,13 +407,11 @@ def _collector_paused():
 
 
 def parse_source(text: str, path: str):
-    """An ast.Module, or the DL001 diagnostic that says why there is none."""
+    """An ast.Module, or the DL001 / DL002 / DL007 diagnostic that says why there is none."""
     try:
         return ast.parse(text, filename=path, type_comments=False)
     except SyntaxError as exc:
-        line = exc.lineno or 1
-        column = max(exc.offset or 1, 1)
-        return tool_diagnostic(path, "DL001", f"syntax error: {exc.msg}", line, column)
+        return _syntax_error(exc, path)
     except (RecursionError, MemoryError):
         # CPython's parser limit shrinks with the caller's stack depth: try again from a
         # fresh thread's stack, where it is what `python file.py` accepts.
@@ -421,17 +419,18 @@ def parse_source(text: str, path: str):
         if isinstance(outcome, ast.Module):
             return outcome
         if isinstance(outcome, SyntaxError):
-            return parse_source_error(outcome, path)
+            return _syntax_error(outcome, path)
         return tool_diagnostic(path, "DL007", "too deeply nested to analyse (beyond the Python parser's limit)")
     except ValueError as exc:  # e.g. NUL bytes handed to us as text
         return tool_diagnostic(path, "DL002", f"cannot parse file: {exc}")
 
 
-def parse_source_error(exc: SyntaxError, path: str) -> Diagnostic:
+def _syntax_error(exc: SyntaxError, path: str) -> Diagnostic:
     return tool_diagnostic(path, "DL001", f"syntax error: {exc.msg}", exc.lineno or 1, max(exc.offset or 1, 1))
 
 
 def _parse_on_fresh_stack(text: str, path: str):
+    """ast.parse on a new thread: the Module, or the exception it raised."""
     outcome: List[object] = [None]
 
     def parse() -> None:
