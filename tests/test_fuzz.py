@@ -26,7 +26,7 @@ from deadline_lint.fixes import FixMode, fix_text
 from deadline_lint.rules.base import all_rules
 
 SEED = int(os.environ.get("DEADLINE_LINT_FUZZ_SEED", random.randrange(2**32)))
-COUNT = int(os.environ.get("DEADLINE_LINT_FUZZ_COUNT", "60"))
+COUNT = int(os.environ.get("DEADLINE_LINT_FUZZ_COUNT", "40"))
 CHECKER = Checker(select=list(all_rules()))
 MODE = FixMode(unsafe=True, thread_budget=True)
 HEADER = (
