@@ -66,7 +66,7 @@ def test_extend_unsafe_fixes_demotes_a_safe_fix() -> None:
 
 
 def test_a_fix_that_touches_a_comment_is_never_promoted() -> None:
-    text = "import requests\nrequests.get('u', timeout=(3,  # connect\n None))\n"
+    text = "import requests\nrequests.get('u', timeout=float(  # no limit\n 'inf'))\n"
     assert fixes(text, Checker(extend_safe_fixes=["DL103"])) == {2: Applicability.UNSAFE}
     text = "import requests\nrequests.get('u', timeout=(3, None))\n"
     assert fixes(text, Checker(extend_safe_fixes=["DL103"])) == {2: Applicability.SAFE}

@@ -24,20 +24,30 @@ from deadline_lint import __version__
 from deadline_lint.baseline import Entry, apply_baseline, load_baseline, write_baseline
 from deadline_lint.config import Checkers, ProfileResolver
 from deadline_lint.diagnostics import Diagnostic
-from deadline_lint.engine import Checker
+from deadline_lint.engine import Checker, tool_diagnostic
 from deadline_lint.files import discover, display_path
-from deadline_lint.fixes import FileOutcome, FixMode, fix_files, fix_summary, fix_text, unified_diff
+from deadline_lint.fixes import FileOutcome, FixMode, diff_like, fix_files, fix_summary, fix_text
 from deadline_lint.noqa import add_noqa
 from deadline_lint.output import DOCUMENT_FORMATS, WRITERS, write_statistics
 from deadline_lint.profile import ProfileError
 from deadline_lint.rules.base import DOC_SECTIONS, all_rules
 from deadline_lint.runner import apply_path_ignores, check_files
 from deadline_lint.selection import SelectorError, check_selectors, parse_selectors
-from deadline_lint.source import DecodeError, decode_source
+from deadline_lint.source import DecodeError
 from deadline_lint.tool_codes import TOOL_CODES
-from deadline_lint.writes import WriteRefused, match_newlines, read_snapshot, write_atomic
+from deadline_lint.writes import WriteRefused, encode_like, match_newlines, read_snapshot, snapshot_of, write_atomic
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+def _positive_int(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of processes from 1, got {value!r}")
+    return number
 
 
 def _add_selection(parser: argparse.ArgumentParser) -> None:
@@ -52,7 +62,8 @@ def _add_selection(parser: argparse.ArgumentParser) -> None:
                         help="gitignore-style glob of paths to skip, relative to the working directory (repeatable)")
     parser.add_argument("--no-respect-gitignore", dest="respect_gitignore", action="store_false",
                         help="also check files that .gitignore, .git/info/exclude or git's global excludes ignore")
-    parser.add_argument("--jobs", "-j", type=int, default=None, help="processes (default: by file count)")
+    parser.add_argument("--jobs", "-j", type=_positive_int, default=None,
+                        help="processes, at most one per file and CPU (default: by file count)")
 
 
 def _add_fix_options(parser: argparse.ArgumentParser) -> None:
@@ -136,17 +147,46 @@ def _load(args: argparse.Namespace) -> Tuple[Checkers, List[str]]:
         checkers.for_path(os.path.abspath(_stdin_name(args)))  # a broken profile: exit 2 now
         files: List[str] = []
     else:
-        missing = [p for p in args.paths if not os.path.exists(p)]
+        missing = [p for p in args.paths if not os.path.lexists(p) and not _unreachable(p)]
         if missing:
             raise ProfileError(f"{missing[0]}: no such file or directory")
-        found = discover(args.paths, args.exclude, checkers.excluded, args.respect_gitignore)
+        unlistable: List[OSError] = []
+        found = discover(args.paths, args.exclude, checkers.excluded, args.respect_gitignore, unlistable)
         files = [display_path(p) for p in found]
+        args.unlistable = [_unlistable(error) for error in unlistable]
     for warning in checkers.resolver.warnings():
         print(f"deadline-lint: warning: {warning}", file=sys.stderr)
     return checkers, files
 
 
+def _unreachable(path: str) -> bool:
+    """Named, but inside a folder we may not search: checking it reports DL006."""
+    try:
+        os.stat(path)
+    except PermissionError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
+def _unlistable(error: OSError) -> Diagnostic:
+    folder = display_path(str(error.filename))
+    return tool_diagnostic(folder, "DL006", f"cannot list folder: {error.strerror or error}; its files were not checked")
+
+
+def _unused_flags(args: argparse.Namespace, fixing: bool) -> None:
+    """A flag that would do nothing is a usage error, not silently ignored."""
+    if args.stdin_filename and "-" not in args.paths:
+        raise ProfileError("--stdin-filename: only applies when reading stdin (pass `-` as the path)")
+    if not fixing:
+        for flag in ("unsafe_fixes", "thread_budget", "exit_non_zero_on_fix"):
+            if getattr(args, flag, False):
+                raise ProfileError(f"--{flag.replace('_', '-')}: only applies with --fix (or `deadline-lint fix`)")
+
+
 def cmd_check(args: argparse.Namespace) -> int:
+    _unused_flags(args, fixing=args.fix or args.diff)
     if (args.fix or args.diff) and (args.add_noqa or args.baseline or args.write_baseline):
         raise ProfileError("--add-noqa, --baseline and --write-baseline cannot be combined with --fix or --diff")
     if args.fix or args.diff:
@@ -161,7 +201,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         found = apply_path_ignores(checker, checker.check_bytes(sys.stdin.buffer.read(), _stdin_name(args)))
         files = [_stdin_name(args)]
     else:
-        found = check_files(checkers, files, args.jobs)
+        found = sorted([*check_files(checkers, files, args.jobs), *args.unlistable], key=Diagnostic.sort_key)
     if args.add_noqa:
         return _add_noqa(found)
     if args.write_baseline:
@@ -232,12 +272,14 @@ def _write_stale(stale: Sequence[Entry], baseline: str, out) -> None:
 
 def cmd_fix(args: argparse.Namespace) -> int:
     """`fix` and `check --fix` / `check --diff`: fix, then report what remains."""
+    _unused_flags(args, fixing=True)
     checkers, files = _load(args)
     mode = FixMode(unsafe=args.unsafe_fixes, thread_budget=args.thread_budget)
     if _reads_stdin(args):
         return _fix_stdin(checkers.for_path(os.path.abspath(_stdin_name(args))), mode, args)
     with _sigterm_interrupts():
         outcomes = fix_files(checkers, files, mode, write=not args.diff, jobs=args.jobs)
+    outcomes.extend(FileOutcome(d.path, 0, (d,), False) for d in args.unlistable)
     summary = fix_summary(outcomes, mode, not args.diff, len(files))
     for outcome in outcomes:
         if outcome.refused:
@@ -273,16 +315,22 @@ def _fix_stdin(checker: Checker, mode: FixMode, args: argparse.Namespace) -> int
     data = sys.stdin.buffer.read()
     name = _stdin_name(args)
     try:
-        text = decode_source(data)
+        snapshot = snapshot_of(name, data)
     except DecodeError as exc:
         sys.stdout.buffer.write(data)
         print(f"{name}:1:1: DL002 cannot decode file: {exc}", file=sys.stderr)
         return EXIT_FINDINGS
-    result = fix_text(checker, text, name, mode)
+    result = fix_text(checker, snapshot.text, name, mode)
+    try:  # the input's own encoding and BOM, like a fixed file on disk
+        fixed = encode_like(snapshot, result.text)
+    except WriteRefused as exc:
+        print(f"deadline-lint: {name}: {exc}", file=sys.stderr)
+        sys.stdout.buffer.write(data)
+        return EXIT_FINDINGS
     if args.diff:
-        sys.stdout.buffer.write(unified_diff(name, result.original, result.text).encode("utf-8"))
+        sys.stdout.buffer.write(diff_like(snapshot, result.text) if result.changed else b"")
     else:
-        sys.stdout.buffer.write(result.text.encode("utf-8"))
+        sys.stdout.buffer.write(fixed)
     sys.stdout.flush()
     for d in result.remaining:
         print(f"{d.path}:{d.line}:{d.column}: {d.code} {d.message}", file=sys.stderr)
@@ -295,13 +343,13 @@ def _fix_stdin(checker: Checker, mode: FixMode, args: argparse.Namespace) -> int
 
 def _write_diffs(outcomes: Sequence[FileOutcome]) -> None:
     """The diff goes out byte for byte (UTF-8, each line's own newline), ready for `patch -p0`."""
-    diff = "".join(o.diff for o in outcomes)
+    diff = b"".join(o.diff for o in outcomes)
     sys.stdout.flush()
     buffer = getattr(sys.stdout, "buffer", None)
     if buffer is None:
-        sys.stdout.write(diff)
+        sys.stdout.write(diff.decode("utf-8", errors="replace"))
     else:
-        buffer.write(diff.encode("utf-8"))
+        buffer.write(diff)
         buffer.flush()
 
 
@@ -334,18 +382,14 @@ def cmd_rules(_: argparse.Namespace) -> int:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
+    """The rule's page from docs/rules/, word for word (without its "generated" comment)."""
+    from deadline_lint.docs import GENERATED, rule_page, tool_page
+
     code = args.code.upper()
     rules = all_rules()
-    if code in rules:
-        cls = rules[code]
-        fix = cls.fix_applicability.value if cls.fix_applicability else "none"
-        status = "on by default" if cls.default_enabled else "opt-in (select it by its code)"
-        print(f"# {cls.code} {cls.name}\n\n{cls.summary}. {status.capitalize()}; fix: {fix}.\n")
-        print(cls.documentation())
-        return EXIT_CLEAN
-    if code in TOOL_CODES:
-        tool = TOOL_CODES[code]
-        print(f"# {tool.code} {tool.name}\n\n{tool.doc}")
+    page = rule_page(rules[code]) if code in rules else tool_page(TOOL_CODES[code]) if code in TOOL_CODES else None
+    if page is not None:
+        sys.stdout.write(page.replace(GENERATED + "\n", "", 1))
         return EXIT_CLEAN
     print(f"deadline-lint: unknown rule code {args.code!r} (see `deadline-lint rules`)", file=sys.stderr)
     return EXIT_ERROR

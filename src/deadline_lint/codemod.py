@@ -21,12 +21,16 @@ import os
 from typing import Dict, Optional, Sequence, Tuple
 
 import libcst
-from libcst.codemod import CodemodCommand, CodemodContext
+import libcst.codemod._cli as _libcst_cli
+from libcst.codemod import CodemodCommand, CodemodContext, SkipFile
 
 from deadline_lint.config import Checkers, ProfileResolver
+from deadline_lint.diagnostics import Diagnostic
+from deadline_lint.engine import parse_source
 from deadline_lint.fixes import FixMode, fix_text
 from deadline_lint.profile import ProfileError
 from deadline_lint.selection import SelectorError, check_selectors, parse_selectors
+from deadline_lint.source import DecodeError, decode_source
 
 # Checkers are costly to build (rules, catalog) and the same for every file under one
 # profile: one set per (explicit profile, selection) per process, each file resolving its own
@@ -110,3 +114,36 @@ class InsertBudget(CodemodCommand):
         except libcst.ParserSyntaxError as exc:
             self.warn(f"deadline-lint: LibCST cannot parse the fixed code ({exc.message}); file left unchanged")
             return tree
+
+
+# `libcst.tool codemod` parses each file before our command sees it, and LibCST's native parser
+# crashes the process (a segfault) on some code `ast` rejects outright, such as 10,000 nested
+# parentheses: in a multi-process run that ends the whole run (BrokenProcessPool). So the
+# tool's parse goes through this guard first. A file Python itself would not run is skipped
+# with one line saying why (LibCST reports a skip without a traceback), and never reaches
+# LibCST. The guard replaces a private name of LibCST's; if a LibCST release drops it the
+# command still works, unguarded.
+_unguarded_parse = getattr(_libcst_cli, "parse_module", None)
+
+
+def _guarded_parse(code, *args, **kwargs):
+    problem = why_not_parseable(code if isinstance(code, bytes) else code.encode("utf-8"))
+    if problem is not None:
+        raise SkipFile(problem)
+    return _unguarded_parse(code, *args, **kwargs)  # type: ignore[misc]
+
+
+def why_not_parseable(data: bytes) -> Optional[str]:
+    """One line on why these bytes are not Python worth handing to LibCST, or None."""
+    try:
+        text = decode_source(data)
+    except DecodeError as exc:
+        return f"deadline-lint DL002: cannot decode file: {exc}"
+    parsed = parse_source(text, "<codemod>")
+    if isinstance(parsed, Diagnostic):
+        return f"deadline-lint {parsed.code}: {parsed.message}"
+    return None
+
+
+if _unguarded_parse is not None:
+    _libcst_cli.parse_module = _guarded_parse  # type: ignore[attr-defined]

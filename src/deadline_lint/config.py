@@ -56,7 +56,9 @@ class ProfileResolver:
                 found = self._config_of[current]
                 break
             walked.append(current)
-            if has_profile_table(Path(current)):
+            # A folder we may not search (a named file inside it gets DL006) holds no profile
+            # we could read: look further up.
+            if os.path.exists(current) and has_profile_table(Path(current)):
                 found = os.path.join(current, "pyproject.toml")
                 break
             parent = os.path.dirname(current)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple, Type, TypeVar
 
+from deadline_lint.analysis.imports import bind_imports
 from deadline_lint.analysis.resolve import Resolver
 from deadline_lint.analysis.scopes import Scope
 from deadline_lint.catalog import Catalog
@@ -72,6 +73,9 @@ class FileContext:
         """`applicability` is this finding's fix class (else the rule's `fix_applicability`);
         `inserts_budget`: the fix adds a timeout where the call passes none."""
         fix = None
+        if edits and imports:
+            bound = bind_imports(self.scope, edits, imports)
+            edits, imports = bound if bound is not None else ((), ())  # prove or bail
         if edits:
             safety = applicability or rule.fix_applicability or Applicability.UNSAFE
             if safety is Applicability.SAFE and any(

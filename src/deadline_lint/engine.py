@@ -3,8 +3,12 @@ that asked for its type, and return diagnostics. Every front end sits on `Checke
 from __future__ import annotations
 
 import ast
+import contextlib
 import dataclasses
+import gc
 import os
+import sys
+import threading
 import traceback
 from typing import Callable, Dict, Iterable, List, Optional, Tuple, Type
 
@@ -18,6 +22,7 @@ from deadline_lint.syntax_versions import newer_syntax_message
 from deadline_lint.tool_codes import TOOL_CODES
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
+_OWN_FRAMES = 10  # thread bootstrap and ast.parse: what a fresh-stack parse adds to a script's
 
 # Fields that never hold a node a rule cares about: expression contexts and operators.
 _SKIPPED_FIELDS = frozenset({"ctx", "op", "ops", "type_ignores"})
@@ -129,6 +134,10 @@ class Checker:
     def check_text(self, text: str, path: str, tree: Optional[ast.Module] = None) -> List[Diagnostic]:
         if not self.rules or not self.could_fire(text):
             return []
+        with _collector_paused():
+            return self._check_text(text, path, tree)
+
+    def _check_text(self, text: str, path: str, tree: Optional[ast.Module]) -> List[Diagnostic]:
         if tree is None:
             tree_or_error = parse_source(text, path)
             if isinstance(tree_or_error, Diagnostic):
@@ -210,8 +219,12 @@ class Checker:
         for dispatch in dispatches:
             for node_type, handlers in list(dispatch.items()):
                 dispatch[node_type] = [h for h in handlers if h[0] is not rule]
-        where = traceback.extract_tb(exc.__traceback__)[-1]
         line = getattr(node, "lineno", 1)
+        if isinstance(exc, RecursionError):  # the code, not the rule, is the problem
+            message = f"too deeply nested to analyse; {rule.code} was skipped for this file"
+            ctx.diagnostics.append(tool_diagnostic(ctx.source.path, "DL007", message, line=line))
+            return
+        where = traceback.extract_tb(exc.__traceback__)[-1]
         ctx.diagnostics.append(
             tool_diagnostic(
                 ctx.source.path,
@@ -257,22 +270,66 @@ class FixClasses:
         return adjusted
 
 
+@contextlib.contextmanager
+def _collector_paused():
+    """A file's tree and findings are millions of objects in a large file, none of them in a
+    reference cycle that must go before the file is done; each run of the cyclic collector
+    walks them all, which made checking super-linear in file size."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def parse_source(text: str, path: str):
-    """An ast.Module, or the DL001 diagnostic that says why there is none."""
+    """An ast.Module, or the DL001 / DL002 / DL007 diagnostic that says why there is none."""
     try:
         return ast.parse(text, filename=path, type_comments=False)
     except SyntaxError as exc:
-        line = exc.lineno or 1
-        column = max(exc.offset or 1, 1)
-        if "too many nested" in (exc.msg or ""):  # the parser's nesting limit: valid code
-            return tool_diagnostic(path, "DL001", "too deeply nested to parse", line, column)
-        newer = newer_syntax_message(SourceFile(text, path).line_text(line))
-        message = newer or f"syntax error: {exc.msg}"
-        return tool_diagnostic(path, "DL001", message, line, column)
+        return _syntax_error(exc, text, path)
     except (RecursionError, MemoryError):
-        return tool_diagnostic(path, "DL001", "too deeply nested to parse")
+        # CPython's parser limit shrinks with the caller's stack depth: try again from a
+        # fresh thread's stack, where it is what `python file.py` accepts.
+        outcome = _parse_on_fresh_stack(text, path)
+        if isinstance(outcome, ast.Module):
+            return outcome
+        if isinstance(outcome, SyntaxError):
+            return _syntax_error(outcome, text, path)
+        return tool_diagnostic(path, "DL007", "too deeply nested to analyse (beyond the Python parser's limit)")
     except ValueError as exc:  # e.g. NUL bytes handed to us as text
         return tool_diagnostic(path, "DL002", f"cannot parse file: {exc}")
+
+
+def _syntax_error(exc: SyntaxError, text: str, path: str) -> Diagnostic:
+    line = exc.lineno or 1
+    column = max(exc.offset or 1, 1)
+    if "too many nested" in (exc.msg or ""):  # the parser's own nesting limit: valid code
+        return tool_diagnostic(path, "DL007", "too deeply nested to analyse (beyond the Python parser's limit)", line, column)
+    newer = newer_syntax_message(SourceFile(text, path).line_text(line))
+    return tool_diagnostic(path, "DL001", newer or f"syntax error: {exc.msg}", line, column)
+
+
+def _parse_on_fresh_stack(text: str, path: str):
+    """ast.parse on a new thread: the Module, or the exception it raised."""
+    outcome: List[object] = [None]
+
+    def parse() -> None:
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(limit + _OWN_FRAMES)  # the frames above this one are ours
+        try:
+            outcome[0] = ast.parse(text, filename=path, type_comments=False)
+        except (SyntaxError, RecursionError, MemoryError, ValueError) as exc:
+            outcome[0] = exc
+        finally:
+            sys.setrecursionlimit(limit)
+
+    worker = threading.Thread(target=parse, name="deadline-lint-parse")
+    worker.start()
+    worker.join()
+    return outcome[0]
 
 
 def rule_enabled(

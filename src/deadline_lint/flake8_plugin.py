@@ -14,10 +14,12 @@ unknown DL code in flake8's selection options, like a broken profile, is one cri
 A relative `deadline-profile` in a flake8 config file is relative to that file's folder
 (flake8's `normalize_paths`); on the command line, to the working directory.
 
-Tool codes (DL0xx): flake8 reports undecodable files (E902) and syntax errors (E999) itself and
-never runs a tree plugin on them, so the plugin never yields DL001/DL002; DL003 (a rule failed on
-the file) is yielded like any other finding, so flake8's selection decides whether it shows
-(`--select DL` includes it; the CLI always reports tool codes).
+Tool codes (DL0xx): flake8 reports syntax errors (E999) itself and never runs a tree plugin on
+them, so the plugin never yields DL001. Bytes that are not text in the file's encoding flake8
+decodes as latin-1 and checks anyway; the plugin yields DL002 for those, as the CLI does, and
+checks nothing else in them. DL003 and DL007 (a rule failed on the file, or it is nested too
+deeply) are yielded like any other finding, so flake8's selection decides whether they show
+(`--select DL` includes them; the CLI always reports tool codes).
 """
 from __future__ import annotations
 
@@ -33,7 +35,7 @@ from deadline_lint.profile import ProfileError
 from deadline_lint.selection import SelectorError, check_selectors
 from deadline_lint.rules.base import all_rules
 from deadline_lint.runner import apply_path_ignores
-from deadline_lint.source import SourceFile
+from deadline_lint.source import DecodeError, SourceFile, decode_source
 
 Result = Tuple[int, int, str, type]
 
@@ -99,6 +101,20 @@ class DeadlineLintFlake8:
         """The checker for a file in the working directory (kept for callers of 0.1)."""
         return cls.checkers().for_path(os.path.join(os.getcwd(), "-"))
 
+    def _undecodable(self, text: str) -> Optional[str]:
+        """Why the file's bytes are not source text, when flake8 decoded them anyway (it falls
+        back to latin-1). Pure ASCII always decodes, so only other text is read again."""
+        if text.isascii() or self.filename in ("-", "stdin") or not os.path.isfile(self.filename):
+            return None
+        try:
+            with open(self.filename, "rb") as handle:
+                decode_source(handle.read())
+        except DecodeError as exc:
+            return str(exc)
+        except OSError:
+            return None
+        return None
+
     def run(self) -> Iterator[Result]:
         checkers = self.checkers()
         try:
@@ -108,6 +124,10 @@ class DeadlineLintFlake8:
         except ProfileError as exc:
             raise _critical(exc) from None
         text = "".join(self.lines)
+        problem = self._undecodable(text)
+        if problem is not None:  # flake8 read it as latin-1; Python (and the CLI) would not
+            yield 1, 0, f"DL002 cannot decode file: {problem}", type(self)
+            return
         found = checker.check_text(text, self.filename, tree=self.tree)
         if not found:
             return

@@ -2,7 +2,7 @@
 
 Every rule is one pylint message whose symbol is the rule's name and whose text starts with the
 rule's code. Message ids keep the code's digits behind a `9`: DL101 -> W9101, DL203 -> W9203,
-and the tool codes DL001-DL006 -> E9001-E9006 (their symbols carry a `deadline-lint-` prefix,
+and the tool codes DL001-DL007 -> E9001-E9007 (their symbols carry a `deadline-lint-` prefix,
 since pylint already owns `syntax-error`). pylint requires the two digits after the letter to be
 the same for every message of one checker, so each rule family (each hundreds digit) is its own
 checker class.

@@ -49,11 +49,13 @@ def apply_path_ignores(checker: Checker, found: List[Diagnostic]) -> List[Diagno
 
 
 def resolve_jobs(jobs: Optional[int], file_count: int) -> int:
-    if jobs is not None and jobs > 0:
-        return jobs
+    """Worker processes: as asked (never more than files or CPUs), else by file count."""
+    cpus = os.cpu_count() or 1
+    if jobs is not None:
+        return max(1, min(jobs, file_count, cpus))
     if file_count < PARALLEL_THRESHOLD:
         return 1
-    return max(1, min(os.cpu_count() or 1, 8))
+    return max(1, min(cpus, 8))
 
 
 def check_files(checkers: Union[Checker, "Checkers", "OneChecker"], paths: Sequence[str],

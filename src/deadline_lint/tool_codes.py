@@ -26,5 +26,8 @@ TOOL_CODES: Dict[str, ToolCode] = {
                  "and fixes were still changing it; the file was left as it was."),
         ToolCode("DL006", "unreadable-file", "The file could not be read (permissions, a broken link, "
                  "or it vanished during the run)."),
+        ToolCode("DL007", "too-deeply-nested", "The file nests expressions or blocks deeper than the "
+                 "checker can analyse (the depth of CPython's own parser limit). It is valid Python, but "
+                 "the rules named in the message did not check it."),
     )
 }

@@ -106,6 +106,16 @@ class FixedTimeoutIgnoresBudget(OutboundRule):
             return  # passed in from elsewhere: cannot tell
         shown = ctx.source.segment(timeout)
         derived = budget_expression(ctx, budget)
+        unset = _timeout_object_without_limits(timeout, ctx)
+        if unset is not None:  # `Config(retries=...)`: no timeout at all, the library's default
+            default = call.default_timeout
+            waits = f"the library default ({default:g} s)" if default is not None else "the library default"
+            message = (
+                f"`{call.display_name}` waits {waits}: `{_short(shown)}` sets no timeout although a budget "
+                f"is in scope: set {unset} from the budget"
+            )
+            ctx.report(self, timeout, message, (), description="set the timeout from the budget")
+            return
         edits = _capped(timeout, derived, ctx) if derived else None
         if _has_parts(timeout, ctx):
             advice = "cap each of its parts by the remaining budget"
@@ -178,6 +188,16 @@ def _capped(timeout: ast.expr, derived: str, ctx) -> Optional[List[Edit]]:
     if not collect(timeout):
         return None
     return [replace_node(ctx.source, n, f"min({ctx.source.segment(n)}, {derived})") for n in numbers]
+
+
+def _timeout_object_without_limits(timeout: ast.expr, ctx) -> Optional[str]:
+    """For a timeout object built with none of its timeout fields: those fields, for advice."""
+    if not isinstance(timeout, ast.Call):
+        return None
+    spec = timeout_object(timeout, ctx.scope, ctx.resolver, ctx.catalog)
+    if spec is None or list(timeout_fields(timeout, spec)) or any(k.arg is None for k in timeout.keywords):
+        return None
+    return " and ".join(f"`{name}`" for name in spec.fields)
 
 
 def _has_parts(timeout: ast.expr, ctx) -> bool:
