@@ -13,6 +13,7 @@ from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Tupl
 
 import yaml
 
+from deadline_lint.catalog.exceptions import ExceptionVocabulary, build_vocabulary, validate_vocabulary
 from deadline_lint.catalog.schema import CALL, WAIT, validate_client_groups  # noqa: F401  (re-exported)
 
 _HERE = Path(__file__).parent
@@ -110,6 +111,7 @@ class Catalog:
     # The last part of every listed name: `x.y.attr(...)` with any other `attr` cannot be a
     # listed call, a constructor or a timeout object (unless a gRPC stub is the receiver).
     final_names: FrozenSet[str] = frozenset()
+    exceptions: ExceptionVocabulary = field(default_factory=lambda: build_vocabulary(None))  # exceptions.yaml
     _synthesized: Dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def cached(self, key: str, build: Any) -> Any:
@@ -326,6 +328,7 @@ def _build(groups: Iterable[Mapping[str, Any]], data: Mapping[str, Any]) -> Cata
             name.rpartition(".")[2] for name in [*apis, *classes, *factories, *timeout_objects, *aliases]
         )
         | frozenset(method_names),
+        exceptions=_builtin_vocabulary(),
     )
 
 
@@ -340,9 +343,19 @@ def _builtin_files() -> Tuple[List[Dict[str, Any]], Dict[str, Any]]:
             if problem:  # a packaging bug, not a user error
                 raise RuntimeError(f"{path}: expected {problem}")
             groups = content
+        elif path.stem == "exceptions":
+            problem = validate_vocabulary(content)
+            if problem:
+                raise RuntimeError(f"{path}: expected {problem}")
+            data[path.stem] = content
         else:
             data[path.stem] = content
     return groups, data
+
+
+@lru_cache(maxsize=None)
+def _builtin_vocabulary() -> ExceptionVocabulary:
+    return build_vocabulary(_builtin_files()[1].get("exceptions"))
 
 
 def load_catalog(extra_groups: Iterable[Mapping[str, Any]] = ()) -> Catalog:
