@@ -1,0 +1,237 @@
+"""Which kind of error (expiry, cancel, open breaker) a piece of code is handling, and what it
+turns it into: the statuses it produces and the errors it raises.
+
+A *handling* is an `except` clause that names a kind directly (`except asyncio.TimeoutError`,
+`except (CancelledError, TimeoutError)`, not `except Exception`), or an `if` branch on
+`isinstance(err, <kind>)` or on `err.code() == grpc.StatusCode.DEADLINE_EXCEEDED`. Its
+outcomes are the statements of its body that produce a status (analysis.statuses) or raise an
+error of a kind (analysis.exceptions), leaving out nested definitions, nested `except`
+clauses and nested `isinstance` / status branches: those handle something else, or are
+handlings of their own.
+
+    handling = ctx.analysis(HandlingAnalysis)
+    for found in handling.at(node):                 # node: an ExceptHandler or an If
+        found.kinds, found.exact, found.outcomes, found.report_node
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Tuple
+
+from deadline_lint.analysis.exceptions import CANCEL, Admission, Admitted, ExceptionAnalysis, ExceptionType
+from deadline_lint.analysis.scopes import Scope
+from deadline_lint.analysis.statuses import ProducedStatus, StatusAnalysis
+
+if TYPE_CHECKING:
+    from deadline_lint.context import FileContext
+
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+_TRY_TYPES = tuple(getattr(ast, name) for name in ("Try", "TryStar") if hasattr(ast, name))
+_BLOCK_FIELDS = ("body", "orelse", "finalbody")
+_TASK_CANCEL_BASE = "Exception"  # a cancel type deriving from this is an error, not task cancellation
+
+
+@dataclass(frozen=True)
+class Span:
+    """A position that is not a node: the `except` keyword of a handler."""
+
+    lineno: int
+    col_offset: int
+    end_lineno: int
+    end_col_offset: int
+
+
+@dataclass(frozen=True)
+class Outcome:
+    statement: ast.stmt  # where a finding about it is reported
+    status: Optional[ProducedStatus] = None
+    raised: Optional[ExceptionType] = None  # an error of a kind, raised here
+    raised_node: Optional[ast.expr] = None
+
+
+@dataclass(frozen=True)
+class Handling:
+    node: ast.AST  # the ExceptHandler, or the If
+    report_node: object  # the `except` keyword, or the If's test
+    kinds: FrozenSet[str]  # the kinds handled, named directly
+    witnesses: Tuple[Admitted, ...]  # one per element naming a kind
+    exact: bool  # nothing but those kinds is handled here (a rewrite affects only them)
+    outcomes: Tuple[Outcome, ...]
+    distinguishes: bool  # the body itself branches on the error's type or status code
+
+    def witness(self, kind: str) -> Optional[Admitted]:
+        return next((w for w in self.witnesses if w.kind == kind), None)
+
+
+class HandlingAnalysis:
+    def __init__(self, ctx: "FileContext") -> None:
+        self.ctx = ctx
+        self.exceptions = ctx.analysis(ExceptionAnalysis)
+        self.statuses = ctx.analysis(StatusAnalysis)
+        self._found: Dict[int, Tuple[ast.AST, Tuple[Handling, ...]]] = {}
+
+    def at(self, node: ast.AST) -> Tuple[Handling, ...]:
+        """The handlings `node` opens (an `except` clause or an `if` branch), if any."""
+        known = self._found.get(id(node))
+        if known is not None:
+            return known[1]
+        scope = self.ctx.scope
+        found: Tuple[Handling, ...] = ()
+        if isinstance(node, ast.ExceptHandler):
+            one = self._handler(node, scope)
+            found = (one,) if one is not None else ()
+        elif isinstance(node, ast.If):
+            found = self._branches(node, scope)
+        self._found[id(node)] = (node, found)
+        return found
+
+    # -- where a handling starts ----------------------------------------------------------
+    def _handler(self, handler: ast.ExceptHandler, scope: Scope) -> Optional[Handling]:
+        if handler.type is None:
+            return None
+        admission = self.exceptions.handler(handler, scope)
+        return self._handling(handler, except_keyword(handler), admission, handler.body, scope)
+
+    def _branches(self, node: ast.If, scope: Scope) -> Tuple[Handling, ...]:
+        test, negated = _unnegated(node.test)
+        body = node.orelse if negated else node.body
+        if not body:
+            return ()
+        if isinstance(test, ast.Call):
+            found = self.exceptions.isinstance_test(test, scope)
+            if found is None:
+                return ()
+            handling = self._handling(node, test, found[1], body, scope)
+            return (handling,) if handling is not None else ()
+        if isinstance(test, ast.Compare):
+            status_test = self.exceptions.status_test(test, scope)
+            if status_test is None or not status_test.kinds:
+                return ()
+            negated = negated != status_test.negated
+            body = node.orelse if negated else node.body
+            if not body:
+                return ()
+            witnesses = tuple(
+                Admitted(s.kind, s.qualname, s.qualname, True, test, s.source, True)  # type: ignore[arg-type]
+                for s in status_test.statuses
+                if s.kind
+            )
+            exact = len(status_test.statuses) == _compared_count(test)
+            outcomes, distinguishes = self._outcomes(body, scope)
+            return (Handling(node, test, status_test.kinds, witnesses, exact, outcomes, distinguishes),)
+        return ()
+
+    def _handling(
+        self, node: ast.AST, report_node: object, admission: Admission, body: List[ast.stmt], scope: Scope
+    ) -> Optional[Handling]:
+        witnesses = tuple(a for e in admission.elements for a in e.admitted if a.direct)
+        if not witnesses:
+            return None
+        kinds = frozenset(w.kind for w in witnesses)
+        exact = admission.complete and all(any(a.direct for a in e.admitted) for e in admission.elements)
+        outcomes, distinguishes = self._outcomes(body, scope)
+        return Handling(node, report_node, kinds, witnesses, exact, outcomes, distinguishes)
+
+    # -- what the body does ---------------------------------------------------------------
+    def _outcomes(self, body: List[ast.stmt], scope: Scope) -> Tuple[Tuple[Outcome, ...], bool]:
+        found: List[Outcome] = []
+        distinguishes = False
+        stack: List[ast.stmt] = list(reversed(body))
+        while stack:
+            stmt = stack.pop()
+            if isinstance(stmt, _DEFINITIONS):
+                continue
+            if isinstance(stmt, ast.If) and self._is_type_test(stmt.test, scope):
+                distinguishes = True  # both branches are told apart: handlings of their own
+                continue
+            self._statement_outcomes(stmt, scope, found)
+            nested: List[ast.stmt] = []
+            for field in _BLOCK_FIELDS:
+                nested.extend(getattr(stmt, field, None) or ())
+            for case in getattr(stmt, "cases", None) or ():
+                nested.extend(case.body)
+            # Nested `except` clauses handle what their own `try` raised: not ours.
+            stack.extend(reversed(nested))
+        return tuple(found), distinguishes
+
+    def _is_type_test(self, test: ast.expr, scope: Scope) -> bool:
+        test, _ = _unnegated(test)
+        if isinstance(test, ast.Call):
+            return self.exceptions.isinstance_test(test, scope) is not None
+        if isinstance(test, ast.Compare):
+            return self.exceptions.status_test(test, scope) is not None
+        return False
+
+    def _statement_outcomes(self, stmt: ast.stmt, scope: Scope, found: List[Outcome]) -> None:
+        statuses = self.statuses
+        for produced in statuses.produced(stmt, scope):
+            found.append(Outcome(stmt, status=produced))
+        for node in _header_expressions(stmt):
+            if isinstance(node, ast.Call):
+                for produced in statuses.produced(node, scope):
+                    found.append(Outcome(stmt, status=produced))
+        if isinstance(stmt, ast.Raise) and stmt.exc is not None:
+            raised = stmt.exc.func if isinstance(stmt.exc, ast.Call) else stmt.exc
+            exc_type = self.exceptions.type_of(raised, scope)
+            if exc_type is not None and exc_type.kind is not None:
+                found.append(Outcome(stmt, raised=exc_type, raised_node=raised))
+
+    # -- cancellation of the running task ---------------------------------------------------
+    def task_cancel(self, admission: Admission) -> Optional[Admitted]:
+        """What lets the running task's cancellation through: a cancel type that is not an
+        ordinary error (`asyncio.CancelledError`, trio's `Cancelled`), or a catch-all."""
+        vocabulary = self.exceptions.vocabulary
+        for element in admission.elements:
+            for admitted in element.admitted:
+                if admitted.kind != CANCEL or admitted.status:
+                    continue
+                if element.qualname == "BaseException":
+                    return admitted
+                if admitted.direct and _TASK_CANCEL_BASE not in vocabulary.ancestors(admitted.type):
+                    return admitted
+        return None
+
+    def is_task_cancel_type(self, expr: ast.expr, scope: Optional[Scope] = None) -> bool:
+        found = self.exceptions.type_of(expr, scope)
+        return (
+            found is not None
+            and found.kind == CANCEL
+            and not found.status
+            and _TASK_CANCEL_BASE not in self.exceptions.vocabulary.ancestors(found.qualname)
+        )
+
+
+def except_keyword(handler: ast.ExceptHandler) -> Span:
+    """The `except` keyword, where findings about a whole handler are reported."""
+    return Span(handler.lineno, handler.col_offset, handler.lineno, handler.col_offset + len("except"))
+
+
+def _unnegated(test: ast.expr) -> Tuple[ast.expr, bool]:
+    negated = False
+    while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test, negated = test.operand, not negated
+    return test, negated
+
+
+def _compared_count(test: ast.Compare) -> int:
+    right = test.comparators[0]
+    return len(right.elts) if isinstance(right, (ast.Tuple, ast.List, ast.Set)) else 1
+
+
+def _header_expressions(stmt: ast.stmt):
+    """The expressions of a statement itself, not of the blocks nested in it (nor of lambdas)."""
+    stack: List[ast.AST] = []
+    for field, value in ast.iter_fields(stmt):
+        if field in _BLOCK_FIELDS or field in ("handlers", "cases"):
+            continue
+        if isinstance(value, list):
+            stack.extend(v for v in value if isinstance(v, ast.AST))
+        elif isinstance(value, ast.AST):
+            stack.append(value)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Lambda):
+            continue
+        yield node
+        stack.extend(ast.iter_child_nodes(node))

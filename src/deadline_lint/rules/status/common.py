@@ -1,0 +1,82 @@
+"""Shared by the status rules: which handlings a node opens, and the text prefilter, whose
+words come from the vocabularies (never a list of names kept here)."""
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING, Callable, FrozenSet, Iterable, Optional, Tuple
+
+from deadline_lint.analysis.handling import Handling, HandlingAnalysis, Outcome
+from deadline_lint.catalog.exceptions import profile_types
+from deadline_lint.catalog.statuses import Status, status_vocabulary
+from deadline_lint.rules.base import Rule
+
+if TYPE_CHECKING:
+    from deadline_lint.context import FileContext
+
+
+class WordFilter:
+    """True when the text holds one of `words` (and, if given, every one of `required`)."""
+
+    def __init__(self, words: Iterable[str], required: Tuple[str, ...] = ()) -> None:
+        self.words = tuple(sorted(set(words)))
+        self.required = required
+
+    def __call__(self, text: str) -> bool:
+        return all(word in text for word in self.required) and any(word in text for word in self.words)
+
+
+class HandlingRule(Rule):
+    """A rule judging what `except` clauses and `isinstance` / status-code branches produce."""
+
+    node_types = (ast.ExceptHandler, ast.If)
+
+    def handlings(self, node: ast.AST, ctx: "FileContext") -> Tuple[Handling, ...]:
+        return ctx.analysis(HandlingAnalysis).at(node)
+
+    def words(self) -> FrozenSet[str]:
+        raise NotImplementedError
+
+    def trigger_words(self) -> FrozenSet[str]:
+        return self.words()
+
+    def text_filter(self) -> Callable[[str], bool]:
+        return self.catalog.cached(f"text_filter.{self.code}", lambda: WordFilter(self.words()))
+
+
+def kind_words(rule: Rule, kind: str) -> FrozenSet[str]:
+    """Words any code naming an error of `kind` spells: the last part of every type of that
+    kind (catalog and profile) and the naming conventions for it."""
+    vocabulary = rule.catalog.exceptions
+    own = profile_types(rule.profile["exceptions"])
+    names = {t.short_name for t in [*vocabulary.types.values(), *own] if t.kind == kind}
+    names.update(vocabulary.conventions.get(kind, ()))
+    return frozenset(names)
+
+
+def status_words(rule: Rule, statuses: Iterable[Status]) -> FrozenSet[str]:
+    """Words code producing one of `statuses` spells: the number or gRPC name, and the last
+    part of every listed name for it (`TOO_MANY_REQUESTS`, `HTTPTooManyRequests`)."""
+    wanted = set(statuses)
+    vocabulary = status_vocabulary(rule.catalog)
+    words = {str(status) for status in wanted}
+    words.update(name.rpartition(".")[2] for name, named in vocabulary.names.items() if named.status in wanted)
+    return frozenset(words)
+
+
+def profile_statuses(rule: Rule, *keys: str) -> Tuple[Status, ...]:
+    return tuple(Status.of(rule.profile["statuses"][key]) for key in keys)
+
+
+def first_per_statement(outcomes: Iterable[Outcome]) -> Iterable[Outcome]:
+    """One finding per statement, even when it says the same thing twice
+    (`raise DeadlineExceeded(...)` is an expiry error and a 504)."""
+    seen = set()
+    for outcome in outcomes:
+        if id(outcome.statement) not in seen:
+            seen.add(id(outcome.statement))
+            yield outcome
+
+
+def shown(ctx: "FileContext", node: Optional[ast.AST], limit: int = 60) -> str:
+    text = " ".join(ctx.source.segment(node).split()) if node is not None else ""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
