@@ -178,28 +178,32 @@ class HandlingAnalysis:
                 found.append(Outcome(stmt, raised=exc_type, raised_node=raised))
 
     # -- cancellation of the running task ---------------------------------------------------
-    def task_cancel(self, admission: Admission) -> Optional[Admitted]:
-        """What lets the running task's cancellation through: a cancel type that is not an
-        ordinary error (`asyncio.CancelledError`, trio's `Cancelled`), or a catch-all."""
+    def task_cancel(self, admission: Admission) -> Optional[str]:
+        """The task-cancellation type an admission lets through, if any: a cancel type that is
+        not an ordinary error (`asyncio.CancelledError`, trio's `Cancelled`), named or caught by
+        a catch-all (bare `except:`, `BaseException`)."""
         vocabulary = self.exceptions.vocabulary
         for element in admission.elements:
+            if element.qualname == "BaseException":
+                for exc in vocabulary.admitted("BaseException"):
+                    if self._is_task_cancel(exc):
+                        return exc.qualname
             for admitted in element.admitted:
-                if admitted.kind != CANCEL or admitted.status:
-                    continue
-                if element.qualname == "BaseException":
-                    return admitted
-                if admitted.direct and _TASK_CANCEL_BASE not in vocabulary.ancestors(admitted.type):
-                    return admitted
+                if admitted.direct and admitted.kind == CANCEL and not admitted.status:
+                    if _TASK_CANCEL_BASE not in vocabulary.ancestors(admitted.type):
+                        return admitted.type
         return None
+
+    def _is_task_cancel(self, exc: ExceptionType) -> bool:
+        return (
+            exc.kind == CANCEL
+            and not exc.status
+            and _TASK_CANCEL_BASE not in self.exceptions.vocabulary.ancestors(exc.qualname)
+        )
 
     def is_task_cancel_type(self, expr: ast.expr, scope: Optional[Scope] = None) -> bool:
         found = self.exceptions.type_of(expr, scope)
-        return (
-            found is not None
-            and found.kind == CANCEL
-            and not found.status
-            and _TASK_CANCEL_BASE not in self.exceptions.vocabulary.ancestors(found.qualname)
-        )
+        return found is not None and self._is_task_cancel(found)
 
 
 def except_keyword(handler: ast.ExceptHandler) -> Span:

@@ -2,5 +2,6 @@
 from deadline_lint.rules.status import (  # noqa: F401
     breaker_reported_as_deadline,
     cancel_and_expiry_conflated,
+    cancellation_swallowed,
     expiry_mapped_to_429,
 )

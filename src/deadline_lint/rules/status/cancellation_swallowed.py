@@ -1,0 +1,184 @@
+from __future__ import annotations
+
+import ast
+
+from deadline_lint.analysis.exceptions import CANCEL, ExceptionAnalysis
+from deadline_lint.analysis.handler_flow import FALLS_THROUGH, cancels_then_awaits, handler_leaks
+from deadline_lint.analysis.handling import HandlingAnalysis, except_keyword
+from deadline_lint.diagnostics import Applicability
+from deadline_lint.edits import append_statement
+from deadline_lint.rules.base import Rule, register
+from deadline_lint.rules.status.common import WordFilter, shown
+
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+_TRY_TYPES = tuple(getattr(ast, name) for name in ("Try", "TryStar") if hasattr(ast, name))
+_CATCH_ALL_WORDS = ("BaseException", "except:")  # the only other spellings that catch it
+
+
+@register
+class CancellationSwallowed(Rule):
+    """
+    ## What it does
+    In an `async def`, flags an `except` clause that catches the task's cancellation
+    (`except asyncio.CancelledError` in any spelling, alone or in a tuple; trio's
+    `Cancelled`; a bare `except:`; `except BaseException`) whose body can end, on some path,
+    without re-raising it: by falling off its end, by `return`, `break` or `continue`, or by
+    raising another exception (with or without `from`). Also flags
+    `with contextlib.suppress(asyncio.CancelledError):` in an `async def`. The finding is on
+    the `except` line (on the `suppress(...)` call).
+
+    Quiet when every path re-raises (a bare `raise`, `raise <the caught name>`, or a new
+    `CancelledError`), and when the code cancelled the task itself just before awaiting it
+    (`task.cancel()` then `await task` inside the `try` or `with`): swallowing the
+    cancellation it asked for is the point. Synchronous code is not checked: there
+    `CancelledError` comes from a future, not from the running task.
+
+    ## Why is this bad?
+    Cancellation is how a caller that gave up (a client that went away, a timeout scope
+    that expired, a TaskGroup whose sibling failed) stops the work done on its behalf.
+    Swallowing it keeps the task running for nobody, and breaks the machinery built on it:
+    `asyncio.timeout()` no longer turns into `TimeoutError`, a `TaskGroup` cannot cancel its
+    children, and a shutdown waits forever. Converting it into another exception does the same
+    damage: the error propagates, the cancellation does not (flake8-async's ASYNC104 counts it
+    the same way).
+
+    ## Example
+    ```python
+    async def consume(queue):
+        while True:
+            try:
+                item = await queue.get()
+            except asyncio.CancelledError:
+                log.info("consumer cancelled")
+            await handle(item)
+    ```
+
+    ## Use instead
+    ```python
+    async def consume(queue):
+        while True:
+            try:
+                item = await queue.get()
+            except asyncio.CancelledError:
+                log.info("consumer cancelled")
+                raise
+            await handle(item)
+    ```
+
+    ## Fix safety
+    Unsafe: the fix appends `raise` to a handler whose only way out is falling off its end
+    (it replaces a lone `pass`), so the task now ends cancelled instead of going on: code
+    after the `try` stops running. Handlers that `return`, `break`, `continue` or raise
+    something else get no fix; where the cancellation should go is a decision for a person.
+
+    ## Options
+    - `exceptions.cancel`: the organisation's own cancellation errors (they derive from
+      `Exception`, so they count only where named; task cancellation is `asyncio`'s and
+      trio's).
+    """
+
+    code = "DL403"
+    name = "cancellation-swallowed"
+    summary = "async code catches the task's cancellation and can end without re-raising it"
+    fix_applicability = Applicability.UNSAFE
+    node_types = (ast.ExceptHandler, ast.With, ast.AsyncWith)
+
+    def _words(self):
+        vocabulary = self.catalog.exceptions
+        words = {t.short_name for t in vocabulary.types.values() if t.kind == CANCEL and not t.status}
+        words.update(vocabulary.conventions.get(CANCEL, ()))
+        words.update(_CATCH_ALL_WORDS)
+        return frozenset(words)
+
+    def trigger_words(self):
+        return self._words()
+
+    def text_filter(self):
+        return self.catalog.cached(f"text_filter.{self.code}", lambda: WordFilter(self._words(), ("async ",)))
+
+    def visit(self, node, ctx):
+        if not _in_async_function(ctx):
+            return
+        if isinstance(node, ast.ExceptHandler):
+            self._handler(node, ctx)
+        else:
+            self._suppress(node, ctx)
+
+    def _handler(self, handler, ctx):
+        handling = ctx.analysis(HandlingAnalysis)
+        admission = ctx.analysis(ExceptionAnalysis).handler(handler)
+        cancel_type = handling.task_cancel(admission)
+        if cancel_type is None:
+            return
+
+        def hands_on(raise_node):
+            raised = raise_node.exc.func if isinstance(raise_node.exc, ast.Call) else raise_node.exc
+            return handling.is_task_cancel_type(raised)
+
+        leaks = handler_leaks(handler, hands_on)
+        if not leaks or self._cancelled_it_itself(ctx, ctx.parents[-1] if ctx.parents else None):
+            return
+        first = leaks[0]
+        header = "except:" if handler.type is None else f"except {shown(ctx, handler.type)}"
+        caught = "" if cancel_type in header else f" ({cancel_type})"
+        if first.how == FALLS_THROUGH:
+            how, advice = "can reach its end", "end the handler with `raise`"
+        else:
+            how, advice = f"{first.how} at line {first.node.lineno}", "re-raise it there (`raise`)"
+        message = f"`{header}` catches the task's cancellation{caught} and {how} without re-raising it: {advice}"
+        edits = []
+        if all(leak.how == FALLS_THROUGH for leak in leaks):
+            edit = append_statement(ctx.source, handler, handler.body, "raise")
+            edits = [edit] if edit is not None else []
+        ctx.report(self, except_keyword(handler), message, edits, description="re-raise the cancellation")
+
+    def _suppress(self, node, ctx):
+        suppressors = set((ctx.catalog.data.get("cancellation") or {}).get("suppressors") or ())
+        handling = ctx.analysis(HandlingAnalysis)
+        exceptions = ctx.analysis(ExceptionAnalysis)
+        for item in node.items:
+            call = item.context_expr
+            if not isinstance(call, ast.Call) or not call.args:
+                continue
+            if ctx.resolver.qualified_name(call.func, ctx.scope) not in suppressors:
+                continue
+            cancel_type = next(
+                (found for found in (handling.task_cancel(exceptions.admits(a)) for a in call.args) if found), None
+            )
+            if cancel_type is None or self._cancelled_it_itself(ctx, node):
+                continue
+            message = (
+                f"`{shown(ctx, call)}` swallows the task's cancellation ({cancel_type}): "
+                f"let it propagate (catch it only around a task you cancelled yourself)"
+            )
+            ctx.report(self, call, message)
+
+    @staticmethod
+    def _cancelled_it_itself(ctx, statement) -> bool:
+        """`task.cancel()` just before this `try` / `with`, then `await task` inside it."""
+        if statement is None:
+            return False
+        if isinstance(statement, ast.ExceptHandler) or not isinstance(statement, _TRY_TYPES + (ast.With, ast.AsyncWith)):
+            return False
+        owner = ctx.parents[-2] if isinstance(statement, _TRY_TYPES) and len(ctx.parents) > 1 else ctx.parent
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(owner, field, None)
+            if isinstance(block, list) and any(s is statement for s in block):
+                index = next(i for i, s in enumerate(block) if s is statement)
+                return cancels_then_awaits(block, index, statement.body)
+        for handler in getattr(owner, "handlers", ()) or ():
+            if any(s is statement for s in handler.body):
+                index = next(i for i, s in enumerate(handler.body) if s is statement)
+                return cancels_then_awaits(handler.body, index, statement.body)
+        for case in getattr(owner, "cases", ()) or ():
+            if any(s is statement for s in case.body):
+                index = next(i for i, s in enumerate(case.body) if s is statement)
+                return cancels_then_awaits(case.body, index, statement.body)
+        return cancels_then_awaits([], 0, statement.body)
+
+
+def _in_async_function(ctx) -> bool:
+    for ancestor in reversed(ctx.parents):
+        if isinstance(ancestor, _FUNCTIONS):
+            return isinstance(ancestor, ast.AsyncFunctionDef)
+    return False
