@@ -40,13 +40,20 @@ class _Block:
     leaks: List[Leak] = field(default_factory=list)
 
 
+Decide = Callable[[ast.expr], Optional[bool]]
+
+
 def handler_leaks(
-    handler: ast.ExceptHandler, hands_on: Callable[[ast.Raise], bool] = lambda raise_: False
+    handler: ast.ExceptHandler,
+    hands_on: Callable[[ast.Raise], bool] = lambda raise_: False,
+    decide: Decide = lambda test: None,
 ) -> Tuple[Leak, ...]:
     """Every way out of `handler` that does not re-raise the caught exception, in source
     order; empty when every path re-raises it. `hands_on` says whether an explicit raise of
-    something else still counts as handing it on."""
-    walker = _Walker(handler.name, hands_on)
+    something else still counts as handing it on; `decide` whether an `if` test is always
+    (True) or never (False) true for the exception in question (`isinstance(exc, OSError)`
+    never is for a cancellation), None when it cannot tell."""
+    walker = _Walker(handler.name, hands_on, decide)
     block = walker.block(handler.body, loop_depth=0, nested_handler=False)
     leaks = list(block.leaks)
     if block.falls_through:
@@ -55,9 +62,10 @@ def handler_leaks(
 
 
 class _Walker:
-    def __init__(self, caught: Optional[str], hands_on: Callable[[ast.Raise], bool]) -> None:
+    def __init__(self, caught: Optional[str], hands_on: Callable[[ast.Raise], bool], decide: Decide) -> None:
         self.caught = caught
         self.hands_on = hands_on
+        self.decide = decide
 
     def block(self, body: Sequence[ast.stmt], loop_depth: int, nested_handler: bool, guarded: bool = False) -> _Block:
         """`guarded`: inside a `try` body with handlers, where a raise may be caught."""
@@ -80,6 +88,9 @@ class _Walker:
                 return _Block(False)  # leaves an inner loop, not the handler
             return _Block(False, [Leak(BREAKS if isinstance(stmt, ast.Break) else CONTINUES, stmt)])
         if isinstance(stmt, ast.If):
+            taken = self.decide(stmt.test)
+            if taken is not None:
+                return self.block(stmt.body if taken else stmt.orelse, loop_depth, nested_handler, guarded)
             return self._either(
                 self.block(stmt.body, loop_depth, nested_handler, guarded),
                 self.block(stmt.orelse, loop_depth, nested_handler, guarded),
@@ -169,7 +180,7 @@ def cancels_then_awaits(block: Sequence[ast.stmt], index: int, body: Sequence[as
     """The statement at `block[index]` (a `try` or `with`) awaits a task in `body` that the
     code cancelled itself just before: `t.cancel()` among the earlier statements of `block`
     or of `body`, then `await t` in `body` (`t` any dotted name: `self._task`)."""
-    awaited = {_dotted(node.value) for node in _expressions(body) if isinstance(node, ast.Await)}
+    awaited = {_reference(node.value) for node in _expressions(body) if isinstance(node, ast.Await)}
     awaited.discard(None)
     if not awaited:
         return False
@@ -178,7 +189,7 @@ def cancels_then_awaits(block: Sequence[ast.stmt], index: int, body: Sequence[as
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)
             and node.func.attr == "cancel"
-            and _dotted(node.func.value) in awaited
+            and _reference(node.func.value) in awaited
         ):
             return True
     return False
@@ -195,12 +206,45 @@ def _expressions(statements: Sequence[ast.stmt]):
                 stack.append(child)
 
 
-def _dotted(expr: Optional[ast.AST]) -> Optional[str]:
-    parts = []
-    while isinstance(expr, ast.Attribute):
-        parts.append(expr.attr)
-        expr = expr.value
-    if not isinstance(expr, ast.Name):
+def _reference(expr: Optional[ast.AST]) -> Optional[str]:
+    """A key for a plain reference (`task`, `self._task`, `app[listener]`), None for anything
+    that may evaluate to something else each time (a call)."""
+    if expr is None or any(isinstance(node, (ast.Call, ast.Await)) for node in ast.walk(expr)):
         return None
-    parts.append(expr.id)
-    return ".".join(reversed(parts))
+    if not isinstance(expr, (ast.Name, ast.Attribute, ast.Subscript)):
+        return None
+    return ast.dump(expr, annotate_fields=False)
+
+
+# -- "someone else decides" -------------------------------------------------------------------
+def passes_caught_on(handler: ast.ExceptHandler, describing: "frozenset") -> bool:
+    """The handler hands the caught exception object to other code: stores it, returns or
+    yields it, or passes it to a call that does more than describe it (`describing` are the
+    last names of calls that only describe it: logging, `str`, `isinstance`). That code may
+    re-raise it later (`errors.append(exc)`, `self._convert_error(exc)`)."""
+    name = handler.name
+    if name is None:
+        return False
+    described = set()
+    for node in _expressions(handler.body):
+        if isinstance(node, ast.Raise):
+            described.update(id(n) for part in (node.exc, node.cause) if part is not None for n in ast.walk(part))
+        elif isinstance(node, ast.Call) and _last_name(node.func) in describing:
+            described.update(id(n) for arg in [*node.args, *node.keywords] for n in ast.walk(arg))
+    return any(
+        isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load) and id(node) not in described
+        for node in _expressions(handler.body)
+    )
+
+
+def calls_any(statements: Sequence[ast.stmt], methods: "frozenset") -> bool:
+    """Some call under `statements` is to a method or function whose last name is in `methods`."""
+    return any(isinstance(n, ast.Call) and _last_name(n.func) in methods for n in _expressions(statements))
+
+
+def _last_name(func: ast.AST) -> Optional[str]:
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    if isinstance(func, ast.Name):
+        return func.id
+    return None

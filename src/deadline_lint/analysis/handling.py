@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Tuple
 
 from deadline_lint.analysis.exceptions import CANCEL, Admission, Admitted, ExceptionAnalysis, ExceptionType
+from deadline_lint.catalog.exceptions import CATALOG
 from deadline_lint.analysis.scopes import Scope
 from deadline_lint.analysis.statuses import ProducedStatus, StatusAnalysis
 
@@ -185,11 +186,14 @@ class HandlingAnalysis:
         vocabulary = self.exceptions.vocabulary
         for element in admission.elements:
             if element.qualname == "BaseException":
-                for exc in vocabulary.admitted("BaseException"):
-                    if self._is_task_cancel(exc):
-                        return exc.qualname
+                found = [exc.qualname for exc in vocabulary.admitted("BaseException") if self._is_task_cancel(exc)]
+                if found:  # name the one of a library this file uses (trio's, in trio code)
+                    text = self.ctx.source.text
+                    return next((q for q in found if q.split(".")[0] in text), found[0])
             for admitted in element.admitted:
-                if admitted.direct and admitted.kind == CANCEL and not admitted.status:
+                # Only the catalog's: a `*Canceled*` class by its name (a database's
+                # QueryCanceled) is an error, not the task's cancellation.
+                if admitted.direct and admitted.kind == CANCEL and not admitted.status and admitted.source == CATALOG:
                     if _TASK_CANCEL_BASE not in vocabulary.ancestors(admitted.type):
                         return admitted.type
         return None
@@ -197,6 +201,7 @@ class HandlingAnalysis:
     def _is_task_cancel(self, exc: ExceptionType) -> bool:
         return (
             exc.kind == CANCEL
+            and exc.source == CATALOG
             and not exc.status
             and _TASK_CANCEL_BASE not in self.exceptions.vocabulary.ancestors(exc.qualname)
         )

@@ -3,7 +3,13 @@ from __future__ import annotations
 import ast
 
 from deadline_lint.analysis.exceptions import CANCEL, ExceptionAnalysis
-from deadline_lint.analysis.handler_flow import FALLS_THROUGH, cancels_then_awaits, handler_leaks
+from deadline_lint.analysis.handler_flow import (
+    FALLS_THROUGH,
+    calls_any,
+    cancels_then_awaits,
+    handler_leaks,
+    passes_caught_on,
+)
 from deadline_lint.analysis.handling import HandlingAnalysis, except_keyword
 from deadline_lint.diagnostics import Applicability
 from deadline_lint.edits import append_statement
@@ -106,16 +112,22 @@ class CancellationSwallowed(Rule):
 
     def _handler(self, handler, ctx):
         handling = ctx.analysis(HandlingAnalysis)
-        admission = ctx.analysis(ExceptionAnalysis).handler(handler)
-        cancel_type = handling.task_cancel(admission)
-        if cancel_type is None:
+        exceptions = ctx.analysis(ExceptionAnalysis)
+        cancel_type = handling.task_cancel(exceptions.handler(handler))
+        if cancel_type is None or self._caught_earlier(handler, ctx, handling, exceptions):
+            return
+        if self._someone_else_decides(handler, ctx):
+            return
+        decide = _CancelBranches(handler, ctx, handling, exceptions)
+        if decide.unknown:
             return
 
         def hands_on(raise_node):
             raised = raise_node.exc.func if isinstance(raise_node.exc, ast.Call) else raise_node.exc
-            return handling.is_task_cancel_type(raised)
+            found = exceptions.type_of(raised)
+            return found is not None and found.kind == CANCEL and not found.status
 
-        leaks = handler_leaks(handler, hands_on)
+        leaks = handler_leaks(handler, hands_on, decide)
         if not leaks or self._cancelled_it_itself(ctx, ctx.parents[-1] if ctx.parents else None):
             return
         first = leaks[0]
@@ -131,6 +143,35 @@ class CancellationSwallowed(Rule):
             edit = append_statement(ctx.source, handler, handler.body, "raise")
             edits = [edit] if edit is not None else []
         ctx.report(self, except_keyword(handler), message, edits, description="re-raise the cancellation")
+
+    @staticmethod
+    def _caught_earlier(handler, ctx, handling, exceptions) -> bool:
+        """An earlier clause of the same `try` catches the cancellation (or may: its type is
+        not known), so this one never sees it."""
+        statement = ctx.parent
+        for earlier in getattr(statement, "handlers", ()):
+            if earlier is handler:
+                return False
+            admission = exceptions.handler(earlier)
+            if not admission.complete or handling.task_cancel(admission) is not None:
+                return True
+        return False
+
+    @staticmethod
+    def _someone_else_decides(handler, ctx) -> bool:
+        """The handler asks whether its own task is being cancelled (`task.cancelling()`),
+        hands the exception object to other code, or fetches it with `sys.exc_info()`."""
+        data = ctx.catalog.data.get("cancellation") or {}
+        if calls_any(handler.body, frozenset(data.get("own_cancellation") or ())):
+            return True
+        if passes_caught_on(handler, frozenset(data.get("reporting_calls") or ())):
+            return True
+        access = set(data.get("exception_access") or ())
+        return any(
+            isinstance(node, ast.Call) and ctx.resolver.qualified_name(node.func, ctx.scope) in access
+            for stmt in handler.body
+            for node in ast.walk(stmt)
+        )
 
     def _suppress(self, node, ctx):
         suppressors = set((ctx.catalog.data.get("cancellation") or {}).get("suppressors") or ())
@@ -182,3 +223,45 @@ def _in_async_function(ctx) -> bool:
         if isinstance(ancestor, _FUNCTIONS):
             return isinstance(ancestor, ast.AsyncFunctionDef)
     return False
+
+
+class _CancelBranches:
+    """Which way an `if` in the handler goes when the caught exception is the cancellation:
+    `isinstance(exc, OSError)` never holds, `not isinstance(exc, Exception)` always does.
+    A test against a type that cannot be resolved makes the whole handler `unknown`."""
+
+    def __init__(self, handler, ctx, handling, exceptions) -> None:
+        self.caught = handler.name
+        self.handling = handling
+        self.exceptions = exceptions
+        self.scope = ctx.scope
+        self.unknown = self.caught is not None and any(
+            self._isinstance_of_caught(node) is not None and not self._admission(node).complete
+            for stmt in handler.body
+            for node in ast.walk(stmt)
+        )
+
+    def __call__(self, test):
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            inner = self(test.operand)
+            return None if inner is None else not inner
+        if isinstance(test, ast.BoolOp):
+            parts = [self(value) for value in test.values]
+            if isinstance(test.op, ast.And):
+                return False if False in parts else (True if all(p is True for p in parts) else None)
+            return True if True in parts else (False if all(p is False for p in parts) else None)
+        if self._isinstance_of_caught(test) is None:
+            return None
+        admission = self._admission(test)
+        if not admission.complete:
+            return None
+        return self.handling.task_cancel(admission) is not None
+
+    def _isinstance_of_caught(self, node):
+        found = self.exceptions.isinstance_test(node, self.scope) if isinstance(node, ast.Call) else None
+        if found is None or not isinstance(found[0], ast.Name) or found[0].id != self.caught:
+            return None
+        return found
+
+    def _admission(self, node):
+        return self._isinstance_of_caught(node)[1]
