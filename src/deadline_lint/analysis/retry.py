@@ -65,6 +65,7 @@ class FilterPart:
 class Stop:
     kind: str  # ATTEMPTS, DELAY, NEVER or UNKNOWN
     node: Optional[ast.AST]  # the value as written; None for the library default
+    keyword: Optional[str] = None  # the policy's argument it was given as
 
 
 @dataclass(frozen=True)
@@ -209,11 +210,11 @@ class RetryAnalysis:
             if value is None:
                 continue
             if _is_none(value):
-                found.append(Stop(NEVER, value))
+                found.append(Stop(NEVER, value, keyword))
             elif kind == STOP:
-                found.extend(self._stop_value(value, scope, 0))
+                found.extend(Stop(s.kind, s.node, keyword) for s in self._stop_value(value, scope, 0))
             else:
-                found.append(Stop(kind, value))
+                found.append(Stop(kind, value, keyword))
         if not found:
             default = UNKNOWN if api.source == "profile" else api.default_stop
             found.append(Stop(default, None))
