@@ -8,6 +8,7 @@ what stops it, and which functions and clients of a file retry on their own.
     retry.loop(statement, scope)   -> Optional[RetryLoop]    # for/while around try/except that retries
     retry.policy_loop(statement, scope) -> Optional[RetryPolicy]  # `for attempt in Retrying(...)`
     retry.retrying_function(node)  -> bool                    # a def carrying a retry decorator
+    retry.retry_decorator(node)    -> Optional[ast.expr]      # that decorator
     retry.own_retries(call, scope) -> Optional[ast.Call]      # the receiver was built with retries
 
 A policy's filter is a union of parts (`retry_if_exception_type(A) | retry_if_result(f)`);
@@ -103,7 +104,7 @@ class RetryAnalysis:
         self.exceptions = ctx.analysis(ExceptionAnalysis)
         self._policies: Dict[int, Tuple[ast.AST, Optional[RetryPolicy]]] = {}
         self._loops: Dict[int, Optional[RetryLoop]] = {}
-        self._retrying: Dict[int, bool] = {}
+        self._retrying: Dict[int, Optional[ast.expr]] = {}
 
     def _qualname(self, expr: ast.expr, scope: Scope) -> Optional[str]:
         found = self.resolver.qualified_name(expr, scope)
@@ -305,13 +306,18 @@ class RetryAnalysis:
 
     # -- retrying functions and clients ----------------------------------------------------
     def retrying_function(self, function: ast.AST) -> bool:
-        """A def carrying a retry decorator (a library's or the profile's)."""
+        """A module-level def or method carrying a retry decorator (a library's or the profile's)."""
+        return self.retry_decorator(function) is not None
+
+    def retry_decorator(self, function: ast.AST) -> Optional[ast.expr]:
+        """The first decorator of a module-level def or method that is a retry policy."""
         key = id(function)
         if key not in self._retrying:
             scope = self._scope_around(function)
-            self._retrying[key] = scope is not None and any(
-                self.decorator(d, scope) is not None for d in getattr(function, "decorator_list", ())
-            )
+            found = None
+            if scope is not None:
+                found = next((d for d in getattr(function, "decorator_list", ()) if self.decorator(d, scope)), None)
+            self._retrying[key] = found
         return self._retrying[key]
 
     def _scope_around(self, function: ast.AST) -> Optional[Scope]:
@@ -350,22 +356,38 @@ class RetryAnalysis:
         return None
 
     def own_retries(self, call: ast.Call, scope: Scope) -> Optional[ast.Call]:
-        """For `client.method(...)`: the call that gave the client its own retries
-        (`Config(retries=...)`, `HTTPAdapter(max_retries=3)` mounted on it), or None."""
+        """For `client.method(...)` / `self.client.method(...)`: the call that gave the client
+        its own retries (`Config(retries=...)` among its arguments, `HTTPAdapter(max_retries=3)`
+        mounted on it), or None. The client must be bound once."""
         func = call.func
         if not isinstance(func, ast.Attribute) or func.attr == "mount":
             return None
         receiver = func.value
+        target = dotted_parts(receiver)
+        if target is None or len(target) > 2:
+            return None
         if isinstance(receiver, ast.Name):
             bound = _single_assignment(receiver, scope)
-            if bound is None:
-                return None
-            value, value_scope = bound
-            found = self._configured(value, value_scope, 0)
-            if found is not None:
-                return found
-            return self._mounted(receiver.id, value_scope)
-        return None
+        else:
+            bound = self._self_attribute(receiver, scope)  # type: ignore[arg-type]
+        if bound is None:
+            return None
+        value, value_scope = bound
+        return self._configured(value, value_scope, 0) or self._mounted(target, value_scope)
+
+    def _self_attribute(self, expr: ast.Attribute, scope: Scope) -> Optional[Tuple[ast.expr, Scope]]:
+        method: Optional[Scope] = scope
+        while method is not None and method.enclosing_class is None:
+            method = method.parent if method.kind != CLASS else None
+        if method is None or not isinstance(expr.value, ast.Name):
+            return None
+        params = method.function_params()
+        if not params or params[0].arg != expr.value.id:
+            return None
+        bindings = self.resolver.attribute_bindings(method.enclosing_class).get(expr.attr)  # type: ignore[arg-type]
+        if not bindings or len(bindings) != 1 or bindings[0].kind != ASSIGN:
+            return None
+        return bindings[0].value, bindings[0].scope  # type: ignore[return-value]
 
     def _configured(self, expr: ast.expr, scope: Scope, depth: int) -> Optional[ast.Call]:
         """A call with retries among `expr`'s arguments (following names bound once)."""
@@ -407,16 +429,16 @@ class RetryAnalysis:
                         return False
         return True
 
-    def _mounted(self, name: str, scope: Scope) -> Optional[ast.Call]:
-        """`name.mount(prefix, HTTPAdapter(max_retries=3))` in the scope `name` is bound in."""
+    def _mounted(self, target: List[str], scope: Scope) -> Optional[ast.Call]:
+        """`target.mount(prefix, HTTPAdapter(max_retries=3))` in the scope the client is bound in."""
         for statement in _statements_here(scope.node):
             if not isinstance(statement, ast.Expr) or not isinstance(statement.value, ast.Call):
                 continue
             mount = statement.value
             func = mount.func
             if (
-                isinstance(func, ast.Attribute) and func.attr == "mount"
-                and isinstance(func.value, ast.Name) and func.value.id == name and len(mount.args) == 2
+                isinstance(func, ast.Attribute) and func.attr == "mount" and len(mount.args) == 2
+                and dotted_parts(func.value) == target
             ):
                 found = self._configured(mount.args[1], scope, 0)
                 if found is not None:

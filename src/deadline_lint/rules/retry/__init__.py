@@ -3,4 +3,5 @@ from deadline_lint.rules.retry import (  # noqa: F401  (importing registers the 
     retry_on_expiry_or_cancel,
     retry_policy_admits_expiry,
     retry_outside_budget,
+    stacked_retries,
 )
