@@ -28,11 +28,9 @@ from deadline_lint.analysis.resolve import dotted_parts
 from deadline_lint.analysis.scopes import ASSIGN, CLASS, OTHER, Scope
 from deadline_lint.catalog.retry import (
     ALL,
-    ALL_BUT,
+    ALL_BUT,  # noqa: F401  (re-exported: a filter part's state)
     ANY,
     ATTEMPTS,
-    CALLABLE,
-    DECORATOR,
     DELAY,
     NEVER,
     NONE,
@@ -68,6 +66,14 @@ class Stop:
     node: Optional[ast.AST]  # the value as written; None for the library default
     keyword: Optional[str] = None  # the policy's argument it was given as
 
+    @property
+    def single(self) -> bool:
+        """An attempt count of at most 1, written as a literal: no retry at all."""
+        value = self.node
+        if isinstance(value, ast.Call) and len(value.args) == 1:
+            value = value.args[0]
+        return isinstance(value, ast.Constant) and type(value.value) is int and value.value <= 1
+
 
 @dataclass(frozen=True)
 class RetryPolicy:
@@ -82,6 +88,11 @@ class RetryPolicy:
     @property
     def library(self) -> str:
         return self.api.library
+
+    @property
+    def retries(self) -> bool:
+        """False for a policy that makes one attempt only (`stop_after_attempt(1)`, `max_tries=1`)."""
+        return not any(stop.kind == ATTEMPTS and stop.single for stop in self.stops)
 
 
 @dataclass(frozen=True)
@@ -146,7 +157,8 @@ class RetryAnalysis:
 
     def _build(self, api: RetryApi, node: ast.expr, call: Optional[ast.Call], scope: Scope) -> RetryPolicy:
         value = _argument(call, api.filter) if call is not None and api.filter is not None else None
-        if api.source == "profile":
+        dynamic = call is not None and _passes_unpacked(call)
+        if api.source == "profile" or (value is None and dynamic):  # `**kwargs` may hold the filter
             parts: Tuple[FilterPart, ...] = (FilterPart(UNKNOWN, node),)
         elif value is None:
             state = NOTHING if api.retries_results or api.default == NONE else ALL
@@ -158,7 +170,10 @@ class RetryAnalysis:
         else:
             parts = (FilterPart(UNKNOWN, value),)
         giveup = call is not None and any(_argument(call, Argument(k)) is not None for k in api.giveup)
-        return RetryPolicy(api, node, call, parts, value is not None, self._stops(api, call, scope), giveup)
+        stops = self._stops(api, call, scope)
+        if dynamic and all(stop.node is None for stop in stops):
+            stops = (Stop(UNKNOWN, None),)
+        return RetryPolicy(api, node, call, parts, value is not None, stops, giveup)
 
     def _types_part(self, value: ast.expr, scope: Scope) -> FilterPart:
         admission = self.exceptions.admits(value, scope)
@@ -290,6 +305,8 @@ class RetryAnalysis:
                 sleeps.extend(self._sleeps(body[index + 1:], scope))
         if not handlers:
             return None
+        if isinstance(loop, ast.While) and not sleeps and _polls(loop, tries):
+            return None
         return RetryLoop(loop, tuple(handlers), tuple(dict.fromkeys(sleeps)), tuple(tries))
 
     def _counting(self, iterable: ast.expr, scope: Scope) -> bool:
@@ -316,7 +333,7 @@ class RetryAnalysis:
             scope = self._scope_around(function)
             found = None
             if scope is not None:
-                found = next((d for d in getattr(function, "decorator_list", ()) if self.decorator(d, scope)), None)
+                found = next((d for d in getattr(function, "decorator_list", ()) if _retries(self.decorator(d, scope))), None)
             self._retrying[key] = found
         return self._retrying[key]
 
@@ -460,6 +477,14 @@ def _argument(call: Optional[ast.Call], where: Argument) -> Optional[ast.expr]:
     return None
 
 
+def _retries(policy: Optional[RetryPolicy]) -> bool:
+    return policy is not None and policy.retries
+
+
+def _passes_unpacked(call: ast.Call) -> bool:
+    return any(k.arg is None for k in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args)
+
+
 def _is_none(expr: ast.expr) -> bool:
     return isinstance(expr, ast.Constant) and expr.value is None
 
@@ -490,6 +515,23 @@ def _exits_on_success(attempt: ast.Try, after: List[ast.stmt]) -> bool:
             if isinstance(node, (ast.Return, ast.Break)):
                 return True
     return bool(after) and isinstance(after[0], (ast.Return, ast.Break))
+
+
+def _polls(loop: ast.While, tries: List[ast.Try]) -> bool:
+    """A `while` that waits for something rather than retrying: it checks an exit condition
+    of its own (`while not stop.is_set():`, `if quit.is_set(): return` before the attempt)
+    and neither sleeps nor counts attempts (`attempts += 1` of a name its test reads)."""
+    test_names = {n.id for n in ast.walk(loop.test) if isinstance(n, ast.Name)}
+    for node in ast.walk(loop):
+        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and node.target.id in test_names:
+            return False  # counts attempts
+    if not (isinstance(loop.test, ast.Constant) and loop.test.value):
+        return True
+    first_try = min(loop.body.index(t) for t in tries if t in loop.body) if any(t in loop.body for t in tries) else 0
+    return any(
+        isinstance(statement, ast.If) and any(isinstance(s, (ast.Return, ast.Break, ast.Raise)) for s in statement.body)
+        for statement in loop.body[:first_try]
+    )
 
 
 def _goes_round(handler: ast.ExceptHandler) -> bool:

@@ -4,7 +4,7 @@ The schema is documented at the top of retry.yaml."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, FrozenSet, Mapping, Optional, Tuple
+from typing import Any, FrozenSet, Mapping, Optional, Tuple
 
 DECORATOR, OBJECT = "decorator", "object"
 TYPES, PREDICATE, CALLABLE = "types", "predicate", "callable"

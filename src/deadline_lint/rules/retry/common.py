@@ -60,7 +60,17 @@ def budget_of(ctx: "FileContext") -> Optional[Budget]:
 
 
 def decorated_policies(ctx: "FileContext", node: ast.AST) -> Tuple[RetryPolicy, ...]:
-    return ctx.analysis(RetryAnalysis).decorators(node)
+    """The retry decorators of a def that retry at all (not `stop_after_attempt(1)`)."""
+    return tuple(p for p in ctx.analysis(RetryAnalysis).decorators(node) if p.retries)
+
+
+def called_policy(ctx: "FileContext", call: ast.Call) -> Optional[RetryPolicy]:
+    """The retrying policy `call` builds (`Retrying(...)`, `Retry(...)`), unless it decorates
+    a def (those are seen from the def) or makes one attempt only."""
+    if is_decorator(ctx, call):
+        return None
+    policy = ctx.analysis(RetryAnalysis).policy_call(call, ctx.scope)
+    return policy if policy is not None and policy.retries else None
 
 
 def is_decorator(ctx: "FileContext", call: ast.AST) -> bool:

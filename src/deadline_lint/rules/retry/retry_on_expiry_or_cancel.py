@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import ast
-from typing import FrozenSet, Iterator, Optional, Sequence, Tuple
+from typing import FrozenSet, Iterator, Optional, Sequence, Set, Tuple
 
 from deadline_lint.analysis.exceptions import CANCEL, EXPIRY, Admission, Admitted, ExceptionAnalysis
 from deadline_lint.analysis.retry import TYPES, RetryAnalysis, RetryPolicy
@@ -9,12 +9,13 @@ from deadline_lint.diagnostics import Applicability
 from deadline_lint.rules.base import register
 from deadline_lint.rules.retry.common import (
     RetryRule,
+    called_policy,
     decorated_policies,
     drop_element,
     elements_of,
     except_clause,
     first_report,
-    is_decorator,
+    shown,
 )
 
 _KINDS = (EXPIRY, CANCEL)
@@ -103,15 +104,20 @@ class RetryOnExpiryOrCancel(RetryRule):
             for policy in decorated_policies(ctx, node):
                 self._policy(policy, ctx)
         elif isinstance(node, ast.Call):
-            if not is_decorator(ctx, node):
-                policy = retry.policy_call(node, ctx.scope)
-                if policy is not None:
-                    self._policy(policy, ctx)
+            policy = called_policy(ctx, node)
+            if policy is not None:
+                self._policy(policy, ctx)
         else:
             loop = retry.loop(node, ctx.scope)
-            if loop is not None:
-                for handler in loop.handlers:
-                    self._handler(handler, ctx)
+            if loop is None:
+                return
+            for attempt in loop.tries:
+                caught: Set[str] = set()  # by an earlier handler of the same try: never reaches this one
+                for handler in attempt.handlers:
+                    admission = ctx.analysis(ExceptionAnalysis).handler(handler, ctx.scope)
+                    if handler in loop.handlers:
+                        self._handler(handler, admission, caught, ctx)
+                    caught.update(e.qualname for e in admission.elements if e.qualname)
 
     def _policy(self, policy: RetryPolicy, ctx) -> None:
         for part in policy.filter:
@@ -122,23 +128,22 @@ class RetryOnExpiryOrCancel(RetryRule):
                     continue
                 fix = _drop(ctx, part.node, part.admission, admitted)
                 message = (
-                    f"the retry filter of `{policy.api.qualname}` names `{_short(admitted)}`, {_WHY[admitted.kind]}; "
+                    f"the retry filter of `{policy.api.qualname}` names `{_short(ctx, admitted)}`, {_WHY[admitted.kind]}; "
                     f"remove it from the filter"
                 )
-                ctx.report(self, admitted.node, message, edits=fix, description=f"Remove `{_short(admitted)}` from the retry filter")
+                ctx.report(self, admitted.node, message, edits=fix, description=f"Remove `{_short(ctx, admitted)}` from the retry filter")
 
-    def _handler(self, handler: ast.ExceptHandler, ctx) -> None:
-        admission = ctx.analysis(ExceptionAnalysis).handler(handler, ctx.scope)
-        named = list(_named(admission))
+    def _handler(self, handler: ast.ExceptHandler, admission: Admission, caught: Set[str], ctx) -> None:
+        named = [a for a in _named(admission) if a.named not in caught]
         if not named:
             return
         admitted = named[0]
         fix = _drop(ctx, handler.type, admission, admitted)
         message = (
-            f"this retry loop catches `{_short(admitted)}` and tries again; that is {_WHY[admitted.kind]}; "
+            f"this retry loop catches `{_short(ctx, admitted)}` and tries again; that is {_WHY[admitted.kind]}; "
             f"let it propagate (or stop the loop) instead"
         )
-        ctx.report(self, except_clause(handler), message, edits=fix, description=f"Stop retrying `{_short(admitted)}`")
+        ctx.report(self, except_clause(handler), message, edits=fix, description=f"Stop retrying `{_short(ctx, admitted)}`")
 
 
 def _named(admission: Admission) -> Iterator[Admitted]:
@@ -150,7 +155,10 @@ def _named(admission: Admission) -> Iterator[Admitted]:
                 break
 
 
-def _short(admitted: Admitted) -> str:
+def _short(ctx, admitted: Admitted) -> str:
+    """The type as the code spells it (`RT`, `exceptions.ReadTimeout`)."""
+    if isinstance(admitted.node, ast.expr):
+        return shown(ctx, admitted.node)
     return admitted.named
 
 

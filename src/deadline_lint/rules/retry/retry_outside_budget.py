@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import ast
-from typing import FrozenSet, Iterable, Optional
+from typing import FrozenSet, Iterable
 
 from deadline_lint.analysis.budget import mentions_any
 from deadline_lint.analysis.retry import ATTEMPTS, DELAY, NEVER, RetryAnalysis, RetryLoop, RetryPolicy, Stop
@@ -9,9 +9,9 @@ from deadline_lint.rules.base import register
 from deadline_lint.rules.retry.common import (
     RetryRule,
     budget_of,
+    called_policy,
     decorated_policies,
     first_report,
-    is_decorator,
     policy_head,
     shown,
     walk_here,
@@ -96,9 +96,7 @@ class RetryOutsideBudget(RetryRule):
 
     def visit(self, node: ast.AST, ctx) -> None:
         if isinstance(node, ast.Call):
-            if is_decorator(ctx, node):
-                return
-            policy = ctx.analysis(RetryAnalysis).policy_call(node, ctx.scope)
+            policy = called_policy(ctx, node)
             if policy is None:
                 return
             budget = budget_of(ctx)

@@ -4,9 +4,9 @@ import ast
 from typing import Optional
 
 from deadline_lint.analysis.exceptions import EXPIRY, Admitted, ExceptionAnalysis
-from deadline_lint.analysis.retry import ALL, ALL_BUT, TYPES, RetryAnalysis, RetryPolicy
+from deadline_lint.analysis.retry import ALL, ALL_BUT, TYPES, RetryPolicy
 from deadline_lint.rules.base import register
-from deadline_lint.rules.retry.common import RetryRule, decorated_policies, first_report, is_decorator, policy_head
+from deadline_lint.rules.retry.common import RetryRule, called_policy, decorated_policies, first_report, policy_head
 
 _ANY_ERROR = "Exception"
 
@@ -76,8 +76,8 @@ class RetryPolicyAdmitsExpiry(RetryRule):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             for policy in decorated_policies(ctx, node):
                 self._policy(policy, ctx)
-        elif not is_decorator(ctx, node):
-            policy = ctx.analysis(RetryAnalysis).policy_call(node, ctx.scope)  # type: ignore[arg-type]
+        else:
+            policy = called_policy(ctx, node)  # type: ignore[arg-type]
             if policy is not None:
                 self._policy(policy, ctx)
 
