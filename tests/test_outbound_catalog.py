@@ -7,10 +7,12 @@ import textwrap
 
 import pytest
 
-from deadline_lint.analysis.budget import GRPC_CONTEXT, OBJECT, SECONDS
+from deadline_lint.analysis.budget import GRPC_CONTEXT, OBJECT, SECONDS, BudgetAnalysis
+from deadline_lint.analysis.outbound import OutboundSites
 from deadline_lint.catalog import CLIENT, WAIT, load_catalog
+from deadline_lint.context import FileContext
 from deadline_lint.diagnostics import Applicability
-from deadline_lint.engine import Checker, FileContext
+from deadline_lint.engine import Checker
 from deadline_lint.profile import ProfileError, build_profile, default_profile
 from deadline_lint.rules.base import DOC_SECTIONS, all_rules
 from deadline_lint.source import SourceFile
@@ -165,7 +167,8 @@ def test_text_filter_is_shared_by_all_outbound_rules() -> None:
 # -- receivers ----------------------------------------------------------------------------
 def _context(code: str) -> FileContext:
     text = textwrap.dedent(code)
-    return FileContext(SourceFile(text, "example.py"), ast.parse(text), Checker(select=["DL101"]))
+    checker = Checker(select=["DL101"])
+    return FileContext(SourceFile(text, "example.py"), ast.parse(text), checker.profile, checker.catalog)
 
 
 _SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
@@ -189,7 +192,8 @@ def _call_views(code: str, marker: str):
     line = next(i for i, text in enumerate(ctx.source.text.splitlines(), 1) if marker in text)
     call = next(n for n in ast.walk(ctx.tree) if isinstance(n, ast.Call) and n.lineno == line)
     ctx.scope = _scopes(ctx)[id(call)]
-    return ctx.outbound_call(call), ctx.client_construction(call)
+    sites = ctx.analysis(OutboundSites)
+    return sites.call(call), sites.construction(call)
 
 
 @pytest.mark.parametrize(
@@ -252,7 +256,7 @@ def _budgets(code: str):
     for node in ast.walk(ctx.tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             scope = ctx.resolver.scope_of(node, where[id(node)])
-            found[node.name] = ctx.budgets.budget_of(scope)
+            found[node.name] = ctx.analysis(BudgetAnalysis).budget_of(scope)
     return found
 
 

@@ -5,34 +5,22 @@ from __future__ import annotations
 import ast
 import os
 import traceback
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Type, TypeVar
+from typing import Callable, Dict, Iterable, List, Optional, Tuple, Type
 
-from deadline_lint.analysis.budget import Budget, BudgetAnalysis
-from deadline_lint.analysis.outbound import (
-    OutboundCall,
-    classify_call,
-    classify_construction,
-    file_methods,
-    may_be_listed,
-)
-from deadline_lint.analysis.resolve import Resolver
-from deadline_lint.analysis.scopes import Scope
 from deadline_lint.catalog import Catalog, load_catalog
-from deadline_lint.diagnostics import Applicability, Diagnostic, Edit, Fix
+from deadline_lint.context import SCOPE_TYPES, FileContext
+from deadline_lint.diagnostics import Diagnostic
 from deadline_lint.profile import Profile, code_selected, default_profile
 from deadline_lint.rules.base import Rule, all_rules
 from deadline_lint.source import DecodeError, SourceFile, decode_source
 from deadline_lint.tool_codes import TOOL_CODES
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
-_A = TypeVar("_A")
 
 # Fields that never hold a node a rule cares about: expression contexts and operators.
 _SKIPPED_FIELDS = frozenset({"ctx", "op", "ops", "type_ignores"})
 _FIELDS_BY_TYPE: Dict[type, Tuple[str, ...]] = {}
-_SCOPE_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
-_WITH_TYPES = (ast.With, ast.AsyncWith)
-_STATEFUL_TYPES = frozenset(_SCOPE_TYPES + _WITH_TYPES)  # nodes the walk must also leave
+_SCOPE_TYPES = frozenset(SCOPE_TYPES)  # nodes the walk must also leave
 # Nodes that never have children: not even pushed unless a selected rule asks for them.
 _LEAF_TYPES = frozenset({ast.Name, ast.Constant, ast.Pass, ast.Break, ast.Continue, ast.Global, ast.Nonlocal, ast.alias})
 
@@ -43,162 +31,6 @@ def _child_fields(node_type: type) -> Tuple[str, ...]:
         fields = tuple(f for f in node_type._fields if f not in _SKIPPED_FIELDS)  # type: ignore[attr-defined]
         _FIELDS_BY_TYPE[node_type] = fields
     return fields
-
-
-class FileContext:
-    """Everything a rule may ask about the file being checked; analyses are computed lazily
-    and at most once per file (or per scope)."""
-
-    def __init__(self, source: SourceFile, tree: ast.Module, checker: "Checker"):
-        self.source = source
-        self.tree = tree
-        self.profile = checker.profile
-        self.catalog = checker.catalog
-        self.module_scope = Scope(tree, None)
-        self._scopes_by_node: Dict[int, Scope] = {id(tree): self.module_scope}
-        self.resolver = Resolver(self.catalog, self._scopes_by_node)
-        self.budgets = BudgetAnalysis(self.resolver, self.catalog, self.profile)
-        self.scope = self.module_scope
-        self.parents: List[ast.AST] = []  # ancestors of the node being visited, innermost last
-        self._cancel_depth: Dict[int, int] = {}  # per scope: enclosing `with <cancel scope>` count
-        self._cancel_nodes: set = set()  # ids of the `with` statements that opened a cancel scope
-        self._outbound: Dict[int, Optional[OutboundCall]] = {}
-        self._constructions: Dict[int, Optional[OutboundCall]] = {}
-        # Receivers of unlisted method names only matter when a gRPC stub could be the receiver.
-        self._stubs_possible = any(p.module_suffix in source.text for p in self.catalog.stubs)
-        self._file_methods: Optional[frozenset] = None  # of the clients this file can build
-        self._sites: Dict[int, Tuple[OutboundCall, ...]] = {}
-        self.diagnostics: List[Diagnostic] = []
-        self._checker = checker
-        self._analyses: Dict[type, object] = {}
-
-    def analysis(self, kind: Type[_A]) -> _A:
-        """The per-file instance of a shared analysis, built on first request as `kind(ctx)`.
-        Analyses live in `analysis/`; the engine knows none of them."""
-        found = self._analyses.get(kind)
-        if found is None:
-            found = self._analyses[kind] = kind(self)
-        return found  # type: ignore[return-value]
-
-    # -- questions rules ask ----------------------------------------------------
-    @property
-    def parent(self) -> Optional[ast.AST]:
-        return self.parents[-1] if self.parents else None
-
-    def outbound_call(self, call: ast.Call) -> Optional[OutboundCall]:
-        key = id(call)
-        if key not in self._outbound:
-            self._outbound[key] = classify_call(
-                call, self.scope, self.resolver, self.catalog, self._stubs_possible, self._client_methods()
-            )
-        return self._outbound[key]
-
-    def _client_methods(self) -> frozenset:
-        if self._file_methods is None:
-            self._file_methods = file_methods(self.catalog, self.source.text)
-        return self._file_methods
-
-    def client_construction(self, call: ast.Call) -> Optional[OutboundCall]:
-        """The call builds a client whose constructor takes a timeout (`httpx.Client(...)`,
-        `redis.Redis(...)`): that view of it, with api.kind == "client"; else None."""
-        key = id(call)
-        if key not in self._constructions:
-            self._constructions[key] = classify_construction(call, self.scope, self.resolver, self.catalog)
-        return self._constructions[key]
-
-    def outbound_sites(self, call: ast.Call) -> Tuple[OutboundCall, ...]:
-        """Every view of `call` that takes a timeout: as an outbound call and as a client's
-        construction (a factory such as `asyncpg.connect` is both); () for most calls."""
-        key = id(call)
-        sites = self._sites.get(key)
-        if sites is None:
-            sites = ()
-            # A first look: any method name at all when a gRPC stub may be the receiver.
-            methods = None if self._stubs_possible else self._client_methods() | self.catalog.returning_methods
-            if may_be_listed(call.func, self.scope, self.resolver, self.catalog, methods):
-                views = (self.outbound_call(call), self.client_construction(call))
-                sites = tuple(view for view in views if view is not None)
-            self._sites[key] = sites
-        return sites
-
-    def budget(self) -> Optional[Budget]:
-        return self.budgets.budget_of(self.scope)
-
-    def in_cancel_scope(self) -> bool:
-        return self._cancel_depth.get(id(self.scope), 0) > 0
-
-    def is_awaited(self, call: ast.Call) -> bool:
-        """Awaited directly, or entered as `async with call(...)` / iterated by `async for`."""
-        parent = self.parent
-        if isinstance(parent, ast.Await):
-            return True
-        if isinstance(parent, ast.withitem) and len(self.parents) > 1:
-            return isinstance(self.parents[-2], ast.AsyncWith)
-        return isinstance(parent, ast.AsyncFor) and parent.iter is call
-
-    def bounded_by_cancel_scope(self, call: ast.Call) -> bool:
-        return self.in_cancel_scope() and self.is_awaited(call)
-
-    def timeout_expression(self) -> Tuple[str, bool]:
-        """The expression a fix inserts as a timeout, and whether it comes from a budget
-        (True) or is the profile's edge default (False)."""
-        budget = self.budget()
-        if budget is not None:
-            expression = budget.timeout_expression(self.profile)
-            if expression is not None:
-                return expression, True
-        return self.profile.render("edge_expression"), False
-
-    # -- reporting -----------------------------------------------------------------
-    def report(
-        self,
-        rule: Rule,
-        node: ast.AST,
-        message: str,
-        edits: Sequence[Edit] = (),
-        applicability: Optional[Applicability] = None,
-        description: str = "",
-        imports: Tuple[str, ...] = (),
-    ) -> None:
-        fix = None
-        if edits:
-            safety = applicability or rule.fix_applicability or Applicability.UNSAFE
-            if safety is Applicability.SAFE and any(
-                self.source.touches_comment(e.start, e.end) for e in edits
-            ):
-                safety = Applicability.UNSAFE  # never silently drop or move a comment
-            fix = Fix(tuple(edits), safety, description or message, imports)
-        self.diagnostics.append(_diagnostic(self.source, rule.code, rule.name, node, message, fix))
-
-    # -- walking -------------------------------------------------------------------
-    # The walk keeps `parents` itself; these two see only scopes and `with` statements.
-    def _enter(self, node: ast.AST) -> None:
-        if isinstance(node, _SCOPE_TYPES):
-            self.scope = self.resolver.scope_of(node, self.scope)
-        elif isinstance(node, _WITH_TYPES):
-            if any(self.budgets.is_cancel_scope(item, self.scope) for item in node.items):
-                key = id(self.scope)
-                self._cancel_depth[key] = self._cancel_depth.get(key, 0) + 1
-                self._cancel_nodes.add(id(node))
-
-    def _leave(self, node: ast.AST) -> None:
-        if isinstance(node, _SCOPE_TYPES):
-            self.scope = self.scope.parent or self.module_scope
-        elif id(node) in self._cancel_nodes:
-            self._cancel_depth[id(self.scope)] -= 1
-
-
-def _diagnostic(
-    source: SourceFile, code: str, name: str, node: Optional[ast.AST], message: str, fix: Optional[Fix] = None
-) -> Diagnostic:
-    if node is None or not hasattr(node, "lineno"):
-        line, col, end_line, end_col = 1, 0, 1, 0
-    else:
-        line = node.lineno  # type: ignore[attr-defined]
-        col = source.char_column(line, node.col_offset)  # type: ignore[attr-defined]
-        end_line = getattr(node, "end_lineno", None) or line
-        end_col = source.char_column(end_line, getattr(node, "end_col_offset", None) or 0)
-    return Diagnostic(code, name, source.path, line, col + 1, end_line, end_col + 1, message, fix)
 
 
 def tool_diagnostic(path: str, code: str, message: str, line: int = 1, column: int = 1) -> Diagnostic:
@@ -235,7 +67,7 @@ class Checker:
                 self.dispatch.setdefault(node_type, []).append((rule, rule.visit))
             for node_type in rule.leave_node_types:
                 self.leave_dispatch.setdefault(node_type, []).append((rule, rule.leave))
-        self._tracked_types = _STATEFUL_TYPES.union(self.leave_dispatch)
+        self._tracked_types = _SCOPE_TYPES.union(self.leave_dispatch)
         words: Optional[set] = set()
         for rule in self.rules:
             rule_words = rule.trigger_words()
@@ -289,7 +121,7 @@ class Checker:
                 return [tree_or_error]
             tree = tree_or_error
         source = SourceFile(text, path)
-        ctx = FileContext(source, tree, self)
+        ctx = FileContext(source, tree, self.profile, self.catalog)
         self._walk(ctx)
         found = ctx.diagnostics
         if self.apply_noqa:
@@ -321,7 +153,8 @@ class Checker:
                     on_leave(node, ctx)
                 except Exception as exc:  # a rule bug must not end the run
                     self._rule_failed(ctx, rule, node, exc, dispatch, leave_dispatch)
-            ctx._leave(node)
+            if type(node) in _SCOPE_TYPES:
+                ctx.leave_scope()
 
         entered: List[Tuple[int, ast.AST]] = []  # open scopes / `with`s and their depth
         stack: List[Tuple[ast.AST, int]] = [(ctx.tree, 0)]
@@ -340,7 +173,8 @@ class Checker:
                     except Exception as exc:  # a rule bug must not end the run
                         self._rule_failed(ctx, rule, node, exc, dispatch, leave_dispatch)
             if node_type in tracked:
-                ctx._enter(node)
+                if node_type in _SCOPE_TYPES:
+                    ctx.enter_scope(node)
                 entered.append((depth, node))
             parents.append(node)
             depth += 1

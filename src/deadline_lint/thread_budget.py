@@ -33,7 +33,17 @@ import copy
 import re
 import weakref
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
+from typing import (
+    TYPE_CHECKING,
+    Callable,
+    Dict,
+    FrozenSet,
+    List,
+    Optional,
+    Sequence,
+    Set,
+    Tuple,
+)
 
 from deadline_lint.analysis.budget import BudgetAnalysis
 from deadline_lint.analysis.resolve import Resolver
@@ -164,8 +174,9 @@ class _ModuleIndex:
         self.source = source
         self.profile = checker.profile
         module_scope = Scope(tree, None)
+        self.catalog = checker.catalog
         self.resolver = Resolver(checker.catalog, {id(tree): module_scope})
-        self.budgets = BudgetAnalysis(self.resolver, checker.catalog, self.profile)
+        self.budgets = BudgetAnalysis(self)
         self.functions: List[ast.AST] = []
         self.calls: List[Tuple[ast.Call, Scope]] = []
         self.scope_of: Dict[int, Scope] = {}

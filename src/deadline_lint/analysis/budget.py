@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, List, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Tuple
 
-from deadline_lint.analysis.resolve import Resolver, dotted_parts
+from deadline_lint.analysis.expressions import mentions_any
+from deadline_lint.analysis.resolve import dotted_parts
 from deadline_lint.analysis.scopes import FUNCTION, Scope
-from deadline_lint.catalog import Catalog
 from deadline_lint.profile import Profile
+
+if TYPE_CHECKING:
+    from deadline_lint.context import AnalysisInputs, FileContext
 
 OBJECT, GRPC_CONTEXT, SECONDS, INSTANT, DERIVED = "object", "grpc_context", "seconds", "instant", "derived"
 
@@ -64,7 +67,11 @@ class Budget:
 
 
 class BudgetAnalysis:
-    def __init__(self, resolver: Resolver, catalog: Catalog, profile: Profile):
+    """Per file: the budget of every scope. Built from anything with the file's `resolver`,
+    `catalog` and `profile` (the engine's context, or the thread-budget module index)."""
+
+    def __init__(self, ctx: "AnalysisInputs"):
+        resolver, catalog, profile = ctx.resolver, ctx.catalog, ctx.profile
         self.resolver = resolver
         data = catalog.data.get("budget", {}) or {}
         self.types: Dict[str, str] = dict(data.get("types", {}) or {})
@@ -77,7 +84,6 @@ class BudgetAnalysis:
         for accessor in profile["budget"]["accessors"]:
             self.accessors.setdefault(accessor, SECONDS)
         self.servicer_suffix = data.get("servicer_base_suffix", "Servicer")
-        self.cancel_scopes: Dict[str, dict] = dict(data.get("cancel_scopes", {}) or {})
 
     # -- per function --------------------------------------------------------
     def budget_of(self, scope: Scope) -> Optional[Budget]:
@@ -181,42 +187,6 @@ class BudgetAnalysis:
         pairs.sort(key=lambda pair: (getattr(pair[1], "lineno", 0), getattr(pair[1], "col_offset", 0)))
         return pairs
 
-    # -- cancel scopes -------------------------------------------------------
-    def is_cancel_scope(self, item: ast.withitem, scope: Scope) -> bool:
-        """`async with asyncio.timeout(2):` bounds what is awaited inside; `timeout(None)` does not."""
-        expr = item.context_expr
-        if not isinstance(expr, ast.Call):
-            return False
-        qualname = self.resolver.qualified_name(expr.func, scope)
-        spec = self.cancel_scopes.get(qualname or "")
-        if spec is None:
-            return False
-        argument = argument_at(expr, spec.get("position"), spec.get("keyword"))
-        if argument is None:
-            return False
-        from deadline_lint.analysis.outbound import is_unbounded  # outbound imports this module
-
-        return not is_unbounded(argument, scope, self.resolver)  # `move_on_after(math.inf)` bounds nothing
-
-
-def argument_at(call: ast.Call, position: Optional[int], keyword: Optional[str]) -> Optional[ast.expr]:
-    """The argument passed for a parameter, by keyword or by position (None if absent or hidden
-    behind *args)."""
-    if keyword is not None:
-        for kw in call.keywords:
-            if kw.arg == keyword:
-                return kw.value
-    if position is not None and len(call.args) > position:
-        if not any(isinstance(a, ast.Starred) for a in call.args[: position + 1]):
-            return call.args[position]
-    return None
-
-
-def mentions_any(expr: ast.AST, names) -> bool:
-    if not names:
-        return False
-    return any(isinstance(node, ast.Name) and node.id in names for node in ast.walk(expr))
-
 
 def _optional_parameters(function: ast.AST):
     """Parameters a caller may leave as None: `budget=None`, `budget: Optional[Budget]`,
@@ -248,3 +218,20 @@ def _annotation_admits_none(annotation) -> bool:
         parts = dotted_parts(annotation.value)
         return bool(parts) and parts[-1] == "Optional"
     return False
+
+
+# -- what rules ask ---------------------------------------------------------------
+def budget_in_scope(ctx: "FileContext") -> Optional[Budget]:
+    """The budget visible where the walk is (None: no budget in scope)."""
+    return ctx.analysis(BudgetAnalysis).budget_of(ctx.scope)
+
+
+def timeout_expression(ctx: "FileContext") -> Tuple[str, bool]:
+    """The expression a fix inserts as a timeout where the walk is, and whether it comes from
+    a budget (True) or is the profile's edge default (False)."""
+    budget = budget_in_scope(ctx)
+    if budget is not None:
+        expression = budget.timeout_expression(ctx.profile)
+        if expression is not None:
+            return expression, True
+    return ctx.profile.render("edge_expression"), False

@@ -13,12 +13,15 @@ from __future__ import annotations
 import ast
 import sys
 from dataclasses import dataclass
-from typing import FrozenSet, Iterator, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, FrozenSet, Iterator, Optional, Tuple
 
-from deadline_lint.analysis.budget import argument_at
+from deadline_lint.analysis.expressions import argument_at, is_unbounded
 from deadline_lint.analysis.resolve import Instance, Resolver
 from deadline_lint.analysis.scopes import Scope
 from deadline_lint.catalog import Catalog, ClientClass, OutboundApi, TimeoutObject
+
+if TYPE_CHECKING:
+    from deadline_lint.context import FileContext
 
 # Where the effective timeout of a call comes from.
 FROM_CALL = "call"  # passed to the call itself
@@ -235,21 +238,64 @@ def unbounded_fields(call: ast.Call, spec: TimeoutObject, scope: Scope, resolver
     ]
 
 
-def is_unbounded(expr: ast.expr, scope: Scope, resolver: Resolver) -> bool:
-    """`None`, `float("inf")`, `math.inf`, or a (connect, read) tuple with an unbounded part."""
-    if isinstance(expr, ast.Constant):
-        return expr.value is None or expr.value == float("inf")
-    if isinstance(expr, ast.Tuple):
-        return any(is_unbounded(element, scope, resolver) for element in expr.elts)
-    if isinstance(expr, ast.Call) and len(expr.args) == 1 and not expr.keywords:
-        if resolver.qualified_name(expr.func, scope) == "float":
-            argument = expr.args[0]
-            return (
-                isinstance(argument, ast.Constant)
-                and isinstance(argument.value, str)
-                and argument.value.strip().lower().lstrip("+") in ("inf", "infinity")
+# -- the per-file analysis rules ask ---------------------------------------------------
+class OutboundSites:
+    """Per file (`ctx.analysis(OutboundSites)`): each call's outbound views, classified once,
+    in the scope where the walk meets it."""
+
+    def __init__(self, ctx: "FileContext") -> None:
+        self.ctx = ctx
+        # Receivers of unlisted method names only matter when a gRPC stub could be the receiver.
+        self._stubs_possible = any(p.module_suffix in ctx.source.text for p in ctx.catalog.stubs)
+        self._file_methods: Optional[FrozenSet[str]] = None  # of the clients this file can build
+        self._calls: Dict[int, Optional[OutboundCall]] = {}
+        self._constructions: Dict[int, Optional[OutboundCall]] = {}
+        self._sites: Dict[int, Tuple[OutboundCall, ...]] = {}
+
+    def _client_methods(self) -> FrozenSet[str]:
+        if self._file_methods is None:
+            self._file_methods = file_methods(self.ctx.catalog, self.ctx.source.text)
+        return self._file_methods
+
+    def call(self, call: ast.Call) -> Optional[OutboundCall]:
+        key = id(call)
+        if key not in self._calls:
+            ctx = self.ctx
+            self._calls[key] = classify_call(
+                call, ctx.scope, ctx.resolver, ctx.catalog, self._stubs_possible, self._client_methods()
             )
-        return False
-    if isinstance(expr, ast.Attribute):
-        return resolver.qualified_name(expr, scope) in ("math.inf", "numpy.inf", "sys.maxsize")
-    return False
+        return self._calls[key]
+
+    def construction(self, call: ast.Call) -> Optional[OutboundCall]:
+        """The call builds a client whose constructor takes a timeout (`httpx.Client(...)`,
+        `redis.Redis(...)`): that view of it, with api.kind == "client"; else None."""
+        key = id(call)
+        if key not in self._constructions:
+            ctx = self.ctx
+            self._constructions[key] = classify_construction(call, ctx.scope, ctx.resolver, ctx.catalog)
+        return self._constructions[key]
+
+    def sites(self, call: ast.Call) -> Tuple[OutboundCall, ...]:
+        """Every view of `call` that takes a timeout: as an outbound call and as a client's
+        construction (a factory such as `asyncpg.connect` is both); () for most calls."""
+        key = id(call)
+        sites = self._sites.get(key)
+        if sites is None:
+            sites = ()
+            ctx = self.ctx
+            # A first look: any method name at all when a gRPC stub may be the receiver.
+            methods = None if self._stubs_possible else self._client_methods() | ctx.catalog.returning_methods
+            if may_be_listed(call.func, ctx.scope, ctx.resolver, ctx.catalog, methods):
+                views = (self.call(call), self.construction(call))
+                sites = tuple(view for view in views if view is not None)
+            self._sites[key] = sites
+        return sites
+
+
+def outbound_sites(ctx: "FileContext", call: ast.Call) -> Tuple[OutboundCall, ...]:
+    return ctx.analysis(OutboundSites).sites(call)
+
+
+def outbound_call(ctx: "FileContext", call: ast.Call) -> Optional[OutboundCall]:
+    """The call as an outbound call, after the cheap first look (`outbound_sites`)."""
+    return ctx.analysis(OutboundSites).call(call) if outbound_sites(ctx, call) else None

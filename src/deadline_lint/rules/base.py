@@ -10,7 +10,7 @@ from deadline_lint.diagnostics import Applicability
 from deadline_lint.profile import Profile
 
 if TYPE_CHECKING:
-    from deadline_lint.engine import FileContext
+    from deadline_lint.context import FileContext
 
 REGISTRY: Dict[str, Type["Rule"]] = {}
 

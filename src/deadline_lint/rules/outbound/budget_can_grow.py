@@ -3,8 +3,9 @@ from __future__ import annotations
 import ast
 from typing import Iterator, List, Set
 
-from deadline_lint.analysis.budget import mentions_any
-from deadline_lint.analysis.outbound import FROM_CALL
+from deadline_lint.analysis.budget import budget_in_scope
+from deadline_lint.analysis.expressions import mentions_any
+from deadline_lint.analysis.outbound import FROM_CALL, outbound_sites
 from deadline_lint.rules.base import register
 from deadline_lint.rules.outbound.common import (
     OutboundRule,
@@ -58,11 +59,11 @@ class BudgetCanGrow(OutboundRule):
     name = "budget-can-grow"
     summary = "the timeout expression can exceed the remainder (max, +, or)"
     def visit(self, node, ctx):
-        sites = ctx.outbound_sites(node)
+        sites = outbound_sites(ctx, node)
         if not sites:
             return
         sites = [call for call in sites if call.source == FROM_CALL]
-        budget = ctx.budget() if sites else None
+        budget = budget_in_scope(ctx) if sites else None
         if budget is None:
             return
         for call in sites:

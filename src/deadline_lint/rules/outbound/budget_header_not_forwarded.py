@@ -3,7 +3,9 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from deadline_lint.analysis.budget import argument_at
+from deadline_lint.analysis.budget import budget_in_scope
+from deadline_lint.analysis.expressions import argument_at
+from deadline_lint.analysis.outbound import outbound_call
 from deadline_lint.analysis.scopes import ASSIGN
 from deadline_lint.catalog import CALL
 from deadline_lint.rules.base import register
@@ -54,11 +56,11 @@ class BudgetHeaderNotForwarded(OutboundRule):
     summary = "an HTTP call in a budgeted function sends headers without the budget header"
     default_enabled = False
     def visit(self, node, ctx):
-        call = ctx.outbound_call(node) if ctx.outbound_sites(node) else None
+        call = outbound_call(ctx, node)
         if call is None or call.api.kind != CALL or call.api.headers_keyword is None:
             return
         headers = argument_at(node, call.api.headers_position, call.api.headers_keyword)
-        if headers is None or ctx.budget() is None:
+        if headers is None or budget_in_scope(ctx) is None:
             return
         keys = _header_keys(headers, ctx)
         wanted = self.profile["budget_header"].lower()

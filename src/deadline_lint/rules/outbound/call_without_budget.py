@@ -1,12 +1,16 @@
 from __future__ import annotations
 
-
-from deadline_lint.analysis.outbound import FROM_DEFAULT
+from deadline_lint.analysis.budget import timeout_expression
+from deadline_lint.analysis.outbound import FROM_DEFAULT, outbound_sites
 from deadline_lint.catalog import CLIENT
 from deadline_lint.diagnostics import Applicability
 from deadline_lint.edits import insert_keyword, replace_node
 from deadline_lint.rules.base import register
-from deadline_lint.rules.outbound.common import OutboundRule, bounded_externally, describe_default
+from deadline_lint.rules.outbound.common import (
+    OutboundRule,
+    bounded_externally,
+    describe_default,
+)
 
 
 @register
@@ -59,7 +63,7 @@ class OutboundCallWithoutBudget(OutboundRule):
     summary = "outbound call with no timeout where the library default is unbounded"
     fix_applicability = Applicability.SAFE
     def visit(self, node, ctx):
-        for call in ctx.outbound_sites(node):
+        for call in outbound_sites(ctx, node):
             api = call.api
             if call.source != FROM_DEFAULT or (api.kind == CLIENT and not api.checked):
                 continue  # an unchecked client's missing timeout is reported at its calls
@@ -74,7 +78,7 @@ class OutboundCallWithoutBudget(OutboundRule):
 
     def _report(self, node, call, ctx):
         api = call.api
-        expression, from_budget = ctx.timeout_expression()
+        expression, from_budget = timeout_expression(ctx)
         source = "the budget in scope" if from_budget else "the edge default (no budget in scope)"
         if api.keyword is not None:
             argument = f"{api.keyword}={api.render_timeout(expression)}"

@@ -4,14 +4,25 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterator, Optional, Set, Tuple
+from typing import (
+    TYPE_CHECKING,
+    Callable,
+    Dict,
+    FrozenSet,
+    Iterator,
+    Optional,
+    Set,
+    Tuple,
+)
 
 from deadline_lint.analysis.budget import Budget
+from deadline_lint.analysis.cancel_scopes import bounded_by_cancel_scope, is_awaited
 from deadline_lint.analysis.outbound import (
     FROM_CALL,
     HIDDEN,
     STDLIB_MODULES,
     OutboundCall,
+    OutboundSites,
     is_unbounded,
     mention_word,
     timeout_fields,
@@ -22,7 +33,7 @@ from deadline_lint.catalog import WAIT, Catalog
 from deadline_lint.rules.base import Rule
 
 if TYPE_CHECKING:
-    from deadline_lint.engine import FileContext
+    from deadline_lint.context import FileContext
 
 _MAX_FOLLOW = 4  # how many `name = value` links a helper follows before giving up
 
@@ -129,12 +140,12 @@ def describe_default(default_timeout) -> str:
 # -- calls -----------------------------------------------------------------------
 def bounded_externally(node: ast.Call, ctx: "FileContext") -> bool:
     """Awaited inside a cancel scope, or handed to a bounded `asyncio.wait_for`."""
-    if ctx.bounded_by_cancel_scope(node):
+    if bounded_by_cancel_scope(ctx, node):
         return True
     parent = ctx.parent
     if not isinstance(parent, ast.Call) or not any(a is node for a in parent.args):
         return False
-    wrapper = ctx.outbound_call(parent)
+    wrapper = ctx.analysis(OutboundSites).call(parent)
     if wrapper is None or wrapper.api.kind != WAIT or wrapper.api.wraps is None:
         return False
     index = next(i for i, a in enumerate(parent.args) if a is node)
@@ -154,7 +165,7 @@ def is_sequential(node: ast.Call, call: OutboundCall, ctx: "FileContext") -> boo
         return False
     function = ctx.scope.node
     if isinstance(function, ast.AsyncFunctionDef):
-        return ctx.is_awaited(node)
+        return is_awaited(ctx, node)
     return isinstance(function, ast.FunctionDef)
 
 

@@ -3,12 +3,14 @@ from __future__ import annotations
 import ast
 from typing import List, Optional
 
-from deadline_lint.analysis.budget import mentions_any
+from deadline_lint.analysis.budget import budget_in_scope
+from deadline_lint.analysis.expressions import mentions_any
 from deadline_lint.analysis.outbound import (
     FROM_CALL,
     FROM_CONSTRUCTOR,
     FROM_DEFAULT,
     is_unbounded,
+    outbound_sites,
     timeout_fields,
     timeout_object,
 )
@@ -73,8 +75,8 @@ class FixedTimeoutIgnoresBudget(OutboundRule):
     summary = "a budget is in scope but the call's timeout does not derive from it"
     fix_applicability = Applicability.UNSAFE
     def visit(self, node, ctx):
-        sites = ctx.outbound_sites(node)
-        budget = ctx.budget() if sites else None
+        sites = outbound_sites(ctx, node)
+        budget = budget_in_scope(ctx) if sites else None
         if budget is None:
             return
         for call in sites:

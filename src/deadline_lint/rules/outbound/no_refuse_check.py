@@ -3,7 +3,9 @@ from __future__ import annotations
 import ast
 from typing import Optional, Tuple
 
-from deadline_lint.analysis.budget import mentions_any
+from deadline_lint.analysis.budget import budget_in_scope
+from deadline_lint.analysis.expressions import mentions_any
+from deadline_lint.analysis.outbound import outbound_call
 from deadline_lint.catalog import CALL
 from deadline_lint.rules.base import register
 from deadline_lint.rules.outbound.common import OutboundRule
@@ -60,10 +62,10 @@ class NoRefuseCheck(OutboundRule):
         facts = ctx.scope.facts
         if facts.get("DL106.reported"):
             return  # one finding per function: the check belongs at its top
-        call = ctx.outbound_call(node) if ctx.outbound_sites(node) else None
+        call = outbound_call(ctx, node)
         if call is None or call.api.kind != CALL:
             return
-        budget = ctx.budget()
+        budget = budget_in_scope(ctx)
         if budget is None or not _has_own_budget(budget, ctx):
             return
         first_check = _first_refuse_check(ctx, budget)

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import ast
 
-from deadline_lint.analysis.budget import SECONDS
-from deadline_lint.analysis.outbound import FROM_CALL
+from deadline_lint.analysis.budget import SECONDS, BudgetAnalysis, budget_in_scope
+from deadline_lint.analysis.outbound import FROM_CALL, outbound_sites
 from deadline_lint.diagnostics import Applicability
 from deadline_lint.edits import replace_node
 from deadline_lint.rules.base import register
@@ -58,21 +58,21 @@ class RemainderForwardedWithoutMargin(OutboundRule):
     summary = "the raw remainder is passed on with no hop margin subtracted"
     fix_applicability = Applicability.SAFE
     def visit(self, node, ctx):
-        sites = ctx.outbound_sites(node)
+        sites = outbound_sites(ctx, node)
         if not sites:
             return
         sites = [call for call in sites if call.source == FROM_CALL]
         margin = ctx.profile.hop_margin_s
         if not sites or margin <= 0:
             return
-        budget = ctx.budget()  # None: only accessor calls (`remaining_seconds()`) can be raw
+        budget = budget_in_scope(ctx)  # None: only accessor calls (`remaining_seconds()`) can be raw
         for call in sites:
             for value in timeout_values(call.timeout, ctx):
                 if self._is_raw_remainder(value, budget, ctx):
                     self._report(value, call, margin, ctx)
 
     def _is_raw_remainder(self, value, budget, ctx) -> bool:
-        analysis = ctx.budgets
+        analysis = ctx.analysis(BudgetAnalysis)
         if isinstance(value, ast.Name):
             # Assigned once, straight from an accessor (`rem = context.time_remaining()`).
             if budget is None or budget.kind_of(value.id) != SECONDS:

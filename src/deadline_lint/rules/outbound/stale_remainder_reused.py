@@ -3,15 +3,20 @@ from __future__ import annotations
 import ast
 from typing import Dict, List, Optional, Tuple
 
-from deadline_lint.analysis.budget import INSTANT, mentions_any
+from deadline_lint.analysis.budget import INSTANT, BudgetAnalysis, budget_in_scope
+from deadline_lint.analysis.expressions import mentions_any
 from deadline_lint.analysis.flow import enclosing_loop, runs_before
-from deadline_lint.analysis.outbound import FROM_CALL, timeout_object
+from deadline_lint.analysis.outbound import FROM_CALL, outbound_call, timeout_object
 from deadline_lint.analysis.scopes import ASSIGN, IMPORT, PARAM, is_builtin
 from deadline_lint.catalog import CLIENT
 from deadline_lint.diagnostics import Applicability
 from deadline_lint.edits import replace_node
 from deadline_lint.rules.base import register
-from deadline_lint.rules.outbound.common import OutboundRule, is_sequential, name_occurrences
+from deadline_lint.rules.outbound.common import (
+    OutboundRule,
+    is_sequential,
+    name_occurrences,
+)
 
 _TRANSPARENT_CALLS = frozenset({"min", "max", "float", "int"})
 _ATOMIC = (ast.Name, ast.Attribute, ast.Call, ast.Constant, ast.Subscript)
@@ -63,10 +68,10 @@ class StaleRemainderReused(OutboundRule):
     summary = "one remainder value passed to several sequential outbound calls"
     fix_applicability = Applicability.UNSAFE
     def visit(self, node, ctx):
-        call = ctx.outbound_call(node) if ctx.outbound_sites(node) else None
+        call = outbound_call(ctx, node)
         if call is None or call.source != FROM_CALL or call.api.kind == CLIENT:
             return
-        budget = ctx.budget()
+        budget = budget_in_scope(ctx)
         if budget is None:
             return
         snapshots = _snapshots(ctx, budget)
@@ -169,7 +174,7 @@ def _fresh_read(name: str, snapshots, ctx, budget, depth: int = 0) -> Optional[T
             receiver = func.value if isinstance(func, ast.Attribute) else None
             on_budget = isinstance(receiver, ast.Name) and receiver.id in budget.names
             called = ctx.resolver.qualified_name(func, ctx.scope)
-            if not (on_budget or called in _TRANSPARENT_CALLS or called in ctx.budgets.accessors):
+            if not (on_budget or called in _TRANSPARENT_CALLS or called in ctx.analysis(BudgetAnalysis).accessors):
                 return None
         elif isinstance(node, ast.Name):
             if node.id in snapshots and node.id != name:

@@ -1,7 +1,13 @@
 from __future__ import annotations
 
-
-from deadline_lint.analysis.outbound import FROM_CALL, is_unbounded, timeout_object, unbounded_fields
+from deadline_lint.analysis.budget import timeout_expression
+from deadline_lint.analysis.expressions import is_unbounded
+from deadline_lint.analysis.outbound import (
+    FROM_CALL,
+    outbound_sites,
+    timeout_object,
+    unbounded_fields,
+)
 from deadline_lint.diagnostics import Applicability
 from deadline_lint.edits import insert_keyword, replace_node
 from deadline_lint.rules.base import register
@@ -51,14 +57,14 @@ class UnboundedTimeout(OutboundRule):
     summary = "timeout=None, float('inf'), ClientTimeout(total=None) and friends"
     fix_applicability = Applicability.UNSAFE
     def visit(self, node, ctx):
-        for call in ctx.outbound_sites(node):
+        for call in outbound_sites(ctx, node):
             # Calls through a client built unbounded are FROM_CONSTRUCTOR: reported at the
             # constructor, which is itself a site.
             if call.source != FROM_CALL or not is_unbounded(call.timeout, ctx.scope, ctx.resolver):
                 continue
             if bounded_externally(node, ctx):
                 continue
-            expression, _ = ctx.timeout_expression()
+            expression, _ = timeout_expression(ctx)
             value = call.api.render_timeout(expression)
             message = (
                 f"`{call.display_name}` is given an unbounded timeout "
@@ -76,7 +82,7 @@ class UnboundedTimeout(OutboundRule):
         unbounded = unbounded_fields(node, spec, ctx.scope, ctx.resolver)
         if not unbounded:
             return
-        expression, _ = ctx.timeout_expression()
+        expression, _ = timeout_expression(ctx)
         edits = []
         for field, value in unbounded:
             if value is None:

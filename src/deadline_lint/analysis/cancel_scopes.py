@@ -1,0 +1,69 @@
+"""Cancel scopes: `async with asyncio.timeout(2):` (and the catalog's others) bounds whatever
+is awaited lexically inside it, in the same function. Asked from the walk's ancestors, so the
+engine keeps no state for it."""
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING, Dict
+
+from deadline_lint.analysis.expressions import argument_at, is_unbounded
+from deadline_lint.analysis.scopes import Scope
+
+if TYPE_CHECKING:
+    from deadline_lint.context import FileContext
+
+_SCOPE_BOUNDARIES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+class CancelScopes:
+    """Per file: which `with` statements open a cancel scope (each judged once)."""
+
+    def __init__(self, ctx: "FileContext") -> None:
+        self.ctx = ctx
+        data = ctx.catalog.data.get("budget", {}) or {}
+        self.specs: Dict[str, dict] = dict(data.get("cancel_scopes", {}) or {})
+        self._opens: Dict[int, bool] = {}
+
+    def is_cancel_scope(self, item: ast.withitem, scope: Scope) -> bool:
+        """`async with asyncio.timeout(2):` bounds what is awaited inside; `timeout(None)` and
+        `move_on_after(math.inf)` bound nothing."""
+        expr = item.context_expr
+        if not isinstance(expr, ast.Call):
+            return False
+        qualname = self.ctx.resolver.qualified_name(expr.func, scope)
+        spec = self.specs.get(qualname or "")
+        if spec is None:
+            return False
+        argument = argument_at(expr, spec.get("position"), spec.get("keyword"))
+        return argument is not None and not is_unbounded(argument, scope, self.ctx.resolver)
+
+    def opens_scope(self, node: ast.AST) -> bool:
+        key = id(node)
+        found = self._opens.get(key)
+        if found is None:
+            found = self._opens[key] = any(self.is_cancel_scope(item, self.ctx.scope) for item in node.items)  # type: ignore[attr-defined]
+        return found
+
+    def inside(self) -> bool:
+        """The walk is inside a cancel scope of the current function (a nested def or lambda
+        starts afresh)."""
+        for ancestor in reversed(self.ctx.parents):
+            if isinstance(ancestor, _SCOPE_BOUNDARIES):
+                return False
+            if isinstance(ancestor, (ast.With, ast.AsyncWith)) and self.opens_scope(ancestor):
+                return True
+        return False
+
+
+def is_awaited(ctx: "FileContext", call: ast.Call) -> bool:
+    """Awaited directly, or entered as `async with call(...)` / iterated by `async for`."""
+    parent = ctx.parent
+    if isinstance(parent, ast.Await):
+        return True
+    if isinstance(parent, ast.withitem) and len(ctx.parents) > 1:
+        return isinstance(ctx.parents[-2], ast.AsyncWith)
+    return isinstance(parent, ast.AsyncFor) and parent.iter is call
+
+
+def bounded_by_cancel_scope(ctx: "FileContext", call: ast.Call) -> bool:
+    return is_awaited(ctx, call) and ctx.analysis(CancelScopes).inside()

@@ -1,0 +1,48 @@
+"""Small questions about expressions that every family asks: which argument a call passes
+for a parameter, whether an expression mentions a name, whether a timeout value bounds nothing."""
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+from deadline_lint.analysis.resolve import Resolver
+from deadline_lint.analysis.scopes import Scope
+
+
+def argument_at(call: ast.Call, position: Optional[int], keyword: Optional[str]) -> Optional[ast.expr]:
+    """The argument passed for a parameter, by keyword or by position (None if absent or hidden
+    behind *args)."""
+    if keyword is not None:
+        for kw in call.keywords:
+            if kw.arg == keyword:
+                return kw.value
+    if position is not None and len(call.args) > position:
+        if not any(isinstance(a, ast.Starred) for a in call.args[: position + 1]):
+            return call.args[position]
+    return None
+
+
+def mentions_any(expr: ast.AST, names) -> bool:
+    if not names:
+        return False
+    return any(isinstance(node, ast.Name) and node.id in names for node in ast.walk(expr))
+
+
+def is_unbounded(expr: ast.expr, scope: Scope, resolver: Resolver) -> bool:
+    """`None`, `float("inf")`, `math.inf`, or a (connect, read) tuple with an unbounded part."""
+    if isinstance(expr, ast.Constant):
+        return expr.value is None or expr.value == float("inf")
+    if isinstance(expr, ast.Tuple):
+        return any(is_unbounded(element, scope, resolver) for element in expr.elts)
+    if isinstance(expr, ast.Call) and len(expr.args) == 1 and not expr.keywords:
+        if resolver.qualified_name(expr.func, scope) == "float":
+            argument = expr.args[0]
+            return (
+                isinstance(argument, ast.Constant)
+                and isinstance(argument.value, str)
+                and argument.value.strip().lower().lstrip("+") in ("inf", "infinity")
+            )
+        return False
+    if isinstance(expr, ast.Attribute):
+        return resolver.qualified_name(expr, scope) in ("math.inf", "numpy.inf", "sys.maxsize")
+    return False

@@ -1,0 +1,99 @@
+"""What a rule sees of the file being checked: its source and tree, where the walk is (scope,
+ancestors), the shared analyses on demand, and `report`. It knows no rule family: every
+family's facts live in `analysis/` and are asked for with `ctx.analysis(Kind)`."""
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple, Type, TypeVar
+
+from deadline_lint.analysis.resolve import Resolver
+from deadline_lint.analysis.scopes import Scope
+from deadline_lint.catalog import Catalog
+from deadline_lint.diagnostics import Applicability, Diagnostic, Edit, Fix
+from deadline_lint.profile import Profile
+from deadline_lint.source import SourceFile
+
+if TYPE_CHECKING:
+    from typing import Protocol
+
+    from deadline_lint.rules.base import Rule
+
+    class AnalysisInputs(Protocol):
+        """What an analysis may be built from: the file's resolver, catalog and profile."""
+
+        resolver: Resolver
+        catalog: Catalog
+        profile: Profile
+
+
+_A = TypeVar("_A")
+SCOPE_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+class FileContext:
+    """Everything a rule may ask about the file being checked; analyses are computed lazily
+    and at most once per file (or per scope)."""
+
+    def __init__(self, source: SourceFile, tree: ast.Module, profile: Profile, catalog: Catalog):
+        self.source = source
+        self.tree = tree
+        self.profile = profile
+        self.catalog = catalog
+        self.module_scope = Scope(tree, None)
+        self.resolver = Resolver(catalog, {id(tree): self.module_scope})
+        self.scope = self.module_scope
+        self.parents: List[ast.AST] = []  # ancestors of the node being visited, innermost last
+        self.diagnostics: List[Diagnostic] = []
+        self._analyses: Dict[type, object] = {}
+
+    def analysis(self, kind: Type[_A]) -> _A:
+        """The per-file instance of a shared analysis, built on first request as `kind(ctx)`.
+        Analyses live in `analysis/`; the context knows none of them."""
+        found = self._analyses.get(kind)
+        if found is None:
+            found = self._analyses[kind] = kind(self)  # type: ignore[call-arg]
+        return found  # type: ignore[return-value]
+
+    @property
+    def parent(self) -> Optional[ast.AST]:
+        return self.parents[-1] if self.parents else None
+
+    def report(
+        self,
+        rule: "Rule",
+        node: ast.AST,
+        message: str,
+        edits: Sequence[Edit] = (),
+        applicability: Optional[Applicability] = None,
+        description: str = "",
+        imports: Tuple[str, ...] = (),
+    ) -> None:
+        fix = None
+        if edits:
+            safety = applicability or rule.fix_applicability or Applicability.UNSAFE
+            if safety is Applicability.SAFE and any(
+                self.source.touches_comment(e.start, e.end) for e in edits
+            ):
+                safety = Applicability.UNSAFE  # never silently drop or move a comment
+            fix = Fix(tuple(edits), safety, description or message, imports)
+        self.diagnostics.append(node_diagnostic(self.source, rule.code, rule.name, node, message, fix))
+
+    # The walk keeps `parents` itself and tells the context when it enters or leaves a scope.
+    def enter_scope(self, node: ast.AST) -> None:
+        self.scope = self.resolver.scope_of(node, self.scope)
+
+    def leave_scope(self) -> None:
+        self.scope = self.scope.parent or self.module_scope
+
+
+def node_diagnostic(
+    source: SourceFile, code: str, name: str, node: Optional[ast.AST], message: str, fix: Optional[Fix] = None
+) -> Diagnostic:
+    if node is None or not hasattr(node, "lineno"):
+        line, col, end_line, end_col = 1, 0, 1, 0
+    else:
+        line = node.lineno  # type: ignore[attr-defined]
+        col = source.char_column(line, node.col_offset)  # type: ignore[attr-defined]
+        end_line = getattr(node, "end_lineno", None) or line
+        end_col = source.char_column(end_line, getattr(node, "end_col_offset", None) or 0)
+    return Diagnostic(code, name, source.path, line, col + 1, end_line, end_col + 1, message, fix)
