@@ -10,7 +10,8 @@ from deadline_lint.analysis.exceptions import BREAKER, CANCEL, EXPIRY, Admission
 from deadline_lint.analysis.scopes import Scope
 from deadline_lint.catalog import load_catalog
 from deadline_lint.catalog.exceptions import build_vocabulary, validate_vocabulary
-from deadline_lint.engine import Checker, FileContext
+from deadline_lint.context import FileContext
+from deadline_lint.engine import Checker
 from deadline_lint.profile import build_profile
 from deadline_lint.source import SourceFile
 
@@ -106,7 +107,7 @@ def test_the_built_in_vocabulary_is_valid() -> None:
 def analysis(text: str, profile: Optional[dict] = None) -> ExceptionAnalysis:
     checker = Checker(profile=build_profile(profile, "test.yaml") if profile else None)
     tree = ast.parse(text)
-    ctx = FileContext(SourceFile(text, "svc.py"), tree, checker)
+    ctx = FileContext(SourceFile(text, "svc.py"), tree, checker.profile, checker.catalog)
     return ctx.analysis(ExceptionAnalysis)
 
 

@@ -58,7 +58,7 @@ from deadline_lint.catalog.exceptions import (
 )
 
 if TYPE_CHECKING:
-    from deadline_lint.engine import FileContext
+    from deadline_lint.context import FileContext
 
 __all__ = [
     "EXPIRY", "CANCEL", "BREAKER", "KINDS", "Admitted", "Element", "Admission", "StatusTest",

@@ -45,7 +45,7 @@ from deadline_lint.catalog.retry import (
 )
 
 if TYPE_CHECKING:
-    from deadline_lint.engine import FileContext
+    from deadline_lint.context import FileContext
 
 UNKNOWN = "unknown"
 _MAX_DEPTH = 6

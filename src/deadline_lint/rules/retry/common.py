@@ -6,14 +6,14 @@ import ast
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, FrozenSet, Iterator, Optional, Sequence, Tuple
 
-from deadline_lint.analysis.budget import Budget
+from deadline_lint.analysis.budget import Budget, budget_in_scope
 from deadline_lint.analysis.retry import RetryAnalysis, RetryPolicy
 from deadline_lint.diagnostics import Edit
 from deadline_lint.rules.base import Rule
 from deadline_lint.source import SourceFile
 
 if TYPE_CHECKING:
-    from deadline_lint.engine import FileContext
+    from deadline_lint.context import FileContext
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # Words a file using a retry library or a client's own retries must contain.
@@ -56,7 +56,7 @@ def policy_head(policy: RetryPolicy) -> ast.AST:
 
 def budget_of(ctx: "FileContext") -> Optional[Budget]:
     """The budget in the scope being visited."""
-    return ctx.budget()
+    return budget_in_scope(ctx)
 
 
 def decorated_policies(ctx: "FileContext", node: ast.AST) -> Tuple[RetryPolicy, ...]:
