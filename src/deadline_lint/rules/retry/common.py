@@ -3,12 +3,16 @@ scope, and dropping one class from a tuple (DL301's fix)."""
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, FrozenSet, Iterator, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, FrozenSet, Iterator, Optional, Sequence, Tuple
 
 from deadline_lint.analysis.budget import Budget, budget_in_scope
 from deadline_lint.analysis.retry import RetryAnalysis, RetryPolicy
+from deadline_lint.catalog import Catalog
+from deadline_lint.catalog.retry import RetryCatalog
 from deadline_lint.diagnostics import Edit
+from deadline_lint.profile import Profile
 from deadline_lint.rules.base import Rule
 from deadline_lint.source import SourceFile
 
@@ -16,19 +20,111 @@ if TYPE_CHECKING:
     from deadline_lint.context import FileContext
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
-# Words a file using a retry library or a client's own retries must contain.
-_RETRY_WORDS = frozenset({"retry", "Retry", "retries", "backoff", "tenacity", "stamina", "retrying"})
 
 
 class RetryRule(Rule):
-    """Base of the retry family: the prefilter words come from the retry catalog and the
-    profile's own retry decorators."""
+    """Base of the retry family. The prefilter: trigger words (`trigger_words`) from the retry
+    catalog and the profile, then a second look (`text_filter`) that the file imports a retry
+    library (or names a profile decorator), or has what a rule's other case needs."""
 
-    extra_words: FrozenSet[str] = frozenset()
+    def policy_words(self) -> FrozenSet[str]:
+        return policy_words(self.catalog.retry, self.profile)
 
     def trigger_words(self) -> Optional[FrozenSet[str]]:
-        own = {name.rpartition(".")[2] for name in self.profile["retry_decorators"]}
-        return _RETRY_WORDS | self.catalog.retry.modules | own | self.extra_words
+        return self.policy_words()
+
+    def text_filter(self) -> Callable[[str], bool]:
+        return policy_text_filter(self.catalog, self.profile)
+
+
+def _import_prefix(qualname: str) -> str:
+    """The module a name is imported from, as far as a prefilter needs: `tenacity` for
+    `tenacity.retry`, `google.api_core` for `google.api_core.retry.Retry`."""
+    parts = qualname.split(".")
+    return ".".join(parts[: max(1, len(parts) - 2)])
+
+
+def _policy_names(retry: RetryCatalog) -> Tuple[str, ...]:
+    return (*retry.policies, *retry.predicates, *retry.stop_builders)
+
+
+def policy_words(retry: RetryCatalog, profile: Profile) -> FrozenSet[str]:
+    """A file using a retry library spells its module (its last part: `api_core`), or the
+    name of one of the profile's retry decorators."""
+    modules = {_import_prefix(name).rpartition(".")[2] for name in _policy_names(retry)}
+    return frozenset(modules) | frozenset(name.rpartition(".")[2] for name in profile["retry_decorators"])
+
+
+def policy_text_filter(catalog: Catalog, profile: Profile) -> Callable[[str], bool]:
+    key = ("retry.text_filter", tuple(profile["retry_decorators"]))
+    return catalog.cached(key, lambda: PolicyImports(catalog.retry, profile))
+
+
+class PolicyImports:
+    """True when the text imports a retry library (`import tenacity`, `from google.api_core
+    import retry`, `import os, backoff`) or names one of the profile's retry decorators."""
+
+    def __init__(self, retry: RetryCatalog, profile: Profile) -> None:
+        prefixes = sorted({_import_prefix(name) for name in _policy_names(retry)})
+        alternatives = "|".join(re.escape(p) for p in prefixes)
+        self._imports = re.compile(
+            rf"(?m)^[ \t]*(?:from[ \t]+(?:{alternatives})\b|import[ \t]+(?:[\w.]+(?:[ \t]+as[ \t]+\w+)?[ \t]*,[ \t]*)*(?:{alternatives})\b)"
+        )
+        self._own = tuple(name.rpartition(".")[2] for name in profile["retry_decorators"])
+
+    def __call__(self, text: str) -> bool:
+        return any(name in text for name in self._own) or self._imports.search(text) is not None
+
+
+class AnyWord:
+    """A second look that passes when the text contains any of `words`, or `first` passes;
+    with `needs`, only if the text also contains one of those."""
+
+    def __init__(self, first: Callable[[str], bool], words: FrozenSet[str], needs: FrozenSet[str] = frozenset()):
+        self._first = first
+        self._words = tuple(sorted(words))
+        self._needs = tuple(sorted(needs))
+
+    def __call__(self, text: str) -> bool:
+        if self._needs and not any(word in text for word in self._needs):
+            return False
+        return any(word in text for word in self._words) or self._first(text)
+
+
+class AnyPattern:
+    """A second look that passes when `pattern` is found in the text, or `first` passes."""
+
+    def __init__(self, first: Callable[[str], bool], pattern: "re.Pattern[str]") -> None:
+        self._first = first
+        self._pattern = pattern
+
+    def __call__(self, text: str) -> bool:
+        return self._pattern.search(text) is not None or self._first(text)
+
+
+def pattern_filter(ctx_key: str, catalog: Catalog, profile: Profile, pattern: str):
+    """One shared AnyPattern per rule and profile."""
+    key = (ctx_key, tuple(profile["retry_decorators"]), pattern)
+    return catalog.cached(key, lambda: AnyPattern(policy_text_filter(catalog, profile), re.compile(pattern)))
+
+
+def word_filter(ctx_key: str, catalog: Catalog, profile: Profile, words: FrozenSet[str], needs: FrozenSet[str] = frozenset()):
+    """One shared AnyWord per rule and profile (the engine runs each distinct filter once)."""
+    key = (ctx_key, tuple(profile["retry_decorators"]), words, needs)
+    return catalog.cached(key, lambda: AnyWord(policy_text_filter(catalog, profile), words, needs))
+
+
+def budget_words(catalog: Catalog, profile: Profile) -> FrozenSet[str]:
+    """A budgeted function spells one of these: a budget parameter or type, a budget accessor,
+    a gRPC servicer (its `context` carries the deadline)."""
+    budget = profile["budget"]
+    data = catalog.data.get("budget", {}) or {}
+    words = {*budget["parameters"], *budget["seconds_parameters"]}
+    words.update(name.rpartition(".")[2] for name in [*budget["types"], *budget["accessors"]])
+    words.update(name.rpartition(".")[2] for name in [*(data.get("types") or {}), *(data.get("accessors") or {})])
+    words.update(data.get("context_methods") or ())
+    words.add(data.get("servicer_base_suffix") or "Servicer")
+    return frozenset(w for w in words if w)
 
 
 @dataclass(frozen=True)

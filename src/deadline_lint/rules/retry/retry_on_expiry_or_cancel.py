@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from typing import FrozenSet, Iterator, Optional, Sequence, Set, Tuple
 
 from deadline_lint.analysis.exceptions import CANCEL, EXPIRY, Admission, Admitted, ExceptionAnalysis
@@ -16,6 +17,7 @@ from deadline_lint.rules.retry.common import (
     except_clause,
     first_report,
     shown,
+    pattern_filter,
 )
 
 _KINDS = (EXPIRY, CANCEL)
@@ -90,13 +92,20 @@ class RetryOnExpiryOrCancel(RetryRule):
     fix_applicability = Applicability.UNSAFE
     node_types = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Call, ast.For, ast.AsyncFor, ast.While)
     # Hand-written loops name the type itself: one of these is in the file's text.
-    extra_words = frozenset({"Timeout", "socket.timeout", "import timeout", "Deadline", "Cancel", "Expired", "TooSlow"})
+    loop_words = frozenset({"Timeout", "socket.timeout", "import timeout", "Deadline", "Cancel", "Expired", "TooSlow"})
+
+    def _type_words(self) -> FrozenSet[str]:
+        own = {name.rpartition(".")[2] for kind in _KINDS for name in self.profile["exceptions"][kind]}
+        return self.loop_words | frozenset(own)
 
     def trigger_words(self) -> Optional[FrozenSet[str]]:
-        words = set(super().trigger_words() or ())
-        for kind in _KINDS:
-            words.update(name.rpartition(".")[2] for name in self.profile["exceptions"][kind])
-        return frozenset(words)
+        return self.policy_words() | self._type_words()
+
+    def text_filter(self):
+        # An except clause naming such a type, or a tuple of them bound to a name first.
+        words = "|".join(re.escape(w.rpartition(" ")[2].rpartition(".")[2]) for w in sorted(self._type_words()))
+        pattern = rf"(?m)except\b[^:]*(?:{words})|^[ \t]*\w+[ \t]*=[ \t]*[(\[][^)\]]*(?:{words})"
+        return pattern_filter(self.code, self.catalog, self.profile, pattern)
 
     def visit(self, node: ast.AST, ctx) -> None:
         retry = ctx.analysis(RetryAnalysis)

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import ast
-from typing import FrozenSet, Iterable
+from typing import FrozenSet, Iterable, Optional
 
 from deadline_lint.analysis.budget import mentions_any
 from deadline_lint.analysis.retry import ATTEMPTS, DELAY, NEVER, RetryAnalysis, RetryLoop, RetryPolicy, Stop
@@ -9,12 +9,14 @@ from deadline_lint.rules.base import register
 from deadline_lint.rules.retry.common import (
     RetryRule,
     budget_of,
+    budget_words,
     called_policy,
     decorated_policies,
     first_report,
     policy_head,
     shown,
     walk_here,
+    word_filter,
 )
 
 _KNOWN_STOPS = (ATTEMPTS, DELAY, NEVER)
@@ -85,7 +87,13 @@ class RetryOutsideBudget(RetryRule):
     summary = "retries or backoff with attempt/delay stops not tied to the budget in scope"
     node_types = (ast.Call, ast.For, ast.AsyncFor, ast.While)
     leave_node_types = (ast.FunctionDef, ast.AsyncFunctionDef)
-    extra_words = frozenset({"sleep"})
+
+    def trigger_words(self) -> Optional[FrozenSet[str]]:
+        return budget_words(self.catalog, self.profile)  # only budgeted functions are judged
+
+    def text_filter(self):
+        sleeps = frozenset(name.rpartition(".")[2] for name in self.catalog.retry.sleeps)
+        return word_filter(self.code, self.catalog, self.profile, sleeps, budget_words(self.catalog, self.profile))
 
     def leave(self, node: ast.AST, ctx) -> None:
         budget = budget_of(ctx)  # the decorated function's own scope, at its end

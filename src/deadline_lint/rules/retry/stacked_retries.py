@@ -1,11 +1,11 @@
 from __future__ import annotations
 
 import ast
-from typing import Optional
+from typing import FrozenSet, Optional
 
 from deadline_lint.analysis.retry import RetryAnalysis
 from deadline_lint.rules.base import register
-from deadline_lint.rules.retry.common import RetryRule, enclosing_function, first_report, shown
+from deadline_lint.rules.retry.common import RetryRule, enclosing_function, first_report, pattern_filter, shown
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 
@@ -66,6 +66,15 @@ class StackedRetries(RetryRule):
     name = "stacked-retries"
     summary = "a retrying function calls another retrying function or a client with its own retries"
     node_types = (ast.Call,)
+    # A client given its own retries is built with one of these in the text.
+    client_words = frozenset({"retries", "aiohttp_retry"})
+    client_pattern = r"retries\s*=[^=]|aiohttp_retry"
+
+    def trigger_words(self) -> Optional[FrozenSet[str]]:
+        return self.policy_words() | self.client_words
+
+    def text_filter(self):
+        return pattern_filter(self.code, self.catalog, self.profile, self.client_pattern)
 
     def visit(self, node: ast.AST, ctx) -> None:
         outer = self._retrying_context(node, ctx)
