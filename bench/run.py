@@ -7,8 +7,9 @@ Passes, each in its own subprocess, over the same files:
   ast            ast.parse of every file (the floor)
   libcst         libcst.parse_module of every file (what deadline-lint builds on)
   deadline-lint  python -m deadline_lint check CORPUS --format json [extra args]
-  dl-unfiltered  deadline-lint's engine (default rules) with the text prefilter off: every
-                 file parsed and walked, the cost when no file can be skipped
+  dl-unfiltered  deadline-lint's engine (default rules, or those of `-- --select X`) with the
+                 text prefilter off: every file parsed and walked, the cost when no file can
+                 be skipped
 
 Each pass is measured from outside: wall clock, CPU (user + system, from
 os.wait4, so it includes any worker processes the pass reaped) and peak RSS
@@ -190,8 +191,10 @@ def main():
         res["passes"]["deadline-lint"] = lint_pass(args.python, corpus_dir, args.jobs, extra)
         if "error" not in res["passes"]["deadline-lint"]:
             print("running deadline-lint with the prefilter off ...", flush=True)
-            res["passes"]["dl-unfiltered"] = baseline_pass(
-                "engine", args.python, f.name, args.jobs, checkout_env())
+            env = checkout_env()
+            if "--select" in extra[:-1]:  # the same rules as the filtered pass
+                env["DEADLINE_LINT_BENCH_SELECT"] = extra[extra.index("--select") + 1]
+            res["passes"]["dl-unfiltered"] = baseline_pass("engine", args.python, f.name, args.jobs, env)
     finally:
         os.unlink(f.name)
 

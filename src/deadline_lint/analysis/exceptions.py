@@ -21,6 +21,7 @@ Stable API (other rule families build on it; add, do not change)::
     exc.status_test(compare) -> Optional[StatusTest] # `err.code() == grpc.StatusCode.X`
     exc.isinstance_test(call) -> Optional[Tuple[ast.expr, Admission]]  # `isinstance(e, T)`
     exc.vocabulary      -> ExceptionVocabulary       # catalog + profile types
+    exc.witnesses(qualname, node) -> Tuple[Admitted, ...]  # what naming a class lets through
 
 An `Admitted` names the concrete type let through (`type`, e.g. "requests.ConnectTimeout" or
 "grpc.StatusCode.DEADLINE_EXCEEDED"), what the code wrote (`named`), whether the code names
@@ -261,6 +262,12 @@ class ExceptionAnalysis:
             if found is not None and found.kind is not None:
                 return ExceptionType(node.name, found.kind, (found.qualname,), source=SUBCLASS)
         return ExceptionType(node.name, self.vocabulary.convention_kind(node.name), source=CONVENTION)
+
+    def witnesses(self, qualname: str, node: ast.AST) -> Tuple[Admitted, ...]:
+        """What naming `qualname` (a class known to the vocabulary) lets through, one witness
+        per kind, reported on `node`: for "retries everything" (`Exception`)."""
+        found = self.vocabulary.get(qualname) or ExceptionType(qualname, None)
+        return self._witnesses(found, node)
 
     def _witnesses(self, found: ExceptionType, node: ast.AST) -> Tuple[Admitted, ...]:
         witnesses = []
