@@ -71,6 +71,7 @@ class HandlingAnalysis:
         self.exceptions = ctx.analysis(ExceptionAnalysis)
         self.statuses = ctx.analysis(StatusAnalysis)
         self._found: Dict[int, Tuple[ast.AST, Tuple[Handling, ...]]] = {}
+        self._status_names = frozenset(s.short_name for s in self.exceptions.vocabulary.statuses())
 
     def at(self, node: ast.AST) -> Tuple[Handling, ...]:
         """The handlings `node` opens (an `except` clause or an `if` branch), if any."""
@@ -82,10 +83,25 @@ class HandlingAnalysis:
         if isinstance(node, ast.ExceptHandler):
             one = self._handler(node, scope)
             found = (one,) if one is not None else ()
-        elif isinstance(node, ast.If):
+        elif isinstance(node, ast.If) and self._may_test_error(node.test):
             found = self._branches(node, scope)
         self._found[id(node)] = (node, found)
         return found
+
+    def _may_test_error(self, test: ast.expr) -> bool:
+        """A cheap look before resolving anything: `isinstance(...)`, or a comparison with an
+        attribute named like a listed status code (`... == grpc.StatusCode.CANCELLED`)."""
+        test, _ = _unnegated(test)
+        if isinstance(test, ast.Call):
+            return isinstance(test.func, ast.Name) and test.func.id == "isinstance"
+        if not isinstance(test, ast.Compare) or len(test.ops) != 1:
+            return False
+        names = self._status_names
+        sides = [test.left, *test.comparators]
+        for side in list(sides):
+            if isinstance(side, (ast.Tuple, ast.List, ast.Set)):
+                sides.extend(side.elts)
+        return any(isinstance(side, ast.Attribute) and side.attr in names for side in sides)
 
     # -- where a handling starts ----------------------------------------------------------
     def _handler(self, handler: ast.ExceptHandler, scope: Scope) -> Optional[Handling]:
@@ -157,6 +173,8 @@ class HandlingAnalysis:
         return tuple(found), distinguishes
 
     def _is_type_test(self, test: ast.expr, scope: Scope) -> bool:
+        if not self._may_test_error(test):
+            return False
         test, _ = _unnegated(test)
         if isinstance(test, ast.Call):
             return self.exceptions.isinstance_test(test, scope) is not None

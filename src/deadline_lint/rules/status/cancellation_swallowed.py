@@ -177,9 +177,13 @@ class CancellationSwallowed(Rule):
         suppressors = set((ctx.catalog.data.get("cancellation") or {}).get("suppressors") or ())
         handling = ctx.analysis(HandlingAnalysis)
         exceptions = ctx.analysis(ExceptionAnalysis)
+        last_names = {name.rpartition(".")[2] for name in suppressors}
         for item in node.items:
             call = item.context_expr
             if not isinstance(call, ast.Call) or not call.args:
+                continue
+            func = call.func
+            if (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)) not in last_names:
                 continue
             if ctx.resolver.qualified_name(call.func, ctx.scope) not in suppressors:
                 continue
