@@ -3,7 +3,14 @@ from __future__ import annotations
 from deadline_lint.analysis.exceptions import BREAKER, EXPIRY
 from deadline_lint.analysis.statuses import EXPIRED, StatusAnalysis
 from deadline_lint.rules.base import register
-from deadline_lint.rules.status.common import HandlingRule, first_per_statement, kind_words, shown
+from deadline_lint.rules.status.common import (
+    HandlingRule,
+    first_per_statement,
+    kind_words,
+    profile_statuses,
+    shown,
+    status_words,
+)
 
 
 @register
@@ -53,8 +60,9 @@ class BreakerReportedAsDeadline(HandlingRule):
     name = "breaker-reported-as-deadline"
     summary = "an open-circuit-breaker error converted into a deadline/timeout error or status"
 
-    def words(self):
-        return kind_words(self, BREAKER)
+    def word_groups(self):
+        expired = profile_statuses(self, "expired", "grpc_expired")
+        return kind_words(self, BREAKER), kind_words(self, EXPIRY) | status_words(self, expired)
 
     def visit(self, node, ctx):
         statuses = ctx.analysis(StatusAnalysis)

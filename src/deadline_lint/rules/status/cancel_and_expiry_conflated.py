@@ -70,9 +70,13 @@ class CancelAndExpiryConflated(HandlingRule):
     name = "cancel-and-expiry-conflated"
     summary = "one handler maps cancel and expiry to the same status, or maps one to the other's status"
 
-    def words(self):
+    def word_groups(self):
         cancelled = profile_statuses(self, "cancelled", "grpc_cancelled")
-        return kind_words(self, CANCEL) | status_words(self, cancelled)
+        expired = profile_statuses(self, "expired", "grpc_expired")
+        return (
+            kind_words(self, CANCEL) | status_words(self, cancelled),
+            kind_words(self, EXPIRY) | status_words(self, expired),
+        )
 
     def visit(self, node, ctx):
         statuses = ctx.analysis(StatusAnalysis)

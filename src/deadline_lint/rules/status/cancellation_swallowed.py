@@ -100,7 +100,7 @@ class CancellationSwallowed(Rule):
         return self._words()
 
     def text_filter(self):
-        return self.catalog.cached(f"text_filter.{self.code}", lambda: WordFilter(self._words(), ("async ",)))
+        return self.catalog.cached(f"text_filter.{self.code}", lambda: WordFilter(self._words(), ("async ",)))  # only async code
 
     def visit(self, node, ctx):
         if not _in_async_function(ctx):

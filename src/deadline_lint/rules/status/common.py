@@ -15,14 +15,13 @@ if TYPE_CHECKING:
 
 
 class WordFilter:
-    """True when the text holds one of `words` (and, if given, every one of `required`)."""
+    """True when the text holds a word of every group (`groups`: tuples of alternatives)."""
 
-    def __init__(self, words: Iterable[str], required: Tuple[str, ...] = ()) -> None:
-        self.words = tuple(sorted(set(words)))
-        self.required = required
+    def __init__(self, *groups: Iterable[str]) -> None:
+        self.groups = tuple(tuple(sorted(set(group))) for group in groups)
 
     def __call__(self, text: str) -> bool:
-        return all(word in text for word in self.required) and any(word in text for word in self.words)
+        return all(any(word in text for word in group) for group in self.groups)
 
 
 class HandlingRule(Rule):
@@ -33,14 +32,16 @@ class HandlingRule(Rule):
     def handlings(self, node: ast.AST, ctx: "FileContext") -> Tuple[Handling, ...]:
         return ctx.analysis(HandlingAnalysis).at(node)
 
-    def words(self) -> FrozenSet[str]:
+    def word_groups(self) -> Tuple[FrozenSet[str], ...]:
+        """A file this rule can fire in spells a word of each group (e.g. a quota status and
+        an expiry error)."""
         raise NotImplementedError
 
     def trigger_words(self) -> FrozenSet[str]:
-        return self.words()
+        return self.word_groups()[0]
 
     def text_filter(self) -> Callable[[str], bool]:
-        return self.catalog.cached(f"text_filter.{self.code}", lambda: WordFilter(self.words()))
+        return self.catalog.cached(f"text_filter.{self.code}", lambda: WordFilter(*self.word_groups()))
 
 
 def kind_words(rule: Rule, kind: str) -> FrozenSet[str]:

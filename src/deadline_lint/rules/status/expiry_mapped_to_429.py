@@ -6,7 +6,14 @@ from deadline_lint.catalog.statuses import status_vocabulary
 from deadline_lint.diagnostics import Applicability
 from deadline_lint.edits import replace_node
 from deadline_lint.rules.base import register
-from deadline_lint.rules.status.common import HandlingRule, first_per_statement, shown, status_words
+from deadline_lint.rules.status.common import (
+    HandlingRule,
+    first_per_statement,
+    kind_words,
+    profile_statuses,
+    shown,
+    status_words,
+)
 
 
 @register
@@ -67,8 +74,9 @@ class ExpiryMappedTo429(HandlingRule):
     summary = "a handler for an expiry error produces 429 / TOO_MANY_REQUESTS / RESOURCE_EXHAUSTED"
     fix_applicability = Applicability.UNSAFE
 
-    def words(self):
-        return status_words(self, status_vocabulary(self.catalog).quota)
+    def word_groups(self):
+        expired = profile_statuses(self, "expired", "grpc_expired")
+        return status_words(self, status_vocabulary(self.catalog).quota), kind_words(self, EXPIRY) | status_words(self, expired)
 
     def visit(self, node, ctx):
         for handling in self.handlings(node, ctx):
