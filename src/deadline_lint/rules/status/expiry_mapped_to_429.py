@@ -61,8 +61,7 @@ class ExpiryMappedTo429(HandlingRule):
     `DEADLINE_EXCEEDED`) in the spelling used (`504`, `HTTPStatus.GATEWAY_TIMEOUT`,
     `web.HTTPGatewayTimeout`, `grpc.StatusCode.DEADLINE_EXCEEDED`), and clients see another
     status. It is offered only when the handler catches nothing but expiry errors; a handler
-    that also catches a rate-limit error is reported without a fix. An organisation can
-    promote it with `extend-safe-fixes`.
+    that also catches a rate-limit error is reported without a fix.
 
     ## Options
     - `statuses.expired`, `statuses.grpc_expired`: what the fix writes.
