@@ -78,9 +78,9 @@ class CancellationSwallowed(Rule):
     something else get no fix; where the cancellation should go is a decision for a person.
 
     ## Options
-    - `exceptions.cancel`: the organisation's own cancellation errors (they derive from
-      `Exception`, so they count only where named; task cancellation is `asyncio`'s and
-      trio's).
+    None. The profile's `exceptions.cancel` types are errors (they derive from `Exception`),
+    not the task's cancellation, which is asyncio's and trio's; raising one of them from the
+    handler does count as handing the cancellation on.
     """
 
     code = "DL403"
