@@ -243,3 +243,44 @@ def test_documented_example_fires_and_its_remedy_does_not(code: str) -> None:
     good = checker.check_text(_section(rule.documentation(), "Use instead"), "example.py")
     assert [d.code for d in bad] == [code]
     assert good == []
+
+
+# -- what a user sees ----------------------------------------------------------------------------
+SNAPSHOT = {
+    "DL401/http_frameworks.py": [
+        "21:9: DL401 deadline expiry (`asyncio.TimeoutError`) is reported as 429 (`429`), a quota status: "
+        "report `504` instead",
+        "49:9: DL401 deadline expiry (`httpx.ReadTimeout`) is reported as 429 (`HTTPStatus.TOO_MANY_REQUESTS`), "
+        "a quota status: report `HTTPStatus.GATEWAY_TIMEOUT` instead",
+        "87:9: DL401 deadline expiry (`requests.Timeout`) is reported as 429 (`HTTPStatus.TOO_MANY_REQUESTS`), "
+        "a quota status: report 504 instead",
+    ],
+    "DL402/conflated.py": [
+        "14:5: DL402 cancellation (`asyncio.CancelledError`) and deadline expiry (`asyncio.TimeoutError`) are "
+        "handled alike and both reported as status 504 (line 15): handle them separately, re-raise the cancellation",
+        "56:17: DL402 a cancellation (`grpc.StatusCode.CANCELLED`) is reported as the expiry status "
+        "DEADLINE_EXCEEDED (`grpc.StatusCode.DEADLINE_EXCEEDED`): keep cancellation and expiry apart",
+    ],
+    "DL403/swallowed.py": [
+        "39:5: DL403 `except asyncio.CancelledError` catches the task's cancellation and returns at line 40 "
+        "without re-raising it: re-raise it there (`raise`)",
+        "68:5: DL403 `except BaseException` catches the task's cancellation (asyncio.CancelledError) and can "
+        "reach its end without re-raising it: end the handler with `raise`",
+        "98:10: DL403 `contextlib.suppress(asyncio.CancelledError)` swallows the task's cancellation: let it "
+        "propagate (catch it only around a task you cancelled yourself)",
+    ],
+    "DL404/breakers.py": [
+        "30:9: DL404 an open circuit breaker (`pybreaker.CircuitBreakerError`) is reported as a deadline error "
+        "(`UpstreamTimeout`): nothing expired, the call was refused; report it as unavailable",
+    ],
+}
+
+
+@pytest.mark.parametrize("fixture", sorted(SNAPSHOT))
+def test_findings_read_as_pinned(fixture: str) -> None:
+    """Line, column, code and message, once each, for representative findings."""
+    path = ROOT / "fixtures" / fixture
+    found = Checker(select=[fixture[:5]]).check_text(path.read_text(encoding="utf-8"), str(path))
+    shown = [f"{d.line}:{d.column}: {d.code} {d.message}" for d in found]
+    for expected in SNAPSHOT[fixture]:
+        assert shown.count(expected) == 1, expected

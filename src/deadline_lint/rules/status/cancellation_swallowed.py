@@ -192,8 +192,10 @@ class CancellationSwallowed(Rule):
             )
             if cancel_type is None or self._cancelled_it_itself(ctx, node):
                 continue
+            text = shown(ctx, call)
+            caught = "" if cancel_type in text else f" ({cancel_type})"
             message = (
-                f"`{shown(ctx, call)}` swallows the task's cancellation ({cancel_type}): "
+                f"`{text}` swallows the task's cancellation{caught}: "
                 f"let it propagate (catch it only around a task you cancelled yourself)"
             )
             ctx.report(self, call, message)
