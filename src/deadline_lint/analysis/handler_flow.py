@@ -248,3 +248,13 @@ def _last_name(func: ast.AST) -> Optional[str]:
     if isinstance(func, ast.Name):
         return func.id
     return None
+
+
+def can_suspend(statements: Sequence[ast.stmt]) -> bool:
+    """Code that can be interrupted by its task's cancellation: it awaits (or is an async
+    generator that yields, where `athrow` can deliver it). Without such a point a
+    `CancelledError` comes from elsewhere (`future.result()` of a cancelled future)."""
+    return any(
+        isinstance(node, (ast.Await, ast.AsyncWith, ast.AsyncFor, ast.Yield, ast.YieldFrom))
+        for node in _expressions(statements)
+    )

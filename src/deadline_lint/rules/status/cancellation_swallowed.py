@@ -6,6 +6,7 @@ from deadline_lint.analysis.exceptions import CANCEL, ExceptionAnalysis
 from deadline_lint.analysis.handler_flow import (
     FALLS_THROUGH,
     calls_any,
+    can_suspend,
     cancels_then_awaits,
     handler_leaks,
     passes_caught_on,
@@ -36,8 +37,12 @@ class CancellationSwallowed(Rule):
     Quiet when every path re-raises (a bare `raise`, `raise <the caught name>`, or a new
     `CancelledError`), and when the code cancelled the task itself just before awaiting it
     (`task.cancel()` then `await task` inside the `try` or `with`): swallowing the
-    cancellation it asked for is the point. Synchronous code is not checked: there
-    `CancelledError` comes from a future, not from the running task.
+    cancellation it asked for is the point. Synchronous code is not checked, nor a `try`
+    that never waits: there `CancelledError` comes from a future (`future.result()`), not
+    from the running task. Also quiet when the handler decides for itself: it asks
+    `task.cancelling()`, hands the exception object to other code (`errors.append(exc)`,
+    `fut.set_exception(exc)`, `sys.exc_info()`; logging it does not count), or an earlier
+    clause of the same `try` already takes the cancellation.
 
     ## Why is this bad?
     Cancellation is how a caller that gave up (a client that went away, a timeout scope
@@ -116,6 +121,8 @@ class CancellationSwallowed(Rule):
         cancel_type = handling.task_cancel(exceptions.handler(handler))
         if cancel_type is None or self._caught_earlier(handler, ctx, handling, exceptions):
             return
+        if not can_suspend(getattr(ctx.parent, "body", ())):
+            return  # nothing in the `try` waits: the cancellation cannot be the task's
         if self._someone_else_decides(handler, ctx):
             return
         decide = _CancelBranches(handler, ctx, handling, exceptions)
@@ -190,7 +197,7 @@ class CancellationSwallowed(Rule):
             cancel_type = next(
                 (found for found in (handling.task_cancel(exceptions.admits(a)) for a in call.args) if found), None
             )
-            if cancel_type is None or self._cancelled_it_itself(ctx, node):
+            if cancel_type is None or not can_suspend(node.body) or self._cancelled_it_itself(ctx, node):
                 continue
             text = shown(ctx, call)
             caught = "" if cancel_type in text else f" ({cancel_type})"
