@@ -49,6 +49,7 @@ class Outcome:
     status: Optional[ProducedStatus] = None
     raised: Optional[ExceptionType] = None  # an error of a kind, raised here
     raised_node: Optional[ast.expr] = None
+    conditional: bool = False  # only on some paths through the body (inside an if, a loop)
 
 
 @dataclass(frozen=True)
@@ -154,22 +155,24 @@ class HandlingAnalysis:
     def _outcomes(self, body: List[ast.stmt], scope: Scope) -> Tuple[Tuple[Outcome, ...], bool]:
         found: List[Outcome] = []
         distinguishes = False
-        stack: List[ast.stmt] = list(reversed(body))
+        stack: List[Tuple[ast.stmt, bool]] = [(stmt, False) for stmt in reversed(body)]
         while stack:
-            stmt = stack.pop()
+            stmt, conditional = stack.pop()
             if isinstance(stmt, _DEFINITIONS):
                 continue
             if isinstance(stmt, ast.If) and self._is_type_test(stmt.test, scope):
                 distinguishes = True  # both branches are told apart: handlings of their own
                 continue
-            self._statement_outcomes(stmt, scope, found)
+            self._statement_outcomes(stmt, scope, found, conditional)
             nested: List[ast.stmt] = []
             for field in _BLOCK_FIELDS:
                 nested.extend(getattr(stmt, field, None) or ())
             for case in getattr(stmt, "cases", None) or ():
                 nested.extend(case.body)
-            # Nested `except` clauses handle what their own `try` raised: not ours.
-            stack.extend(reversed(nested))
+            # Nested `except` clauses handle what their own `try` raised: not ours. What a
+            # `with` or a `try` body holds runs whenever they do; anything else only sometimes.
+            inner = conditional or not isinstance(stmt, (ast.With, ast.AsyncWith, *_TRY_TYPES))
+            stack.extend((child, inner) for child in reversed(nested))
         return tuple(found), distinguishes
 
     def _is_type_test(self, test: ast.expr, scope: Scope) -> bool:
@@ -182,19 +185,19 @@ class HandlingAnalysis:
             return self.exceptions.status_test(test, scope) is not None
         return False
 
-    def _statement_outcomes(self, stmt: ast.stmt, scope: Scope, found: List[Outcome]) -> None:
+    def _statement_outcomes(self, stmt: ast.stmt, scope: Scope, found: List[Outcome], conditional: bool) -> None:
         statuses = self.statuses
         for produced in statuses.produced(stmt, scope):
-            found.append(Outcome(stmt, status=produced))
+            found.append(Outcome(stmt, status=produced, conditional=conditional))
         for node in _header_expressions(stmt):
             if isinstance(node, ast.Call):
                 for produced in statuses.produced(node, scope):
-                    found.append(Outcome(stmt, status=produced))
+                    found.append(Outcome(stmt, status=produced, conditional=conditional))
         if isinstance(stmt, ast.Raise) and stmt.exc is not None:
             raised = stmt.exc.func if isinstance(stmt.exc, ast.Call) else stmt.exc
             exc_type = self.exceptions.type_of(raised, scope)
             if exc_type is not None and exc_type.kind is not None:
-                found.append(Outcome(stmt, raised=exc_type, raised_node=raised))
+                found.append(Outcome(stmt, raised=exc_type, raised_node=raised, conditional=conditional))
 
     # -- cancellation of the running task ---------------------------------------------------
     def task_cancel(self, admission: Admission) -> Optional[str]:

@@ -28,7 +28,9 @@ class CancelAndExpiryConflated(HandlingRule):
       raises a cancel error, reported on that statement.
 
     A handler that tells the two apart in its body (`isinstance(err, CancelledError)`, a
-    status-code test) is quiet, as is one that only re-raises.
+    status-code test) is quiet, as is one that only re-raises. A cancel handler that reports
+    expiry only under a condition (`if loop.time() >= deadline: raise TimeoutError`) is
+    quiet: that is how a timeout built on cancellation reports its own timer firing.
 
     ## Why is this bad?
     Expiry and cancellation are two terminal outcomes with two statuses. Expiry means this hop
@@ -113,6 +115,8 @@ class CancelAndExpiryConflated(HandlingRule):
         witness = handling.witness(kind)
         wrong = []
         for outcome in handling.outcomes:
+            if outcome.conditional:
+                continue  # the code tells why it got here (its own timer fired): its call
             if outcome.status is not None and other_status in statuses.meanings(outcome.status.status):
                 wrong.append(outcome)
             elif outcome.raised is not None and outcome.raised.kind == other_kind:
