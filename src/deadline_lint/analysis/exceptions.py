@@ -141,6 +141,7 @@ class ExceptionAnalysis:
         self._admissions: Dict[int, Tuple[ast.AST, Admission]] = {}
         self._types: Dict[int, Tuple[ast.AST, Optional[ExceptionType]]] = {}
         self._text = ctx.source.text
+        self._roots: Dict[str, bool] = {}  # library name -> spelled in this file
 
     # -- filters ------------------------------------------------------------------------
     def handler(self, handler: ast.ExceptHandler, scope: Optional[Scope] = None) -> Admission:
@@ -286,9 +287,12 @@ class ExceptionAnalysis:
     def _relevance(self, exc: ExceptionType) -> int:
         """Prefer, as the witness named in a message, a type from a library this file uses."""
         root = exc.qualname.split(".")[0] if "." in exc.qualname else ""
-        if root and root in self._text:
-            return 0
-        return 1 if not root else 2
+        if not root:
+            return 1
+        used = self._roots.get(root)
+        if used is None:
+            used = self._roots[root] = root in self._text
+        return 0 if used else 2
 
     def _catch_all(self, node: ast.AST) -> Element:
         found = self.vocabulary.types[CATCH_ALL]
