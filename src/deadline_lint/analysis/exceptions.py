@@ -141,7 +141,7 @@ class ExceptionAnalysis:
         self._admissions: Dict[int, Tuple[ast.AST, Admission]] = {}
         self._types: Dict[int, Tuple[ast.AST, Optional[ExceptionType]]] = {}
         self._text = ctx.source.text
-        self._roots_used: Dict[str, bool] = {}
+        self._roots: Dict[str, bool] = {}  # library name -> spelled in this file
 
     # -- filters ------------------------------------------------------------------------
     def handler(self, handler: ast.ExceptHandler, scope: Optional[Scope] = None) -> Admission:
@@ -289,9 +289,9 @@ class ExceptionAnalysis:
         root = exc.qualname.split(".")[0] if "." in exc.qualname else ""
         if not root:
             return 1
-        used = self._roots_used.get(root)
-        if used is None:  # one search of the file's text per library, not per candidate
-            used = self._roots_used[root] = root in self._text
+        used = self._roots.get(root)
+        if used is None:
+            used = self._roots[root] = root in self._text
         return 0 if used else 2
 
     def _catch_all(self, node: ast.AST) -> Element:

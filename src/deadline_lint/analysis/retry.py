@@ -116,6 +116,8 @@ class RetryAnalysis:
         self._policies: Dict[int, Tuple[ast.AST, Optional[RetryPolicy]]] = {}
         self._loops: Dict[int, Optional[RetryLoop]] = {}
         self._retrying: Dict[int, Optional[ast.expr]] = {}
+        self._around: Optional[Dict[int, Scope]] = None  # module-level defs and methods -> their scope
+        self._final_names = frozenset(name.rpartition(".")[2] for name in [*self.catalog.policies, *self.catalog.aliases])
 
     def _qualname(self, expr: ast.expr, scope: Scope) -> Optional[str]:
         found = self.resolver.qualified_name(expr, scope)
@@ -148,8 +150,17 @@ class RetryAnalysis:
         known = self._policies.get(id(call))
         if known is not None:
             return known[1]
+        if not self._may_name_policy(call.func, scope):
+            return None
         api = self.catalog.policy(self._qualname(call.func, scope))
         return self._remember(call, self._build(api, call, call, scope) if api is not None else None)
+
+    def _may_name_policy(self, func: ast.expr, scope: Scope) -> bool:
+        """A first look, before resolving: a policy is reached through an imported name, or as
+        an attribute spelled like one (`tenacity.Retrying`, `retry.Retry`)."""
+        if isinstance(func, ast.Name):
+            return func.id in self.resolver.imported_names(scope)
+        return isinstance(func, ast.Attribute) and func.attr in self._final_names
 
     def _remember(self, node: ast.AST, policy: Optional[RetryPolicy]) -> Optional[RetryPolicy]:
         self._policies[id(node)] = (node, policy)
@@ -339,13 +350,16 @@ class RetryAnalysis:
 
     def _scope_around(self, function: ast.AST) -> Optional[Scope]:
         """The scope a module-level def or a method is defined in."""
-        module = self.ctx.module_scope
-        if any(s is function for s in module.node.body):  # type: ignore[attr-defined]
-            return module
-        for statement in module.node.body:  # type: ignore[attr-defined]
-            if isinstance(statement, ast.ClassDef) and any(s is function for s in statement.body):
-                return self.resolver.scope_of(statement, module)
-        return None
+        if self._around is None:
+            module = self.ctx.module_scope
+            around: Dict[int, Scope] = {}
+            for statement in module.node.body:  # type: ignore[attr-defined]
+                around[id(statement)] = module
+                if isinstance(statement, ast.ClassDef):
+                    class_scope = self.resolver.scope_of(statement, module)
+                    around.update((id(s), class_scope) for s in statement.body)
+            self._around = around
+        return self._around.get(id(function))
 
     def called_function(self, call: ast.Call, scope: Scope) -> Optional[ast.AST]:
         """The def a call reaches in this file: a module-level function, or a method of the

@@ -36,6 +36,21 @@ class RetryRule(Rule):
     def text_filter(self) -> Callable[[str], bool]:
         return policy_text_filter(self.catalog, self.profile)
 
+    # The text of the file `_applies` was computed for: held, so that no later file's text can
+    # reuse its identity (holding the context instead would keep the last tree alive).
+    _text: object = None
+    _applies = False
+
+    def applies(self, ctx: "FileContext") -> bool:
+        """The rule's own second look at this file, once per file: with the prefilter off, or
+        when another rule's words let the file in, most files have nothing for it. Rules call
+        it first in every visit, so it stays cheap after the first."""
+        text = ctx.source.text
+        if text is not self._text:
+            self._text = text
+            self._applies = bool(self.text_filter()(text))
+        return self._applies
+
 
 def _import_prefix(qualname: str) -> str:
     """The module a name is imported from, as far as a prefilter needs: `tenacity` for
@@ -66,14 +81,23 @@ class PolicyImports:
 
     def __init__(self, retry: RetryCatalog, profile: Profile) -> None:
         prefixes = sorted({_import_prefix(name) for name in _policy_names(retry)})
+        self._words = tuple(sorted({p.rpartition(".")[2] for p in prefixes}))
         alternatives = "|".join(re.escape(p) for p in prefixes)
         self._imports = re.compile(
             rf"(?m)^[ \t]*(?:from[ \t]+(?:{alternatives})\b|import[ \t]+(?:[\w.]+(?:[ \t]+as[ \t]+\w+)?[ \t]*,[ \t]*)*(?:{alternatives})\b)"
         )
         self._own = tuple(name.rpartition(".")[2] for name in profile["retry_decorators"])
+        self._last: Tuple[Optional[str], bool] = (None, False)
 
     def __call__(self, text: str) -> bool:
-        return any(name in text for name in self._own) or self._imports.search(text) is not None
+        # The engine's prefilter and each rule's `applies` ask about the same text in turn.
+        if text is self._last[0]:
+            return self._last[1]
+        found = any(name in text for name in self._own) or (
+            any(word in text for word in self._words) and self._imports.search(text) is not None
+        )
+        self._last = (text, found)
+        return found
 
 
 class AnyWord:
@@ -84,28 +108,50 @@ class AnyWord:
         self._first = first
         self._words = tuple(sorted(words))
         self._needs = tuple(sorted(needs))
+        self._last: Tuple[Optional[str], bool] = (None, False)
 
     def __call__(self, text: str) -> bool:
+        if text is self._last[0]:
+            return self._last[1]
         if self._needs and not any(word in text for word in self._needs):
-            return False
-        return any(word in text for word in self._words) or self._first(text)
+            found = False
+        else:
+            found = any(word in text for word in self._words) or self._first(text)
+        self._last = (text, found)
+        return found
 
 
 class AnyPattern:
-    """A second look that passes when `pattern` is found in the text, or `first` passes."""
+    """A second look that passes when `first` does, or when some match of `pattern` has one of
+    `words` in the group it matched (a plain regex with the words inside would backtrack)."""
 
-    def __init__(self, first: Callable[[str], bool], pattern: "re.Pattern[str]") -> None:
+    def __init__(self, first: Callable[[str], bool], pattern: "re.Pattern[str]", words: FrozenSet[str]) -> None:
         self._first = first
         self._pattern = pattern
+        self._words = tuple(sorted(words))
+        self._last: Tuple[Optional[str], bool] = (None, False)
 
     def __call__(self, text: str) -> bool:
-        return self._pattern.search(text) is not None or self._first(text)
+        if text is self._last[0]:
+            return self._last[1]
+        found = self._first(text) or self._matches(text)
+        self._last = (text, found)
+        return found
+
+    def _matches(self, text: str) -> bool:
+        words = self._words
+        if any(word in text for word in words):
+            for match in self._pattern.finditer(text):
+                group = match.group(match.lastindex or 0)
+                if any(word in group for word in words):
+                    return True
+        return False
 
 
-def pattern_filter(ctx_key: str, catalog: Catalog, profile: Profile, pattern: str):
+def pattern_filter(ctx_key: str, catalog: Catalog, profile: Profile, pattern: str, words: FrozenSet[str]):
     """One shared AnyPattern per rule and profile."""
-    key = (ctx_key, tuple(profile["retry_decorators"]), pattern)
-    return catalog.cached(key, lambda: AnyPattern(policy_text_filter(catalog, profile), re.compile(pattern)))
+    key = (ctx_key, tuple(profile["retry_decorators"]), pattern, words)
+    return catalog.cached(key, lambda: AnyPattern(policy_text_filter(catalog, profile), re.compile(pattern), words))
 
 
 def word_filter(ctx_key: str, catalog: Catalog, profile: Profile, words: FrozenSet[str], needs: FrozenSet[str] = frozenset()):
@@ -163,10 +209,10 @@ def decorated_policies(ctx: "FileContext", node: ast.AST) -> Tuple[RetryPolicy, 
 def called_policy(ctx: "FileContext", call: ast.Call) -> Optional[RetryPolicy]:
     """The retrying policy `call` builds (`Retrying(...)`, `Retry(...)`), unless it decorates
     a def (those are seen from the def) or makes one attempt only."""
-    if is_decorator(ctx, call):
-        return None
     policy = ctx.analysis(RetryAnalysis).policy_call(call, ctx.scope)
-    return policy if policy is not None and policy.retries else None
+    if policy is None or not policy.retries or is_decorator(ctx, call):
+        return None
+    return policy
 
 
 def is_decorator(ctx: "FileContext", call: ast.AST) -> bool:

@@ -103,11 +103,13 @@ class RetryOnExpiryOrCancel(RetryRule):
 
     def text_filter(self):
         # An except clause naming such a type, or a tuple of them bound to a name first.
-        words = "|".join(re.escape(w.rpartition(" ")[2].rpartition(".")[2]) for w in sorted(self._type_words()))
-        pattern = rf"(?m)except\b[^:]*(?:{words})|^[ \t]*\w+[ \t]*=[ \t]*[(\[][^)\]]*(?:{words})"
-        return pattern_filter(self.code, self.catalog, self.profile, pattern)
+        words = frozenset(w.rpartition(" ")[2].rpartition(".")[2] for w in self._type_words())
+        pattern = r"(?m)\bexcept\b([^:]*):|^[ \t]*\w+[ \t]*=[ \t]*[(\[]([^)\]]*)"
+        return pattern_filter(self.code, self.catalog, self.profile, pattern, words)
 
     def visit(self, node: ast.AST, ctx) -> None:
+        if not self.applies(ctx):
+            return
         retry = ctx.analysis(RetryAnalysis)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             for policy in decorated_policies(ctx, node):

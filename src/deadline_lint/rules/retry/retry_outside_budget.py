@@ -96,6 +96,8 @@ class RetryOutsideBudget(RetryRule):
         return word_filter(self.code, self.catalog, self.profile, sleeps, budget_words(self.catalog, self.profile))
 
     def leave(self, node: ast.AST, ctx) -> None:
+        if not self.applies(ctx) or not getattr(node, "decorator_list", None):
+            return
         budget = budget_of(ctx)  # the decorated function's own scope, at its end
         if budget is None:
             return
@@ -103,6 +105,8 @@ class RetryOutsideBudget(RetryRule):
             self._policy(policy, budget.names, ctx, f"`{getattr(node, 'name', '?')}` takes a budget, but ")
 
     def visit(self, node: ast.AST, ctx) -> None:
+        if not self.applies(ctx):
+            return
         if isinstance(node, ast.Call):
             policy = called_policy(ctx, node)
             if policy is None:
@@ -111,11 +115,11 @@ class RetryOutsideBudget(RetryRule):
             if budget is not None:
                 self._policy(policy, budget.names, ctx, "a budget is in scope, but ")
             return
-        loop = ctx.analysis(RetryAnalysis).loop(node, ctx.scope)
-        if loop is None or not loop.sleeps:
-            return
         budget = budget_of(ctx)
-        if budget is None or _checks_remainder(loop, budget.names):
+        if budget is None:
+            return
+        loop = ctx.analysis(RetryAnalysis).loop(node, ctx.scope)
+        if loop is None or not loop.sleeps or _checks_remainder(loop, budget.names):
             return
         sleep = loop.sleeps[0]
         if first_report(ctx, self.code, sleep):

@@ -73,6 +73,8 @@ class RetryPolicyAdmitsExpiry(RetryRule):
     node_types = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Call)
 
     def visit(self, node: ast.AST, ctx) -> None:
+        if not self.applies(ctx):
+            return
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             for policy in decorated_policies(ctx, node):
                 self._policy(policy, ctx)

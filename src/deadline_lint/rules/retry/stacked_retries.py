@@ -68,15 +68,17 @@ class StackedRetries(RetryRule):
     node_types = (ast.Call,)
     # A client given its own retries is built with one of these in the text.
     client_words = frozenset({"retries", "aiohttp_retry"})
-    client_pattern = r"retries\s*=[^=]|aiohttp_retry"
+    client_pattern = r"(retries\s*=[^=]|aiohttp_retry)"
 
     def trigger_words(self) -> Optional[FrozenSet[str]]:
         return self.policy_words() | self.client_words
 
     def text_filter(self):
-        return pattern_filter(self.code, self.catalog, self.profile, self.client_pattern)
+        return pattern_filter(self.code, self.catalog, self.profile, self.client_pattern, self.client_words)
 
     def visit(self, node: ast.AST, ctx) -> None:
+        if not self.applies(ctx):
+            return
         outer = self._retrying_context(node, ctx)
         if outer is None:
             return
