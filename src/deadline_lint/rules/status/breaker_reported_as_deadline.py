@@ -65,8 +65,9 @@ class BreakerReportedAsDeadline(HandlingRule):
         return kind_words(self, BREAKER), kind_words(self, EXPIRY) | status_words(self, expired)
 
     def visit(self, node, ctx):
-        statuses = ctx.analysis(StatusAnalysis)
-        for handling in self.handlings(node, ctx):
+        found = self.handlings(node, ctx)
+        statuses = ctx.analysis(StatusAnalysis) if found else None
+        for handling in found:
             witness = handling.witness(BREAKER)
             if witness is None:
                 continue

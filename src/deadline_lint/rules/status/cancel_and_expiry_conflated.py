@@ -81,8 +81,9 @@ class CancelAndExpiryConflated(HandlingRule):
         )
 
     def visit(self, node, ctx):
-        statuses = ctx.analysis(StatusAnalysis)
-        for handling in self.handlings(node, ctx):
+        found = self.handlings(node, ctx)
+        statuses = ctx.analysis(StatusAnalysis) if found else None
+        for handling in found:
             both = handling.kinds >= {CANCEL, EXPIRY}
             if both:
                 self._both(handling, ctx)

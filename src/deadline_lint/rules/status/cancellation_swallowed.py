@@ -14,8 +14,8 @@ from deadline_lint.analysis.handler_flow import (
 from deadline_lint.analysis.handling import HandlingAnalysis, except_keyword
 from deadline_lint.diagnostics import Applicability
 from deadline_lint.edits import append_statement
-from deadline_lint.rules.base import Rule, register
-from deadline_lint.rules.status.common import WordFilter, shown
+from deadline_lint.rules.base import register
+from deadline_lint.rules.status.common import GatedRule, WordFilter, shown
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _TRY_TYPES = tuple(getattr(ast, name) for name in ("Try", "TryStar") if hasattr(ast, name))
@@ -23,7 +23,7 @@ _CATCH_ALL_WORDS = ("BaseException", "except:")  # the only other spellings that
 
 
 @register
-class CancellationSwallowed(Rule):
+class CancellationSwallowed(GatedRule):
     """
     ## What it does
     In an `async def`, flags an `except` clause that catches the task's cancellation
@@ -108,7 +108,7 @@ class CancellationSwallowed(Rule):
         return self.catalog.cached(f"text_filter.{self.code}", lambda: WordFilter(self._words(), ("async ",)))  # only async code
 
     def visit(self, node, ctx):
-        if not _in_async_function(ctx):
+        if not self.applies(ctx) or not _in_async_function(ctx):
             return
         if isinstance(node, ast.ExceptHandler):
             self._handler(node, ctx)

@@ -24,12 +24,35 @@ class WordFilter:
         return all(any(word in text for word in group) for group in self.groups)
 
 
-class HandlingRule(Rule):
+class GatedRule(Rule):
+    """A rule whose own second look (`text_filter`) is asked once per file before it does any
+    work there: with the prefilter off, or when another rule's words let a file in, most files
+    have nothing for it."""
+
+    # The text the answer was computed for, compared by identity (held rather than the
+    # context, which would keep the last file's tree alive).
+    _text: object = None
+    _applies = False
+
+    def text_filter(self) -> Callable[[str], bool]:
+        raise NotImplementedError
+
+    def applies(self, ctx: "FileContext") -> bool:
+        text = ctx.source.text
+        if text is not self._text:
+            self._text = text
+            self._applies = bool(self.text_filter()(text))
+        return self._applies
+
+
+class HandlingRule(GatedRule):
     """A rule judging what `except` clauses and `isinstance` / status-code branches produce."""
 
     node_types = (ast.ExceptHandler, ast.If)
 
     def handlings(self, node: ast.AST, ctx: "FileContext") -> Tuple[Handling, ...]:
+        if not self.applies(ctx):
+            return ()
         return ctx.analysis(HandlingAnalysis).at(node)
 
     def word_groups(self) -> Tuple[FrozenSet[str], ...]:
