@@ -40,6 +40,7 @@ class RetryRule(Rule):
     # reuse its identity (holding the context instead would keep the last tree alive).
     _text: object = None
     _applies = False
+    _filter: Optional[Callable[[str], bool]] = None
 
     def applies(self, ctx: "FileContext") -> bool:
         """The rule's own second look at this file, once per file: with the prefilter off, or
@@ -48,7 +49,9 @@ class RetryRule(Rule):
         text = ctx.source.text
         if text is not self._text:
             self._text = text
-            self._applies = bool(self.text_filter()(text))
+            if self._filter is None:
+                self._filter = self.text_filter()
+            self._applies = bool(self._filter(text))
         return self._applies
 
 

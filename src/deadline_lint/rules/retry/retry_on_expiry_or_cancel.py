@@ -102,9 +102,10 @@ class RetryOnExpiryOrCancel(RetryRule):
         return self.policy_words() | self._type_words()
 
     def text_filter(self):
-        # An except clause naming such a type, or a tuple of them bound to a name first.
+        # An except clause naming such a type, or a tuple of them bound to a constant first
+        # (`RETRYABLE = (ReadTimeout, ...)`; a lowercase local tuple is left to the policies).
         words = frozenset(w.rpartition(" ")[2].rpartition(".")[2] for w in self._type_words())
-        pattern = r"(?m)\bexcept\b([^:]*):|^[ \t]*\w+[ \t]*=[ \t]*[(\[]([^)\]]*)"
+        pattern = r"(?m)\bexcept\b([^:]*):|^[ \t]*[A-Z_][A-Z0-9_]*[ \t]*=[ \t]*[(\[]([^)\]]*)"
         return pattern_filter(self.code, self.catalog, self.profile, pattern, words)
 
     def visit(self, node: ast.AST, ctx) -> None:
