@@ -257,9 +257,9 @@ def drop_element(source: SourceFile, siblings: Sequence[ast.expr], index: int, t
     between = text[previous_end:start]
     if between.strip() != ",":
         return None
-    if single:
-        return Edit(previous_end + between.index(",") + 1, end, "")
-    return Edit(previous_end, end, "")
+    if single and not text[end:].lstrip().startswith(","):
+        return Edit(previous_end + between.index(",") + 1, end, "")  # `(A, B)` -> `(A,)`
+    return Edit(previous_end, end, "")  # `(A, B, C)` -> `(A, B)`; `(A, B,)` -> `(A,)`
 
 
 def elements_of(container: Optional[ast.AST]) -> Optional[Sequence[ast.expr]]:

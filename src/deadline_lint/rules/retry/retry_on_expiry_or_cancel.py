@@ -45,8 +45,10 @@ class RetryOnExpiryOrCancel(RetryRule):
     A loop counts as a retry loop when it counts attempts (`range`, `itertools.count`) or is a
     `while`, leaves on success (`return`/`break` in the `try` or right after it) and the
     handler can reach the next iteration (it does not end in `raise`, `return` or `break`).
-    Loops over data (`for item in items`) and polling loops that never leave on success stay
-    quiet.
+    Loops over data (`for item in items`), polling loops that never leave on success, and a
+    `while` that checks an exit condition of its own (`if stop.is_set(): return`) and neither
+    sleeps nor counts attempts (a socket timeout used as a tick) stay quiet, as does a handler
+    whose type an earlier handler of the same `try` already catches.
 
     The finding is on the exception type inside the retry filter, and on the `except` clause
     of a hand-written loop.
