@@ -157,6 +157,28 @@ def pattern_filter(ctx_key: str, catalog: Catalog, profile: Profile, pattern: st
     return catalog.cached(key, lambda: AnyPattern(policy_text_filter(catalog, profile), re.compile(pattern), words))
 
 
+class BothWords:
+    """A second look that passes when `first` does, or the text has one word of each set."""
+
+    def __init__(self, first: Callable[[str], bool], one: FrozenSet[str], other: FrozenSet[str]) -> None:
+        self._first = first
+        self._one = tuple(sorted(one))
+        self._other = tuple(sorted(other))
+        self._last: Tuple[Optional[str], bool] = (None, False)
+
+    def __call__(self, text: str) -> bool:
+        if text is self._last[0]:
+            return self._last[1]
+        found = (any(w in text for w in self._one) and any(w in text for w in self._other)) or self._first(text)
+        self._last = (text, found)
+        return found
+
+
+def both_words_filter(ctx_key: str, catalog: Catalog, profile: Profile, one: FrozenSet[str], other: FrozenSet[str]):
+    key = (ctx_key, tuple(profile["retry_decorators"]), one, other)
+    return catalog.cached(key, lambda: BothWords(policy_text_filter(catalog, profile), one, other))
+
+
 def word_filter(ctx_key: str, catalog: Catalog, profile: Profile, words: FrozenSet[str], needs: FrozenSet[str] = frozenset()):
     """One shared AnyWord per rule and profile (the engine runs each distinct filter once)."""
     key = (ctx_key, tuple(profile["retry_decorators"]), words, needs)

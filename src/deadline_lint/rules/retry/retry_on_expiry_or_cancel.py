@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import ast
-import re
 from typing import FrozenSet, Iterator, Optional, Sequence, Set, Tuple
 
 from deadline_lint.analysis.exceptions import CANCEL, EXPIRY, Admission, Admitted, ExceptionAnalysis
@@ -94,7 +93,9 @@ class RetryOnExpiryOrCancel(RetryRule):
     fix_applicability = Applicability.UNSAFE
     node_types = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Call, ast.For, ast.AsyncFor, ast.While)
     # Hand-written loops name the type itself: one of these is in the file's text.
-    loop_words = frozenset({"Timeout", "socket.timeout", "import timeout", "Deadline", "Cancel", "Expired", "TooSlow"})
+    # (`from socket import timeout` then `except timeout:` is not among them: socket.timeout
+    # has been TimeoutError since Python 3.10, and the bare lowercase word is everywhere.)
+    loop_words = frozenset({"Timeout", "socket.timeout", "Deadline", "Cancel", "Expired", "TooSlow"})
 
     def _type_words(self) -> FrozenSet[str]:
         own = {name.rpartition(".")[2] for kind in _KINDS for name in self.profile["exceptions"][kind]}
@@ -106,7 +107,7 @@ class RetryOnExpiryOrCancel(RetryRule):
     def text_filter(self):
         # An except clause naming such a type, or a tuple of them bound to a constant first
         # (`RETRYABLE = (ReadTimeout, ...)`; a lowercase local tuple is left to the policies).
-        words = frozenset(w.rpartition(" ")[2].rpartition(".")[2] for w in self._type_words())
+        words = self._type_words()
         pattern = r"(?m)\bexcept\b([^:]*):|^[ \t]*[A-Z_][A-Z0-9_]*[ \t]*=[ \t]*[(\[]([^)\]]*)"
         return pattern_filter(self.code, self.catalog, self.profile, pattern, words)
 
