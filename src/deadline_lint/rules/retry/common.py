@@ -40,6 +40,7 @@ class RetryRule(Rule):
     # reuse its identity (holding the context instead would keep the last tree alive).
     _text: object = None
     _applies = False
+    _filter: Optional[Callable[[str], bool]] = None
 
     def applies(self, ctx: "FileContext") -> bool:
         """The rule's own second look at this file, once per file: with the prefilter off, or
@@ -48,7 +49,9 @@ class RetryRule(Rule):
         text = ctx.source.text
         if text is not self._text:
             self._text = text
-            self._applies = bool(self.text_filter()(text))
+            if self._filter is None:
+                self._filter = self.text_filter()
+            self._applies = bool(self._filter(text))
         return self._applies
 
 
@@ -154,6 +157,28 @@ def pattern_filter(ctx_key: str, catalog: Catalog, profile: Profile, pattern: st
     return catalog.cached(key, lambda: AnyPattern(policy_text_filter(catalog, profile), re.compile(pattern), words))
 
 
+class BothWords:
+    """A second look that passes when `first` does, or the text has one word of each set."""
+
+    def __init__(self, first: Callable[[str], bool], one: FrozenSet[str], other: FrozenSet[str]) -> None:
+        self._first = first
+        self._one = tuple(sorted(one))
+        self._other = tuple(sorted(other))
+        self._last: Tuple[Optional[str], bool] = (None, False)
+
+    def __call__(self, text: str) -> bool:
+        if text is self._last[0]:
+            return self._last[1]
+        found = (any(w in text for w in self._one) and any(w in text for w in self._other)) or self._first(text)
+        self._last = (text, found)
+        return found
+
+
+def both_words_filter(ctx_key: str, catalog: Catalog, profile: Profile, one: FrozenSet[str], other: FrozenSet[str]):
+    key = (ctx_key, tuple(profile["retry_decorators"]), one, other)
+    return catalog.cached(key, lambda: BothWords(policy_text_filter(catalog, profile), one, other))
+
+
 def word_filter(ctx_key: str, catalog: Catalog, profile: Profile, words: FrozenSet[str], needs: FrozenSet[str] = frozenset()):
     """One shared AnyWord per rule and profile (the engine runs each distinct filter once)."""
     key = (ctx_key, tuple(profile["retry_decorators"]), words, needs)
@@ -254,9 +279,9 @@ def drop_element(source: SourceFile, siblings: Sequence[ast.expr], index: int, t
     between = text[previous_end:start]
     if between.strip() != ",":
         return None
-    if single:
-        return Edit(previous_end + between.index(",") + 1, end, "")
-    return Edit(previous_end, end, "")
+    if single and not text[end:].lstrip().startswith(","):
+        return Edit(previous_end + between.index(",") + 1, end, "")  # `(A, B)` -> `(A,)`
+    return Edit(previous_end, end, "")  # `(A, B, C)` -> `(A, B)`; `(A, B,)` -> `(A,)`
 
 
 def elements_of(container: Optional[ast.AST]) -> Optional[Sequence[ast.expr]]:

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import ast
-import re
 from typing import FrozenSet, Iterator, Optional, Sequence, Set, Tuple
 
 from deadline_lint.analysis.exceptions import CANCEL, EXPIRY, Admission, Admitted, ExceptionAnalysis
@@ -45,8 +44,10 @@ class RetryOnExpiryOrCancel(RetryRule):
     A loop counts as a retry loop when it counts attempts (`range`, `itertools.count`) or is a
     `while`, leaves on success (`return`/`break` in the `try` or right after it) and the
     handler can reach the next iteration (it does not end in `raise`, `return` or `break`).
-    Loops over data (`for item in items`) and polling loops that never leave on success stay
-    quiet.
+    Loops over data (`for item in items`), polling loops that never leave on success, and a
+    `while` that checks an exit condition of its own (`if stop.is_set(): return`) and neither
+    sleeps nor counts attempts (a socket timeout used as a tick) stay quiet, as does a handler
+    whose type an earlier handler of the same `try` already catches.
 
     The finding is on the exception type inside the retry filter, and on the `except` clause
     of a hand-written loop.
@@ -92,7 +93,9 @@ class RetryOnExpiryOrCancel(RetryRule):
     fix_applicability = Applicability.UNSAFE
     node_types = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Call, ast.For, ast.AsyncFor, ast.While)
     # Hand-written loops name the type itself: one of these is in the file's text.
-    loop_words = frozenset({"Timeout", "socket.timeout", "import timeout", "Deadline", "Cancel", "Expired", "TooSlow"})
+    # (`from socket import timeout` then `except timeout:` is not among them: socket.timeout
+    # has been TimeoutError since Python 3.10, and the bare lowercase word is everywhere.)
+    loop_words = frozenset({"Timeout", "socket.timeout", "Deadline", "Cancel", "Expired", "TooSlow"})
 
     def _type_words(self) -> FrozenSet[str]:
         own = {name.rpartition(".")[2] for kind in _KINDS for name in self.profile["exceptions"][kind]}
@@ -102,9 +105,10 @@ class RetryOnExpiryOrCancel(RetryRule):
         return self.policy_words() | self._type_words()
 
     def text_filter(self):
-        # An except clause naming such a type, or a tuple of them bound to a name first.
-        words = frozenset(w.rpartition(" ")[2].rpartition(".")[2] for w in self._type_words())
-        pattern = r"(?m)\bexcept\b([^:]*):|^[ \t]*\w+[ \t]*=[ \t]*[(\[]([^)\]]*)"
+        # An except clause naming such a type, or a tuple of them bound to a constant first
+        # (`RETRYABLE = (ReadTimeout, ...)`; a lowercase local tuple is left to the policies).
+        words = self._type_words()
+        pattern = r"(?m)\bexcept\b([^:]*):|^[ \t]*[A-Z_][A-Z0-9_]*[ \t]*=[ \t]*[(\[]([^)\]]*)"
         return pattern_filter(self.code, self.catalog, self.profile, pattern, words)
 
     def visit(self, node: ast.AST, ctx) -> None:

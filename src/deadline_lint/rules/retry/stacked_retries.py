@@ -5,7 +5,7 @@ from typing import FrozenSet, Optional
 
 from deadline_lint.analysis.retry import RetryAnalysis
 from deadline_lint.rules.base import register
-from deadline_lint.rules.retry.common import RetryRule, enclosing_function, first_report, pattern_filter, shown
+from deadline_lint.rules.retry.common import RetryRule, enclosing_function, both_words_filter, first_report, shown
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 
@@ -66,15 +66,17 @@ class StackedRetries(RetryRule):
     name = "stacked-retries"
     summary = "a retrying function calls another retrying function or a client with its own retries"
     node_types = (ast.Call,)
-    # A client given its own retries is built with one of these in the text.
+    # A client given its own retries is built with a retries argument (or is aiohttp_retry's).
     client_words = frozenset({"retries", "aiohttp_retry"})
-    client_pattern = r"(retries\s*=[^=]|aiohttp_retry)"
+    retry_arguments = frozenset({"retries=", "retries =", "aiohttp_retry"})
 
     def trigger_words(self) -> Optional[FrozenSet[str]]:
         return self.policy_words() | self.client_words
 
     def text_filter(self):
-        return pattern_filter(self.code, self.catalog, self.profile, self.client_pattern, self.client_words)
+        # ... and its constructor is spelled in the file (`HTTPAdapter`, `Config`, `PoolManager`).
+        builders = frozenset(name.rpartition(".")[2] for name in self.catalog.retry.client_retries)
+        return both_words_filter(self.code, self.catalog, self.profile, self.retry_arguments, builders)
 
     def visit(self, node: ast.AST, ctx) -> None:
         if not self.applies(ctx):
