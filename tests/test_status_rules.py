@@ -223,16 +223,10 @@ def test_append_raise(before: str, after: str) -> None:
 
 
 # -- documented examples ------------------------------------------------------------------------
-EXAMPLE_HEADER = "import asyncio\nimport pybreaker\nfrom aiohttp import web\n"
-
-
 def _section(doc: str, title: str) -> str:
     match = re.search(rf"## {re.escape(title)}\n```python\n(.*?)```", doc, re.S)
     assert match, f"no {title} code block"
-    code = match.group(1)
-    if not code.lstrip().startswith(("def ", "async def ", "class ")):
-        code = "async def example(request, handler, breaker, inventory, order, render, log):\n" + textwrap.indent(code, "    ")
-    return EXAMPLE_HEADER + code
+    return match.group(1)
 
 
 @pytest.mark.parametrize("code", STATUS_CODES)

@@ -34,18 +34,24 @@ class BreakerReportedAsDeadline(HandlingRule):
 
     ## Example
     ```python
-    try:
-        return breaker.call(inventory.reserve, order)
-    except pybreaker.CircuitBreakerError:
-        raise TimeoutError("inventory did not answer")
+    import pybreaker
+
+    def reserve(breaker, inventory, order):
+        try:
+            return breaker.call(inventory.reserve, order)
+        except pybreaker.CircuitBreakerError:
+            raise TimeoutError("inventory did not answer")
     ```
 
     ## Use instead
     ```python
-    try:
-        return breaker.call(inventory.reserve, order)
-    except pybreaker.CircuitBreakerError:
-        raise InventoryUnavailable("inventory circuit is open") from None
+    import pybreaker
+
+    def reserve(breaker, inventory, order):
+        try:
+            return breaker.call(inventory.reserve, order)
+        except pybreaker.CircuitBreakerError:
+            raise InventoryUnavailable("inventory circuit is open") from None
     ```
 
     ## Fix safety

@@ -42,21 +42,29 @@ class CancelAndExpiryConflated(HandlingRule):
 
     ## Example
     ```python
-    try:
-        return await handler(request)
-    except (asyncio.CancelledError, asyncio.TimeoutError):
-        return web.json_response({"error": "timeout"}, status=504)
+    import asyncio
+    from aiohttp import web
+
+    async def middleware(request, handler):
+        try:
+            return await handler(request)
+        except (asyncio.CancelledError, asyncio.TimeoutError):
+            return web.json_response({"error": "timeout"}, status=504)
     ```
 
     ## Use instead
     ```python
-    try:
-        return await handler(request)
-    except asyncio.TimeoutError:
-        return web.json_response({"error": "timeout"}, status=504)
-    except asyncio.CancelledError:
-        log.info("client went away")
-        raise
+    import asyncio
+    from aiohttp import web
+
+    async def middleware(request, handler):
+        try:
+            return await handler(request)
+        except asyncio.TimeoutError:
+            return web.json_response({"error": "timeout"}, status=504)
+        except asyncio.CancelledError:
+            log.info("client went away")
+            raise
     ```
 
     ## Fix safety

@@ -55,6 +55,8 @@ class CancellationSwallowed(GatedRule):
 
     ## Example
     ```python
+    import asyncio
+
     async def consume(queue):
         while True:
             try:
@@ -66,6 +68,8 @@ class CancellationSwallowed(GatedRule):
 
     ## Use instead
     ```python
+    import asyncio
+
     async def consume(queue):
         while True:
             try:

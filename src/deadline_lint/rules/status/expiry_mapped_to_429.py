@@ -42,18 +42,26 @@ class ExpiryMappedTo429(HandlingRule):
 
     ## Example
     ```python
-    try:
-        return await asyncio.wait_for(render(request), 2.0)
-    except asyncio.TimeoutError:
-        return web.json_response({"error": "busy"}, status=429)
+    import asyncio
+    from aiohttp import web
+
+    async def page(request):
+        try:
+            return await asyncio.wait_for(render(request), 2.0)
+        except asyncio.TimeoutError:
+            return web.json_response({"error": "busy"}, status=429)
     ```
 
     ## Use instead
     ```python
-    try:
-        return await asyncio.wait_for(render(request), 2.0)
-    except asyncio.TimeoutError:
-        return web.json_response({"error": "deadline exceeded"}, status=504)
+    import asyncio
+    from aiohttp import web
+
+    async def page(request):
+        try:
+            return await asyncio.wait_for(render(request), 2.0)
+        except asyncio.TimeoutError:
+            return web.json_response({"error": "deadline exceeded"}, status=504)
     ```
 
     ## Fix safety
