@@ -44,8 +44,9 @@ class RetryRule(Rule):
 
     def applies(self, ctx: "FileContext") -> bool:
         """The rule's own second look at this file, once per file: with the prefilter off, or
-        when another rule's words let the file in, most files have nothing for it. Rules call
-        it first in every visit, so it stays cheap after the first."""
+        when another rule's words let the file in, most files have nothing for it. Visits
+        read the cached answer inline (`self._applies if ctx.source.text is self._text else
+        self.applies(ctx)`): they run for every call in every file, a method call each adds up."""
         text = ctx.source.text
         if text is not self._text:
             self._text = text

@@ -112,7 +112,7 @@ class RetryOnExpiryOrCancel(RetryRule):
         return pattern_filter(self.code, self.catalog, self.profile, pattern, words)
 
     def visit(self, node: ast.AST, ctx) -> None:
-        if not self.applies(ctx):
+        if not (self._applies if ctx.source.text is self._text else self.applies(ctx)):
             return
         retry = ctx.analysis(RetryAnalysis)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):

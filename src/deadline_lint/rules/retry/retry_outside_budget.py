@@ -96,7 +96,7 @@ class RetryOutsideBudget(RetryRule):
         return word_filter(self.code, self.catalog, self.profile, sleeps, budget_words(self.catalog, self.profile))
 
     def leave(self, node: ast.AST, ctx) -> None:
-        if not self.applies(ctx) or not getattr(node, "decorator_list", None):
+        if not getattr(node, "decorator_list", None) or not self.applies(ctx):
             return
         budget = budget_of(ctx)  # the decorated function's own scope, at its end
         if budget is None:
@@ -105,7 +105,7 @@ class RetryOutsideBudget(RetryRule):
             self._policy(policy, budget.names, ctx, f"`{getattr(node, 'name', '?')}` takes a budget, but ")
 
     def visit(self, node: ast.AST, ctx) -> None:
-        if not self.applies(ctx):
+        if not (self._applies if ctx.source.text is self._text else self.applies(ctx)):
             return
         if isinstance(node, ast.Call):
             policy = called_policy(ctx, node)

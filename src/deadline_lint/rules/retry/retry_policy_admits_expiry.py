@@ -73,7 +73,7 @@ class RetryPolicyAdmitsExpiry(RetryRule):
     node_types = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Call)
 
     def visit(self, node: ast.AST, ctx) -> None:
-        if not self.applies(ctx):
+        if not (self._applies if ctx.source.text is self._text else self.applies(ctx)):
             return
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             for policy in decorated_policies(ctx, node):

@@ -79,7 +79,7 @@ class StackedRetries(RetryRule):
         return both_words_filter(self.code, self.catalog, self.profile, self.retry_arguments, builders)
 
     def visit(self, node: ast.AST, ctx) -> None:
-        if not self.applies(ctx):
+        if not (self._applies if ctx.source.text is self._text else self.applies(ctx)):
             return
         outer = self._retrying_context(node, ctx)
         if outer is None:
