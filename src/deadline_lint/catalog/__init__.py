@@ -13,6 +13,8 @@ from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Tupl
 
 import yaml
 
+from deadline_lint.catalog.exceptions import ExceptionVocabulary, build_vocabulary, validate_vocabulary
+from deadline_lint.catalog.retry import RetryCatalog, build_retry_catalog, validate_retry_catalog
 from deadline_lint.catalog.schema import CALL, WAIT, validate_client_groups  # noqa: F401  (re-exported)
 
 _HERE = Path(__file__).parent
@@ -110,6 +112,8 @@ class Catalog:
     # The last part of every listed name: `x.y.attr(...)` with any other `attr` cannot be a
     # listed call, a constructor or a timeout object (unless a gRPC stub is the receiver).
     final_names: FrozenSet[str] = frozenset()
+    exceptions: ExceptionVocabulary = field(default_factory=lambda: build_vocabulary(None))  # exceptions.yaml
+    retry: RetryCatalog = field(default_factory=RetryCatalog)  # retry.yaml
     _synthesized: Dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def cached(self, key: str, build: Any) -> Any:
@@ -326,7 +330,12 @@ def _build(groups: Iterable[Mapping[str, Any]], data: Mapping[str, Any]) -> Cata
             name.rpartition(".")[2] for name in [*apis, *classes, *factories, *timeout_objects, *aliases]
         )
         | frozenset(method_names),
+        exceptions=_builtin_vocabulary(),
+        retry=_builtin_retry(),
     )
+
+
+_VALIDATORS = {"exceptions": validate_vocabulary, "retry": validate_retry_catalog}
 
 
 @lru_cache(maxsize=None)
@@ -340,9 +349,24 @@ def _builtin_files() -> Tuple[List[Dict[str, Any]], Dict[str, Any]]:
             if problem:  # a packaging bug, not a user error
                 raise RuntimeError(f"{path}: expected {problem}")
             groups = content
+        elif path.stem in _VALIDATORS:
+            problem = _VALIDATORS[path.stem](content)
+            if problem:
+                raise RuntimeError(f"{path}: expected {problem}")
+            data[path.stem] = content
         else:
             data[path.stem] = content
     return groups, data
+
+
+@lru_cache(maxsize=None)
+def _builtin_vocabulary() -> ExceptionVocabulary:
+    return build_vocabulary(_builtin_files()[1].get("exceptions"))
+
+
+@lru_cache(maxsize=None)
+def _builtin_retry() -> RetryCatalog:
+    return build_retry_catalog(_builtin_files()[1].get("retry"))
 
 
 def load_catalog(extra_groups: Iterable[Mapping[str, Any]] = ()) -> Catalog:

@@ -1,0 +1,577 @@
+"""Retry policies: what a retry decorator, a policy object or a hand-written retry loop retries,
+what stops it, and which functions and clients of a file retry on their own.
+
+    retry = ctx.analysis(RetryAnalysis)
+    retry.decorator(expr, scope)   -> Optional[RetryPolicy]  # `@retry`, `@backoff.on_exception(...)`
+    retry.decorators(function)     -> Tuple[RetryPolicy, ...] # of a def (resolved in its outer scope)
+    retry.policy_call(call, scope) -> Optional[RetryPolicy]  # `Retrying(...)`, `Retry(predicate=...)`
+    retry.loop(statement, scope)   -> Optional[RetryLoop]    # for/while around try/except that retries
+    retry.policy_loop(statement, scope) -> Optional[RetryPolicy]  # `for attempt in Retrying(...)`
+    retry.retrying_function(node)  -> bool                    # a def carrying a retry decorator
+    retry.retry_decorator(node)    -> Optional[ast.expr]      # that decorator
+    retry.own_retries(call, scope) -> Optional[ast.Call]      # the receiver was built with retries
+
+A policy's filter is a union of parts (`retry_if_exception_type(A) | retry_if_result(f)`);
+each part is ALL (no filter: every Exception), TYPES (the classes of its `admission`),
+ALL_BUT (every Exception except those of its `admission`), NOTHING (results only), or UNKNOWN
+(a callable, an intersection, anything not in the catalog): rules stay quiet on UNKNOWN parts.
+The library names live in catalog/retry.yaml.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Tuple
+
+from deadline_lint.analysis.exceptions import Admission, ExceptionAnalysis
+from deadline_lint.analysis.resolve import dotted_parts
+from deadline_lint.analysis.scopes import ASSIGN, CLASS, OTHER, Scope
+from deadline_lint.catalog.retry import (
+    ALL,
+    ALL_BUT,  # noqa: F401  (re-exported: a filter part's state)
+    ANY,
+    ATTEMPTS,
+    DELAY,
+    NEVER,
+    NONE,
+    NOTHING,
+    OBJECT,
+    PREDICATE,
+    STOP,
+    TYPES,
+    Argument,
+    RetryApi,
+    RetryCatalog,
+)
+
+if TYPE_CHECKING:
+    from deadline_lint.context import FileContext
+
+UNKNOWN = "unknown"
+_MAX_DEPTH = 6
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+@dataclass(frozen=True)
+class FilterPart:
+    state: str  # ALL, TYPES, ALL_BUT, NOTHING or UNKNOWN
+    node: Optional[ast.AST]  # the predicate / classes as written (None: the library default)
+    admission: Optional[Admission] = None  # TYPES: what is retried; ALL_BUT: what is excluded
+
+
+@dataclass(frozen=True)
+class Stop:
+    kind: str  # ATTEMPTS, DELAY, NEVER or UNKNOWN
+    node: Optional[ast.AST]  # the value as written; None for the library default
+    keyword: Optional[str] = None  # the policy's argument it was given as
+
+    @property
+    def single(self) -> bool:
+        """An attempt count of at most 1, written as a literal: no retry at all."""
+        value = self.node
+        if isinstance(value, ast.Call) and len(value.args) == 1:
+            value = value.args[0]
+        return isinstance(value, ast.Constant) and type(value.value) is int and value.value <= 1
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    api: RetryApi
+    node: ast.expr  # the decorator expression or the policy call
+    call: Optional[ast.Call]  # None for a bare `@retry`
+    filter: Tuple[FilterPart, ...]  # a union
+    filter_given: bool  # False: the library default decides what is retried
+    stops: Tuple[Stop, ...]  # a union: retrying ends at the first that fires
+    giveup: bool  # a giveup callable may exclude some errors
+
+    @property
+    def library(self) -> str:
+        return self.api.library
+
+    @property
+    def retries(self) -> bool:
+        """False for a policy that makes one attempt only (`stop_after_attempt(1)`, `max_tries=1`)."""
+        return not any(stop.kind == ATTEMPTS and stop.single for stop in self.stops)
+
+
+@dataclass(frozen=True)
+class RetryLoop:
+    """A for/while loop around try/except where some handler goes round again."""
+
+    loop: ast.stmt
+    handlers: Tuple[ast.ExceptHandler, ...]  # the handlers that retry
+    sleeps: Tuple[ast.Call, ...]  # waits between attempts (in those handlers or after the try)
+    tries: Tuple[ast.Try, ...]
+
+
+class RetryAnalysis:
+    def __init__(self, ctx: "FileContext") -> None:
+        self.ctx = ctx
+        self.resolver = ctx.resolver
+        own = tuple(ctx.profile["retry_decorators"])
+        base = ctx.catalog.retry
+        self.catalog: RetryCatalog = ctx.catalog.cached(("retry", own), lambda: base.with_decorators(own)) if own else base
+        self.exceptions = ctx.analysis(ExceptionAnalysis)
+        self._policies: Dict[int, Tuple[ast.AST, Optional[RetryPolicy]]] = {}
+        self._loops: Dict[int, Optional[RetryLoop]] = {}
+        self._retrying: Dict[int, Optional[ast.expr]] = {}
+        self._around: Optional[Dict[int, Scope]] = None  # module-level defs and methods -> their scope
+        self._final_names = frozenset(name.rpartition(".")[2] for name in [*self.catalog.policies, *self.catalog.aliases])
+
+    def _qualname(self, expr: ast.expr, scope: Scope) -> Optional[str]:
+        found = self.resolver.qualified_name(expr, scope)
+        return self.catalog.canonical(found) if found else None
+
+    # -- policies ------------------------------------------------------------------------
+    def decorators(self, function: ast.AST) -> Tuple[RetryPolicy, ...]:
+        """The retry policies decorating a def; decorators resolve in the def's outer scope."""
+        scope = self._outer_scope(function)
+        if scope is None:
+            return ()
+        found = (self.decorator(d, scope) for d in getattr(function, "decorator_list", ()))
+        return tuple(p for p in found if p is not None)
+
+    def _outer_scope(self, function: ast.AST) -> Optional[Scope]:
+        ctx = self.ctx
+        if ctx.scope.node is function:
+            return ctx.scope.parent
+        return ctx.scope  # visited from the outer scope, before the walk enters the def
+
+    def decorator(self, expr: ast.expr, scope: Scope) -> Optional[RetryPolicy]:
+        if isinstance(expr, ast.Call):
+            return self.policy_call(expr, scope)  # `@retry(...)`, and `@Retrying(...)` decorates too
+        api = self.catalog.policy(self._qualname(expr, scope))
+        if api is None or not api.bare:
+            return None
+        return self._remember(expr, self._build(api, expr, None, scope))
+
+    def policy_call(self, call: ast.Call, scope: Scope) -> Optional[RetryPolicy]:
+        known = self._policies.get(id(call))
+        if known is not None:
+            return known[1]
+        if not self._may_name_policy(call.func, scope):
+            return None
+        api = self.catalog.policy(self._qualname(call.func, scope))
+        return self._remember(call, self._build(api, call, call, scope) if api is not None else None)
+
+    def _may_name_policy(self, func: ast.expr, scope: Scope) -> bool:
+        """A first look, before resolving: a policy is reached through an imported name, or as
+        an attribute spelled like one (`tenacity.Retrying`, `retry.Retry`)."""
+        if isinstance(func, ast.Name):
+            return func.id in self.resolver.imported_names(scope)
+        return isinstance(func, ast.Attribute) and func.attr in self._final_names
+
+    def _remember(self, node: ast.AST, policy: Optional[RetryPolicy]) -> Optional[RetryPolicy]:
+        self._policies[id(node)] = (node, policy)
+        return policy
+
+    def _build(self, api: RetryApi, node: ast.expr, call: Optional[ast.Call], scope: Scope) -> RetryPolicy:
+        value = _argument(call, api.filter) if call is not None and api.filter is not None else None
+        dynamic = call is not None and _passes_unpacked(call)
+        if api.source == "profile" or (value is None and dynamic):  # `**kwargs` may hold the filter
+            parts: Tuple[FilterPart, ...] = (FilterPart(UNKNOWN, node),)
+        elif value is None:
+            state = NOTHING if api.retries_results or api.default == NONE else ALL
+            parts = (FilterPart(state, None),)
+        elif api.filter_as == TYPES:
+            parts = (self._types_part(value, scope),)
+        elif api.filter_as == PREDICATE:
+            parts = tuple(self._predicate(value, scope, 0))
+        else:
+            parts = (FilterPart(UNKNOWN, value),)
+        giveup = call is not None and any(_argument(call, Argument(k)) is not None for k in api.giveup)
+        stops = self._stops(api, call, scope)
+        if dynamic and all(stop.node is None for stop in stops):
+            stops = (Stop(UNKNOWN, None),)
+        return RetryPolicy(api, node, call, parts, value is not None, stops, giveup)
+
+    def _types_part(self, value: ast.expr, scope: Scope) -> FilterPart:
+        admission = self.exceptions.admits(value, scope)
+        return FilterPart(TYPES, value, admission)
+
+    def _predicate(self, expr: ast.expr, scope: Scope, depth: int) -> Iterator[FilterPart]:
+        if depth > _MAX_DEPTH:
+            yield FilterPart(UNKNOWN, expr)
+            return
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.BitOr):
+            yield from self._predicate(expr.left, scope, depth + 1)
+            yield from self._predicate(expr.right, scope, depth + 1)
+            return
+        if isinstance(expr, ast.Name):
+            bound = _single_assignment(expr, scope)
+            if bound is not None:
+                yield from self._predicate(bound[0], bound[1], depth + 1)
+                return
+        predicate = self.catalog.predicate(self._qualname(expr.func, scope)) if isinstance(expr, ast.Call) else None
+        if predicate is None:
+            yield FilterPart(UNKNOWN, expr)
+            return
+        call = expr  # type: ignore[assignment]
+        if predicate.admits == ANY:
+            for argument in call.args:  # type: ignore[attr-defined]
+                yield from self._predicate(argument, scope, depth + 1)
+            return
+        if predicate.admits in (NOTHING, ALL):
+            yield FilterPart(predicate.admits, expr)
+            return
+        classes = self._classes(call, predicate)  # type: ignore[arg-type]
+        if classes is None:  # no argument: the predicate's default class (Exception)
+            yield FilterPart(ALL if predicate.admits == TYPES else NOTHING, expr)
+            return
+        yield FilterPart(predicate.admits, classes, self.exceptions.admits(classes, scope))
+
+    def _classes(self, call: ast.Call, predicate) -> Optional[ast.expr]:
+        if predicate.varargs:
+            if not call.args:
+                return None
+            if len(call.args) == 1 and not isinstance(call.args[0], ast.Starred):
+                return call.args[0]
+            return ast.copy_location(ast.Tuple(elts=list(call.args), ctx=ast.Load()), call.args[0])
+        return _argument(call, predicate.argument)
+
+    def _stops(self, api: RetryApi, call: Optional[ast.Call], scope: Scope) -> Tuple[Stop, ...]:
+        found: List[Stop] = []
+        for keyword, kind in api.stops.items():
+            value = _argument(call, Argument(keyword, api.positions.get(keyword))) if call is not None else None
+            if value is None:
+                continue
+            if _is_none(value):
+                found.append(Stop(NEVER, value, keyword))
+            elif kind == STOP:
+                found.extend(Stop(s.kind, s.node, keyword) for s in self._stop_value(value, scope, 0))
+            else:
+                found.append(Stop(kind, value, keyword))
+        if not found:
+            default = UNKNOWN if api.source == "profile" else api.default_stop
+            found.append(Stop(default, None))
+        return tuple(found)
+
+    def _stop_value(self, expr: ast.expr, scope: Scope, depth: int) -> Iterator[Stop]:
+        if depth > _MAX_DEPTH:
+            yield Stop(UNKNOWN, expr)
+            return
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.BitOr):
+            yield from self._stop_value(expr.left, scope, depth + 1)
+            yield from self._stop_value(expr.right, scope, depth + 1)
+            return
+        if isinstance(expr, ast.Name):
+            bound = _single_assignment(expr, scope)
+            if bound is not None:
+                yield from self._stop_value(bound[0], bound[1], depth + 1)
+                return
+        target = expr.func if isinstance(expr, ast.Call) else expr  # `stop_never` is a value
+        kind = self.catalog.stop_builder(self._qualname(target, scope))
+        if kind == ANY and isinstance(expr, ast.Call):
+            for argument in expr.args:
+                yield from self._stop_value(argument, scope, depth + 1)
+        elif kind in (ATTEMPTS, DELAY, NEVER):
+            yield Stop(kind, expr)
+        else:
+            yield Stop(UNKNOWN, expr)
+
+    def policy_loop(self, statement: ast.AST, scope: Scope) -> Optional[RetryPolicy]:
+        """`for attempt in Retrying(...)` / `async for attempt in AsyncRetrying(...)` /
+        `for attempt in stamina.retry_context(...)`; the policy may be bound to a name first."""
+        if not isinstance(statement, (ast.For, ast.AsyncFor)):
+            return None
+        iterable = statement.iter
+        if isinstance(iterable, ast.Name):
+            bound = _single_assignment(iterable, scope)
+            if bound is None:
+                return None
+            iterable, scope = bound
+        if not isinstance(iterable, ast.Call):
+            return None
+        policy = self.policy_call(iterable, scope)
+        return policy if policy is not None and policy.api.form == OBJECT else None
+
+    # -- hand-written loops -----------------------------------------------------------------
+    def loop(self, statement: ast.AST, scope: Scope) -> Optional[RetryLoop]:
+        if not isinstance(statement, _LOOPS):
+            return None
+        key = id(statement)
+        if key not in self._loops:
+            self._loops[key] = self._hand_written(statement, scope)
+        return self._loops[key]
+
+    def _hand_written(self, loop: ast.stmt, scope: Scope) -> Optional[RetryLoop]:
+        if isinstance(loop, (ast.For, ast.AsyncFor)) and not self._counting(loop.iter, scope):
+            return None  # `for item in items:` goes over data, it does not try again
+        handlers: List[ast.ExceptHandler] = []
+        sleeps: List[ast.Call] = []
+        tries: List[ast.Try] = []
+        body = loop.body  # type: ignore[attr-defined]
+        for index, statement in enumerate(body):
+            for node in _loop_level(statement):
+                if not isinstance(node, ast.Try) or not _exits_on_success(node, body[index + 1:]):
+                    continue
+                going_round = [h for h in node.handlers if _goes_round(h)]
+                if not going_round:
+                    continue
+                tries.append(node)
+                handlers.extend(going_round)
+                for handler in going_round:
+                    sleeps.extend(self._sleeps(handler.body, scope))
+                sleeps.extend(self._sleeps(body[index + 1:], scope))
+        if not handlers:
+            return None
+        if isinstance(loop, ast.While) and not sleeps and _polls(loop, tries):
+            return None
+        return RetryLoop(loop, tuple(handlers), tuple(dict.fromkeys(sleeps)), tuple(tries))
+
+    def _counting(self, iterable: ast.expr, scope: Scope) -> bool:
+        """`range(...)` or `itertools.count(...)`: the loop counts attempts."""
+        if not isinstance(iterable, ast.Call):
+            return False
+        return self._qualname(iterable.func, scope) in ("range", "itertools.count")
+
+    def _sleeps(self, statements: List[ast.stmt], scope: Scope) -> Iterator[ast.Call]:
+        for statement in statements:
+            for node in _walk_here(statement):
+                if isinstance(node, ast.Call) and self.catalog.is_sleep(self._qualname(node.func, scope)):
+                    yield node
+
+    # -- retrying functions and clients ----------------------------------------------------
+    def retrying_function(self, function: ast.AST) -> bool:
+        """A module-level def or method carrying a retry decorator (a library's or the profile's)."""
+        return self.retry_decorator(function) is not None
+
+    def retry_decorator(self, function: ast.AST) -> Optional[ast.expr]:
+        """The first decorator of a module-level def or method that is a retry policy."""
+        key = id(function)
+        if key not in self._retrying:
+            scope = self._scope_around(function)
+            found = None
+            if scope is not None:
+                found = next((d for d in getattr(function, "decorator_list", ()) if _retries(self.decorator(d, scope))), None)
+            self._retrying[key] = found
+        return self._retrying[key]
+
+    def _scope_around(self, function: ast.AST) -> Optional[Scope]:
+        """The scope a module-level def or a method is defined in."""
+        if self._around is None:
+            module = self.ctx.module_scope
+            around: Dict[int, Scope] = {}
+            for statement in module.node.body:  # type: ignore[attr-defined]
+                around[id(statement)] = module
+                if isinstance(statement, ast.ClassDef):
+                    class_scope = self.resolver.scope_of(statement, module)
+                    around.update((id(s), class_scope) for s in statement.body)
+            self._around = around
+        return self._around.get(id(function))
+
+    def called_function(self, call: ast.Call, scope: Scope) -> Optional[ast.AST]:
+        """The def a call reaches in this file: a module-level function, or a method of the
+        enclosing class called on `self` / `cls`."""
+        func = call.func
+        if isinstance(func, ast.Name):
+            bindings = scope.lookup(func.id)
+            if bindings and len(bindings) == 1 and bindings[0].kind == OTHER:
+                value = bindings[0].value
+                if isinstance(value, _FUNCTIONS) and bindings[0].scope.kind != CLASS:
+                    return value
+            return None
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            method = scope
+            while method is not None and method.enclosing_class is None:
+                method = method.parent if method.kind != CLASS else None
+            if method is None:
+                return None
+            params = method.function_params()
+            if not params or params[0].arg != func.value.id:
+                return None
+            found = method.enclosing_class.bindings().get(func.attr)  # type: ignore[union-attr]
+            if found and len(found) == 1 and isinstance(found[0].value, _FUNCTIONS):
+                return found[0].value  # type: ignore[return-value]
+        return None
+
+    def own_retries(self, call: ast.Call, scope: Scope) -> Optional[ast.Call]:
+        """For `client.method(...)` / `self.client.method(...)`: the call that gave the client
+        its own retries (`Config(retries=...)` among its arguments, `HTTPAdapter(max_retries=3)`
+        mounted on it), or None. The client must be bound once."""
+        func = call.func
+        if not isinstance(func, ast.Attribute) or func.attr == "mount":
+            return None
+        receiver = func.value
+        target = dotted_parts(receiver)
+        if target is None or len(target) > 2:
+            return None
+        if isinstance(receiver, ast.Name):
+            bound = _single_assignment(receiver, scope)
+        else:
+            bound = self._self_attribute(receiver, scope)  # type: ignore[arg-type]
+        if bound is None:
+            return None
+        value, value_scope = bound
+        return self._configured(value, value_scope, 0) or self._mounted(target, value_scope)
+
+    def _self_attribute(self, expr: ast.Attribute, scope: Scope) -> Optional[Tuple[ast.expr, Scope]]:
+        method: Optional[Scope] = scope
+        while method is not None and method.enclosing_class is None:
+            method = method.parent if method.kind != CLASS else None
+        if method is None or not isinstance(expr.value, ast.Name):
+            return None
+        params = method.function_params()
+        if not params or params[0].arg != expr.value.id:
+            return None
+        bindings = self.resolver.attribute_bindings(method.enclosing_class).get(expr.attr)  # type: ignore[arg-type]
+        if not bindings or len(bindings) != 1 or bindings[0].kind != ASSIGN:
+            return None
+        return bindings[0].value, bindings[0].scope  # type: ignore[return-value]
+
+    def _configured(self, expr: ast.expr, scope: Scope, depth: int) -> Optional[ast.Call]:
+        """A call with retries among `expr`'s arguments (following names bound once)."""
+        if depth > _MAX_DEPTH:
+            return None
+        if isinstance(expr, ast.Name):
+            bound = _single_assignment(expr, scope)
+            return self._configured(bound[0], bound[1], depth + 1) if bound else None
+        if not isinstance(expr, ast.Call):
+            return None
+        argument = self.catalog.client_retry_argument(self._qualname(expr.func, scope))
+        if argument is not None:
+            if argument.keyword is None and argument.position is None:
+                return expr  # the client always retries
+            value = _argument(expr, argument)
+            if value is not None and self._retries(value, scope):
+                return expr
+        for value in [*expr.args, *(k.value for k in expr.keywords)]:
+            found = self._configured(value, scope, depth + 1)
+            if found is not None:
+                return found
+        return None
+
+    def _retries(self, value: ast.expr, scope: Scope) -> bool:
+        """A retries argument that may retry: not a literal 0 / False / None, nor a retry
+        object built with one."""
+        if isinstance(value, ast.Constant):
+            return value.value not in (0, False, None)
+        if isinstance(value, ast.Call):
+            argument = self.catalog.retry_object_argument(self._qualname(value.func, scope))
+            if argument is not None:
+                count = _argument(value, argument)
+                return not (isinstance(count, ast.Constant) and count.value in (0, False))
+        if isinstance(value, ast.Dict):  # botocore: {"max_attempts": 0}
+            for key, item in zip(value.keys, value.values):
+                if isinstance(key, ast.Constant) and key.value in ("max_attempts", "total_max_attempts"):
+                    limit = 1 if key.value == "total_max_attempts" else 0
+                    if isinstance(item, ast.Constant) and isinstance(item.value, int) and item.value <= limit:
+                        return False
+        return True
+
+    def _mounted(self, target: List[str], scope: Scope) -> Optional[ast.Call]:
+        """`target.mount(prefix, HTTPAdapter(max_retries=3))` in the scope the client is bound in."""
+        for statement in _statements_here(scope.node):
+            if not isinstance(statement, ast.Expr) or not isinstance(statement.value, ast.Call):
+                continue
+            mount = statement.value
+            func = mount.func
+            if (
+                isinstance(func, ast.Attribute) and func.attr == "mount" and len(mount.args) == 2
+                and dotted_parts(func.value) == target
+            ):
+                found = self._configured(mount.args[1], scope, 0)
+                if found is not None:
+                    return found
+        return None
+
+
+# -- helpers ---------------------------------------------------------------------------------
+def _argument(call: Optional[ast.Call], where: Argument) -> Optional[ast.expr]:
+    if call is None:
+        return None
+    if where.keyword is not None:
+        for keyword in call.keywords:
+            if keyword.arg == where.keyword:
+                return keyword.value
+    if where.position is not None and len(call.args) > where.position:
+        if not any(isinstance(a, ast.Starred) for a in call.args[: where.position + 1]):
+            return call.args[where.position]
+    return None
+
+
+def _retries(policy: Optional[RetryPolicy]) -> bool:
+    return policy is not None and policy.retries
+
+
+def _passes_unpacked(call: ast.Call) -> bool:
+    return any(k.arg is None for k in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args)
+
+
+def _is_none(expr: ast.expr) -> bool:
+    return isinstance(expr, ast.Constant) and expr.value is None
+
+
+def _single_assignment(name: ast.Name, scope: Scope) -> Optional[Tuple[ast.expr, Scope]]:
+    bindings = scope.lookup(name.id)
+    if not bindings or len(bindings) != 1 or bindings[0].kind != ASSIGN:
+        return None
+    return bindings[0].value, bindings[0].scope  # type: ignore[return-value]
+
+
+def _loop_level(statement: ast.stmt) -> Iterator[ast.stmt]:
+    """The statement and those nested in its if/with blocks (not in loops or defs)."""
+    yield statement
+    if isinstance(statement, ast.If):
+        for child in [*statement.body, *statement.orelse]:
+            yield from _loop_level(child)
+    elif isinstance(statement, (ast.With, ast.AsyncWith)):
+        for child in statement.body:
+            yield from _loop_level(child)
+
+
+def _exits_on_success(attempt: ast.Try, after: List[ast.stmt]) -> bool:
+    """The loop ends when the attempt works: a return/break in the try body or its else,
+    or right after the try."""
+    for statement in [*attempt.body, *attempt.orelse]:
+        for node in _loop_level(statement):
+            if isinstance(node, (ast.Return, ast.Break)):
+                return True
+    return bool(after) and isinstance(after[0], (ast.Return, ast.Break))
+
+
+def _polls(loop: ast.While, tries: List[ast.Try]) -> bool:
+    """A `while` that waits for something rather than retrying: it checks an exit condition
+    of its own (`while not stop.is_set():`, `if quit.is_set(): return` before the attempt)
+    and neither sleeps nor counts attempts (`attempts += 1` of a name its test reads)."""
+    test_names = {n.id for n in ast.walk(loop.test) if isinstance(n, ast.Name)}
+    for node in ast.walk(loop):
+        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and node.target.id in test_names:
+            return False  # counts attempts
+    if not (isinstance(loop.test, ast.Constant) and loop.test.value):
+        return True
+    first_try = min(loop.body.index(t) for t in tries if t in loop.body) if any(t in loop.body for t in tries) else 0
+    return any(
+        isinstance(statement, ast.If) and any(isinstance(s, (ast.Return, ast.Break, ast.Raise)) for s in statement.body)
+        for statement in loop.body[:first_try]
+    )
+
+
+def _goes_round(handler: ast.ExceptHandler) -> bool:
+    """The handler can reach the next iteration: its last statement does not leave the loop."""
+    last = handler.body[-1]
+    if isinstance(last, (ast.Raise, ast.Return, ast.Break)):
+        return False
+    if isinstance(last, ast.Expr) and isinstance(last.value, ast.Call):
+        name = dotted_parts(last.value.func)
+        if name and name[-1] in ("exit", "_exit", "abort"):
+            return False
+    return True
+
+
+def _walk_here(node: ast.AST) -> Iterator[ast.AST]:
+    """ast.walk without descending into nested defs, lambdas and classes."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        for child in ast.iter_child_nodes(current):
+            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                stack.append(child)
+
+
+def _statements_here(node: ast.AST) -> Iterator[ast.stmt]:
+    for child in _walk_here(node):
+        if isinstance(child, ast.stmt) and child is not node:
+            yield child

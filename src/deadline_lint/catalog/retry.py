@@ -1,0 +1,206 @@
+"""The retry machinery (retry.yaml): policy builders, their filters and stops, the predicates
+and stops they are given, sleeps of hand-written loops, and clients with their own retries.
+The schema is documented at the top of retry.yaml."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, FrozenSet, Mapping, Optional, Tuple
+
+DECORATOR, OBJECT = "decorator", "object"
+TYPES, PREDICATE, CALLABLE = "types", "predicate", "callable"
+ALL, NONE = "all", "none"
+ATTEMPTS, DELAY, STOP, NEVER, ANY = "attempts", "delay", "stop", "never", "any"
+ALL_BUT, NOTHING = "all_but", "nothing"
+
+_FILE_KEYS = {
+    "policies", "predicates", "stop_builders", "sleeps", "client_retries", "retry_objects", "aliases",
+}
+_POLICY_KEYS = {"form", "bare", "filter", "default", "giveup", "stops", "positions", "default_stop", "retries_results", "hint"}
+_PREDICATE_KEYS = {"admits", "position", "keyword", "default", "varargs"}
+
+
+@dataclass(frozen=True)
+class Argument:
+    """Where an argument goes: by keyword, and by position when it may be positional."""
+
+    keyword: Optional[str]
+    position: Optional[int] = None
+
+
+@dataclass(frozen=True)
+class RetryApi:
+    qualname: str
+    form: str  # DECORATOR or OBJECT
+    bare: bool = False
+    filter: Optional[Argument] = None
+    filter_as: str = TYPES  # TYPES, PREDICATE or CALLABLE
+    default: str = ALL  # retried without a filter: ALL or NONE
+    giveup: Tuple[str, ...] = ()
+    stops: Mapping[str, str] = field(default_factory=dict)  # keyword -> ATTEMPTS / DELAY / STOP
+    positions: Mapping[str, int] = field(default_factory=dict)  # stop keyword -> positional index
+    default_stop: str = NEVER
+    retries_results: bool = False
+    hint: str = ""  # how to keep expiry out of the filter
+    source: str = "catalog"  # or "profile": a decorator the profile names (nothing else known)
+
+    @property
+    def library(self) -> str:
+        return self.qualname.split(".")[0]
+
+
+@dataclass(frozen=True)
+class Predicate:
+    qualname: str
+    admits: str  # TYPES, ALL_BUT, NOTHING, ALL or ANY
+    argument: Argument = Argument(None)
+    default: Optional[str] = None  # the class admitted when no argument is given
+    varargs: bool = False
+
+
+@dataclass(frozen=True)
+class RetryCatalog:
+    policies: Mapping[str, RetryApi] = field(default_factory=dict)
+    predicates: Mapping[str, Predicate] = field(default_factory=dict)
+    stop_builders: Mapping[str, str] = field(default_factory=dict)
+    sleeps: FrozenSet[str] = frozenset()
+    client_retries: Mapping[str, Argument] = field(default_factory=dict)
+    retry_objects: Mapping[str, Argument] = field(default_factory=dict)
+    aliases: Mapping[str, str] = field(default_factory=dict)
+
+    def canonical(self, qualname: str) -> str:
+        parts = qualname.split(".")
+        for cut in range(len(parts), 0, -1):
+            target = self.aliases.get(".".join(parts[:cut]))
+            if target is not None:
+                return ".".join([target, *parts[cut:]])
+        return qualname
+
+    def policy(self, qualname: Optional[str]) -> Optional[RetryApi]:
+        return self.policies.get(self.canonical(qualname)) if qualname else None
+
+    def predicate(self, qualname: Optional[str]) -> Optional[Predicate]:
+        return self.predicates.get(self.canonical(qualname)) if qualname else None
+
+    def stop_builder(self, qualname: Optional[str]) -> Optional[str]:
+        return self.stop_builders.get(self.canonical(qualname)) if qualname else None
+
+    def is_sleep(self, qualname: Optional[str]) -> bool:
+        return bool(qualname) and self.canonical(qualname) in self.sleeps  # type: ignore[arg-type]
+
+    def client_retry_argument(self, qualname: Optional[str]) -> Optional[Argument]:
+        return self.client_retries.get(self.canonical(qualname)) if qualname else None
+
+    def retry_object_argument(self, qualname: Optional[str]) -> Optional[Argument]:
+        return self.retry_objects.get(self.canonical(qualname)) if qualname else None
+
+    @property
+    def modules(self) -> FrozenSet[str]:
+        """Top-level modules any listed name lives in: the rules' trigger words."""
+        names = [*self.policies, *self.predicates, *self.stop_builders, *self.client_retries, *self.retry_objects]
+        return frozenset(n.split(".")[0] for n in names)
+
+    def with_decorators(self, names: Tuple[str, ...]) -> "RetryCatalog":
+        """Plus the profile's own retry decorators: known to retry, with nothing else known."""
+        policies = dict(self.policies)
+        for name in names:
+            policies.setdefault(name, RetryApi(name, DECORATOR, bare=True, filter_as=CALLABLE, default_stop=STOP, source="profile"))
+        return RetryCatalog(policies, self.predicates, self.stop_builders, self.sleeps, self.client_retries, self.retry_objects, self.aliases)
+
+
+def _argument(spec: Mapping[str, Any]) -> Argument:
+    return Argument(spec.get("keyword"), spec.get("position"))
+
+
+def build_retry_catalog(content: Optional[Mapping[str, Any]]) -> RetryCatalog:
+    content = content or {}
+    policies = {}
+    for name, spec in (content.get("policies") or {}).items():
+        filter_spec = spec.get("filter")
+        policies[name] = RetryApi(
+            qualname=name,
+            form=spec["form"],
+            bare=bool(spec.get("bare", False)),
+            filter=_argument(filter_spec) if filter_spec else None,
+            filter_as=(filter_spec or {}).get("as", TYPES),
+            default=spec.get("default", ALL),
+            giveup=tuple(spec.get("giveup") or ()),
+            stops=dict(spec.get("stops") or {}),
+            positions=dict(spec.get("positions") or {}),
+            default_stop=spec.get("default_stop", NEVER),
+            retries_results=bool(spec.get("retries_results", False)),
+            hint=spec.get("hint") or "",
+        )
+    predicates = {
+        name: Predicate(name, spec["admits"], _argument(spec), spec.get("default"), bool(spec.get("varargs", False)))
+        for name, spec in (content.get("predicates") or {}).items()
+    }
+    return RetryCatalog(
+        policies=policies,
+        predicates=predicates,
+        stop_builders=dict(content.get("stop_builders") or {}),
+        sleeps=frozenset(content.get("sleeps") or ()),
+        client_retries={k: _argument(v or {}) for k, v in (content.get("client_retries") or {}).items()},
+        retry_objects={k: _argument(v or {}) for k, v in (content.get("retry_objects") or {}).items()},
+        aliases=dict(content.get("aliases") or {}),
+    )
+
+
+def _argument_problem(spec: Any) -> Optional[str]:
+    if not isinstance(spec, dict):
+        return "a mapping with `keyword` and/or `position`"
+    keyword, position = spec.get("keyword"), spec.get("position")
+    if keyword is not None and not isinstance(keyword, str):
+        return "`keyword` as a parameter name"
+    if position is not None and (not isinstance(position, int) or isinstance(position, bool) or position < 0):
+        return "`position` as a whole number from 0"
+    return None
+
+
+def validate_retry_catalog(content: Any) -> Optional[str]:
+    """What was expected, or None when `content` follows the retry.yaml schema."""
+    if not isinstance(content, dict) or set(content) - _FILE_KEYS:
+        return f"a mapping with keys among {sorted(_FILE_KEYS)}"
+    for name, spec in (content.get("policies") or {}).items():
+        if not isinstance(spec, dict) or set(spec) - _POLICY_KEYS:
+            return f"`policies.{name}` as a mapping with keys among {sorted(_POLICY_KEYS)}"
+        if spec.get("form") not in (DECORATOR, OBJECT):
+            return f"`policies.{name}.form` as decorator or object"
+        if spec.get("default", ALL) not in (ALL, NONE):
+            return f"`policies.{name}.default` as all or none"
+        if spec.get("default_stop", NEVER) not in (NEVER, ATTEMPTS, DELAY):
+            return f"`policies.{name}.default_stop` as never, attempts or delay"
+        if "filter" in spec:
+            problem = _argument_problem(spec["filter"])
+            if problem is None and spec["filter"].get("as", TYPES) not in (TYPES, PREDICATE, CALLABLE):
+                problem = "`as` as types, predicate or callable"
+            if problem:
+                return f"`policies.{name}.filter` with {problem}"
+        stops = spec.get("stops") or {}
+        if not isinstance(stops, dict) or any(v not in (ATTEMPTS, DELAY, STOP) for v in stops.values()):
+            return f"`policies.{name}.stops` as a mapping of keyword to attempts, delay or stop"
+        positions = spec.get("positions") or {}
+        if not isinstance(positions, dict) or set(positions) - set(stops):
+            return f"`policies.{name}.positions` as a mapping of stop keyword to index"
+    for name, spec in (content.get("predicates") or {}).items():
+        if not isinstance(spec, dict) or set(spec) - _PREDICATE_KEYS:
+            return f"`predicates.{name}` as a mapping with keys among {sorted(_PREDICATE_KEYS)}"
+        if spec.get("admits") not in (TYPES, ALL_BUT, NOTHING, ALL, ANY):
+            return f"`predicates.{name}.admits` as types, all_but, nothing, all or any"
+        problem = _argument_problem(spec)
+        if problem:
+            return f"`predicates.{name}` with {problem}"
+    builders = content.get("stop_builders") or {}
+    if not isinstance(builders, dict) or any(v not in (ATTEMPTS, DELAY, NEVER, ANY) for v in builders.values()):
+        return "`stop_builders` as a mapping of name to attempts, delay, never or any"
+    sleeps = content.get("sleeps") or []
+    if not isinstance(sleeps, list) or not all(isinstance(s, str) for s in sleeps):
+        return "`sleeps` as a list of qualified names"
+    for key in ("client_retries", "retry_objects"):
+        for name, spec in (content.get(key) or {}).items():
+            problem = _argument_problem(spec or {})
+            if problem:
+                return f"`{key}.{name}` with {problem}"
+    aliases = content.get("aliases") or {}
+    if not isinstance(aliases, dict) or not all(isinstance(v, str) for v in aliases.values()):
+        return "`aliases` as a mapping of import path to canonical path"
+    return None

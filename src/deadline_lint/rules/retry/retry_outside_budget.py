@@ -1,0 +1,187 @@
+from __future__ import annotations
+
+import ast
+from typing import FrozenSet, Iterable, Optional
+
+from deadline_lint.analysis.budget import mentions_any
+from deadline_lint.analysis.retry import ATTEMPTS, DELAY, NEVER, RetryAnalysis, RetryLoop, RetryPolicy, Stop
+from deadline_lint.rules.base import register
+from deadline_lint.rules.retry.common import (
+    RetryRule,
+    budget_of,
+    budget_words,
+    called_policy,
+    decorated_policies,
+    first_report,
+    policy_head,
+    shown,
+    walk_here,
+    word_filter,
+)
+
+_KNOWN_STOPS = (ATTEMPTS, DELAY, NEVER)
+
+
+@register
+class RetryOutsideBudget(RetryRule):
+    """
+    ## What it does
+    In a budgeted function (a budget parameter, a gRPC servicer's `context`, a name derived
+    from a budget accessor), flags:
+
+    - a retry policy whose stops are only attempt counts or fixed delays
+      (`stop_after_attempt(3)`, `max_tries=5`, `max_time=30`, stamina's default 45 s,
+      google-api-core's default 120 s) or that never stops, with no stop that reads the
+      budget: a decorator on the budgeted function, or a policy built inside it
+      (`Retrying(...)`, `stamina.retry_context(...)`, `Retry(...)`);
+    - a hand-written retry loop (see DL301) that sleeps or backs off between attempts without
+      checking the remainder first: no `if`/`while` test in the loop mentions the budget and
+      the sleep does not read it.
+
+    Quiet when a stop mentions a budget name (`stop_after_delay(budget.remaining())`,
+    `max_time=lambda: budget.remaining()`), when a stop is something the catalog does not know
+    (a custom stop reading the budget), and outside budgeted functions.
+
+    The finding is on the policy's first line, and on the sleep or backoff call of a loop.
+
+    ## Why is this bad?
+    Retries that do not know the deadline outlive it. Three attempts with exponential
+    backoff can take longer than the whole request had; the last attempts run after the
+    caller gave up, and sleeping without looking at the remainder wastes the time that was
+    left. Retries must live inside the same budget: stop starting new attempts once the
+    remainder is below what an attempt needs (the response-reserve boundary).
+
+    ## Example
+    ```python
+    import time
+
+    import requests
+
+    def fetch(url, budget):
+        for attempt in range(3):
+            try:
+                return requests.get(url, timeout=budget.timeout())
+            except requests.ConnectionError:
+                time.sleep(2 ** attempt)
+    ```
+
+    ## Use instead
+    ```python
+    import time
+
+    import requests
+
+    def fetch(url, budget):
+        for attempt in range(3):
+            try:
+                return requests.get(url, timeout=budget.timeout())
+            except requests.ConnectionError:
+                if budget.remaining() < 2 ** attempt + MIN_ATTEMPT_S:
+                    raise
+                time.sleep(2 ** attempt)
+    ```
+
+    ## Fix safety
+    No fix: how much time an attempt needs is the author's knowledge.
+
+    ## Options
+    - `budget.*`: what counts as a budget.
+    - `retry_decorators`: the organisation's own retry decorators (their stops are not known,
+      so they are not reported here).
+    """
+
+    code = "DL303"
+    name = "retry-outside-budget"
+    summary = "retries or backoff with attempt/delay stops not tied to the budget in scope"
+    node_types = (ast.Call, ast.For, ast.AsyncFor, ast.While)
+    leave_node_types = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+    def trigger_words(self) -> Optional[FrozenSet[str]]:
+        return budget_words(self.catalog, self.profile)  # only budgeted functions are judged
+
+    def text_filter(self):
+        sleeps = frozenset(name.rpartition(".")[2] for name in self.catalog.retry.sleeps)
+        return word_filter(self.code, self.catalog, self.profile, sleeps, budget_words(self.catalog, self.profile))
+
+    def leave(self, node: ast.AST, ctx) -> None:
+        if not getattr(node, "decorator_list", None) or not self.applies(ctx):
+            return
+        budget = budget_of(ctx)  # the decorated function's own scope, at its end
+        if budget is None:
+            return
+        for policy in decorated_policies(ctx, node):
+            self._policy(policy, budget.names, ctx, f"`{getattr(node, 'name', '?')}` takes a budget, but ")
+
+    def visit(self, node: ast.AST, ctx) -> None:
+        if not (self._applies if ctx.source.text is self._text else self.applies(ctx)):
+            return
+        if isinstance(node, ast.Call):
+            policy = called_policy(ctx, node)
+            if policy is None:
+                return
+            budget = budget_of(ctx)
+            if budget is not None:
+                self._policy(policy, budget.names, ctx, "a budget is in scope, but ")
+            return
+        budget = budget_of(ctx)
+        if budget is None:
+            return
+        loop = ctx.analysis(RetryAnalysis).loop(node, ctx.scope)
+        if loop is None or not loop.sleeps or _checks_remainder(loop, budget.names):
+            return
+        sleep = loop.sleeps[0]
+        if first_report(ctx, self.code, sleep):
+            ctx.report(
+                self,
+                sleep,
+                f"this retry loop waits (`{shown(ctx, sleep.func)}`) and tries again without checking the remaining "
+                f"budget first: stop retrying when what is left cannot cover the wait and another attempt",
+            )
+
+    def _policy(self, policy: RetryPolicy, names: FrozenSet[str], ctx, lead: str) -> None:
+        stops = policy.stops
+        if any(stop.kind not in _KNOWN_STOPS for stop in stops):
+            return  # a custom stop may well read the budget
+        if any(stop.node is not None and mentions_any(stop.node, names) for stop in stops):
+            return
+        head = policy_head(policy)
+        if first_report(ctx, self.code, head):
+            ctx.report(
+                self,
+                head,
+                f"{lead}`{policy.api.qualname}` {_describe(stops, ctx)}: tie a stop to the remaining budget",
+            )
+
+
+def _describe(stops: Iterable[Stop], ctx) -> str:
+    parts = []
+    for stop in stops:
+        if stop.kind == NEVER:
+            return "never stops, not even when the budget runs out"
+        if stop.node is None:
+            parts.append(f"the library's default {'attempt count' if stop.kind == ATTEMPTS else 'delay'}")
+        elif stop.keyword is not None and stop.keyword != "stop":
+            parts.append(f"`{stop.keyword}={shown(ctx, stop.node)}`")
+        else:
+            parts.append(f"`{shown(ctx, stop.node)}`")
+    return "stops only at " + " or ".join(dict.fromkeys(parts)) + ", not when the budget runs out"
+
+
+def _checks_remainder(loop: RetryLoop, names: FrozenSet[str]) -> bool:
+    """A test in the loop (its own condition, an `if`, an `assert`) or a sleep that reads the
+    budget, or a call on the budget object (`budget.check()`)."""
+    statement = loop.loop
+    if isinstance(statement, ast.While) and mentions_any(statement.test, names):
+        return True
+    if any(mentions_any(sleep, names) for sleep in loop.sleeps):
+        return True
+    for node in walk_here(statement):
+        if isinstance(node, (ast.If, ast.While, ast.Assert, ast.IfExp)) and mentions_any(node.test, names):
+            return True
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and _on_budget(node.value.func, names):
+            return True
+    return False
+
+
+def _on_budget(func: ast.expr, names: FrozenSet[str]) -> bool:
+    return isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in names
