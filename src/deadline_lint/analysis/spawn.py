@@ -51,8 +51,10 @@ class Spawns:
             last = func.attr
         else:
             return None
-        if last not in self._final_names:
-            return None  # the common case: nothing here starts work
+        if last not in self._final_names and not (
+            isinstance(func, ast.Name) and last in self.resolver.imported_names(scope)
+        ):
+            return None  # the common case: nothing here starts work (an import may rename one)
         spawn = self.catalog
         qualname = self.resolver.qualified_name(func, scope)
         if qualname is not None:
