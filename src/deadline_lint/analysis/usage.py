@@ -21,3 +21,17 @@ def loaded_names(scope: Scope) -> FrozenSet[str]:
         )
         scope.facts["loaded_names"] = cached
     return cached  # type: ignore[return-value]
+
+
+def string_constants(scope: Scope) -> FrozenSet[str]:
+    """Every string literal in a function body (nested ones included), e.g. to see whether
+    a span attribute name is set anywhere in it."""
+    cached = scope.facts.get("string_constants")
+    if cached is None:
+        body = getattr(scope.node, "body", [])
+        roots = body if isinstance(body, list) else [body]
+        cached = frozenset(
+            n.value for root in roots for n in ast.walk(root) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+        )
+        scope.facts["string_constants"] = cached
+    return cached  # type: ignore[return-value]
