@@ -40,6 +40,9 @@ class BudgetNotForwarded(Rule):
 
     ## Use instead
     ```python
+    def load_profile(user_id, budget=None):
+        ...
+
     def handler(request, budget):
         return load_profile(request.user_id, budget=budget)
     ```

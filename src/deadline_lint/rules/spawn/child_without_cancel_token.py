@@ -30,6 +30,8 @@ class ChildWithoutCancelToken(Rule):
 
     ## Example
     ```python
+    import threading
+
     def export(report, budget):
         worker = threading.Thread(target=render_pdf, args=(report,))
         worker.start()
@@ -37,6 +39,8 @@ class ChildWithoutCancelToken(Rule):
 
     ## Use instead
     ```python
+    import threading
+
     def export(report, budget):
         worker = threading.Thread(target=render_pdf, args=(report, budget))
         worker.start()

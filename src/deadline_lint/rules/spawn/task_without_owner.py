@@ -37,6 +37,8 @@ class TaskWithoutOwner(Rule):
 
     ## Example
     ```python
+    import asyncio
+
     async def handle(request):
         asyncio.create_task(refresh_cache(request.key))
         return await render(request)
@@ -44,6 +46,8 @@ class TaskWithoutOwner(Rule):
 
     ## Use instead
     ```python
+    import asyncio
+
     async def handle(request):
         async with asyncio.TaskGroup() as group:
             group.create_task(refresh_cache(request.key))

@@ -35,12 +35,21 @@ class DeadlineInMetricLabel(Rule):
 
     ## Example
     ```python
+    from prometheus_client import Counter
+
+    REQUESTS = Counter("requests_total", "Requests", ["method", "remaining"])
+
     def handle(request, context):
         REQUESTS.labels(method="quote", remaining=str(context.time_remaining())).inc()
     ```
 
     ## Use instead
     ```python
+    from prometheus_client import Counter, Histogram
+
+    REQUESTS = Counter("requests_total", "Requests", ["method"])
+    REMAINING_AT_START = Histogram("remaining_at_start_seconds", "Budget left on arrival")
+
     def handle(request, context):
         REQUESTS.labels(method="quote").inc()
         REMAINING_AT_START.observe(context.time_remaining())

@@ -32,6 +32,10 @@ class HopWithoutRemainingInTrace(Rule):
 
     ## Example
     ```python
+    from opentelemetry import trace
+
+    tracer = trace.get_tracer(__name__)
+
     def quote(request, budget):
         with tracer.start_as_current_span("quote"):
             return pricing.price(request, budget=budget)
@@ -39,6 +43,10 @@ class HopWithoutRemainingInTrace(Rule):
 
     ## Use instead
     ```python
+    from opentelemetry import trace
+
+    tracer = trace.get_tracer(__name__)
+
     def quote(request, budget):
         with tracer.start_as_current_span(
             "quote", attributes={"deadline.remaining_ms": int(1000 * budget.timeout())}
