@@ -19,15 +19,20 @@ class TaskWithoutOwner(Rule):
     (on a loop from `asyncio.get_running_loop()` / `get_event_loop()` / `new_event_loop()`,
     held in a local, a parameter or attribute annotated as an event loop, or a `self`
     attribute bound to one) and the profile's `spawn_helpers` when the task is dropped: the
-    call is a statement of its own, its result is assigned to `_`, or it is bound to a local
-    that the function never reads again. A task that is awaited, returned, passed to
+    call is a statement of its own (also inside a list, tuple, conditional or comprehension
+    that is itself a statement), its result is only tested (`if`, `x if task else y`, a
+    comprehension's `if`, a comparison), assigned to `_`, or bound to a local that the
+    function never reads again. A task that is awaited, returned, passed to
     anything (`asyncio.gather`, `tasks.add`), stored in an attribute or collection, or given
     a done-callback has an owner and is not flagged; neither is `TaskGroup.create_task` or a
     trio/anyio nursery's `start_soon`, whose group owns the child.
 
-    This covers what ruff's RUF006 and flake8-async's ASYNC300 flag (dropped results, and a
-    local never used) and also `_ = create_task(...)`, loops held in attributes, and the
-    organisation's own spawn helpers.
+    This covers what ruff's RUF006 flags (dropped results, a local never used, loops from
+    `get_running_loop()` and friends) and what flake8-async's ASYNC300 flags for tasks
+    nobody keeps (statements, displays and generators as statements, truth tests), and also
+    `_ = create_task(...)`, loops held in parameters and attributes, `from asyncio import
+    create_task` under any alias, and the organisation's own spawn helpers. ASYNC300 also
+    flags a task that is awaited or returned; those have an owner and stay quiet here.
 
     ## Why is this bad?
     Nobody can cancel a task nobody holds. When the request that started it is cancelled or
@@ -80,7 +85,7 @@ class TaskWithoutOwner(Rule):
             return
         parent = ctx.parent
         display = f"`{spawn.display}(...)`"
-        if isinstance(parent, ast.Expr):
+        if _dropped(node, ctx.parents):
             ctx.report(self, node, f"{display} drops its task: nobody can await or cancel it; "
                        "start it in a TaskGroup or keep it (and cancel it with the request)")
             return
@@ -105,6 +110,37 @@ class TaskWithoutOwner(Rule):
             if target not in used:
                 ctx.report(self, call, f"{display} is bound to `{target}`, which is never used again: nobody "
                            "awaits or cancels the task; await it, keep it, or start it in a TaskGroup")
+
+
+# Where a task's value passes through unchanged (it may still end up kept) ...
+_CONTAINERS = (ast.List, ast.Tuple, ast.Set, ast.Starred, ast.BoolOp)
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp)
+# ... and where it is only tested or compared, then lost.
+_TESTS = (ast.If, ast.While, ast.IfExp, ast.Assert)
+
+
+def _dropped(call, parents) -> bool:
+    """The task ends up nowhere: an expression statement (also inside a list, tuple,
+    conditional or comprehension that is itself a statement), or only tested for truth
+    (`if`, `while`, `x if task else y`, a comprehension's `if`, `not`, a comparison)."""
+    child = call
+    for parent in reversed(parents):
+        if isinstance(parent, ast.Expr):
+            return True
+        if isinstance(parent, _TESTS) and getattr(parent, "test", None) is child:
+            return True
+        if isinstance(parent, ast.comprehension):
+            return child in parent.ifs
+        if isinstance(parent, (ast.Compare, ast.UnaryOp)) and not isinstance(getattr(parent, "op", None), ast.USub):
+            return True
+        if isinstance(parent, _CONTAINERS) or (isinstance(parent, ast.IfExp) and child is not parent.test):
+            child = parent
+            continue
+        if isinstance(parent, _COMPREHENSIONS) and getattr(parent, "elt", None) is child:
+            child = parent
+            continue
+        return False
+    return False
 
 
 def _single_name_target(parent, call):
