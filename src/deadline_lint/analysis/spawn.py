@@ -42,8 +42,14 @@ class Spawns:
         self.executors = InstanceTest(self.resolver, spawn.executor_classes, spawn.executor_classes)
         self.tokens = InstanceTest(self.resolver, spawn.cancel_tokens, spawn.cancel_tokens)
         self._final_names = spawn.task_words | spawn.child_words
+        # Every spawn spells one of these words somewhere (an import under another name
+        # still spells the original): a file without any needs no look at its calls.
+        text = ctx.source.text
+        self.possible = any(word in text for word in self._final_names)
 
     def classify(self, call: ast.Call, scope: Scope) -> Optional[Spawn]:
+        if not self.possible:
+            return None
         func = call.func
         if isinstance(func, ast.Name):
             last = func.id

@@ -38,8 +38,16 @@ class Telemetry:
         self.tracers = InstanceTest(self.resolver, trace.tracer_factories, trace.tracer_types)
         self.prometheus = InstanceTest(self.resolver, trace.prometheus_metrics, trace.prometheus_metrics)
         self.meters = InstanceTest(self.resolver, trace.meter_factories, trace.meter_types)
+        # A tracer or a metric comes from its library's module, which the text then names.
+        text = ctx.source.text
+        self.tracers_possible = _mentions_module(text, trace.tracer_factories | trace.tracer_types)
+        self.metrics_possible = _mentions_module(
+            text, trace.prometheus_metrics | trace.meter_factories | trace.meter_types
+        )
 
     def span_start(self, call: ast.Call, scope: Scope) -> Optional[SpanStart]:
+        if not self.tracers_possible:
+            return None
         func = call.func
         if not isinstance(func, ast.Attribute) or func.attr not in self.catalog.span_methods:
             return None
@@ -49,6 +57,8 @@ class Telemetry:
         return SpanStart(call, func.attr, attributes)
 
     def metric_labels(self, call: ast.Call, scope: Scope) -> Optional[MetricLabels]:
+        if not self.metrics_possible:
+            return None
         func = call.func
         if not isinstance(func, ast.Attribute):
             return None
@@ -80,6 +90,10 @@ class Telemetry:
                 for b in bindings  # type: ignore[union-attr]
             )
         return False
+
+
+def _mentions_module(text: str, qualnames) -> bool:
+    return any(module in text for module in {name.split(".")[0] for name in qualnames})
 
 
 def _display(func: ast.Attribute) -> str:

@@ -3,6 +3,7 @@ from __future__ import annotations
 import ast
 
 from deadline_lint.analysis.budget import budget_in_scope
+from deadline_lint.analysis.budget_text import BudgetText
 from deadline_lint.analysis.expressions import mentions_any
 from deadline_lint.analysis.forwarding import Forwarding, forwarded_value
 from deadline_lint.diagnostics import Applicability
@@ -76,6 +77,8 @@ class BudgetNotForwarded(Rule):
 
     def visit(self, node, ctx):
         if not isinstance(node.func, (ast.Name, ast.Attribute)):
+            return
+        if not ctx.analysis(BudgetText).possible:
             return
         budget = budget_in_scope(ctx)
         if budget is None:

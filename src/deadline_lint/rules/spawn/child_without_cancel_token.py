@@ -3,6 +3,7 @@ from __future__ import annotations
 import ast
 
 from deadline_lint.analysis.budget import budget_in_scope
+from deadline_lint.analysis.budget_text import BudgetText
 from deadline_lint.analysis.expressions import mentions_any
 from deadline_lint.analysis.spawn import CHILD_KINDS, Spawns
 from deadline_lint.rules.base import Rule, register
@@ -65,6 +66,8 @@ class ChildWithoutCancelToken(Rule):
         return words_filter(self.catalog, "budget", budget_words(self.profile, self.catalog))
 
     def visit(self, node, ctx):
+        if not ctx.analysis(BudgetText).possible:
+            return
         spawns = ctx.analysis(Spawns)
         spawn = spawns.classify(node, ctx.scope)
         if spawn is None or spawn.kind not in CHILD_KINDS:

@@ -5,6 +5,7 @@ from typing import Callable, FrozenSet
 
 from deadline_lint.catalog import Catalog
 from deadline_lint.catalog.spawn import spawn_catalog
+from deadline_lint.analysis.budget_text import budget_words  # noqa: F401  (re-exported for the rules)
 from deadline_lint.profile import Profile
 
 
@@ -20,15 +21,3 @@ def task_words(profile: Profile, catalog: Catalog) -> FrozenSet[str]:
 
 def child_words(profile: Profile, catalog: Catalog) -> FrozenSet[str]:
     return spawn_catalog(catalog, profile["spawn_helpers"]).child_words
-
-
-def budget_words(profile: Profile, catalog: Catalog) -> FrozenSet[str]:
-    """A budgeted function needs one of these in the file: a budget parameter name or type,
-    a gRPC servicer, or a budget accessor."""
-    budget = profile["budget"]
-    data = catalog.data.get("budget", {}) or {}
-    names = [*budget["parameters"], *budget["seconds_parameters"], *budget["types"], *budget["accessors"]]
-    names.extend(data.get("types", {}) or {})
-    names.extend(data.get("accessors", {}) or {})
-    names.append(data.get("servicer_base_suffix", "Servicer"))
-    return frozenset(name.rpartition(".")[2] for name in names if name)

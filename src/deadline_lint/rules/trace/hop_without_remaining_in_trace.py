@@ -4,6 +4,7 @@ import ast
 import json
 
 from deadline_lint.analysis.budget import budget_in_scope
+from deadline_lint.analysis.budget_text import BudgetText
 from deadline_lint.analysis.telemetry import Telemetry
 from deadline_lint.analysis.usage import string_constants
 from deadline_lint.catalog.trace import trace_catalog
@@ -81,6 +82,8 @@ class HopWithoutRemainingInTrace(Rule):
 
     def visit(self, node, ctx):
         if not isinstance(node.func, ast.Attribute):
+            return
+        if not ctx.analysis(BudgetText).possible:
             return
         span = ctx.analysis(Telemetry).span_start(node, ctx.scope)
         if span is None:
