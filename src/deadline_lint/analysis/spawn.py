@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Optional, Sequence
+from typing import TYPE_CHECKING, Dict, Optional, Sequence, Tuple
 
 from deadline_lint.analysis.instances import InstanceTest, method_scope
 from deadline_lint.analysis.resolve import dotted_parts
@@ -17,8 +17,7 @@ if TYPE_CHECKING:
 
 TASK = "task"  # returns a task someone must own (DL501)
 THREAD = "thread"  # threading.Thread(target=...)
-EXECUTOR_JOB = "executor job"  # executor.submit(fn, ...)
-LOOP_EXECUTOR = "executor job"  # loop.run_in_executor(executor, fn, ...)
+EXECUTOR_JOB = "executor job"  # executor.submit(fn, ...), loop.run_in_executor(executor, fn, ...)
 THREAD_OFFLOAD = "worker thread"  # asyncio.to_thread(fn, ...)
 CHILD_KINDS = (THREAD, EXECUTOR_JOB, THREAD_OFFLOAD)
 
@@ -46,6 +45,9 @@ class Spawns:
         # still spells the original): a file without any needs no look at its calls.
         text = ctx.source.text
         self.possible = any(word in text for word in self._final_names)
+        # DL501 and DL502 ask about the same calls; the node is kept with its answer so its
+        # id cannot be reused while the answer is remembered.
+        self._known: Dict[int, Tuple[ast.Call, Optional[Spawn]]] = {}
 
     def classify(self, call: ast.Call, scope: Scope) -> Optional[Spawn]:
         if not self.possible:
@@ -61,6 +63,12 @@ class Spawns:
             isinstance(func, ast.Name) and last in self.resolver.imported_names(scope)
         ):
             return None  # the common case: nothing here starts work (an import may rename one)
+        known = self._known.get(id(call))
+        if known is None:
+            known = self._known[id(call)] = (call, self._resolve(call, func, last, scope))
+        return known[1]
+
+    def _resolve(self, call: ast.Call, func: ast.expr, last: str, scope: Scope) -> Optional[Spawn]:
         spawn = self.catalog
         qualname = self.resolver.qualified_name(func, scope)
         if qualname is not None:
@@ -81,7 +89,7 @@ class Spawns:
             return Spawn(TASK, f"{_spelled(receiver)}.{last}", call)
         if last in spawn.loop_executor_methods and self.loops.matches(receiver, scope):
             arguments = [*call.args[1:], *(k.value for k in call.keywords)]
-            return Spawn(LOOP_EXECUTOR, f"{_spelled(receiver)}.{last}", call, arguments, _first(call.args[1:]))
+            return Spawn(EXECUTOR_JOB, f"{_spelled(receiver)}.{last}", call, arguments, _first(call.args[1:]))
         if last in spawn.executor_methods and self.executors.matches(receiver, scope):
             return Spawn(EXECUTOR_JOB, f"{_spelled(receiver)}.{last}", call, _all_arguments(call), _first(call.args))
         return None
