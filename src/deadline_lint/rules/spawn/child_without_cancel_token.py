@@ -65,7 +65,14 @@ class ChildWithoutCancelToken(Rule):
     def text_filter(self):
         return words_filter(self.catalog, "budget", budget_words(self.profile, self.catalog))
 
+    def __init__(self, profile, catalog):
+        super().__init__(profile, catalog)
+        self._words = child_words(profile, catalog)
+
     def visit(self, node, ctx):
+        func = node.func
+        if type(func) is ast.Attribute and func.attr not in self._words:
+            return  # most calls: a method that starts no child (checked before any lookup)
         if not ctx.analysis(BudgetText).possible:
             return
         spawns = ctx.analysis(Spawns)

@@ -79,7 +79,14 @@ class TaskWithoutOwner(Rule):
     def text_filter(self):
         return words_filter(self.catalog, "tasks", task_words(self.profile, self.catalog))
 
+    def __init__(self, profile, catalog):
+        super().__init__(profile, catalog)
+        self._words = task_words(profile, catalog)
+
     def visit(self, node, ctx):
+        func = node.func
+        if type(func) is ast.Attribute and func.attr not in self._words:
+            return  # most calls: a method that starts no task (checked before any lookup)
         spawn = ctx.analysis(Spawns).classify(node, ctx.scope)
         if spawn is None or spawn.kind != TASK:
             return

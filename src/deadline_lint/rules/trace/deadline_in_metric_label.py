@@ -7,6 +7,7 @@ from typing import Optional
 from deadline_lint.analysis.budget import SECONDS, INSTANT as BUDGET_INSTANT, budget_in_scope
 from deadline_lint.analysis.telemetry import Telemetry
 from deadline_lint.analysis.time_values import DEADLINE, INSTANT, SPAN, is_absolute_instant, time_value
+from deadline_lint.catalog.trace import trace_catalog
 from deadline_lint.rules.base import Rule, register
 from deadline_lint.rules.trace.common import import_filter, metric_modules, metric_words
 
@@ -74,8 +75,14 @@ class DeadlineInMetricLabel(Rule):
     def text_filter(self):
         return import_filter(self.catalog, "metrics", metric_modules(self.catalog))
 
+    def __init__(self, profile, catalog):
+        super().__init__(profile, catalog)
+        trace = trace_catalog(catalog)
+        self._methods = trace.label_methods | trace.record_methods
+
     def visit(self, node, ctx):
-        if not isinstance(node.func, ast.Attribute):
+        func = node.func
+        if type(func) is not ast.Attribute or func.attr not in self._methods:
             return
         labels = ctx.analysis(Telemetry).metric_labels(node, ctx.scope)
         if labels is None:

@@ -80,8 +80,13 @@ class HopWithoutRemainingInTrace(Rule):
     def text_filter(self):
         return import_filter(self.catalog, "tracers", tracer_modules(self.catalog))
 
+    def __init__(self, profile, catalog):
+        super().__init__(profile, catalog)
+        self._methods = trace_catalog(catalog).span_methods
+
     def visit(self, node, ctx):
-        if not isinstance(node.func, ast.Attribute):
+        func = node.func
+        if type(func) is not ast.Attribute or func.attr not in self._methods:
             return
         if not ctx.analysis(BudgetText).possible:
             return
