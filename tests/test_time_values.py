@@ -97,6 +97,8 @@ def test_deadlines_and_spans_through_local_assignments() -> None:
             later = deadline + 1.0
             remaining = deadline - time.time()
             left = max(0.0, remaining)
+            capped = min(remaining, timeout)
+            earliest = min(deadline, expires_at)
             cutoff = time.time() - 3600
             age = time.time() - record.created
             until_expiry = expires_at - time.time()
@@ -106,7 +108,8 @@ def test_deadlines_and_spans_through_local_assignments() -> None:
     ''')
     got = described(times)
     assert got["deadline"] == got["later"] == got["cutoff"] == (DEADLINE, WALL, True)
-    assert got["remaining"] == got["left"] == (SPAN, WALL, True)
+    assert got["remaining"] == got["left"] == got["capped"] == (SPAN, WALL, True)
+    assert got["earliest"] == (DEADLINE, WALL, False)  # another deadline from elsewhere took part
     assert got["age"] == got["until_expiry"] == (SPAN, WALL, False)  # an instant from elsewhere
     assert got["soon"] == (DEADLINE, WALL, True)
     assert got["expires_at"] == (DEADLINE, WALL, False)  # known only from the comparison

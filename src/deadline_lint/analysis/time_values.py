@@ -8,8 +8,9 @@ their `_ns` variants and an event loop's `loop.time()` read a MONOTONIC one.
 
 API (ask through the context: `times = ctx.analysis(TimeValues)`):
 
-- `times.clock_read(call, scope) -> ClockRead | None`: the call reads a clock.
-  `datetime.now().timestamp()` is one read (in seconds, with a monotonic equivalent).
+- `times.clock_read(call, scope) -> ClockRead | None`: the call reads a clock
+  (`clock_reads.py`). `datetime.now().timestamp()` is one read (in seconds, with a monotonic
+  equivalent).
 - `times.function(scope) -> FunctionTimes | None` (None outside a function), and
   `time_value(ctx, expr)` / `function_times(ctx)` for where the walk is. A `FunctionTimes`
   answers, within one function (closures see their enclosing function's names):
@@ -40,36 +41,26 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Set, Tuple
 
+from deadline_lint.analysis.clock_reads import ClockRead, ClockReads
+from deadline_lint.analysis.function_body import function_body
 from deadline_lint.analysis.scopes import ASSIGN, FUNCTION, Scope
-from deadline_lint.catalog.clock import MONOTONIC, WALL, ClockCatalog, clock_catalog
+from deadline_lint.catalog.clock import MONOTONIC, WALL
 
 if TYPE_CHECKING:
-    from deadline_lint.context import AnalysisInputs, FileContext
+    from deadline_lint.context import FileContext
 
 INSTANT, DEADLINE, SPAN = "instant", "deadline", "span"
 # Kinds of DeadlineUse.
 COMPARE, REMAINING, SPAN_CHECK, TIMEOUT = "compare", "remaining", "span-check", "timeout"
 
 _PASS_THROUGH = frozenset({"min", "max", "abs", "float", "int", "round"})
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 __all__ = [
     "INSTANT", "DEADLINE", "SPAN", "WALL", "MONOTONIC", "COMPARE", "REMAINING", "SPAN_CHECK", "TIMEOUT",
     "ClockRead", "TimeValue", "DeadlineUse", "FunctionTimes", "TimeValues",
     "time_value", "function_times", "is_absolute_instant",
 ]
-
-
-@dataclass(frozen=True, eq=False)
-class ClockRead:
-    """One reading of a clock: `node` is the call to replace when swapping clocks."""
-
-    node: ast.Call
-    clock: str
-    unit: str
-    qualname: str  # the clock function (`time.time`), or the method (`datetime.timestamp`)
-    monotonic: Optional[str]  # the monotonic function reading the same unit, if a clean one exists
 
 
 @dataclass(frozen=True)
@@ -110,68 +101,8 @@ def _is_number(expr: ast.expr) -> bool:
     return isinstance(expr, ast.Constant) and type(expr.value) in (int, float)
 
 
-def _names_in(target: ast.expr) -> bool:
-    return isinstance(target, ast.Name)
-
-
-class TimeValues:
-    """Per file: the clock catalog, clock reads by call, and one FunctionTimes per function."""
-
-    def __init__(self, ctx: "AnalysisInputs"):
-        self.resolver = ctx.resolver
-        self.clocks: ClockCatalog = clock_catalog(ctx.catalog)
-        self._final_names = self.clocks.final_names | frozenset(self.clocks.instant_methods)
-        self._reads: Dict[int, Tuple[ast.Call, Optional[ClockRead]]] = {}
-
-    # -- clock reads ------------------------------------------------------------
-    def clock_read(self, call: ast.AST, scope: Scope) -> Optional[ClockRead]:
-        if not isinstance(call, ast.Call):
-            return None
-        known = self._reads.get(id(call))
-        if known is not None:
-            return known[1]
-        found = self._clock_read(call, scope)
-        self._reads[id(call)] = (call, found)
-        return found
-
-    def _clock_read(self, call: ast.Call, scope: Scope) -> Optional[ClockRead]:
-        func = call.func
-        if isinstance(func, ast.Attribute):
-            if func.attr not in self._final_names:
-                return None
-            method = self.clocks.instant_methods.get(func.attr)
-            if method is not None and not call.args and not call.keywords:
-                inner = self.clock_read(func.value, scope)
-                if inner is not None and inner.unit == "datetime":
-                    return ClockRead(call, inner.clock, method.unit, f"datetime.{method.name}", method.monotonic)
-                return None
-            if func.attr == self.clocks.loop_time_method and not call.args and self._is_loop(func.value, scope):
-                return ClockRead(call, MONOTONIC, "s", "loop.time", None)
-        elif not isinstance(func, ast.Name) or func.id not in self.resolver.imported_names(scope):
-            return None
-        qualname = self.resolver.qualified_name(func, scope)
-        clock = self.clocks.functions.get(qualname) if qualname else None
-        if clock is None:
-            return None
-        return ClockRead(call, clock.clock, clock.unit, clock.qualname, clock.monotonic)
-
-    def _is_loop(self, receiver: ast.expr, scope: Scope) -> bool:
-        if isinstance(receiver, ast.Call):
-            return self.resolver.qualified_name(receiver.func, scope) in self.clocks.loop_factories
-        if isinstance(receiver, ast.Attribute):
-            return receiver.attr in self.clocks.loop_names
-        if isinstance(receiver, ast.Name):
-            if receiver.id in self.clocks.loop_names:
-                return True
-            bindings = scope.lookup(receiver.id) or []
-            return len(bindings) == 1 and bindings[0].kind == ASSIGN and self._is_loop(bindings[0].value, scope)  # type: ignore[arg-type]
-        return False
-
-    def is_duration_call(self, call: ast.Call, scope: Scope) -> bool:
-        return self.resolver.qualified_name(call.func, scope) in self.clocks.durations
-
-    def is_sleep(self, call: ast.Call, scope: Scope) -> bool:
-        return self.resolver.qualified_name(call.func, scope) in self.clocks.sleeps
+class TimeValues(ClockReads):
+    """Per file: clock reads by call (see ClockReads) and one FunctionTimes per function."""
 
     # -- per function -------------------------------------------------------------
     def function(self, scope: Scope) -> Optional["FunctionTimes"]:
@@ -191,6 +122,7 @@ class FunctionTimes:
         self.scope = scope
         self._values: Dict[int, Tuple[ast.AST, Optional[TimeValue]]] = {}
         self._names: Optional[Dict[str, TimeValue]] = None
+        self._compared: Optional[Dict[str, TimeValue]] = None
         self._computing: Set[str] = set()
         self._parents: Optional[Dict[int, ast.AST]] = None
         self._loads: Dict[str, List[ast.Name]] = {}
@@ -207,6 +139,8 @@ class FunctionTimes:
     def value(self, expr: Optional[ast.AST]) -> Optional[TimeValue]:
         if expr is None:
             return None
+        if self._compared is None:
+            self._compared_names()
         known = self._values.get(id(expr))
         if known is not None:
             return known[1]
@@ -218,7 +152,10 @@ class FunctionTimes:
         if isinstance(expr, ast.Call):
             return self._call_value(expr)
         if isinstance(expr, ast.Name):
-            return self._name_value(expr.id)
+            found = self._name_value(expr.id)
+            if found is None and self._compared is not None:
+                found = self._compared.get(expr.id)
+            return found
         if isinstance(expr, ast.BinOp):
             return self._binop_value(expr)
         if isinstance(expr, ast.IfExp):
@@ -239,11 +176,13 @@ class FunctionTimes:
             known = [v for v in values if v is not None]
             if not known:
                 return None
-            if any(v is None and not _is_number(a) for v, a in zip(values, call.args)) and func.id in ("min", "max"):
-                # `min(deadline, other)`: the other may be an instant or a cap; keep its locality
-                merged = _agree(known)
-                return None if merged is None else _with_local(merged, False)
-            return _agree(known)
+            merged = _agree(known)
+            unknown = any(v is None and not _is_number(a) for v, a in zip(values, call.args))
+            if merged is not None and merged.role != SPAN and unknown and func.id in ("min", "max"):
+                # `min(deadline, other)`: the other is an instant from who knows where.
+                # (`min(remaining, cap)` is a span capped by a duration: still local.)
+                return _with_local(merged, False)
+            return merged
         if isinstance(func, ast.Attribute) and not call.args and not call.keywords:
             inner = self.value(func.value)
             if inner is None:
@@ -352,6 +291,9 @@ class FunctionTimes:
 
     def _compared_names(self) -> Dict[str, TimeValue]:
         """Names with no time value of their own, compared with an instant or a deadline."""
+        if self._compared is not None:
+            return self._compared
+        self._compared = {}  # while looking, values know no compared names
         self._walk()
         found: Dict[str, TimeValue] = {}
         for compare in self._compares:
@@ -363,36 +305,20 @@ class FunctionTimes:
                         continue
                     if self._name_value(other.id) is None and other.id in self.scope.bindings():
                         found.setdefault(other.id, TimeValue(DEADLINE, value.clock, value.unit, (), False))
+        # Values asked for before this point did not know these names: forget them.
+        self._values.clear()
+        self._compared = found
         return found
 
     # -- the function body, walked once ---------------------------------------------------
     def _walk(self) -> None:
         if self._parents is not None:
             return
-        parents: Dict[int, ast.AST] = {}
-        root = self.scope.node
-        stack: List[Tuple[ast.AST, bool]] = [(child, False) for child in getattr(root, "body", [])]
-        if isinstance(root, ast.Lambda):
-            stack = [(root.body, False)]
-        for child, _ in stack:
-            parents[id(child)] = root
-        while stack:
-            node, nested = stack.pop()
-            if nested:
-                self._nested.add(id(node))
-            elif isinstance(node, ast.Compare):
-                self._compares.append(node)
-            elif isinstance(node, ast.BinOp):
-                self._arithmetic.append(node)
-            elif isinstance(node, ast.Call):
-                self._calls.append(node)
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-                self._loads.setdefault(node.id, []).append(node)
-            inner = nested or isinstance(node, _SCOPES)
-            for child in ast.iter_child_nodes(node):
-                parents[id(child)] = node
-                stack.append((child, inner))
-        self._parents = parents
+        body = function_body(self.scope)
+        self._parents, self._loads, self._nested = body.parents, body.loads, body.nested
+        self._compares = body.nodes(ast.Compare)
+        self._arithmetic = body.nodes(ast.BinOp)
+        self._calls = body.nodes(ast.Call)
 
     # -- where time values are used as deadlines ------------------------------------------
     @property
@@ -520,7 +446,7 @@ class FunctionTimes:
                 child = parent  # `x.total_seconds`: judged by the call around it
             elif isinstance(parent, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
                 targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
-                if not all(_names_in(t) for t in targets):
+                if not all(isinstance(t, ast.Name) for t in targets):
                     return True  # an attribute, an item, an unpacking
                 return any(self.escapes(t.id) for t in targets)  # type: ignore[attr-defined]
             else:
@@ -566,26 +492,25 @@ def time_value(ctx: "FileContext", expr: ast.expr) -> Optional[TimeValue]:
     return times.value(expr) if times is not None else None
 
 
-def is_absolute_instant(ctx: "FileContext", expr: ast.expr) -> bool:
-    """A wall-clock instant or a deadline on the wall clock, in any spelling."""
+def is_absolute_instant(ctx: "FileContext", expr: ast.expr, any_clock: bool = False) -> bool:
+    """A wall-clock instant or a deadline on the wall clock, in any spelling (`str(...)`,
+    `int(...)`, an f-string, `x.isoformat()`, `x.timestamp()`). With `any_clock`, monotonic
+    instants count too (an instant of this process's own clock means even less elsewhere)."""
     analysis = ctx.analysis(TimeValues)
     if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and not expr.args:
-        method = analysis.clocks.instant_methods.get(expr.func.attr)
-        if method is not None:
+        if expr.func.attr in analysis.clocks.instant_methods:
             return True
-    if isinstance(expr, ast.Call) and not isinstance(expr.func, ast.Attribute) and len(expr.args) == 1:
-        if isinstance(expr.func, ast.Name) and expr.func.id in ("str", "int", "float", "round", "repr"):
-            return is_absolute_instant(ctx, expr.args[0])
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and len(expr.args) == 1:
+        if expr.func.id in ("str", "int", "float", "round", "repr"):
+            return is_absolute_instant(ctx, expr.args[0], any_clock)
     if isinstance(expr, ast.JoinedStr):
         return any(
-            isinstance(part, ast.FormattedValue) and is_absolute_instant(ctx, part.value) for part in expr.values
+            isinstance(part, ast.FormattedValue) and is_absolute_instant(ctx, part.value, any_clock)
+            for part in expr.values
         )
     value = time_value(ctx, expr)
     if value is None:
         read = analysis.clock_read(expr, ctx.scope)
-        return read is not None and read.clock == WALL
-    return value.clock == WALL and value.role in (INSTANT, DEADLINE)
+        return read is not None and (any_clock or read.clock == WALL)
+    return (any_clock or value.clock == WALL) and value.role in (INSTANT, DEADLINE)
 
-
-# Used by the docs of the rules built on this analysis.
-ROLES: FrozenSet[str] = frozenset({INSTANT, DEADLINE, SPAN})

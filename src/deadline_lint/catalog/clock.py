@@ -3,7 +3,7 @@ what a fix may swap a wall-clock read for, and which calls take or build duratio
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, FrozenSet, Mapping, Optional
+from typing import Any, FrozenSet, Mapping, Optional, Tuple
 
 from deadline_lint.catalog import Catalog
 
@@ -29,6 +29,26 @@ class InstantMethod:
 
 
 @dataclass(frozen=True)
+class WireVocabulary:
+    """How headers and gRPC metadata are spelled when read or written (clock.yaml `wire`)."""
+
+    containers: Tuple[str, ...]
+    metadata_methods: FrozenSet[str]
+    keywords: FrozenSet[str]
+    budget_keys: FrozenSet[str]  # normalised: lower case, `_` as `-`
+    deadline_words: Tuple[str, ...]
+    date_key: str
+    date_parsers: FrozenSet[str]
+    clamps: FrozenSet[str]
+
+
+def normalise_key(key: str) -> str:
+    """`X_Request_Deadline`, `HTTP_X_REQUEST_DEADLINE` (WSGI) -> `x-request-deadline`."""
+    key = key.strip().lower().replace("_", "-")
+    return key[5:] if key.startswith("http-") else key
+
+
+@dataclass(frozen=True)
 class ClockCatalog:
     functions: Mapping[str, ClockFunction]
     instant_methods: Mapping[str, InstantMethod]
@@ -37,6 +57,7 @@ class ClockCatalog:
     loop_names: FrozenSet[str]
     durations: FrozenSet[str]
     sleeps: FrozenSet[str]
+    wire: WireVocabulary
 
     @property
     def final_names(self) -> FrozenSet[str]:
@@ -62,6 +83,12 @@ def _problem(data: Any) -> Optional[str]:
     loop = data.get("loop_time", {}) or {}
     if not isinstance(loop, dict) or not isinstance(loop.get("method", "time"), str):
         return "`loop_time` as a mapping with `method`, `loop_factories` and `loop_names`"
+    wire = data.get("wire", {}) or {}
+    if not isinstance(wire, dict) or not all(
+        isinstance(wire.get(key, []) or [], list)
+        for key in ("containers", "metadata_methods", "keywords", "budget_keys", "deadline_words", "date_parsers", "clamps")
+    ):
+        return "`wire` as a mapping of lists of names (and `date_key`)"
     return None
 
 
@@ -82,6 +109,17 @@ def _build(data: Mapping[str, Any]) -> ClockCatalog:
         for name, spec in (data.get("instant_methods") or {}).items()
     }
     loop = data.get("loop_time") or {}
+    wire = data.get("wire") or {}
+    vocabulary = WireVocabulary(
+        containers=tuple(wire.get("containers") or ()),
+        metadata_methods=_names(wire.get("metadata_methods")),
+        keywords=_names(wire.get("keywords")),
+        budget_keys=frozenset(normalise_key(k) for k in wire.get("budget_keys") or ()),
+        deadline_words=tuple(wire.get("deadline_words") or ()),
+        date_key=normalise_key(wire.get("date_key", "date")),
+        date_parsers=_names(wire.get("date_parsers")),
+        clamps=_names(wire.get("clamps")),
+    )
     return ClockCatalog(
         functions=functions,
         instant_methods=methods,
@@ -90,4 +128,5 @@ def _build(data: Mapping[str, Any]) -> ClockCatalog:
         loop_names=_names(loop.get("loop_names")),
         durations=_names(data.get("durations")),
         sleeps=_names(data.get("sleeps")),
+        wire=vocabulary,
     )
