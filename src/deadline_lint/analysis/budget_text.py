@@ -25,8 +25,21 @@ def budget_words(profile: Profile, catalog: Catalog) -> FrozenSet[str]:
     return frozenset(name.rpartition(".")[2] for name in names if name)
 
 
+def budget_parameter_words(profile: Profile, catalog: Catalog) -> FrozenSet[str]:
+    """What a parameter that *receives* a budget is called or annotated with: a callee
+    DL503 can forward to spells one of these (a servicer or an accessor only makes callers)."""
+    budget = profile["budget"]
+    types = dict((catalog.data.get("budget", {}) or {}).get("types", {}) or {})
+    names = [*budget["parameters"], *budget["seconds_parameters"], *budget["types"]]
+    names.extend(name for name, kind in types.items() if kind == "object")
+    return frozenset(name.rpartition(".")[2] for name in names if name)
+
+
 class BudgetText:
     def __init__(self, ctx: "FileContext") -> None:
-        words = budget_words(ctx.profile, ctx.catalog)
         text = ctx.source.text
-        self.possible = any(word in text for word in words)
+        self.possible = any(word in text for word in budget_words(ctx.profile, ctx.catalog))
+        # ... and whether a function can receive one (what DL503 forwards to).
+        self.receivers = self.possible and any(
+            word in text for word in budget_parameter_words(ctx.profile, ctx.catalog)
+        )

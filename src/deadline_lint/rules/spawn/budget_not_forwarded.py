@@ -3,13 +3,13 @@ from __future__ import annotations
 import ast
 
 from deadline_lint.analysis.budget import budget_in_scope
-from deadline_lint.analysis.budget_text import BudgetText
+from deadline_lint.analysis.budget_text import BudgetText, budget_parameter_words
 from deadline_lint.analysis.expressions import mentions_any
 from deadline_lint.analysis.forwarding import Forwarding, forwarded_value
 from deadline_lint.diagnostics import Applicability
 from deadline_lint.edits import insert_keyword
 from deadline_lint.rules.base import Rule, register
-from deadline_lint.rules.spawn.common import budget_words, words_filter
+from deadline_lint.rules.spawn.common import words_filter
 
 
 @register
@@ -70,15 +70,15 @@ class BudgetNotForwarded(Rule):
     node_types = (ast.Call,)
 
     def trigger_words(self):
-        return budget_words(self.profile, self.catalog)
+        return budget_parameter_words(self.profile, self.catalog)
 
     def text_filter(self):
-        return words_filter(self.catalog, "budget", budget_words(self.profile, self.catalog))
+        return words_filter(self.catalog, "budget parameters", budget_parameter_words(self.profile, self.catalog))
 
     def visit(self, node, ctx):
         if not isinstance(node.func, (ast.Name, ast.Attribute)):
             return
-        if not ctx.analysis(BudgetText).possible:
+        if not ctx.analysis(BudgetText).receivers:
             return
         budget = budget_in_scope(ctx)
         if budget is None:

@@ -7,7 +7,7 @@ from deadline_lint.analysis.budget_text import BudgetText
 from deadline_lint.analysis.expressions import mentions_any
 from deadline_lint.analysis.spawn import CHILD_KINDS, Spawns
 from deadline_lint.rules.base import Rule, register
-from deadline_lint.rules.spawn.common import budget_words, child_words, words_filter
+from deadline_lint.rules.spawn.common import may_start, budget_words, child_words, words_filter
 
 
 @register
@@ -70,9 +70,8 @@ class ChildWithoutCancelToken(Rule):
         self._words = child_words(profile, catalog)
 
     def visit(self, node, ctx):
-        func = node.func
-        if type(func) is ast.Attribute and func.attr not in self._words:
-            return  # most calls: a method that starts no child (checked before any lookup)
+        if not may_start(node.func, self._words, ctx):
+            return  # most calls: nothing that starts a child (checked before any lookup)
         if not ctx.analysis(BudgetText).possible:
             return
         spawns = ctx.analysis(Spawns)

@@ -1,6 +1,7 @@
 """What the spawn family's rules share: the prefilter words and the shared text filter."""
 from __future__ import annotations
 
+import ast
 from typing import Callable, FrozenSet
 
 from deadline_lint.catalog import Catalog
@@ -21,3 +22,14 @@ def task_words(profile: Profile, catalog: Catalog) -> FrozenSet[str]:
 
 def child_words(profile: Profile, catalog: Catalog) -> FrozenSet[str]:
     return spawn_catalog(catalog, profile["spawn_helpers"]).child_words
+
+
+def may_start(func: ast.expr, words: FrozenSet[str], ctx) -> bool:
+    """A cheap first look: the call's name is one of `words`, or a plain name an import
+    binds (`from asyncio import create_task as spawn`)."""
+    if type(func) is ast.Attribute:
+        return func.attr in words  # type: ignore[attr-defined]
+    if type(func) is ast.Name:
+        name = func.id  # type: ignore[attr-defined]
+        return name in words or name in ctx.resolver.imported_names(ctx.scope)
+    return False

@@ -6,7 +6,7 @@ from deadline_lint.analysis.scopes import FUNCTION, GLOBAL
 from deadline_lint.analysis.spawn import TASK, Spawns
 from deadline_lint.analysis.usage import loaded_names
 from deadline_lint.rules.base import Rule, register
-from deadline_lint.rules.spawn.common import task_words, words_filter
+from deadline_lint.rules.spawn.common import may_start, task_words, words_filter
 
 _PENDING = "DL501.unused"  # per function scope: (name, call, display) bound and maybe never read
 
@@ -84,9 +84,8 @@ class TaskWithoutOwner(Rule):
         self._words = task_words(profile, catalog)
 
     def visit(self, node, ctx):
-        func = node.func
-        if type(func) is ast.Attribute and func.attr not in self._words:
-            return  # most calls: a method that starts no task (checked before any lookup)
+        if not may_start(node.func, self._words, ctx):
+            return  # most calls: nothing that starts a task (checked before any lookup)
         spawn = ctx.analysis(Spawns).classify(node, ctx.scope)
         if spawn is None or spawn.kind != TASK:
             return
