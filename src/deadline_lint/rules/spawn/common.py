@@ -4,6 +4,7 @@ from __future__ import annotations
 import ast
 from typing import Callable, FrozenSet
 
+from deadline_lint.analysis.spawn import Spawns
 from deadline_lint.catalog import Catalog
 from deadline_lint.catalog.spawn import spawn_catalog
 from deadline_lint.analysis.budget_text import budget_words  # noqa: F401  (re-exported for the rules)
@@ -31,5 +32,8 @@ def may_start(func: ast.expr, words: FrozenSet[str], ctx) -> bool:
         return func.attr in words  # type: ignore[attr-defined]
     if type(func) is ast.Name:
         name = func.id  # type: ignore[attr-defined]
-        return name in words or name in ctx.resolver.imported_names(ctx.scope)
+        if name in words:
+            return True
+        # A renamed import still spells the original in the file: only then look at imports.
+        return ctx.analysis(Spawns).possible and name in ctx.resolver.imported_names(ctx.scope)
     return False
