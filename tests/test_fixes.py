@@ -571,3 +571,17 @@ def test_dl503_findings_settled_by_forwarding_are_counted_once() -> None:
     result = fix_text(Checker(), text, "m.py", FixMode(unsafe=True, thread_budget=True))
     assert result.text == text.replace("fetch(url)\n", "fetch(url, budget_s=budget.timeout())\n")
     assert result.fixed == 1 and result.remaining == ()
+
+
+def test_dl503_forwarding_to_functions_is_a_budget_insertion_but_not_to_methods() -> None:
+    """The codemod's job and --thread-budget's: forwarding to a module function; a method may be
+    overridden elsewhere without the parameter, so only --unsafe-fixes forwards to it."""
+    text = (
+        "def load(key, budget=None):\n    return key\n\n"
+        "class C:\n    def get(self, key, budget=None):\n        return key\n\n"
+        "    def run(self, key, budget):\n        load(key)\n        return self.get(key)\n"
+    )
+    inserted = fix_text(Checker(select=["DL503"]), text, "m.py", FixMode(insert_budgets=True)).text
+    assert "load(key, budget=budget)" in inserted and "self.get(key)\n" in inserted
+    unsafe = fix_text(Checker(select=["DL503"]), text, "m.py", FixMode(unsafe=True)).text
+    assert "self.get(key, budget=budget)" in unsafe

@@ -50,7 +50,10 @@ class BudgetNotForwarded(Rule):
 
     ## Fix safety
     Unsafe: the callee's calls become bounded by the caller's remainder, so a call that used
-    to wait may now fail. The fix passes the budget object as it is (`budget=budget`), or
+    to wait may now fail. For a function called by name it inserts a budget, so the LibCST
+    codemod and `fix --thread-budget` apply it without `--unsafe-fixes`, as they do DL101's;
+    for a method (`self.lookup(...)`) only `--unsafe-fixes` does, since an override elsewhere
+    may lack the parameter. The fix passes the budget object as it is (`budget=budget`), or
     for a seconds parameter the caller's own seconds parameter, else the timeout it would
     give an outbound call (`budget_s=budget.timeout()`, the hop margin already taken off).
     `fix --thread-budget --unsafe-fixes` (and the LibCST codemod with the same options),
@@ -97,4 +100,7 @@ class BudgetNotForwarded(Rule):
         argument = f"{parameter.name}={value}"
         edit = insert_keyword(ctx.source, node, parameter.name, value)
         ctx.report(self, node, f"`{callee}()` accepts `{parameter.name}` but is called without it: pass `{argument}`",
-                   [edit] if edit else (), description=f"pass {argument}")
+                   [edit] if edit else (), description=f"pass {argument}",
+                   # a method may be overridden elsewhere without the parameter: only
+                   # --unsafe-fixes forwards to it, never the codemod or --thread-budget alone
+                   inserts_budget=isinstance(node.func, ast.Name))
