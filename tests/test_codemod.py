@@ -154,3 +154,12 @@ def test_codemod_keeps_libcst_module_settings() -> None:
     assert isinstance(result, TransformSuccess)
     assert result.code == SAFE_FIXED.replace("\n", "\r\n")
     assert libcst.parse_module(result.code).default_newline == module.default_newline == "\r\n"
+
+
+def test_codemod_threads_a_call_chain_like_fix() -> None:
+    goldens = ROOT / "tests" / "goldens"
+    before = (goldens / "thread_chain.py").read_text(encoding="utf-8")
+    command = InsertBudget(CodemodContext(), unsafe_fixes=True, thread_budget=True)
+    result = transform_module(command, before)
+    assert isinstance(result, TransformSuccess)
+    assert result.code == (goldens / "thread_chain.py.fixed").read_text(encoding="utf-8")

@@ -534,3 +534,54 @@ def test_thread_budget_through_the_cli(tmp_path: Path) -> None:
     path.write_text(THREADED_BEFORE)
     assert main(["fix", "--thread-budget", str(path)]) == 0
     assert path.read_text() == THREADED_AFTER
+
+
+# -- --thread-budget with DL503: whole call chains ------------------------------------------
+GOLDENS = Path(__file__).resolve().parent / "goldens"
+
+
+def test_thread_budget_with_dl503_threads_a_three_level_call_chain(tmp_path: Path) -> None:
+    """fetch_user <- load_profile <- build_page <- handler(budget): one run threads `budget_s`
+    up the chain and forwards it at every level (golden: goldens/thread_chain.py.fixed)."""
+    path = tmp_path / "thread_chain.py"
+    shutil.copyfile(GOLDENS / "thread_chain.py", path)
+    assert main(["fix", "--thread-budget", "--unsafe-fixes", str(path)]) == 0
+    golden = read_exact(GOLDENS / "thread_chain.py.fixed")
+    assert read_exact(path) == golden
+    assert main(["fix", "--thread-budget", "--unsafe-fixes", str(path)]) == 0
+    assert read_exact(path) == golden  # idempotent
+    assert Checker().check_text(golden, str(path)) == []  # and the plain check is clean
+
+
+def test_callers_are_threaded_only_with_dl503_and_unsafe_fixes() -> None:
+    text = read_exact(GOLDENS / "thread_chain.py")
+    safe_only = thread(text)
+    without_dl503 = fix_text(Checker(ignore=["DL503"]), text, "m.py", FixMode(unsafe=True, thread_budget=True)).text
+    for fixed in (safe_only, without_dl503):
+        assert "def fetch_user(user_id, *, budget_s: float = 10.0):" in fixed
+        assert "def load_profile(user_id):" in fixed  # not threaded up the chain
+
+
+def test_dl503_findings_settled_by_forwarding_are_counted_once() -> None:
+    text = (
+        "import requests\n\n"
+        "def fetch(url, *, budget_s: float = 10.0):\n    return requests.get(url, timeout=budget_s)\n\n"
+        "def handler(url, budget):\n    return fetch(url)\n"
+    )
+    result = fix_text(Checker(), text, "m.py", FixMode(unsafe=True, thread_budget=True))
+    assert result.text == text.replace("fetch(url)\n", "fetch(url, budget_s=budget.timeout())\n")
+    assert result.fixed == 1 and result.remaining == ()
+
+
+def test_dl503_forwarding_to_functions_is_a_budget_insertion_but_not_to_methods() -> None:
+    """The codemod's job and --thread-budget's: forwarding to a module function; a method may be
+    overridden elsewhere without the parameter, so only --unsafe-fixes forwards to it."""
+    text = (
+        "def load(key, budget=None):\n    return key\n\n"
+        "class C:\n    def get(self, key, budget=None):\n        return key\n\n"
+        "    def run(self, key, budget):\n        load(key)\n        return self.get(key)\n"
+    )
+    inserted = fix_text(Checker(select=["DL503"]), text, "m.py", FixMode(insert_budgets=True)).text
+    assert "load(key, budget=budget)" in inserted and "self.get(key)\n" in inserted
+    unsafe = fix_text(Checker(select=["DL503"]), text, "m.py", FixMode(unsafe=True)).text
+    assert "self.get(key, budget=budget)" in unsafe

@@ -38,6 +38,8 @@ def test_example_profile_is_valid_and_complete() -> None:
         ("select: [XYZ1]\n", "select: expected a list of rule codes"),
         ("fix:\n  edge_expression: '{nope}'\n", "fix.edge_expression: expected a Python expression"),
         ("statuses:\n  expired: 999\n", "statuses.expired: expected an HTTP status"),
+        ("trace_remaining_attribute: ''\n", "trace_remaining_attribute: expected a non-empty string"),
+        ("spawn_helpers: acme.spawn\n", "spawn_helpers: expected a list of non-empty strings"),
         ("outbound:\n  - library: x\n    functions: [{position: 1}]\n", "outbound: expected each entry"),
         ("- just\n- a list\n", "profile: expected a mapping"),
         ("edge_total_ms: [\n", "not valid YAML"),

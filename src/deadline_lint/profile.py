@@ -41,6 +41,7 @@ DEFAULTS: Dict[str, Any] = {
     "refuse_below_ms": 100,
     "max_bounded_default_s": 60,
     "budget_header": "X-Request-Budget-Ms",
+    "trace_remaining_attribute": "deadline.remaining_ms",
     "budget": {
         "parameters": ["budget"],
         "seconds_parameters": ["budget_s"],
@@ -193,6 +194,7 @@ SCHEMA: Dict[str, Any] = {
     "refuse_below_ms": _non_negative_int,
     "max_bounded_default_s": _positive_number,
     "budget_header": _string,
+    "trace_remaining_attribute": _string,
     "budget": {
         "parameters": _string_list,
         "seconds_parameters": _string_list,

@@ -20,6 +20,11 @@ Callers in the same module that call it by name forward their own budget: a call
 would give an outbound call (`budget_s=budget.timeout()`): already less the hop margin, so the
 callee may only get less time, never more.
 
+With DL503 (budget-not-forwarded) selected and unsafe fixes on, the parameter also travels
+up the call graph: a function with no budget that calls a threaded function by name is
+threaded too (signature and forwarding only), and so are its callers, until a caller has a
+budget of its own or cannot be threaded; one run forwards the budget along a whole chain.
+
 Prove or bail: lambdas, `*args`/`**kwargs` signatures, decorators other than staticmethod and
 classmethod (a framework may read the signature), dunder methods, functions defined more than
 once (overloads, conditional defs), functions that already use the name and lines with a DL
@@ -48,7 +53,7 @@ from typing import (
 from deadline_lint.analysis.budget import BudgetAnalysis
 from deadline_lint.analysis.resolve import Resolver
 from deadline_lint.analysis.scopes import FUNCTION, OTHER, Scope
-from deadline_lint.diagnostics import Diagnostic, Edit, Fix
+from deadline_lint.diagnostics import Applicability, Diagnostic, Edit, Fix
 from deadline_lint.edits import add_keyword_only_parameter, insert_keyword
 from deadline_lint.profile import Profile
 from deadline_lint.source import ALL_CODES, SourceFile
@@ -58,6 +63,7 @@ if TYPE_CHECKING:
 
 PARAMETER = "budget_s"
 THREADED_CODE = "DL101"  # the finding that says "this function makes an unbudgeted outbound call"
+FORWARDING_CODE = "DL503"  # budget-not-forwarded: its presence threads callers too
 PLACEHOLDER = "__deadline_lint_edge_default__"  # stands in for the edge default in fix texts
 _UNDERSTOOD_DECORATORS = frozenset({"staticmethod", "classmethod"})
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -125,10 +131,69 @@ def plan_thread_budget(
             edits.extend(function_edits)
             imports.extend(function_imports)
             covered.update(function_covered)
-    edits.extend(_forwarding_edits(module, threaded))
+    if _threads_callers(checker, applies):
+        for function in _callers_to_thread(module, threaded):
+            signature = add_keyword_only_parameter(source, function, f"{PARAMETER}: float = {profile.render('edge_expression')}")  # type: ignore[arg-type]
+            if signature is not None:
+                edits.append(signature)
+                threaded[id(function)] = function
+                new_functions += 1
+    forwarding = _forwarding_edits(module, threaded)
+    edits.extend(forwarding)
+    covered.update(_forwarding_findings(found, forwarding, source))
     if not edits or _overlapping(edits):
         return None
     return ThreadPlan(tuple(edits), tuple(dict.fromkeys(imports)), frozenset(covered), new_functions)
+
+
+def _threads_callers(checker: "Checker", applies: Callable[[Optional[Fix]], bool]) -> bool:
+    """With DL503 (budget-not-forwarded) selected and its unsafe fixes applied, the plan
+    also threads the parameter up the call graph: a caller without a budget gets one too."""
+    return FORWARDING_CODE in checker.codes and applies(Fix((), Applicability.UNSAFE, ""))
+
+
+def _callers_to_thread(module: _ModuleIndex, threaded: Dict[int, ast.AST]) -> List[ast.AST]:
+    """Functions with no budget that call a threaded function by name, and (a fixpoint)
+    the callers of those, each provably threadable."""
+    added: List[ast.AST] = []
+    reached = dict(threaded)
+    changed = True
+    while changed:
+        changed = False
+        for call, scope in module.calls:
+            caller = scope.node
+            if scope.kind != FUNCTION or not isinstance(caller, _DEFS) or id(caller) in reached:
+                continue
+            if _threaded_target(call, scope, reached, module) is None or not _forwardable(call, module):
+                continue
+            if module.budgets.budget_of(scope) is not None or _has_threaded_parameter(caller):
+                continue
+            if not _threadable(caller, scope) or _suppressed(module.source, caller.lineno) or _mentions_parameter(caller):
+                continue
+            reached[id(caller)] = caller
+            added.append(caller)
+            changed = True
+    return added
+
+
+def _forwardable(call: ast.Call, module: _ModuleIndex) -> bool:
+    if any(kw.arg is None or kw.arg == PARAMETER for kw in call.keywords):
+        return False  # already passed, or maybe hidden in **kwargs
+    if any(isinstance(a, ast.Starred) for a in call.args):
+        return False
+    return not _suppressed(module.source, call.lineno)
+
+
+def _forwarding_findings(found: Sequence[Diagnostic], forwarding: List[Edit], source: SourceFile) -> Set[Key]:
+    """The DL503 findings the forwarding edits settle (the same keyword at the same call),
+    so their own fixes do not apply on top."""
+    at = {edit.start for edit in forwarding}
+    covered: Set[Key] = set()
+    for diagnostic in found:
+        if diagnostic.code == FORWARDING_CODE and diagnostic.fix is not None:
+            if any(edit.start in at for edit in diagnostic.fix.edits):
+                covered.add(finding_key(diagnostic))
+    return covered
 
 
 def _placeholder_fixes(checker: "Checker", source: SourceFile) -> Dict[Key, Fix]:
@@ -302,14 +367,8 @@ def _forwarding_edits(module: _ModuleIndex, threaded: Dict[int, ast.AST]) -> Lis
         return edits
     for call, scope in module.calls:
         target = _threaded_target(call, scope, threaded, module)
-        if target is None:
-            continue
-        if any(kw.arg is None or kw.arg == PARAMETER for kw in call.keywords):
-            continue  # already passed, or maybe hidden in **kwargs
-        if any(isinstance(a, ast.Starred) for a in call.args):
-            continue
-        if _suppressed(module.source, call.lineno):
-            continue  # the user silenced this line: leave it exactly as it is
+        if target is None or not _forwardable(call, module):
+            continue  # a suppressed line is left exactly as it is
         value = _caller_budget(scope, threaded, module)
         if value is None:
             continue

@@ -1,0 +1,146 @@
+"""Budget forwarding: which calls go to a function of this module (or a method of the same
+class) that accepts a budget parameter, whether the call passes it, and what a caller with a
+budget would pass. Unknown (decorated callees, `*args`/`**kwargs`, redefined names) is None."""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, List, Optional, Tuple
+
+from deadline_lint.analysis.budget import OBJECT, SECONDS, Budget, BudgetAnalysis
+from deadline_lint.analysis.instances import method_scope
+from deadline_lint.analysis.resolve import dotted_parts
+from deadline_lint.analysis.scopes import OTHER, PARAM, Scope
+from deadline_lint.profile import Profile
+
+if TYPE_CHECKING:
+    from deadline_lint.context import FileContext
+
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+@dataclass(frozen=True)
+class BudgetParameter:
+    function: ast.AST  # the callee's def
+    name: str
+    kind: str  # OBJECT or SECONDS
+    position: Optional[int]  # index among the call's positional arguments; None: keyword-only
+
+
+class Forwarding:
+    def __init__(self, ctx: "FileContext") -> None:
+        self.resolver = ctx.resolver
+        self.budgets = ctx.analysis(BudgetAnalysis)
+
+    def missing_budget(self, call: ast.Call, scope: Scope) -> Optional[BudgetParameter]:
+        """The callee's budget parameter when this call does not pass it (and could)."""
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            return None  # `*args` / `**kwargs` may carry it
+        callee, bound = self._callee(call, scope)
+        if callee is None:
+            return None
+        for parameter in self._budget_parameters(callee, bound):
+            if any(k.arg == parameter.name for k in call.keywords):
+                return None
+            if parameter.position is not None and len(call.args) > parameter.position:
+                return None
+            return parameter
+        return None
+
+    def _callee(self, call: ast.Call, scope: Scope) -> Tuple[Optional[ast.AST], bool]:
+        """A def of this module called by its plain name, or `self.method(...)` of the
+        caller's own class; and whether the call binds `self` first."""
+        func = call.func
+        if isinstance(func, ast.Name):
+            bindings = scope.lookup(func.id)
+            if bindings and len(bindings) == 1 and bindings[0].kind == OTHER and isinstance(bindings[0].value, _DEFS):
+                function = bindings[0].value
+                return (function, False) if _plain(function) else (None, False)
+            return None, False
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            method = method_scope(scope)
+            if method is None:
+                return None, False
+            params = method.function_params()
+            if not params or params[0].arg != func.value.id or _is_static_or_class(method.node):
+                return None, False
+            own = scope.lookup(func.value.id)
+            if not own or len(own) != 1 or own[0].kind != PARAM:
+                return None, False  # `self` rebound
+            class_scope = method.enclosing_class
+            assert class_scope is not None
+            found = class_scope.bindings().get(func.attr, [])
+            if len(found) == 1 and found[0].kind == OTHER and isinstance(found[0].value, _DEFS):
+                function = found[0].value
+                if _plain(function, allow_static=True):
+                    static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in function.decorator_list)
+                    return function, not static
+        return None, False
+
+    def _budget_parameters(self, function: ast.AST, bound: bool) -> List[BudgetParameter]:
+        """Parameters that hold a budget object or budget seconds and have a default (a
+        required one that is missing would make the call fail: something else is going on)."""
+        args = function.args  # type: ignore[attr-defined]
+        positional = [*args.posonlyargs, *args.args]
+        defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+        found: List[BudgetParameter] = []
+        offset = 1 if bound else 0
+        for index, (param, default) in enumerate(zip(positional, defaults)):
+            kind = self._kind(param)
+            if kind is not None and default is not None and index >= offset:
+                keyword_ok = index >= len(args.posonlyargs)
+                if keyword_ok:
+                    found.append(BudgetParameter(function, param.arg, kind, index - offset))
+        for param, default in zip(args.kwonlyargs, args.kw_defaults):
+            kind = self._kind(param)
+            if kind is not None and default is not None:
+                found.append(BudgetParameter(function, param.arg, kind, None))
+        return found
+
+    def _kind(self, param: ast.arg) -> Optional[str]:
+        budgets = self.budgets
+        if param.annotation is not None:
+            parts = dotted_parts(param.annotation)
+            if parts is None and isinstance(param.annotation, ast.Subscript):
+                parts = dotted_parts(param.annotation.slice)  # type: ignore[arg-type]
+            if parts:
+                kind = budgets.types.get(".".join(parts)) or budgets.types.get(parts[-1])
+                if kind == OBJECT:
+                    return OBJECT
+                if kind is not None:
+                    return None  # a gRPC context is not forwarded, it is read
+        if param.arg in budgets.parameters:
+            return OBJECT
+        if param.arg in budgets.seconds_parameters:
+            return SECONDS
+        return None
+
+
+def forwarded_value(budget: Budget, kind: str, caller: Scope, profile: Profile) -> Optional[str]:
+    """What a caller with `budget` passes for a parameter of `kind`: its budget object as it
+    is, or remaining seconds (its own seconds parameter as it is, else the timeout it would
+    give an outbound call, the hop margin already taken off). None: it has no such value."""
+    own_params = {p.arg for p in caller.function_params()}
+    for name, source_kind in budget.kinds:
+        if source_kind == kind == OBJECT:
+            return name
+        if source_kind == kind == SECONDS and name in own_params:
+            return name
+    if kind == SECONDS:
+        return budget.timeout_expression(profile)
+    return None
+
+
+def _plain(function: ast.AST, allow_static: bool = False) -> bool:
+    """No decorator that could change the signature (staticmethod / classmethod are known)."""
+    for decorator in function.decorator_list:  # type: ignore[attr-defined]
+        if not (allow_static and isinstance(decorator, ast.Name) and decorator.id in ("staticmethod", "classmethod")):
+            return False
+    return True
+
+
+def _is_static_or_class(function: ast.AST) -> bool:
+    return any(
+        isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod")
+        for d in getattr(function, "decorator_list", [])
+    )

@@ -1,0 +1,39 @@
+"""What the spawn family's rules share: the prefilter words and the shared text filter."""
+from __future__ import annotations
+
+import ast
+from typing import Callable, FrozenSet
+
+from deadline_lint.analysis.spawn import Spawns
+from deadline_lint.catalog import Catalog
+from deadline_lint.catalog.spawn import spawn_catalog
+from deadline_lint.analysis.budget_text import budget_words  # noqa: F401  (re-exported for the rules)
+from deadline_lint.profile import Profile
+
+
+def words_filter(catalog: Catalog, key: str, words: FrozenSet[str]) -> Callable[[str], bool]:
+    """One shared callable per word set, so the engine runs it once for every rule using it."""
+    ordered = tuple(sorted(words))
+    return catalog.cached(("words", key, ordered), lambda: lambda text: any(w in text for w in ordered))
+
+
+def task_words(profile: Profile, catalog: Catalog) -> FrozenSet[str]:
+    return spawn_catalog(catalog, profile["spawn_helpers"]).task_words
+
+
+def child_words(profile: Profile, catalog: Catalog) -> FrozenSet[str]:
+    return spawn_catalog(catalog, profile["spawn_helpers"]).child_words
+
+
+def may_start(func: ast.expr, words: FrozenSet[str], ctx) -> bool:
+    """A cheap first look: the call's name is one of `words`, or a plain name an import
+    binds (`from asyncio import create_task as spawn`)."""
+    if type(func) is ast.Attribute:
+        return func.attr in words  # type: ignore[attr-defined]
+    if type(func) is ast.Name:
+        name = func.id  # type: ignore[attr-defined]
+        if name in words:
+            return True
+        # A renamed import still spells the original in the file: only then look at imports.
+        return ctx.analysis(Spawns).possible and name in ctx.resolver.imported_names(ctx.scope)
+    return False

@@ -1,0 +1,161 @@
+from __future__ import annotations
+
+import ast
+
+from deadline_lint.analysis.scopes import FUNCTION, GLOBAL
+from deadline_lint.analysis.spawn import TASK, Spawns
+from deadline_lint.analysis.usage import loaded_names
+from deadline_lint.rules.base import Rule, register
+from deadline_lint.rules.spawn.common import may_start, task_words, words_filter
+
+_PENDING = "DL501.unused"  # per function scope: (name, call, display) bound and maybe never read
+
+
+@register
+class TaskWithoutOwner(Rule):
+    """
+    ## What it does
+    Flags `asyncio.create_task(...)`, `asyncio.ensure_future(...)`, `loop.create_task(...)`
+    (on a loop from `asyncio.get_running_loop()` / `get_event_loop()` / `new_event_loop()`,
+    held in a local, a parameter or attribute annotated as an event loop, or a `self`
+    attribute bound to one) and the profile's `spawn_helpers` when the task is dropped: the
+    call is a statement of its own (also inside a list, tuple, conditional or comprehension
+    that is itself a statement), its result is only tested (`if`, `x if task else y`, a
+    comprehension's `if`, a comparison), assigned to `_`, or bound to a local that the
+    function never reads again. A task that is awaited, returned, passed to
+    anything (`asyncio.gather`, `tasks.add`), stored in an attribute or collection, or given
+    a done-callback has an owner and is not flagged; neither is `TaskGroup.create_task` or a
+    trio/anyio nursery's `start_soon`, whose group owns the child.
+
+    This covers what ruff's RUF006 flags (dropped results, a local never used, loops from
+    `get_running_loop()` and friends) and what flake8-async's ASYNC300 flags for tasks
+    nobody keeps (statements, displays and generators as statements, truth tests), and also
+    `_ = create_task(...)`, loops held in parameters and attributes, `from asyncio import
+    create_task` under any alias, and the organisation's own spawn helpers. ASYNC300 also
+    flags a task that is awaited or returned; those have an owner and stay quiet here.
+
+    ## Why is this bad?
+    Nobody can cancel a task nobody holds. When the request that started it is cancelled or
+    its deadline expires, the orphan keeps running, calling downstream services with time
+    nobody has. The event loop keeps only a weak reference to it, so it may also vanish
+    mid-flight, and its exception is never seen.
+
+    ## Example
+    ```python
+    import asyncio
+
+    async def handle(request):
+        asyncio.create_task(refresh_cache(request.key))
+        return await render(request)
+    ```
+
+    ## Use instead
+    ```python
+    import asyncio
+
+    async def handle(request):
+        async with asyncio.TaskGroup() as group:
+            group.create_task(refresh_cache(request.key))
+            return await render(request)
+    ```
+
+    ## Fix safety
+    No fix: who should own the task (a TaskGroup, a set with a done-callback, the caller)
+    is a design decision.
+
+    ## Options
+    - `spawn_helpers`: the organisation's own functions that start a task.
+    """
+
+    code = "DL501"
+    name = "task-without-owner"
+    summary = "task started and dropped: nobody awaits, stores or cancels it"
+    profile_keys = frozenset({"spawn_helpers"})
+    node_types = (ast.Call,)
+    leave_node_types = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+    def trigger_words(self):
+        return task_words(self.profile, self.catalog)
+
+    def text_filter(self):
+        return words_filter(self.catalog, "tasks", task_words(self.profile, self.catalog))
+
+    def __init__(self, profile, catalog):
+        super().__init__(profile, catalog)
+        self._words = task_words(profile, catalog)
+
+    def visit(self, node, ctx):
+        if not may_start(node.func, self._words, ctx):
+            return  # most calls: nothing that starts a task (checked before any lookup)
+        spawn = ctx.analysis(Spawns).classify(node, ctx.scope)
+        if spawn is None or spawn.kind != TASK:
+            return
+        parent = ctx.parent
+        display = f"`{spawn.display}(...)`"
+        if _dropped(node, ctx.parents):
+            ctx.report(self, node, f"{display} drops its task: nobody can await or cancel it; "
+                       "start it in a TaskGroup or keep it (and cancel it with the request)")
+            return
+        target = _single_name_target(parent, node)
+        if target is None:
+            return
+        if target == "_":
+            ctx.report(self, node, f"{display} is assigned to `_`: nobody can await or cancel the task; "
+                       "start it in a TaskGroup or keep it (and cancel it with the request)")
+            return
+        scope = ctx.scope
+        if scope.kind != FUNCTION or any(b.kind == GLOBAL for b in scope.bindings().get(target, [])):
+            return  # a module, class or global name may be read from anywhere
+        scope.facts.setdefault(_PENDING, []).append((target, node, display))  # type: ignore[union-attr]
+
+    def leave(self, node, ctx):
+        pending = ctx.scope.facts.pop(_PENDING, None)
+        if not pending:
+            return
+        used = loaded_names(ctx.scope)
+        for target, call, display in pending:
+            if target not in used:
+                ctx.report(self, call, f"{display} is bound to `{target}`, which is never used again: nobody "
+                           "awaits or cancels the task; await it, keep it, or start it in a TaskGroup")
+
+
+# Where a task's value passes through unchanged (it may still end up kept) ...
+_CONTAINERS = (ast.List, ast.Tuple, ast.Set, ast.Starred, ast.BoolOp)
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp)
+# ... and where it is only tested or compared, then lost.
+_TESTS = (ast.If, ast.While, ast.IfExp, ast.Assert)
+
+
+def _dropped(call, parents) -> bool:
+    """The task ends up nowhere: an expression statement (also inside a list, tuple,
+    conditional or comprehension that is itself a statement), or only tested for truth
+    (`if`, `while`, `x if task else y`, a comprehension's `if`, `not`, a comparison)."""
+    child = call
+    for parent in reversed(parents):
+        if isinstance(parent, ast.Expr):
+            return True
+        if isinstance(parent, _TESTS) and getattr(parent, "test", None) is child:
+            return True
+        if isinstance(parent, ast.comprehension):
+            return child in parent.ifs
+        if isinstance(parent, (ast.Compare, ast.UnaryOp)) and not isinstance(getattr(parent, "op", None), ast.USub):
+            return True
+        if isinstance(parent, _CONTAINERS) or (isinstance(parent, ast.IfExp) and child is not parent.test):
+            child = parent
+            continue
+        if isinstance(parent, _COMPREHENSIONS) and getattr(parent, "elt", None) is child:
+            child = parent
+            continue
+        return False
+    return False
+
+
+def _single_name_target(parent, call):
+    """`t = call` / `t: Task = call`: the one plain name the task is bound to."""
+    if isinstance(parent, ast.Assign) and parent.value is call and len(parent.targets) == 1:
+        target = parent.targets[0]
+    elif isinstance(parent, ast.AnnAssign) and parent.value is call:
+        target = parent.target
+    else:
+        return None
+    return target.id if isinstance(target, ast.Name) else None
