@@ -94,6 +94,8 @@ def classify_call(
     elif isinstance(func, ast.Attribute):
         if func.attr in catalog.method_names or (stubs_possible and catalog.stubs):
             instance = resolver.instance(func.value, scope)
+            if instance is not None and func.attr in instance.overridden:
+                instance = None  # a project subclass's own method, not the library's
             client = catalog.client_class(instance.qualname) if instance is not None else None
             if client is not None:
                 api = catalog.method_api(client, func.attr)
