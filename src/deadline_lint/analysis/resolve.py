@@ -427,10 +427,17 @@ class Resolver:
         every assignment must agree."""
         if owner.resolver is not self:
             return owner.resolver._class_attribute(owner, attr, depth)
-        for klass in self.project_mro(owner, depth):
+        chain = self.project_mro(owner, depth)
+        for klass in chain:
             found = self._own_attribute(klass, attr, depth)
             if found is not False:
                 return found  # type: ignore[return-value]
+        for klass in chain:  # a framework base that hands its users a client (locust)
+            for base in klass.node.bases:  # type: ignore[attr-defined]
+                qualname = klass.resolver.qualified_name(base, klass.scope)
+                client = self.catalog.client_class(qualname) if qualname is not None else None
+                if client is not None and attr in client.attributes:
+                    return Instance(self.catalog.canonical(client.attributes[attr]), None)
         return None
 
     def _own_attribute(self, klass: Definition, attr: str, depth: int):
