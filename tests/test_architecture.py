@@ -8,7 +8,11 @@ from typing import Dict, Set
 
 PACKAGE = Path(__file__).resolve().parent.parent / "src" / "deadline_lint"
 # Name resolution and scopes are family-neutral; everything else in analysis/ belongs to rules.
-NEUTRAL_ANALYSES = {"deadline_lint.analysis.resolve", "deadline_lint.analysis.scopes"}
+NEUTRAL_ANALYSES = {
+    "deadline_lint.analysis.resolve",
+    "deadline_lint.analysis.scopes",
+    "deadline_lint.analysis.project",  # the project index: which definition an imported name means
+}
 
 
 def _module_name(path: Path) -> str:

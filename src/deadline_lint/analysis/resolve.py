@@ -91,7 +91,9 @@ class Resolver:
         self._catalog_imports: Optional[FrozenSet[str]] = None
         # What project definitions give, by node: (node kept alive, answer).
         self._definitions: Dict[Tuple[str, int], Tuple[ast.AST, Optional[Instance]]] = {}
-        self.project = None  # the project index, when the file belongs to a project
+        self.project = None  # the project index (analysis/project.py), when there is one
+        self.module_name = ""  # this module's dotted name in the project
+        self.is_package = False
 
     def scope_of(self, node: ast.AST, parent: Scope) -> Scope:
         scope = self._scopes.get(id(node))
@@ -125,6 +127,11 @@ class Resolver:
             base = import_qualname(bindings)
             if base is None:
                 return None
+            if self.project is not None and self.project.is_project_name(self, base):
+                # Imported from the project: what the project module re-exports, if anything.
+                external = self.project.external_name(self, ".".join([base, *parts[1:]]))
+                if external is not None:
+                    return self.catalog.canonical(external)
         return self.catalog.canonical(".".join([base, *parts[1:]]))
 
     def imported_names(self, scope: Scope) -> FrozenSet[str]:
@@ -156,13 +163,25 @@ class Resolver:
                 continue
             if isinstance(stmt, (ast.Import, ast.ImportFrom)):
                 source = stmt.module or "" if isinstance(stmt, ast.ImportFrom) else ""
+                level = "." * stmt.level if isinstance(stmt, ast.ImportFrom) else ""
                 for alias in stmt.names:
                     name = alias.asname or alias.name.split(".")[0]
                     every.add(name)
                     target = f"{source}.{alias.name}" if source else alias.name
                     if target.split(".")[0] in modules or (suffixes and any(s in target for s in suffixes)):
                         relevant.add(name)
+                    elif self.project is not None and self._reexports_catalog(level + target, modules):
+                        relevant.add(name)
         self._imported_names, self._catalog_imports = frozenset(every), frozenset(relevant)
+
+    def _reexports_catalog(self, target: str, modules: FrozenSet[str]) -> bool:
+        """A project name that stands for a catalog module or object (`from pkg.compat import
+        http`, where compat does `import requests as http`)."""
+        project = self.project
+        if project is None or not project.is_project_name(self, target):
+            return False
+        external = project.external_name(self, target)
+        return external is not None and self.catalog.canonical(external).split(".")[0] in modules
 
     def annotation_class(self, annotation: Optional[ast.expr], scope: Scope) -> Optional[str]:
         """The class an annotation names, seeing through Optional[X], X | None and strings."""
@@ -234,7 +253,7 @@ class Resolver:
         if definition is not None:
             if definition.is_class:
                 return definition.resolver.client_base(definition, depth + 1)
-            return definition.resolver.returned_instance(definition, depth + 1)
+            return self._here(definition.resolver, definition.resolver.returned_instance(definition, depth + 1))
         if not isinstance(func, ast.Attribute) or func.attr not in self.catalog.returning_methods:
             return None
         receiver = self.instance(func.value, scope, depth + 1)
@@ -249,6 +268,13 @@ class Resolver:
         if inherits:
             return Instance(class_name, receiver.constructor, receiver.called)
         return Instance(class_name, call, f"{receiver.qualname}.{func.attr}")
+
+    def _here(self, resolver: "Resolver", found: Optional[Instance]) -> Optional[Instance]:
+        """An instance typed in another module keeps its class but not its constructor: its
+        arguments are that module's to judge (and a fix never edits another file)."""
+        if found is None or resolver is self or found.constructor is None:
+            return found
+        return Instance(found.qualname, None, overridden=found.overridden)
 
     def known_class(self, qualname: Optional[str]) -> bool:
         return qualname is not None and self.catalog.client_class(qualname) is not None
@@ -426,7 +452,7 @@ class Resolver:
         annotation is the type unless an assignment proves another class; without one,
         every assignment must agree."""
         if owner.resolver is not self:
-            return owner.resolver._class_attribute(owner, attr, depth)
+            return self._here(owner.resolver, owner.resolver._class_attribute(owner, attr, depth))
         chain = self.project_mro(owner, depth)
         for klass in chain:
             found = self._own_attribute(klass, attr, depth)

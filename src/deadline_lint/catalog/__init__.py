@@ -133,9 +133,12 @@ class Catalog:
     @property
     def outbound_modules(self) -> FrozenSet[str]:
         """Top-level module names that any outbound API lives in."""
-        names = {q.split(".")[0] for q in [*self.apis, *self.classes, *self.factories, *self.timeout_objects]}
-        names.update(alias.split(".")[0] for alias in self.aliases)
-        return frozenset(names)
+        def build() -> FrozenSet[str]:
+            names = {q.split(".")[0] for q in [*self.apis, *self.classes, *self.factories, *self.timeout_objects]}
+            names.update(alias.split(".")[0] for alias in self.aliases)
+            return frozenset(names)
+
+        return self.cached("outbound_modules", build)
 
     # -- clients -----------------------------------------------------------------
     def client_class(self, qualname: str) -> Optional[ClientClass]:

@@ -17,6 +17,7 @@ from typing import (
 
 from deadline_lint.analysis.budget import Budget
 from deadline_lint.analysis.cancel_scopes import bounded_by_cancel_scope, is_awaited
+from deadline_lint.analysis.project import imports_outbound_project_module
 from deadline_lint.analysis.outbound import (
     FROM_CALL,
     HIDDEN,
@@ -289,3 +290,9 @@ class OutboundRule(Rule):
 
     def text_filter(self):
         return outbound_text_filter(self.catalog)
+
+    def path_filter(self):
+        catalog = self.catalog
+        return catalog.cached(
+            "outbound.path_filter", lambda: lambda text, path: imports_outbound_project_module(path, text, catalog)
+        )
