@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, FrozenSet, Iterator, Optional, Tuple
 
 from deadline_lint.analysis.expressions import argument_at, is_unbounded
-from deadline_lint.analysis.project import MAX_HOPS, catalog_import_filter, project_imports_outbound
+from deadline_lint.analysis.project import MAX_HOPS, catalog_import_filter, import_table, index_for
 from deadline_lint.analysis.resolve import Definition, Instance, Resolver
-from deadline_lint.analysis.scopes import Scope
+from deadline_lint.analysis.scopes import ANNOTATED, ASSIGN, Scope
 from deadline_lint.analysis.wrappers import (
     WrapperSummary,
     calls_in,
@@ -133,6 +133,55 @@ def _module_reach(resolver: Resolver, catalog: Catalog) -> Tuple[bool, FrozenSet
         methods = catalog.method_names if text is None else file_methods(catalog, text)
         cached = resolver.outbound_reach = (stubs_possible, methods)  # type: ignore[attr-defined]
     return cached
+
+
+def imports_outbound_project_name(path: str, text: str, catalog: Catalog) -> bool:
+    """The text prefilter's project half: the file imports a project name that is a wrapper
+    of an outbound call, a client (a re-export, a subclass, a factory) or a class holding
+    one. The modules' text decides first (no parse for most names); the definitions the
+    text cannot rule out are read and judged as the rules would."""
+    found = index_for(path, catalog)
+    if found is None:
+        return False
+    index, name, is_package = found
+    holder = index.holder(name, is_package)
+    for target in import_table(text).values():
+        target = index.absolute(holder, target)
+        if index.is_project_name(holder, target) and index.name_leads(target):
+            found_name = index.lookup(holder, target)
+            if found_name is None:
+                continue
+            kind, value = found_name
+            if kind != "definition" or definition_reaches_outbound(value, catalog):
+                return True
+    return False
+
+
+def definition_reaches_outbound(definition: Definition, catalog: Catalog) -> bool:
+    """A project function that wraps an outbound call or returns a client, or a class that
+    is a client, holds one, or has such a method. Cached on the definition's scope."""
+    facts = definition.own_scope.facts
+    if "reaches_outbound" in facts:
+        return facts["reaches_outbound"]  # type: ignore[return-value]
+    facts["reaches_outbound"] = False
+    resolver = definition.resolver
+    if definition.is_function:
+        found = wrapper_summary(definition, catalog) is not None or resolver.returned_instance(definition, 0) is not None
+    else:
+        found = resolver.client_base(definition, 0) is not None
+        class_scope = definition.own_scope
+        if not found:
+            names = set(resolver.attribute_bindings(class_scope))
+            names.update(n for n, bs in class_scope.bindings().items() if any(b.kind in (ASSIGN, ANNOTATED) for b in bs))
+            found = any(resolver._class_attribute(definition, n, 0) is not None for n in sorted(names))
+        if not found:
+            found = any(
+                definition_reaches_outbound(Definition(stmt, class_scope, resolver), catalog)
+                for stmt in definition.node.body  # type: ignore[attr-defined]
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
+            )
+    facts["reaches_outbound"] = found
+    return found
 
 
 def _passes_a_parameter(call: ast.Call, params) -> bool:
@@ -390,7 +439,9 @@ class OutboundSites:
         self._stubs_possible = any(p.module_suffix in ctx.source.text for p in ctx.catalog.stubs)
         self._file_methods: Optional[FrozenSet[str]] = None  # of the clients this file can build
         project = getattr(ctx.resolver, "project", None)
-        self._through_project = project is not None and project_imports_outbound(ctx)
+        self._through_project = project is not None and imports_outbound_project_name(
+            ctx.source.path, ctx.source.text, ctx.catalog
+        )
         # A wrapper defined in this file must call a client this file imports.
         self._defines_functions = "def " in ctx.source.text and catalog_import_filter(ctx.catalog)(ctx.source.text)
         self._calls: Dict[int, Optional[OutboundCall]] = {}

@@ -48,7 +48,7 @@ class Module:
         self._defined: Optional[Set[str]] = None
         self._imports_catalog: Optional[bool] = None
         self._bound: Optional[FrozenSet[str]] = None
-        self._definitions: Dict[str, str] = {}
+        self._top_level: Optional[Dict[str, str]] = None
         self._words: Dict[Tuple[int, str], FrozenSet[str]] = {}
 
     @property
@@ -79,10 +79,11 @@ class Module:
         return self._bound
 
     def definition_text(self, name: str) -> str:
-        found = self._definitions.get(name)
-        if found is None:
-            found = self._definitions[name] = definition_text(self.text, name)
-        return found
+        """The lines of a top-level `def name` / `class name` (its header included); the
+        whole text when the definition is not at the top level (inside an `if`, say)."""
+        if self._top_level is None:
+            self._top_level = top_level_definitions(self.text)
+        return self._top_level.get(name, self.text)
 
     def may_define(self, name: str) -> bool:
         """`def name` / `class name` appears in the text, or an import binds it."""
@@ -251,6 +252,14 @@ class ProjectIndex:
                 return True
         return False
 
+    def name_leads(self, qualname: str) -> bool:
+        """The text's answer for one absolute project name (see text_leads_outbound)."""
+        return self._name_leads(qualname, MAX_HOPS, 0)
+
+    def holder(self, module_name: str, is_package: bool) -> Resolver:
+        """Something `absolute` and `lookup` accept for a module known only by its name."""
+        return _Named(module_name, is_package)  # type: ignore[return-value]
+
     def _name_leads(self, qualname: str, hops: int, chain: int) -> bool:
         key = (qualname, hops)
         known = self._leads_out.get(key)
@@ -281,9 +290,9 @@ class ProjectIndex:
         return found
 
     def _target_leads(self, target: str, hops: int, chain: int) -> bool:
-        if self.catalog.canonical(target).split(".")[0] in self.catalog.outbound_modules:
-            return True
-        return self.module(target.split(".")[0]) is not None and self._name_leads(target, hops, chain)
+        if self.module(target.split(".")[0]) is not None:
+            return self._name_leads(target, hops, chain)
+        return catalog_import_filter(self.catalog)(f"from {target.rpartition('.')[0] or target} import {target.rpartition('.')[2]}\n")
 
     def _text_leads(self, module: Module, body: str, hops: int, chain: int) -> bool:
         """A definition (or a whole module) leads out when its module imports a listed client,
@@ -299,10 +308,10 @@ class ProjectIndex:
             target = table.get(word)
             if target is not None:
                 target = self.absolute(holder, target)  # type: ignore[arg-type]
-                if self.module(target.split(".")[0]) is not None and self._name_leads(target, hops - 1, chain + 1):
+                if self.module(target.split(".")[0]) is not None and self._name_leads(target, hops - 1, 0):
                     return True
             elif module.may_define(word) and body is not module.text:
-                if self._name_leads(f"{module.name}.{word}", hops - 1, chain + 1):
+                if self._name_leads(f"{module.name}.{word}", hops - 1, 0):
                     return True
         return False
 
@@ -312,14 +321,19 @@ _WORD = re.compile(r"[A-Za-z_]\w*")
 _DEFINED = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.M)
 
 
-def definition_text(text: str, name: str) -> str:
-    """The lines of a top-level `def name` / `class name` (its header included); the whole
-    text when the definition is not at the top level (inside an `if`, say)."""
-    match = re.search(rf"^(?:async[ \t]+)?(?:def|class)[ \t]+{re.escape(name)}\b", text, re.M)
-    if match is None:
-        return text
-    end = re.compile(r"^[^\s#)\]}]", re.M).search(text, match.end())
-    return text[match.start(): end.start() if end else len(text)]
+_TOP_LEVEL_LINE = re.compile(r"^[^\s#)\]}]", re.M)
+_TOP_LEVEL_DEF = re.compile(r"(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)")
+
+
+def top_level_definitions(text: str) -> Dict[str, str]:
+    """Name -> text of each top-level def or class (decorators aside), in one pass."""
+    starts = [m.start() for m in _TOP_LEVEL_LINE.finditer(text)] + [len(text)]
+    found: Dict[str, str] = {}
+    for start, end in zip(starts, starts[1:]):
+        match = _TOP_LEVEL_DEF.match(text, start)
+        if match is not None:
+            found[match.group(1)] = text[start:end]
+    return found
 
 
 def import_table(text: str) -> Dict[str, str]:
@@ -451,18 +465,31 @@ def project_imports_outbound(ctx: "FileContext") -> bool:
     return imports_outbound_project_module(ctx.source.path, ctx.source.text, ctx.catalog)
 
 
+def use_module_filter(catalog: Catalog, module_filter: Callable[[str], bool]) -> None:
+    """The outbound rules register their own import filter (finer than the fallback below)
+    when they are set up, before any file is checked, so every question sees the same one."""
+    catalog.cached("project.import_filter", lambda: module_filter)
+
+
 def catalog_import_filter(catalog: Catalog) -> Callable[[str], bool]:
     """True for a text with an import line naming a module the catalog lists (a standard
     library one only when the text also spells one of its listed names, as `import socket`
     is everywhere), or naming a generated stub module: the outbound rules' own first look."""
     def build() -> Callable[[str], bool]:
         names: Dict[str, Set[str]] = {}
+        aliased_only: Dict[str, Set[str]] = {}
         for qualname in [*catalog.apis, *catalog.classes, *catalog.factories, *catalog.timeout_objects]:
             top = qualname.split(".")[0]
             names.setdefault(top, set()).add(qualname.rpartition(".")[2])
         for alias in catalog.aliases:  # another path to a listed object, spelled by its own name
-            names.setdefault(alias.split(".")[0], set())
-        stdlib = {top: tuple(sorted(found)) for top, found in names.items() if top in STDLIB_MODULES}
+            top, _, rest = alias.partition(".")
+            if top not in names:  # a module known only by aliases (gevent): its aliased part spelled
+                aliased_only.setdefault(top, set()).add(rest.split(".")[0] or top)
+        for top, spelled in aliased_only.items():
+            names.setdefault(top, set()).update(spelled)
+        stdlib = {
+            top: tuple(sorted(found)) for top, found in names.items() if top in STDLIB_MODULES or top in aliased_only
+        }
         modules = "|".join(sorted(re.escape(m) for m in names))
         pattern = re.compile(rf"^[ \t]*(?:from|import)[ \t]+[^\n]*?\b({modules})\b", re.M)
         suffixes = tuple(p.module_suffix for p in catalog.stubs)
