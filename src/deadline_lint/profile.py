@@ -35,6 +35,7 @@ DEFAULTS: Dict[str, Any] = {
         "seconds_parameters": ["budget_s"],
         "types": ["Budget"],
         "accessors": [],
+        "clamps": [],
     },
     "fix": {
         "budget_expression": "{budget}.timeout()",
@@ -130,6 +131,7 @@ SCHEMA: Dict[str, Any] = {
         "seconds_parameters": _string_list,
         "types": _string_list,
         "accessors": _string_list,
+        "clamps": _string_list,
     },
     "fix": {
         "budget_expression": _template,
