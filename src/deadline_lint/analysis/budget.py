@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Tuple
 from deadline_lint.analysis.expressions import mentions_any
 from deadline_lint.analysis.resolve import dotted_parts
 from deadline_lint.analysis.scopes import FUNCTION, Scope
-from deadline_lint.analysis.time_values import DEADLINE, TimeValues
+from deadline_lint.analysis.time_values import DEADLINE, REMAINING, TimeValues
 from deadline_lint.profile import Profile
 
 if TYPE_CHECKING:
@@ -132,17 +132,23 @@ class BudgetAnalysis:
 
     def _local_deadlines(self, scope: Scope, known: set) -> List[str]:
         """Names this function assigns a deadline it computes from its own clock read
-        (`deadline = time.monotonic() + timeout`): `deadline - time.monotonic()` is then the
-        time left, and the function has a budget in scope."""
+        (`deadline = time.monotonic() + timeout`) and takes the time left from
+        (`deadline - time.monotonic()`): the function has a budget in scope."""
         times = self.times.function(scope)
         if times is None:
             return []
         own = scope.bindings()
+        # Only a deadline the function also takes time left from: one that merely guards a
+        # polling loop (`while time.monotonic() < deadline:` around short fixed attempts) is
+        # not treated as the request's budget (on real code those attempts are deliberate).
+        remaining = [use.node for use in times.deadline_uses if use.kind == REMAINING]
         found = []
         for name, value in sorted(times.names.items()):
             if value.role != DEADLINE or not value.local or name in known:
                 continue
-            if any(b.kind == "assign" for b in own.get(name, ())):
+            if not any(b.kind == "assign" for b in own.get(name, ())):
+                continue
+            if any(isinstance(n, ast.Name) and n.id == name for node in remaining for n in ast.walk(node)):
                 found.append(name)
         return found
 
