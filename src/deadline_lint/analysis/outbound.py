@@ -140,6 +140,20 @@ def imports_outbound_project_name(path: str, text: str, catalog: Catalog) -> boo
     of an outbound call, a client (a re-export, a subclass, a factory) or a class holding
     one. The modules' text decides first (no parse for most names); the definitions the
     text cannot rule out are read and judged as the rules would."""
+    key = (path, hash(text), id(catalog))
+    known = _PROJECT_ANSWERS.get(key)
+    if known is None or known[0] is not catalog:
+        if len(_PROJECT_ANSWERS) > 4096:
+            _PROJECT_ANSWERS.clear()
+        known = _PROJECT_ANSWERS[key] = (catalog, _imports_outbound_project_name(path, text, catalog))
+    return known[1]
+
+
+# The prefilter and the file's sites ask the same question: answered once per file.
+_PROJECT_ANSWERS: Dict[Tuple[str, int, int], Tuple[Catalog, bool]] = {}
+
+
+def _imports_outbound_project_name(path: str, text: str, catalog: Catalog) -> bool:
     found = index_for(path, catalog)
     if found is None:
         return False
