@@ -7,7 +7,7 @@ import ast
 from typing import TYPE_CHECKING, Dict, Tuple
 
 from deadline_lint.analysis.expressions import argument_at, is_unbounded
-from deadline_lint.analysis.scopes import Scope
+from deadline_lint.analysis.scopes import IMPORT, Scope
 
 if TYPE_CHECKING:
     from deadline_lint.context import FileContext
@@ -32,11 +32,29 @@ class CancelScopes:
         if not isinstance(expr, ast.Call):
             return False
         qualname = self.ctx.resolver.qualified_name(expr.func, scope)
-        spec = self.specs.get(qualname or "")
-        if spec is None or (blocking and not spec.get("blocking")):
+        specs = [self.specs.get(qualname or "")] if qualname is not None else self._alternatives(expr.func, scope)
+        if not specs or any(spec is None or (blocking and not spec.get("blocking")) for spec in specs):
             return False
-        argument = argument_at(expr, spec.get("position"), spec.get("keyword"))
+        # Alternatives agree on where the limit goes, or only what they share counts.
+        positions = {spec.get("position") for spec in specs}  # type: ignore[union-attr]
+        keywords = {spec.get("keyword") for spec in specs}  # type: ignore[union-attr]
+        argument = argument_at(
+            expr,
+            positions.pop() if len(positions) == 1 else None,
+            keywords.pop() if len(keywords) == 1 else None,
+        )
         return argument is not None and not is_unbounded(argument, scope, self.ctx.resolver)
+
+    def _alternatives(self, func: ast.expr, scope: Scope):
+        """`try: from asyncio import timeout / except ImportError: from async_timeout import
+        timeout`: the spec of each alternative (a cancel scope only when every one is)."""
+        if not isinstance(func, ast.Name):
+            return []
+        bindings = scope.lookup(func.id)
+        if not bindings or len(bindings) < 2 or any(b.kind != IMPORT for b in bindings):
+            return []
+        catalog = self.ctx.catalog
+        return [self.specs.get(catalog.canonical(b.value)) for b in bindings]  # type: ignore[arg-type]
 
     def opens_scope(self, node: ast.AST, blocking: bool = False) -> bool:
         key = (id(node), blocking)
