@@ -92,3 +92,23 @@ def test_the_prefilter_skips_files_that_import_nothing_leading_to_a_client(tmp_p
     text_b = (tmp_path / "pkg/b.py").read_text()
     assert not checker.could_fire(text_a, str(tmp_path / "pkg/a.py"))
     assert checker.could_fire(text_b, str(tmp_path / "pkg/b.py"))
+
+
+def test_a_wrapper_of_a_module_level_client_is_seen_from_a_file_that_imports_no_client(tmp_path: Path) -> None:
+    _write(tmp_path, {
+        "pyproject.toml": "",
+        "pkg/__init__.py": "",
+        "pkg/http.py": """
+            import requests
+
+            SESSION = requests.Session()
+
+
+            def get(url, timeout=None):
+                return SESSION.get(url, timeout=timeout)
+            """,
+        "pkg/use.py": "from pkg.http import get\n\nget('http://x')\nget('http://x', timeout=None)\n",
+    })
+    checker = Checker(select=["DL101", "DL103"])
+    found = checker.check_path(str(tmp_path / "pkg/use.py"))
+    assert [(d.line, d.code) for d in found] == [(3, "DL101"), (4, "DL103")]

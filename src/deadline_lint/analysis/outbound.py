@@ -11,6 +11,7 @@ connection (whose `command_timeout` bounds the commands).
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, FrozenSet, Iterator, Optional, Tuple
@@ -159,15 +160,26 @@ def _imports_outbound_project_name(path: str, text: str, catalog: Catalog) -> bo
         return False
     index, name, is_package = found
     holder = index.holder(name, is_package)
-    for target in import_table(text).values():
+    for bound, target in import_table(text).items():
         target = index.absolute(holder, target)
-        if index.is_project_name(holder, target) and index.name_leads(target):
-            found_name = index.lookup(holder, target)
-            if found_name is None:
-                continue
-            kind, value = found_name
-            if kind != "definition" or definition_reaches_outbound(value, catalog):
-                return True
+        if not (index.is_project_name(holder, target) and index.name_leads(target)):
+            continue
+        found_name = index.lookup(holder, target)
+        if found_name is None:
+            continue
+        kind, value = found_name
+        if kind == "external" or (kind == "definition" and definition_reaches_outbound(value, catalog)):
+            return True
+        if kind == "module":
+            # A module is used through its attributes: judge those this file names.
+            base = bound if target.startswith(bound + ".") and not target.startswith(".") else target
+            for chain in set(re.findall(rf"\b{re.escape(bound)}\.([A-Za-z_][\w.]*)", text)):
+                qualname = f"{base}.{chain}"
+                if not index.name_leads(qualname):
+                    continue
+                used = index.lookup(holder, qualname)
+                if used is not None and (used[0] != "definition" or definition_reaches_outbound(used[1], catalog)):
+                    return True
     return False
 
 

@@ -48,6 +48,7 @@ class Module:
         self._defined: Optional[Set[str]] = None
         self._imports_catalog: Optional[bool] = None
         self._bound: Optional[FrozenSet[str]] = None
+        self._catalog_names: Optional[FrozenSet[str]] = None
         self._top_level: Optional[Dict[str, str]] = None
         self._words: Dict[Tuple[int, str], FrozenSet[str]] = {}
 
@@ -71,11 +72,25 @@ class Module:
         return found
 
     @property
+    def catalog_names(self) -> FrozenSet[str]:
+        """Names the module's imports bind to a listed client library or object."""
+        if self._catalog_names is None:
+            holder = _Named(self.name, self.is_package)
+            found = set()
+            for bound, target in import_table(self.text).items():
+                target = self.index.absolute(holder, target)  # type: ignore[arg-type]
+                if self.index.module(target.split(".")[0]) is None and listed(self.index.catalog, target):
+                    found.add(bound)
+            self._catalog_names = frozenset(found)
+        return self._catalog_names
+
+    @property
     def bound_names(self) -> FrozenSet[str]:
         """Names the module imports or defines with `def` / `class` (by its text)."""
         if self._bound is None:
             self.may_define("")
-            self._bound = frozenset(self._defined or ()) | frozenset(self.import_names)
+            self.definition_text("")
+            self._bound = frozenset(self._defined or ()) | frozenset(self.import_names) | frozenset(self._top_level or ())
         return self._bound
 
     def definition_text(self, name: str) -> str:
@@ -282,7 +297,7 @@ class ProjectIndex:
                 if target is not None:
                     target = ".".join([self.absolute(holder, target), *rest[1:]])  # type: ignore[arg-type]
                     found = self._target_leads(target, hops, chain + 1)
-                elif module.may_define(rest[0]):
+                elif rest[0] in module.bound_names:
                     found = self._text_leads(module, module.definition_text(rest[0]), hops, chain)
         self._active.discard(key)
         if found or self._cuts == cuts:
@@ -292,14 +307,17 @@ class ProjectIndex:
     def _target_leads(self, target: str, hops: int, chain: int) -> bool:
         if self.module(target.split(".")[0]) is not None:
             return self._name_leads(target, hops, chain)
-        return catalog_import_filter(self.catalog)(f"from {target.rpartition('.')[0] or target} import {target.rpartition('.')[2]}\n")
+        return listed(self.catalog, target)
 
     def _text_leads(self, module: Module, body: str, hops: int, chain: int) -> bool:
         """A definition (or a whole module) leads out when its module imports a listed client,
         or its text names an imported project name or another definition of the module that
         leads, one hop further."""
-        if module.imports_catalog:
-            return True
+        if body is module.text:
+            if module.imports_catalog:
+                return True
+        elif module.words_of(body) & module.catalog_names:
+            return True  # the definition names a client the module imports
         if hops <= 0:
             return False
         table = import_table(module.text)
@@ -310,7 +328,7 @@ class ProjectIndex:
                 target = self.absolute(holder, target)  # type: ignore[arg-type]
                 if self.module(target.split(".")[0]) is not None and self._name_leads(target, hops - 1, 0):
                     return True
-            elif module.may_define(word) and body is not module.text:
+            elif body is not module.text:
                 if self._name_leads(f"{module.name}.{word}", hops - 1, 0):
                     return True
         return False
@@ -322,17 +340,18 @@ _DEFINED = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.M)
 
 
 _TOP_LEVEL_LINE = re.compile(r"^[^\s#)\]}]", re.M)
-_TOP_LEVEL_DEF = re.compile(r"(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)")
+_TOP_LEVEL_DEF = re.compile(r"(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)|(\w+)[ \t]*(?::[^=\n]*)?=(?!=)")
 
 
 def top_level_definitions(text: str) -> Dict[str, str]:
-    """Name -> text of each top-level def or class (decorators aside), in one pass."""
+    """Name -> text of each top-level def, class or assignment (decorators aside), in one
+    pass: `SESSION = requests.Session()` makes a function using SESSION lead to a client."""
     starts = [m.start() for m in _TOP_LEVEL_LINE.finditer(text)] + [len(text)]
     found: Dict[str, str] = {}
     for start, end in zip(starts, starts[1:]):
         match = _TOP_LEVEL_DEF.match(text, start)
         if match is not None:
-            found[match.group(1)] = text[start:end]
+            found[match.group(1) or match.group(2)] = text[start:end]
     return found
 
 
@@ -463,6 +482,29 @@ def imports_outbound_project_module(path: str, text: str, catalog: Catalog) -> b
 
 def project_imports_outbound(ctx: "FileContext") -> bool:
     return imports_outbound_project_module(ctx.source.path, ctx.source.text, ctx.catalog)
+
+
+def listed(catalog: Catalog, qualname: str) -> bool:
+    """A module or object outside the project that is, holds or leads to a listed name
+    (`requests`, `requests.Session`, `urllib.request`); `requests.exceptions` does not."""
+    prefixes = catalog.cached("project.listed_prefixes", lambda: _prefixes_of(catalog))
+    return _listed(prefixes, catalog.canonical(qualname).split("."))
+
+
+def _prefixes_of(catalog: Catalog):
+    names = [*catalog.apis, *catalog.classes, *catalog.factories, *catalog.timeout_objects, *catalog.aliases]
+    leading = set()
+    for qualname in names:
+        parts = qualname.split(".")
+        leading.update(".".join(parts[:cut]) for cut in range(1, len(parts) + 1))
+    return frozenset(leading), frozenset(names)
+
+
+def _listed(prefixes, parts) -> bool:
+    leading, names = prefixes
+    if ".".join(parts) in leading:
+        return True  # the name itself, or a module on the way to one
+    return any(".".join(parts[:cut]) in names for cut in range(1, len(parts)))  # an attribute of one
 
 
 def use_module_filter(catalog: Catalog, module_filter: Callable[[str], bool]) -> None:
