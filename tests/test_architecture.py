@@ -7,10 +7,12 @@ from pathlib import Path
 from typing import Dict, Set
 
 PACKAGE = Path(__file__).resolve().parent.parent / "src" / "deadline_lint"
-# Name resolution and scopes are family-neutral; everything else in analysis/ belongs to rules.
+# Name resolution, scopes, import binding and the project index are family-neutral; the rest of
+# analysis/ is rules'.
 NEUTRAL_ANALYSES = {
     "deadline_lint.analysis.resolve",
     "deadline_lint.analysis.scopes",
+    "deadline_lint.analysis.imports",
     "deadline_lint.analysis.project",  # the project index: which definition an imported name means
 }
 

@@ -93,9 +93,16 @@ class BudgetAnalysis:
         """The budget visible in `scope` (None when there is none). Cached per scope."""
         if "budget" in scope.facts:
             return scope.facts["budget"]  # type: ignore[return-value]
-        result = self._compute(scope) if scope.kind == FUNCTION else None
-        scope.facts["budget"] = result
-        return result
+        # Outermost first, so each scope finds its enclosing one's budget cached: a loop, not
+        # one recursion per nested function (a thousand nested lambdas are valid Python).
+        pending = []
+        current: Optional[Scope] = scope
+        while current is not None and "budget" not in current.facts:
+            pending.append(current)
+            current = current.parent
+        for each in reversed(pending):
+            each.facts["budget"] = self._compute(each) if each.kind == FUNCTION else None
+        return scope.facts["budget"]  # type: ignore[return-value]
 
     def _compute(self, scope: Scope) -> Optional[Budget]:
         kinds: List[Tuple[str, str]] = []
@@ -137,13 +144,17 @@ class BudgetAnalysis:
         times = self.times.function(scope)
         if times is None:
             return []
+        try:
+            named, uses = times.names, times.deadline_uses
+        except RecursionError:  # absurdly deep expressions: no local deadline, the rest goes on
+            return []
         own = scope.bindings()
         # Only a deadline the function also takes time left from: one that merely guards a
         # polling loop (`while time.monotonic() < deadline:` around short fixed attempts) is
         # not treated as the request's budget (on real code those attempts are deliberate).
-        remaining = [use.node for use in times.deadline_uses if use.kind == REMAINING]
+        remaining = [use.node for use in uses if use.kind == REMAINING]
         found = []
-        for name, value in sorted(times.names.items()):
+        for name, value in sorted(named.items()):
             if value.role != DEADLINE or not value.local or name in known:
                 continue
             if not any(b.kind == "assign" for b in own.get(name, ())):
