@@ -17,7 +17,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, FrozenSet, Iterator, Optional, Tuple
 
 from deadline_lint.analysis.expressions import argument_at, is_unbounded
-from deadline_lint.analysis.project import MAX_HOPS, catalog_import_filter, import_table, index_for
+from deadline_lint.analysis.project import (
+    MAX_HOPS,
+    catalog_import_filter,
+    import_table,
+    imports_outbound_project_module,
+    index_for,
+)
 from deadline_lint.analysis.resolve import Definition, Instance, Resolver
 from deadline_lint.analysis.scopes import ANNOTATED, ASSIGN, Scope
 from deadline_lint.analysis.wrappers import (
@@ -465,7 +471,9 @@ class OutboundSites:
         self._stubs_possible = any(p.module_suffix in ctx.source.text for p in ctx.catalog.stubs)
         self._file_methods: Optional[FrozenSet[str]] = None  # of the clients this file can build
         project = getattr(ctx.resolver, "project", None)
-        self._through_project = project is not None and imports_outbound_project_name(
+        # The text's answer suffices here: it only widens first looks (the receiver or the
+        # definition decides); the precise one is the prefilter's, to parse fewer files.
+        self._through_project = project is not None and imports_outbound_project_module(
             ctx.source.path, ctx.source.text, ctx.catalog
         )
         # A wrapper defined in this file must call a client this file imports.
