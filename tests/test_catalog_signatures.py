@@ -22,6 +22,16 @@ FORWARDED_TO = {
     "aiohttp.ClientSession.": "aiohttp.ClientSession._request",
     "aiohttp.request": "aiohttp.ClientSession._request",
     "asyncpg.create_pool": "asyncpg.connect",
+    # urllib3: request() and the managers pass **kw on to a connection pool's urlopen; the
+    # managers' constructors and connection_from_url pass theirs to the pool's constructor.
+    "urllib3.HTTPConnectionPool.": "urllib3.HTTPConnectionPool.urlopen",
+    "urllib3.HTTPSConnectionPool.": "urllib3.HTTPSConnectionPool.urlopen",
+    "urllib3.PoolManager.": "urllib3.HTTPConnectionPool.urlopen",
+    "urllib3.ProxyManager.": "urllib3.HTTPConnectionPool.urlopen",
+    "urllib3.PoolManager": "urllib3.HTTPConnectionPool",
+    "urllib3.ProxyManager": "urllib3.HTTPConnectionPool",
+    "urllib3.connection_from_url": "urllib3.HTTPConnectionPool",
+    "websocket.WebSocket.connect": "websocket.create_connection",
 }
 _MISSING = object()
 
@@ -57,6 +67,8 @@ def _seconds(default: Any, owner: str) -> Any:
     if default is inspect.Parameter.empty or default is None:
         return None  # required (`asyncio.wait_for`) or no limit
     if default is getattr(socket, "_GLOBAL_DEFAULT_TIMEOUT", _MISSING):
+        return socket.getdefaulttimeout()
+    if type(default).__name__ == "_TYPE_DEFAULT":  # urllib3's sentinel: the socket default
         return socket.getdefaulttimeout()
     if type(default).__name__ == "UseClientDefault":  # httpx: the client's own default
         return _seconds(_timeout_parameter(owner.rpartition(".")[0], "timeout")[0].default, owner)

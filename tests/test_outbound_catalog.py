@@ -397,3 +397,20 @@ def test_every_catalog_library_appears_in_an_outbound_fixture() -> None:
         assert f"import {module}" in texts or f"from {module}" in texts, module
     for pattern in catalog.stubs:
         assert pattern.module_suffix in texts
+
+
+def test_stdlib_protocol_clients_take_the_timeout_where_the_catalog_says() -> None:
+    """The standard library is always importable: its constructors' real signatures."""
+    import importlib
+    import inspect
+
+    catalog = load_catalog()
+    checked = 0
+    for qualname in ("ftplib.FTP", "smtplib.SMTP", "smtplib.LMTP", "imaplib.IMAP4", "poplib.POP3"):
+        client = catalog.classes[qualname]
+        module, _, name = qualname.rpartition(".")
+        parameters = list(inspect.signature(getattr(importlib.import_module(module), name)).parameters)
+        assert parameters.index(client.constructor_keyword) == client.constructor_position, qualname
+        assert client.checked and client.default_timeout is None
+        checked += 1
+    assert checked == 5

@@ -7,6 +7,7 @@ import ast
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple, Type, TypeVar
 
 from deadline_lint.analysis.imports import bind_imports
+from deadline_lint.analysis.project import attach_project
 from deadline_lint.analysis.resolve import Resolver
 from deadline_lint.analysis.scopes import Scope
 from deadline_lint.catalog import Catalog
@@ -42,6 +43,7 @@ class FileContext:
         self.catalog = catalog
         self.module_scope = Scope(tree, None)
         self.resolver = Resolver(catalog, {id(tree): self.module_scope})
+        attach_project(self.resolver, source.path, source.text, catalog)  # names imported from the project resolve
         self.scope = self.module_scope
         self.parents: List[ast.AST] = []  # ancestors of the node being visited, innermost last
         self.diagnostics: List[Diagnostic] = []

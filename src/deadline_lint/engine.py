@@ -106,6 +106,15 @@ class Checker:
             if all(text_filter is not known for known in filters):
                 filters.append(text_filter)
         self.text_filters: Tuple[Callable[[str], bool], ...] = tuple(filters)
+        # A file the text says nothing about may still reach what a rule knows through the
+        # modules of its project (a wrapper, a re-export): rules may offer `path_filter()`,
+        # a shared callable (text, path) -> bool, asked only when the text alone says no.
+        path_filters: List[Callable[[str, str], bool]] = []
+        for rule in self.rules:
+            path_filter = getattr(rule, "path_filter", lambda: None)()
+            if path_filter is not None and all(path_filter is not known for known in path_filters):
+                path_filters.append(path_filter)
+        self.path_filters: Tuple[Callable[[str, str], bool], ...] = tuple(path_filters)
 
     @property
     def codes(self) -> List[str]:
@@ -132,7 +141,7 @@ class Checker:
         return self.check_text(text, path)
 
     def check_text(self, text: str, path: str, tree: Optional[ast.Module] = None) -> List[Diagnostic]:
-        if not self.rules or not self.could_fire(text):
+        if not self.rules or not self.could_fire(text, path):
             return []
         with _collector_paused():
             return self._check_text(text, path, tree)
@@ -151,12 +160,14 @@ class Checker:
             found = [d for d in found if not source.is_suppressed(d.line, d.code)]
         return sorted(found, key=Diagnostic.sort_key)
 
-    def could_fire(self, text: str) -> bool:
-        """The text prefilter: skip parsing files that mention nothing any selected rule needs."""
+    def could_fire(self, text: str, path: str = "") -> bool:
+        """The text prefilter: skip parsing files that mention nothing any selected rule needs
+        (themselves, or through their project's modules)."""
         words = self.trigger_words
-        if words is not None and not any(word in text for word in words):
-            return False
-        return not self.text_filters or any(text_filter(text) for text_filter in self.text_filters)
+        if words is None or any(word in text for word in words):
+            if not self.text_filters or any(text_filter(text) for text_filter in self.text_filters):
+                return True
+        return any(path_filter(text, path) for path_filter in self.path_filters)
 
     # -- the walk ------------------------------------------------------------------
     def _walk(self, ctx: FileContext) -> None:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Tuple
 from deadline_lint.analysis.expressions import mentions_any
 from deadline_lint.analysis.resolve import dotted_parts
 from deadline_lint.analysis.scopes import FUNCTION, Scope
+from deadline_lint.analysis.time_values import DEADLINE, REMAINING, TimeValues
 from deadline_lint.profile import Profile
 
 if TYPE_CHECKING:
@@ -84,6 +85,8 @@ class BudgetAnalysis:
         for accessor in profile["budget"]["accessors"]:
             self.accessors.setdefault(accessor, SECONDS)
         self.servicer_suffix = data.get("servicer_base_suffix", "Servicer")
+        # Deadlines a function computes itself (`deadline = time.monotonic() + t`).
+        self.times = ctx.analysis(TimeValues) if hasattr(ctx, "analysis") else TimeValues(ctx)  # type: ignore[attr-defined]
 
     # -- per function --------------------------------------------------------
     def budget_of(self, scope: Scope) -> Optional[Budget]:
@@ -113,6 +116,7 @@ class BudgetAnalysis:
         if outer is not None:
             kinds.extend((n, k) for n, k in outer.kinds if n not in own)
             optional.update(n for n in outer.optional if n not in own)
+        kinds.extend((name, INSTANT) for name in self._local_deadlines(scope, {n for n, _ in kinds}))
         names = {name for name, _ in kinds}
         if outer is not None:
             names.update(n for n in outer.names if n not in own)
@@ -132,6 +136,32 @@ class BudgetAnalysis:
         if not names:
             return None
         return Budget(names=frozenset(names), kinds=tuple(kinds), optional=frozenset(optional & names))
+
+    def _local_deadlines(self, scope: Scope, known: set) -> List[str]:
+        """Names this function assigns a deadline it computes from its own clock read
+        (`deadline = time.monotonic() + timeout`) and takes the time left from
+        (`deadline - time.monotonic()`): the function has a budget in scope."""
+        times = self.times.function(scope)
+        if times is None:
+            return []
+        try:
+            named, uses = times.names, times.deadline_uses
+        except RecursionError:  # absurdly deep expressions: no local deadline, the rest goes on
+            return []
+        own = scope.bindings()
+        # Only a deadline the function also takes time left from: one that merely guards a
+        # polling loop (`while time.monotonic() < deadline:` around short fixed attempts) is
+        # not treated as the request's budget (on real code those attempts are deliberate).
+        remaining = [use.node for use in uses if use.kind == REMAINING]
+        found = []
+        for name, value in sorted(named.items()):
+            if value.role != DEADLINE or not value.local or name in known:
+                continue
+            if not any(b.kind == "assign" for b in own.get(name, ())):
+                continue
+            if any(isinstance(n, ast.Name) and n.id == name for node in remaining for n in ast.walk(node)):
+                found.append(name)
+        return found
 
     def _enclosing_budget(self, scope: Scope) -> Optional[Budget]:
         parent = scope.parent

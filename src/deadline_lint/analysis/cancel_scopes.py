@@ -4,10 +4,10 @@ engine keeps no state for it."""
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Dict
+from typing import TYPE_CHECKING, Dict, Tuple
 
 from deadline_lint.analysis.expressions import argument_at, is_unbounded
-from deadline_lint.analysis.scopes import Scope
+from deadline_lint.analysis.scopes import IMPORT, Scope
 
 if TYPE_CHECKING:
     from deadline_lint.context import FileContext
@@ -22,35 +22,56 @@ class CancelScopes:
         self.ctx = ctx
         data = ctx.catalog.data.get("budget", {}) or {}
         self.specs: Dict[str, dict] = dict(data.get("cancel_scopes", {}) or {})
-        self._opens: Dict[int, bool] = {}
+        self._opens: Dict[Tuple[int, bool], bool] = {}
 
-    def is_cancel_scope(self, item: ast.withitem, scope: Scope) -> bool:
+    def is_cancel_scope(self, item: ast.withitem, scope: Scope, blocking: bool = False) -> bool:
         """`async with asyncio.timeout(2):` bounds what is awaited inside; `timeout(None)` and
-        `move_on_after(math.inf)` bound nothing."""
+        `move_on_after(math.inf)` bound nothing. `blocking`: only scopes that also interrupt
+        a blocking call (`with gevent.Timeout(2):` in a green thread)."""
         expr = item.context_expr
         if not isinstance(expr, ast.Call):
             return False
         qualname = self.ctx.resolver.qualified_name(expr.func, scope)
-        spec = self.specs.get(qualname or "")
-        if spec is None:
+        specs = [self.specs.get(qualname or "")] if qualname is not None else self._alternatives(expr.func, scope)
+        if not specs or any(spec is None or (blocking and not spec.get("blocking")) for spec in specs):
             return False
-        argument = argument_at(expr, spec.get("position"), spec.get("keyword"))
+        # Alternatives agree on where the limit goes, or only what they share counts.
+        positions = {spec.get("position") for spec in specs}  # type: ignore[union-attr]
+        keywords = {spec.get("keyword") for spec in specs}  # type: ignore[union-attr]
+        argument = argument_at(
+            expr,
+            positions.pop() if len(positions) == 1 else None,
+            keywords.pop() if len(keywords) == 1 else None,
+        )
         return argument is not None and not is_unbounded(argument, scope, self.ctx.resolver)
 
-    def opens_scope(self, node: ast.AST) -> bool:
-        key = id(node)
+    def _alternatives(self, func: ast.expr, scope: Scope):
+        """`try: from asyncio import timeout / except ImportError: from async_timeout import
+        timeout`: the spec of each alternative (a cancel scope only when every one is)."""
+        if not isinstance(func, ast.Name):
+            return []
+        bindings = scope.lookup(func.id)
+        if not bindings or len(bindings) < 2 or any(b.kind != IMPORT for b in bindings):
+            return []
+        catalog = self.ctx.catalog
+        return [self.specs.get(catalog.canonical(b.value)) for b in bindings]  # type: ignore[arg-type]
+
+    def opens_scope(self, node: ast.AST, blocking: bool = False) -> bool:
+        key = (id(node), blocking)
         found = self._opens.get(key)
         if found is None:
-            found = self._opens[key] = any(self.is_cancel_scope(item, self.ctx.scope) for item in node.items)  # type: ignore[attr-defined]
+            found = self._opens[key] = any(
+                self.is_cancel_scope(item, self.ctx.scope, blocking) for item in node.items  # type: ignore[attr-defined]
+            )
         return found
 
-    def inside(self) -> bool:
+    def inside(self, blocking: bool = False) -> bool:
         """The walk is inside a cancel scope of the current function (a nested def or lambda
-        starts afresh)."""
+        starts afresh); `blocking`: one that interrupts blocking calls too."""
         for ancestor in reversed(self.ctx.parents):
             if isinstance(ancestor, _SCOPE_BOUNDARIES):
                 return False
-            if isinstance(ancestor, (ast.With, ast.AsyncWith)) and self.opens_scope(ancestor):
+            if isinstance(ancestor, (ast.With, ast.AsyncWith)) and self.opens_scope(ancestor, blocking):
                 return True
         return False
 
@@ -66,4 +87,9 @@ def is_awaited(ctx: "FileContext", call: ast.Call) -> bool:
 
 
 def bounded_by_cancel_scope(ctx: "FileContext", call: ast.Call) -> bool:
-    return is_awaited(ctx, call) and ctx.analysis(CancelScopes).inside()
+    """Awaited inside a cancel scope, or made anywhere inside one that interrupts blocking
+    calls (`with eventlet.Timeout(5):`)."""
+    scopes = ctx.analysis(CancelScopes)
+    if is_awaited(ctx, call):
+        return scopes.inside()
+    return scopes.inside(blocking=True)

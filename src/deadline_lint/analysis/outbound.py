@@ -11,13 +11,29 @@ connection (whose `command_timeout` bounds the commands).
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, FrozenSet, Iterator, Optional, Tuple
 
 from deadline_lint.analysis.expressions import argument_at, is_unbounded
-from deadline_lint.analysis.resolve import Instance, Resolver
-from deadline_lint.analysis.scopes import Scope
+from deadline_lint.analysis.project import (
+    MAX_HOPS,
+    catalog_import_filter,
+    import_table,
+    imports_outbound_project_module,
+    index_for,
+)
+from deadline_lint.analysis.resolve import Definition, Instance, Resolver
+from deadline_lint.analysis.scopes import ANNOTATED, ASSIGN, Scope
+from deadline_lint.analysis.wrappers import (
+    WrapperSummary,
+    calls_in,
+    display_name,
+    forwarded_parameter,
+    forwards_kwargs,
+    is_method,
+)
 from deadline_lint.catalog import Catalog, ClientClass, OutboundApi, TimeoutObject
 
 if TYPE_CHECKING:
@@ -42,6 +58,210 @@ class OutboundCall:
     @property
     def display_name(self) -> str:
         return self.api.qualname
+
+
+_IN_PROGRESS = object()  # a summary being computed: a recursive chain ends here, unknown
+
+
+def wrapper_summary(definition: Definition, catalog: Catalog, depth: int = 0) -> Optional[WrapperSummary]:
+    """The summary of a project function whose parameter reaches an outbound call's timeout
+    (composed through wrappers of wrappers); None for any other function, and for recursive
+    or unresolvable chains. Cached on the function's scope."""
+    if not definition.is_function or depth > MAX_HOPS:
+        return None  # as deep as the text prefilter looks: a file alone gets the same answer
+    scope = definition.own_scope
+    # By depth: a chain cut short deeper down must not hide a wrapper seen from nearer.
+    key = f"wrapper_summary@{depth}"
+    cached = scope.facts.get(key, None)
+    if cached is _IN_PROGRESS:
+        return None
+    if key in scope.facts:
+        return cached  # type: ignore[return-value]
+    scope.facts[key] = _IN_PROGRESS
+    found = None
+    try:
+        found = _summarize(definition, scope, catalog, depth)
+    finally:
+        scope.facts[key] = found
+    return found
+
+
+def _summarize(definition: Definition, scope: Scope, catalog: Catalog, depth: int) -> Optional[WrapperSummary]:
+    function, resolver = definition.node, definition.resolver
+    params = {p.arg for p in scope.function_params()}
+    stubs_possible, methods = _module_reach(resolver, catalog)
+    for call in calls_in(function):
+        if not _passes_a_parameter(call, params):
+            continue  # forwards nothing of the wrapper's: not the call its timeout reaches
+        site = classify_call(call, scope, resolver, catalog, stubs_possible, methods)
+        inner: Optional[WrapperSummary] = None
+        if site is None:
+            site, inner = _wrapper_site(call, scope, resolver, catalog, depth + 1)
+        if site is None or site.api.keyword is None:
+            continue
+        if inner is not None:
+            qualname, default, library = inner.inner_qualname, inner.inner_default, inner.inner_library
+            template, imports = inner.timeout_template, inner.imports
+        else:
+            qualname, default, library = site.api.qualname, site.api.default_timeout, site.api.library
+            template, imports = site.api.timeout_template, site.api.imports
+        common = dict(
+            name=display_name(function, definition.scope),
+            is_method=is_method(function, definition.scope),
+            inner_qualname=qualname,
+            inner_default=default,
+            inner_library=library,
+            timeout_template=template,
+            imports=imports,
+        )
+        if site.source == FROM_CALL and site.timeout is not None:
+            forwarded = forwarded_parameter(function, scope, site.timeout)
+            if forwarded is not None:
+                name, position, param_default, required = forwarded
+                return WrapperSummary(
+                    keyword=name, position=position, default=param_default, required=required, via_kwargs=False,
+                    **common,  # type: ignore[arg-type]
+                )
+        elif forwards_kwargs(function, call, site.api.keyword):
+            return WrapperSummary(
+                keyword=site.api.keyword, position=None, default=None, required=False, via_kwargs=True,
+                **common,  # type: ignore[arg-type]
+            )
+    return None
+
+
+def _module_reach(resolver: Resolver, catalog: Catalog) -> Tuple[bool, FrozenSet[str]]:
+    """For the calls of a module's functions: whether a gRPC stub may be a receiver, and the
+    client methods the module can reach (once per module)."""
+    cached = getattr(resolver, "outbound_reach", None)
+    if cached is None:
+        text = getattr(resolver, "text", None)
+        stubs_possible = text is None or any(p.module_suffix in text for p in catalog.stubs)
+        methods = catalog.method_names if text is None else file_methods(catalog, text)
+        cached = resolver.outbound_reach = (stubs_possible, methods)  # type: ignore[attr-defined]
+    return cached
+
+
+def imports_outbound_project_name(path: str, text: str, catalog: Catalog) -> bool:
+    """The text prefilter's project half: the file imports a project name that is a wrapper
+    of an outbound call, a client (a re-export, a subclass, a factory) or a class holding
+    one. The modules' text decides first (no parse for most names); the definitions the
+    text cannot rule out are read and judged as the rules would."""
+    key = (path, hash(text), id(catalog))
+    known = _PROJECT_ANSWERS.get(key)
+    if known is None or known[0] is not catalog:
+        if len(_PROJECT_ANSWERS) > 4096:
+            _PROJECT_ANSWERS.clear()
+        known = _PROJECT_ANSWERS[key] = (catalog, _imports_outbound_project_name(path, text, catalog))
+    return known[1]
+
+
+# The prefilter and the file's sites ask the same question: answered once per file.
+_PROJECT_ANSWERS: Dict[Tuple[str, int, int], Tuple[Catalog, bool]] = {}
+
+
+def _imports_outbound_project_name(path: str, text: str, catalog: Catalog) -> bool:
+    found = index_for(path, catalog)
+    if found is None:
+        return False
+    index, name, is_package = found
+    holder = index.holder(name, is_package)
+    for bound, target in import_table(text).items():
+        target = index.absolute(holder, target)
+        if not (index.is_project_name(holder, target) and index.name_leads(target)):
+            continue
+        found_name = index.lookup(holder, target)
+        if found_name is None:
+            continue
+        kind, value = found_name
+        if kind == "external" or (kind == "definition" and definition_reaches_outbound(value, catalog)):
+            return True
+        if kind == "module":
+            # A module is used through its attributes: judge those this file names.
+            base = bound if target.startswith(bound + ".") and not target.startswith(".") else target
+            for chain in set(re.findall(rf"\b{re.escape(bound)}\.([A-Za-z_][\w.]*)", text)):
+                qualname = f"{base}.{chain}"
+                if not index.name_leads(qualname):
+                    continue
+                used = index.lookup(holder, qualname)
+                if used is not None and (used[0] != "definition" or definition_reaches_outbound(used[1], catalog)):
+                    return True
+    return False
+
+
+def definition_reaches_outbound(definition: Definition, catalog: Catalog) -> bool:
+    """A project function that wraps an outbound call or returns a client, or a class that
+    is a client, holds one, or has such a method. Cached on the definition's scope."""
+    facts = definition.own_scope.facts
+    if "reaches_outbound" in facts:
+        return facts["reaches_outbound"]  # type: ignore[return-value]
+    facts["reaches_outbound"] = False
+    resolver = definition.resolver
+    if definition.is_function:
+        found = wrapper_summary(definition, catalog) is not None or resolver.returned_instance(definition, 0) is not None
+    else:
+        found = resolver.client_base(definition, 0) is not None
+        class_scope = definition.own_scope
+        if not found:
+            names = set(resolver.attribute_bindings(class_scope))
+            names.update(n for n, bs in class_scope.bindings().items() if any(b.kind in (ASSIGN, ANNOTATED) for b in bs))
+            found = any(resolver._class_attribute(definition, n, 0) is not None for n in sorted(names))
+        if not found:
+            found = any(
+                definition_reaches_outbound(Definition(stmt, class_scope, resolver), catalog)
+                for stmt in definition.node.body  # type: ignore[attr-defined]
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
+            )
+    facts["reaches_outbound"] = found
+    return found
+
+
+def _passes_a_parameter(call: ast.Call, params) -> bool:
+    values = [*call.args, *(kw.value for kw in call.keywords)]
+    return any(isinstance(v, ast.Name) and v.id in params for v in values)
+
+
+def _wrapper_site(
+    call: ast.Call, scope: Scope, resolver: Resolver, catalog: Catalog, depth: int = 0
+) -> Tuple[Optional["OutboundCall"], Optional[WrapperSummary]]:
+    """A call to a project wrapper seen as the outbound call it makes, and its summary."""
+    definition = resolver.definition(call.func, scope)
+    if definition is None or not definition.is_function:
+        return None, None
+    summary = wrapper_summary(definition, catalog, depth)
+    if summary is None:
+        return None, None
+    if summary.is_method and (
+        not isinstance(call.func, ast.Attribute) or resolver.project_class_of(call.func.value, scope, 0) is None
+    ):
+        return None, None  # not called on an instance (`Class.method(obj, ...)`): stay quiet
+    facts = definition.own_scope.facts
+    api = facts.get("wrapper_api")
+    if api is None:
+        api = facts["wrapper_api"] = _wrapper_api(summary)
+    timeout = argument_at(call, summary.position, summary.keyword)
+    if timeout is not None:
+        return OutboundCall(call, api, timeout, FROM_CALL, api.default_timeout), summary
+    if _hides_arguments(call):
+        return OutboundCall(call, api, None, HIDDEN, api.default_timeout), summary
+    if summary.via_kwargs:
+        return OutboundCall(call, api, None, FROM_DEFAULT, summary.inner_default), summary
+    if summary.required or not (isinstance(summary.default, ast.Constant) and summary.default.value is None):
+        return None, None  # a number (or a constant set elsewhere) bounds it; required: the call fails
+    return OutboundCall(call, api, None, FROM_DEFAULT, None), summary
+
+
+def _wrapper_api(summary: WrapperSummary) -> OutboundApi:
+    # Inside a message's backticks the name reads "`get_json` -> `requests.get`".
+    return OutboundApi(
+        qualname=f"{summary.name}` -> `{summary.inner_qualname}",
+        library=summary.inner_library,
+        keyword=summary.keyword,
+        position=summary.position,
+        default_timeout=summary.inner_default if summary.via_kwargs else None,
+        timeout_template=summary.timeout_template,
+        imports=summary.imports,
+    )
 
 
 def may_be_listed(
@@ -94,6 +314,8 @@ def classify_call(
     elif isinstance(func, ast.Attribute):
         if func.attr in catalog.method_names or (stubs_possible and catalog.stubs):
             instance = resolver.instance(func.value, scope)
+            if instance is not None and func.attr in instance.overridden:
+                instance = None  # a project subclass's own method, not the library's
             client = catalog.client_class(instance.qualname) if instance is not None else None
             if client is not None:
                 api = catalog.method_api(client, func.attr)
@@ -248,14 +470,37 @@ class OutboundSites:
         # Receivers of unlisted method names only matter when a gRPC stub could be the receiver.
         self._stubs_possible = any(p.module_suffix in ctx.source.text for p in ctx.catalog.stubs)
         self._file_methods: Optional[FrozenSet[str]] = None  # of the clients this file can build
+        project = getattr(ctx.resolver, "project", None)
+        # The text's answer suffices here: it only widens first looks (the receiver or the
+        # definition decides); the precise one is the prefilter's, to parse fewer files.
+        self._through_project = project is not None and imports_outbound_project_module(
+            ctx.source.path, ctx.source.text, ctx.catalog
+        )
+        # A wrapper defined in this file must call a client this file imports.
+        self._defines_functions = "def " in ctx.source.text and catalog_import_filter(ctx.catalog)(ctx.source.text)
         self._calls: Dict[int, Optional[OutboundCall]] = {}
         self._constructions: Dict[int, Optional[OutboundCall]] = {}
         self._sites: Dict[int, Tuple[OutboundCall, ...]] = {}
 
     def _client_methods(self) -> FrozenSet[str]:
         if self._file_methods is None:
-            self._file_methods = file_methods(self.ctx.catalog, self.ctx.source.text)
+            if self._through_project:
+                # A client can arrive from a project module: any listed method may be its.
+                self._file_methods = self.ctx.catalog.method_names
+            else:
+                self._file_methods = file_methods(self.ctx.catalog, self.ctx.source.text)
         return self._file_methods
+
+    def _project_wrappers_possible(self, call: ast.Call) -> bool:
+        """A cheap look before resolving a wrapper: the callee is a plain or dotted name, or a
+        method of `self` / a project instance; the file defines a function or imports from
+        the project."""
+        if not (self._defines_functions or self._through_project):
+            return False
+        func = call.func
+        while isinstance(func, ast.Attribute):
+            func = func.value
+        return isinstance(func, ast.Name)
 
     def call(self, call: ast.Call) -> Optional[OutboundCall]:
         key = id(call)
@@ -288,6 +533,11 @@ class OutboundSites:
             if may_be_listed(call.func, ctx.scope, ctx.resolver, ctx.catalog, methods):
                 views = (self.call(call), self.construction(call))
                 sites = tuple(view for view in views if view is not None)
+            if not sites and self._project_wrappers_possible(call):
+                wrapper, _ = _wrapper_site(call, ctx.scope, ctx.resolver, ctx.catalog)
+                if wrapper is not None:
+                    sites = (wrapper,)
+                    self._calls[key] = wrapper
             self._sites[key] = sites
         return sites
 

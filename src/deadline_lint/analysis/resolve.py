@@ -6,12 +6,20 @@ import ast
 from dataclasses import dataclass
 from typing import Dict, FrozenSet, List, Optional, Tuple
 
+from deadline_lint.analysis.declared import (
+    FUNCTION_DEFS,
+    defined_names,
+    is_plain_method,
+    is_property,
+    keeps_return_value,
+    returned_values,
+)
 from deadline_lint.analysis.scopes import (
     ANNOTATED,
     ASSIGN,
-    CLASS,
     IMPORT,
     NESTED_STATEMENTS,
+    OTHER,
     PARAM,
     WITH,
     Binding,
@@ -31,6 +39,31 @@ class Instance:
     qualname: str
     constructor: Optional[ast.Call]
     called: Optional[str] = None  # what the constructor call names: the class or a factory
+    # A project class deriving from the client: the names its own bodies define, which are
+    # its methods, not the library's.
+    overridden: FrozenSet[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class Definition:
+    """A `def` or `class` a name refers to, with the scope it is defined in and the resolver
+    of its module (another module's, when the project index found it there)."""
+
+    node: ast.AST
+    scope: Scope  # the scope the definition sits in
+    resolver: "Resolver"
+
+    @property
+    def own_scope(self) -> Scope:
+        return self.resolver.scope_of(self.node, self.scope)
+
+    @property
+    def is_class(self) -> bool:
+        return isinstance(self.node, ast.ClassDef)
+
+    @property
+    def is_function(self) -> bool:
+        return isinstance(self.node, FUNCTION_DEFS)
 
 
 def dotted_parts(expr: ast.expr) -> Optional[List[str]]:
@@ -56,6 +89,11 @@ class Resolver:
         self._qualnames: Dict[int, Tuple[ast.AST, Optional[str]]] = {}
         self._imported_names: Optional[FrozenSet[str]] = None  # one Resolver per file
         self._catalog_imports: Optional[FrozenSet[str]] = None
+        # What project definitions give, by node: (node kept alive, answer).
+        self._definitions: Dict[Tuple[str, int], Tuple[ast.AST, Optional[Instance]]] = {}
+        self.project = None  # the project index (analysis/project.py), when there is one
+        self.module_name = ""  # this module's dotted name in the project
+        self.is_package = False
 
     def scope_of(self, node: ast.AST, parent: Scope) -> Scope:
         scope = self._scopes.get(id(node))
@@ -89,6 +127,11 @@ class Resolver:
             base = import_qualname(bindings)
             if base is None:
                 return None
+            if self.project is not None and self.project.is_project_name(self, base):
+                # Imported from the project: what the project module re-exports, if anything.
+                external = self.project.external_name(self, ".".join([base, *parts[1:]]))
+                if external is not None:
+                    return self.catalog.canonical(external)
         return self.catalog.canonical(".".join([base, *parts[1:]]))
 
     def imported_names(self, scope: Scope) -> FrozenSet[str]:
@@ -120,13 +163,25 @@ class Resolver:
                 continue
             if isinstance(stmt, (ast.Import, ast.ImportFrom)):
                 source = stmt.module or "" if isinstance(stmt, ast.ImportFrom) else ""
+                level = "." * stmt.level if isinstance(stmt, ast.ImportFrom) else ""
                 for alias in stmt.names:
                     name = alias.asname or alias.name.split(".")[0]
                     every.add(name)
                     target = f"{source}.{alias.name}" if source else alias.name
                     if target.split(".")[0] in modules or (suffixes and any(s in target for s in suffixes)):
                         relevant.add(name)
+                    elif self.project is not None and self._reexports_catalog(level + target, modules):
+                        relevant.add(name)
         self._imported_names, self._catalog_imports = frozenset(every), frozenset(relevant)
+
+    def _reexports_catalog(self, target: str, modules: FrozenSet[str]) -> bool:
+        """A project name that stands for a catalog module or object (`from pkg.compat import
+        http`, where compat does `import requests as http`)."""
+        project = self.project
+        if project is None or not project.is_project_name(self, target):
+            return False
+        external = project.external_name(self, target)
+        return external is not None and self.catalog.canonical(external).split(".")[0] in modules
 
     def annotation_class(self, annotation: Optional[ast.expr], scope: Scope) -> Optional[str]:
         """The class an annotation names, seeing through Optional[X], X | None and strings."""
@@ -159,19 +214,46 @@ class Resolver:
         if isinstance(expr, ast.Name):
             bindings = scope.lookup(expr.id)
             return self._from_bindings(bindings, depth) if bindings else None
-        if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name):
-            return self._self_attribute(expr, scope, depth)
+        if isinstance(expr, ast.Attribute):
+            owner = self.project_class_of(expr.value, scope, depth + 1)
+            return self._class_attribute(owner, expr.attr, depth + 1) if owner is not None else None
+        if isinstance(expr, ast.BoolOp) and isinstance(expr.op, ast.Or):
+            return self._alternatives(expr.values, scope, depth)  # `session or aiohttp.ClientSession()`
+        if isinstance(expr, ast.IfExp):
+            return self._alternatives([expr.body, expr.orelse], scope, depth)
         return None
+
+    def _alternatives(self, values: List[ast.expr], scope: Scope, depth: int) -> Optional[Instance]:
+        """One of several values: the client class the known ones agree on, the names and
+        attributes we cannot type taken to be the same (a fallback names the type its
+        alternatives are expected to have); None when none is known, two known ones differ,
+        or a value built right there is no client."""
+        found = [self.instance(value, scope, depth + 1) for value in values]
+        if any(f is None and not isinstance(v, (ast.Name, ast.Attribute)) for f, v in zip(found, values)):
+            return None  # a value built here that is no client (`Holder()`, a literal)
+        known = [f for f in found if f is not None]
+        if not known or len({(f.qualname, f.overridden) for f in known}) != 1:
+            return None
+        if len(values) == 1:
+            return known[0]
+        return Instance(known[0].qualname, None, overridden=known[0].overridden)
 
     def _constructed(self, call: ast.Call, scope: Scope, depth: int) -> Optional[Instance]:
         """`httpx.Client(...)`, a factory (`asyncpg.connect(...)`), a generated gRPC stub
-        (`pb2_grpc.GreeterStub(channel)`), or a method that hands out a client
-        (`pool.acquire()`, `session.client("s3")`)."""
+        (`pb2_grpc.GreeterStub(channel)`), a method that hands out a client
+        (`pool.acquire()`, `session.client("s3")`), or a project function, method or class
+        that returns or is one."""
         func = call.func
         qualname = self.qualified_name(func, scope)
         if qualname is not None:
             client = self.catalog.constructed_class(qualname)
-            return Instance(client.qualname, call, qualname) if client is not None else None
+            if client is not None:
+                return Instance(client.qualname, call, qualname)
+        definition = self.definition(func, scope, depth + 1)
+        if definition is not None:
+            if definition.is_class:
+                return definition.resolver.client_base(definition, depth + 1)
+            return self._here(definition.resolver, definition.resolver.returned_instance(definition, depth + 1))
         if not isinstance(func, ast.Attribute) or func.attr not in self.catalog.returning_methods:
             return None
         receiver = self.instance(func.value, scope, depth + 1)
@@ -187,8 +269,151 @@ class Resolver:
             return Instance(class_name, receiver.constructor, receiver.called)
         return Instance(class_name, call, f"{receiver.qualname}.{func.attr}")
 
+    def _here(self, resolver: "Resolver", found: Optional[Instance]) -> Optional[Instance]:
+        """An instance typed in another module keeps its class but not its constructor: its
+        arguments are that module's to judge (and a fix never edits another file)."""
+        if found is None or resolver is self or found.constructor is None:
+            return found
+        return Instance(found.qualname, None, overridden=found.overridden)
+
     def known_class(self, qualname: Optional[str]) -> bool:
         return qualname is not None and self.catalog.client_class(qualname) is not None
+
+    # -- definitions in the project ------------------------------------------------
+    def definition(self, expr: ast.expr, scope: Scope, depth: int = 0) -> Optional[Definition]:
+        """The `def` or `class` that `expr` names: bound once in this module, or (through the
+        project index) imported from a project module; `obj.method` on a project class's
+        instance names that method. None when anything else could be meant."""
+        if depth > _MAX_DEPTH:
+            return None
+        if isinstance(expr, ast.Name):
+            bindings = scope.lookup(expr.id)
+            if not bindings or len(bindings) != 1:
+                return None
+            binding = bindings[0]
+            if binding.kind == OTHER and isinstance(binding.value, (*FUNCTION_DEFS, ast.ClassDef)):
+                return Definition(binding.value, binding.scope, self)
+            if binding.kind == IMPORT and self.project is not None:
+                return self.project.definition(self, binding.value, depth + 1)  # type: ignore[arg-type]
+            return None
+        if isinstance(expr, ast.Attribute):
+            if self.project is not None:
+                qualname = self.qualified_name(expr, scope)
+                if qualname is not None:
+                    return self.project.definition(self, qualname, depth + 1)
+            owner = self.project_class_of(expr.value, scope, depth + 1)
+            if owner is not None:
+                return owner.resolver.member(owner, expr.attr, depth + 1)
+        return None
+
+    def member(self, class_def: Definition, name: str, depth: int) -> Optional[Definition]:
+        """The method `name` of a project class, looked up in it and then its project bases."""
+        for klass in self.project_mro(class_def, depth):
+            for stmt in klass.node.body:  # type: ignore[attr-defined]
+                if isinstance(stmt, FUNCTION_DEFS) and stmt.name == name:
+                    return Definition(stmt, klass.own_scope, klass.resolver)
+            if name in defined_names(klass.node):  # type: ignore[arg-type]
+                return None  # a class attribute, not a method
+        return None
+
+    def project_mro(self, class_def: Definition, depth: int) -> List[Definition]:
+        """The class and its project bases, depth first (enough for single inheritance, and
+        for the mixins services use); library bases end the chain."""
+        chain: List[Definition] = []
+        stack = [class_def]
+        while stack and len(chain) <= _MAX_DEPTH:
+            klass = stack.pop()
+            if any(k.node is klass.node for k in chain):
+                continue
+            chain.append(klass)
+            bases = []
+            for base in klass.node.bases:  # type: ignore[attr-defined]
+                found = klass.resolver.definition(base, klass.scope, depth + 1)
+                if found is not None and found.is_class:
+                    bases.append(found)
+            stack.extend(reversed(bases))
+        return chain
+
+    def client_base(self, class_def: Definition, depth: int) -> Optional[Instance]:
+        """A project class deriving from a client class (`class Api(requests.Session)`): its
+        instances are that client, except for the names the project classes define."""
+        key = ("client_base", id(class_def.node))
+        cached = self._definitions.get(key)
+        if cached is not None:
+            return cached[1]  # type: ignore[return-value]
+        self._definitions[key] = (class_def.node, None)  # a cycle ends here
+        found: Optional[Instance] = None
+        chain = self.project_mro(class_def, depth)
+        for klass in chain:
+            for base in klass.node.bases:  # type: ignore[attr-defined]
+                qualname = klass.resolver.qualified_name(base, klass.scope)
+                client = self.catalog.client_class(qualname) if qualname is not None else None
+                if client is not None and found is None:
+                    overridden = frozenset().union(*(defined_names(k.node) for k in chain))  # type: ignore[arg-type]
+                    found = Instance(client.qualname, None, overridden=overridden)
+        self._definitions[key] = (class_def.node, found)
+        return found
+
+    def returned_instance(self, function: Definition, depth: int) -> Optional[Instance]:
+        """What calling a project function gives: its return annotation's client class, or the
+        client every `return` in its body agrees on (`s = requests.Session(); return s`)."""
+        key = ("returns", id(function.node))
+        cached = self._definitions.get(key)
+        if cached is not None:
+            return cached[1]  # type: ignore[return-value]
+        self._definitions[key] = (function.node, None)  # recursion ends here: unknown
+        found: Optional[Instance] = None
+        node = function.node
+        if isinstance(node, FUNCTION_DEFS) and keeps_return_value(node):
+            own = function.own_scope
+            if node.returns is not None:
+                qualname = self.annotation_class(node.returns, function.scope)
+                if self.known_class(qualname):
+                    found = Instance(qualname, None)  # type: ignore[arg-type]
+            if found is None and depth <= _MAX_DEPTH:
+                values = returned_values(node)
+                if values:
+                    results = [self.instance(value, own, depth + 1) for value in values]
+                    if all(r is not None for r in results) and len({r.qualname for r in results}) == 1:  # type: ignore[union-attr]
+                        found = results[0] if len(results) == 1 else Instance(results[0].qualname, None)  # type: ignore[union-attr]
+        self._definitions[key] = (node, found)
+        return found
+
+    def project_class_of(self, expr: ast.expr, scope: Scope, depth: int) -> Optional[Definition]:
+        """The project class `expr` is an instance of: `self` in its methods, a name bound to
+        `Holder(...)`, or a parameter annotated with it."""
+        if depth > _MAX_DEPTH or not isinstance(expr, ast.Name):
+            return None
+        bindings = scope.lookup(expr.id)
+        if not bindings:
+            return None
+        found = [self._binding_class(b, depth + 1) for b in bindings]
+        first = found[0]
+        if first is None or any(f is None or f.node is not first.node for f in found):
+            return None
+        return first
+
+    def _binding_class(self, binding: Binding, depth: int) -> Optional[Definition]:
+        if binding.kind == PARAM:
+            method = binding.scope
+            params = method.function_params()
+            class_scope = method.enclosing_class
+            if (
+                class_scope is not None
+                and params
+                and params[0] is binding.value
+                and is_plain_method(method.node)
+                and class_scope.parent is not None
+            ):
+                return Definition(class_scope.node, class_scope.parent, self)
+            if binding.annotation is not None:
+                annotated = self.definition(_unwrap_optional(binding.annotation), binding.scope, depth)
+                return annotated if annotated is not None and annotated.is_class else None
+            return None
+        if binding.kind == ASSIGN and isinstance(binding.value, ast.Call):
+            called = self.definition(binding.value.func, binding.scope, depth)
+            return called if called is not None and called.is_class else None
+        return None
 
     def _from_binding(self, binding: Binding, depth: int) -> Optional[Instance]:
         if binding.kind in (ASSIGN, WITH):
@@ -204,6 +429,10 @@ class Resolver:
             qualname = self.annotation_class(binding.annotation, binding.scope)
             if self.known_class(qualname):
                 return Instance(qualname, None)  # type: ignore[arg-type]
+            if binding.kind == PARAM:
+                owner = self._binding_class(binding, depth + 1)  # `self` in a client subclass
+                if owner is not None:
+                    return owner.resolver.client_base(owner, depth + 1)
         return None
 
     def _from_bindings(self, bindings: List[Binding], depth: int) -> Optional[Instance]:
@@ -211,29 +440,65 @@ class Resolver:
         found = [self._from_binding(b, depth) for b in bindings]
         if not found or any(f is None for f in found):
             return None
-        classes = {f.qualname for f in found}  # type: ignore[union-attr]
+        classes = {(f.qualname, f.overridden) for f in found}  # type: ignore[union-attr]
         if len(classes) != 1:
             return None
-        return found[0] if len(found) == 1 else Instance(classes.pop(), None)
+        return found[0] if len(found) == 1 else Instance(found[0].qualname, None, overridden=found[0].overridden)  # type: ignore[union-attr]
 
-    def _self_attribute(self, expr: ast.Attribute, scope: Scope, depth: int) -> Optional[Instance]:
-        """`self.client` where the class assigns `self.client = httpx.Client(...)` somewhere,
-        or annotates `client: httpx.Client` in its body."""
-        method = scope
-        while method is not None and method.enclosing_class is None:
-            if method.kind == CLASS or method.parent is None:
-                return None
-            method = method.parent  # a closure inside a method still sees `self`
-        params = method.function_params() if method is not None else []
-        if not params or not isinstance(expr.value, ast.Name) or expr.value.id != params[0].arg:
+    def _class_attribute(self, owner: Definition, attr: str, depth: int) -> Optional[Instance]:
+        """`obj.attr` on an instance of a project class: what its methods assign to
+        `self.attr`, what its body annotates (`session: aiohttp.ClientSession`, dataclass,
+        attrs and pydantic fields), or what a property of that name returns. A declared
+        annotation is the type unless an assignment proves another class; without one,
+        every assignment must agree."""
+        if owner.resolver is not self:
+            return self._here(owner.resolver, owner.resolver._class_attribute(owner, attr, depth))
+        chain = self.project_mro(owner, depth)
+        for klass in chain:
+            found = self._own_attribute(klass, attr, depth)
+            if found is not False:
+                return found  # type: ignore[return-value]
+        for klass in chain:  # a framework base that hands its users a client (locust)
+            for base in klass.node.bases:  # type: ignore[attr-defined]
+                qualname = klass.resolver.qualified_name(base, klass.scope)
+                client = self.catalog.client_class(qualname) if qualname is not None else None
+                if client is not None and attr in client.attributes:
+                    return Instance(self.catalog.canonical(client.attributes[attr]), None)
+        return None
+
+    def _own_attribute(self, klass: Definition, attr: str, depth: int):
+        """The attribute's type as one class declares it; False when it says nothing of it."""
+        class_scope = klass.own_scope
+        assigned = list(klass.resolver.attribute_bindings(class_scope).get(attr, []))
+        body = class_scope.bindings().get(attr, [])
+        properties = [b for b in body if b.kind == OTHER and isinstance(b.value, FUNCTION_DEFS)]
+        if any(b.kind == OTHER and b not in properties for b in body) or any(
+            not is_property(b.value) for b in properties
+        ):
+            return None  # a nested class, or a plain method: not an attribute we can type
+        assigned.extend(b for b in body if b.kind in (ASSIGN, ANNOTATED))
+        if not assigned and not properties:
+            return False
+        declared = set()
+        for binding in assigned:
+            if binding.annotation is not None:
+                qualname = self.annotation_class(binding.annotation, binding.scope)
+                if not self.known_class(qualname):
+                    return None  # declared as something else
+                declared.add(qualname)
+        results = [self._from_binding(b, depth + 1) for b in assigned if b.kind != ANNOTATED]
+        results.extend(self.returned_instance(Definition(p.value, class_scope, self), depth + 1) for p in properties)  # type: ignore[arg-type]
+        known = [r for r in results if r is not None]
+        classes = {r.qualname for r in known} | declared
+        if len(classes) != 1:
             return None
-        class_scope = method.enclosing_class
-        assert class_scope is not None
-        bindings = list(self.attribute_bindings(class_scope).get(expr.attr, []))
-        bindings.extend(
-            b for b in class_scope.bindings().get(expr.attr, []) if b.kind in (ASSIGN, ANNOTATED)
-        )
-        return self._from_bindings(bindings, depth) if bindings else None
+        if not declared and len(known) != len(results):
+            return None  # an assignment we cannot type, and nothing declares the type
+        if len(results) == 1 and known and not declared:
+            return known[0]
+        if len(results) == 1 and known and known[0].constructor is not None:
+            return known[0]
+        return Instance(classes.pop(), None)
 
     def attribute_bindings(self, class_scope: Scope) -> Dict[str, List[Binding]]:
         """`self.x = value` in every method of the class, each resolved in its method's scope."""
@@ -246,7 +511,7 @@ class Resolver:
                 continue
             method = self.scope_of(stmt, class_scope)
             params = method.function_params()
-            if not params:
+            if not params or not is_plain_method(stmt):
                 continue
             self_name = params[0].arg
             for node in _statements(stmt):
@@ -296,6 +561,23 @@ def _statements(function: ast.AST):
         if nested is not None:
             for field in nested:
                 stack.extend(getattr(stmt, field))
+
+
+def _unwrap_optional(annotation: ast.expr) -> ast.expr:
+    """`Optional[Holder]` / `Holder | None` / `"Holder"` -> `Holder` (else unchanged)."""
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        try:
+            annotation = ast.parse(annotation.value, mode="eval").body
+        except SyntaxError:
+            return annotation
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        sides = [s for s in (annotation.left, annotation.right) if not _is_none(s)]
+        return sides[0] if len(sides) == 1 else annotation
+    if isinstance(annotation, ast.Subscript):
+        parts = dotted_parts(annotation.value)
+        if parts and parts[-1] == "Optional":
+            return annotation.slice  # type: ignore[return-value]
+    return annotation
 
 
 def _is_none(expr: ast.expr) -> bool:

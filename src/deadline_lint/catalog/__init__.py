@@ -60,6 +60,8 @@ class ClientClass:
     none_is_default: bool = False  # `timeout=None` at construction means the library default
     configured_by: FrozenSet[str] = frozenset()  # keywords that hand over a configured connection
     returns: Mapping[str, Tuple[str, bool]] = field(default_factory=dict)  # method -> (class, inherits)
+    # Instance attributes holding another client (`locust.HttpUser.client`): name -> class.
+    attributes: Mapping[str, str] = field(default_factory=dict)
     any_method: bool = False  # a gRPC stub: every attribute is a remote method
     timeout_template: str = "{timeout}"
     imports: Tuple[str, ...] = ()
@@ -135,9 +137,12 @@ class Catalog:
     @property
     def outbound_modules(self) -> FrozenSet[str]:
         """Top-level module names that any outbound API lives in."""
-        names = {q.split(".")[0] for q in [*self.apis, *self.classes, *self.factories, *self.timeout_objects]}
-        names.update(alias.split(".")[0] for alias in self.aliases)
-        return frozenset(names)
+        def build() -> FrozenSet[str]:
+            names = {q.split(".")[0] for q in [*self.apis, *self.classes, *self.factories, *self.timeout_objects]}
+            names.update(alias.split(".")[0] for alias in self.aliases)
+            return frozenset(names)
+
+        return self.cached("outbound_modules", build)
 
     # -- clients -----------------------------------------------------------------
     def client_class(self, qualname: str) -> Optional[ClientClass]:
@@ -282,6 +287,7 @@ def _build(groups: Iterable[Mapping[str, Any]], data: Mapping[str, Any]) -> Cata
                 none_is_default=bool(spec.get("none_is_default", False)),
                 configured_by=frozenset(spec.get("configured_by", []) or []),
                 returns=returns,
+                attributes=dict(spec.get("attributes", {}) or {}),
                 timeout_template=base["timeout_template"],
                 imports=tuple(base["imports"] or ()),
             )

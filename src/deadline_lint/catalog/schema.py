@@ -17,7 +17,7 @@ _ENTRY_KEYS = {
 _METHOD_KEYS = {"name", "keyword", "position", "default_timeout", "returns", "inherits_timeout", "headers_position"}
 _CLASS_KEYS = {
     "methods", "constructor_keyword", "constructor_position", "default_timeout", "keyword", "checked",
-    "factories", "configured_by", "none_is_default",
+    "factories", "configured_by", "none_is_default", "attributes",
 }
 _STUB_KEYS = {"module_suffix", "class_suffix", "position", "blocking_attributes", "future_attributes"}
 _TIMEOUT_OBJECT_KEYS = {"fields", "unbounded_if_none", "unbounded_if_empty"}
@@ -99,6 +99,11 @@ def _class_problem(spec: Any) -> Optional[str]:
             return f"`methods` entries as method names or mappings ({problem})"
     if not _is_optional_name(spec.get("constructor_keyword")):
         return "`constructor_keyword` as a parameter name or null"
+    attributes = spec.get("attributes", {}) or {}
+    if not isinstance(attributes, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) and v.strip() for k, v in attributes.items()
+    ):
+        return "`attributes` as a mapping of attribute name to client class"
     return _common_problem(spec)
 
 

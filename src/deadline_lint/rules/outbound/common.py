@@ -18,6 +18,7 @@ from typing import (
 from deadline_lint.analysis.budget import Budget
 from deadline_lint.analysis.cancel_scopes import bounded_by_cancel_scope, is_awaited
 from deadline_lint.analysis.outbound import (
+    imports_outbound_project_name,
     FROM_CALL,
     HIDDEN,
     STDLIB_MODULES,
@@ -28,6 +29,7 @@ from deadline_lint.analysis.outbound import (
     timeout_fields,
     timeout_object,
 )
+from deadline_lint.analysis.project import use_module_filter
 from deadline_lint.analysis.scopes import ASSIGN, IMPORT, Scope
 from deadline_lint.catalog import WAIT, Catalog
 from deadline_lint.profile import TIMEOUT_FLOOR_S
@@ -345,8 +347,19 @@ class OutboundRule(Rule):
 
     node_types = (ast.Call,)
 
+    def __init__(self, profile, catalog) -> None:
+        super().__init__(profile, catalog)
+        # The project index judges its modules with the same import filter as the rules.
+        use_module_filter(catalog, outbound_text_filter(catalog))
+
     def trigger_words(self):
         return outbound_words(self.catalog)
 
     def text_filter(self):
         return outbound_text_filter(self.catalog)
+
+    def path_filter(self):
+        catalog = self.catalog
+        return catalog.cached(
+            "outbound.path_filter", lambda: lambda text, path: imports_outbound_project_name(path, text, catalog)
+        )

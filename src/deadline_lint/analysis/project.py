@@ -1,0 +1,553 @@
+"""The project index: what the project's own modules bind, so that a name imported from one
+of them resolves to what it stands for there (a re-exported module or client, a class, a
+function).
+
+The root is found the way users expect: the nearest folder above the file holding a
+`pyproject.toml`, `setup.cfg`, `setup.py` or `.git`; modules are searched under it, under its
+`src/` and beside the file's top package (packages by `__init__.py`). Modules are read on
+demand with `ast`, never imported or executed, and only under the root. Everything here is
+derived from the files alone, so a file checked by itself gets the answer it gets when its
+whole project is checked.
+"""
+from __future__ import annotations
+
+import ast
+import os
+import re
+import sys
+from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Set, Tuple
+
+from deadline_lint.analysis.resolve import Definition, Resolver
+from deadline_lint.analysis.scopes import IMPORT, OTHER, Scope
+from deadline_lint.catalog import Catalog
+from deadline_lint.source import DecodeError, decode_source
+
+if TYPE_CHECKING:
+    from deadline_lint.context import FileContext
+
+_ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", ".git")
+_MAX_MODULE_BYTES = 2 * 1024 * 1024
+_MAX_CHAIN = 8  # re-export chains longer than this stay unknown
+MAX_HOPS = 3  # project definitions between a call and the client it reaches, at most
+STDLIB_MODULES = frozenset(getattr(sys, "stdlib_module_names", ())) | {"asyncio", "socket", "http", "urllib"}  # re-export and wrapper chains longer than this stay unknown
+_FROM_IMPORT = re.compile(r"^[ \t]*from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n;#]*)", re.M)
+_PLAIN_IMPORT = re.compile(r"^[ \t]*import[ \t]+([^\n;#]+)", re.M)
+
+
+class Module:
+    """One project module: its text, and (parsed on first need) its tree, scope and resolver."""
+
+    def __init__(self, index: "ProjectIndex", name: str, path: str, is_package: bool, text: str) -> None:
+        self.index = index
+        self.name = name
+        self.path = path
+        self.is_package = is_package
+        self.text = text
+        self._resolver: Optional[Resolver] = None
+        self._parsed = False
+        self._defined: Optional[Set[str]] = None
+        self._imports_catalog: Optional[bool] = None
+        self._bound: Optional[FrozenSet[str]] = None
+        self._catalog_names: Optional[FrozenSet[str]] = None
+        self._top_level: Optional[Dict[str, str]] = None
+        self._words: Dict[Tuple[int, str], FrozenSet[str]] = {}
+
+    @property
+    def import_names(self) -> Dict[str, str]:
+        """Names some import line of the module binds (a scan of the text, no parse)."""
+        return import_table(self.text)
+
+    @property
+    def imports_catalog(self) -> bool:
+        if self._imports_catalog is None:
+            self._imports_catalog = catalog_import_filter(self.index.catalog)(self.text)
+        return self._imports_catalog
+
+    def words_of(self, body: str) -> FrozenSet[str]:
+        """The identifiers in a part of the text (a definition's, or the whole)."""
+        key = (len(body), body[:80])
+        found = self._words.get(key)
+        if found is None:
+            found = self._words[key] = frozenset(_WORD.findall(body))
+        return found
+
+    @property
+    def catalog_names(self) -> FrozenSet[str]:
+        """Names the module's imports bind to a listed client library or object."""
+        if self._catalog_names is None:
+            holder = _Named(self.name, self.is_package)
+            found = set()
+            for bound, target in import_table(self.text).items():
+                target = self.index.absolute(holder, target)  # type: ignore[arg-type]
+                if self.index.module(target.split(".")[0]) is None and listed(self.index.catalog, target):
+                    found.add(bound)
+            self._catalog_names = frozenset(found)
+        return self._catalog_names
+
+    @property
+    def bound_names(self) -> FrozenSet[str]:
+        """Names the module imports or defines with `def` / `class` (by its text)."""
+        if self._bound is None:
+            self.may_define("")
+            self.definition_text("")
+            self._bound = frozenset(self._defined or ()) | frozenset(self.import_names) | frozenset(self._top_level or ())
+        return self._bound
+
+    def definition_text(self, name: str) -> str:
+        """The lines of a top-level `def name` / `class name` (its header included); the
+        whole text when the definition is not at the top level (inside an `if`, say)."""
+        if self._top_level is None:
+            self._top_level = top_level_definitions(self.text)
+        return self._top_level.get(name, self.text)
+
+    def may_define(self, name: str) -> bool:
+        """`def name` / `class name` appears in the text, or an import binds it."""
+        if self._defined is None:
+            self._defined = set(_DEFINED.findall(self.text))
+        return name in self._defined or name in self.import_names
+
+    @property
+    def resolver(self) -> Optional[Resolver]:
+        if not self._parsed:
+            self._parsed = True
+            try:
+                tree = ast.parse(self.text, filename=self.path)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                return None  # a module we cannot read resolves nothing
+            scope = Scope(tree, None)
+            self._resolver = Resolver(self.index.catalog, {id(tree): scope})
+            self._resolver.text = self.text  # type: ignore[attr-defined]
+            self._resolver.module_scope = scope  # type: ignore[attr-defined]
+            self.index.attach(self._resolver, self.name, self.is_package)
+        return self._resolver
+
+
+class ProjectIndex:
+    """The modules of one project, by dotted name, for one catalog."""
+
+    def __init__(self, root: str, search_paths: Tuple[str, ...], catalog: Catalog) -> None:
+        self.root = root
+        self.search_paths = search_paths
+        self.catalog = catalog
+        self._modules: Dict[str, Optional[Module]] = {}
+        self._leads_out: Dict[Tuple[str, int], bool] = {}
+        self._active: Set[Tuple[str, int]] = set()
+        self._cuts = 0
+        self._summaries: Dict[int, object] = {}  # wrapper summaries by function node (kept alive)
+
+    # -- modules -------------------------------------------------------------
+    def module(self, name: str) -> Optional[Module]:
+        if name in self._modules:
+            return self._modules[name]
+        found = None
+        if name and all(part.isidentifier() for part in name.split(".")):
+            relative = name.replace(".", os.sep)
+            for base in self.search_paths:
+                for candidate, is_package in (
+                    (os.path.join(base, relative, "__init__.py"), True),
+                    (os.path.join(base, relative + ".py"), False),
+                ):
+                    if os.path.isfile(candidate):
+                        found = self._read(name, candidate, is_package)
+                        break
+                if found is not None:
+                    break
+        self._modules[name] = found
+        return found
+
+    def _read(self, name: str, path: str, is_package: bool) -> Optional[Module]:
+        try:
+            if os.path.getsize(path) > _MAX_MODULE_BYTES:
+                return None
+            with open(path, "rb") as handle:
+                text = decode_source(handle.read())
+        except (OSError, DecodeError):
+            return None
+        return Module(self, name, path, is_package, text)
+
+    def attach(self, resolver: Resolver, module_name: str, is_package: bool) -> None:
+        resolver.project = self  # type: ignore[assignment]
+        resolver.module_name = module_name  # type: ignore[attr-defined]
+        resolver.is_package = is_package  # type: ignore[attr-defined]
+
+    def absolute(self, resolver: Resolver, qualname: str) -> str:
+        """`..client.get` imported in `pkg.sub.mod` -> `pkg.client.get`."""
+        if not qualname.startswith("."):
+            return qualname
+        level = len(qualname) - len(qualname.lstrip("."))
+        package = getattr(resolver, "module_name", "") or ""
+        parts = package.split(".") if package else []
+        if not getattr(resolver, "is_package", False):
+            parts = parts[:-1]
+        if level > 1:
+            parts = parts[: len(parts) - (level - 1)] if level - 1 <= len(parts) else []
+        rest = qualname[level:]
+        return ".".join([*parts, rest] if rest else parts)
+
+    def split(self, qualname: str) -> Optional[Tuple[Module, List[str]]]:
+        """The longest prefix of `qualname` that is a project module, and the rest."""
+        parts = qualname.split(".")
+        for cut in range(len(parts), 0, -1):
+            module = self.module(".".join(parts[:cut]))
+            if module is not None:
+                return module, parts[cut:]
+        return None
+
+    # -- what a name stands for ----------------------------------------------------
+    def lookup(self, resolver: Resolver, qualname: str, depth: int = 0):
+        """What an imported project name binds where it is defined: ("external", name) for a
+        module or object outside the project that it re-exports, ("definition", Definition)
+        for a def or class, ("module", Module) for a project module, or None."""
+        if depth > _MAX_CHAIN:
+            return None
+        qualname = self.absolute(resolver, qualname)
+        found = self.split(qualname)
+        if found is None:
+            return None
+        module, rest = found
+        if not rest:
+            return ("module", module)
+        if not module.may_define(rest[0]):
+            return None  # a constant or something else we do not follow: no parse needed
+        module_resolver = module.resolver
+        if module_resolver is None:
+            return None
+        scope: Scope = module_resolver.module_scope  # type: ignore[attr-defined]
+        bindings = scope.bindings().get(rest[0])
+        if not bindings or len(bindings) != 1:
+            # `try: from asyncio import timeout / except ImportError: from async_timeout ...`
+            return None
+        binding = bindings[0]
+        if binding.kind == IMPORT:
+            target = self.absolute(module_resolver, binding.value)  # type: ignore[arg-type]
+            dotted = ".".join([target, *rest[1:]])
+            if self.split(target) is None:
+                return ("external", dotted)
+            return self.lookup(module_resolver, dotted, depth + 1)
+        if binding.kind == OTHER and isinstance(binding.value, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            definition = Definition(binding.value, scope, module_resolver)
+            for attr in rest[1:]:
+                if not definition.is_class:
+                    return None
+                member = module_resolver.member(definition, attr, depth + 1)
+                if member is None:
+                    return None
+                definition = member
+            return ("definition", definition)
+        return None
+
+    def external_name(self, resolver: Resolver, qualname: str) -> Optional[str]:
+        found = self.split(self.absolute(resolver, qualname))
+        if found is None or not found[1] or found[1][0] not in found[0].import_names:
+            return None  # only an import can re-export something from outside the project
+        found = self.lookup(resolver, qualname)
+        return found[1] if found is not None and found[0] == "external" else None
+
+    def definition(self, resolver: Resolver, qualname: str, depth: int = 0) -> Optional[Definition]:
+        """The def or class an imported project name stands for, when it can lead to a
+        listed client at all (judged from the text first: most names cost no parse)."""
+        if not self._name_leads(self.absolute(resolver, qualname), MAX_HOPS, 0):
+            return None
+        found = self.lookup(resolver, qualname, depth)
+        return found[1] if found is not None and found[0] == "definition" else None
+
+    def is_project_name(self, resolver: Resolver, qualname: str) -> bool:
+        return qualname.startswith(".") or self.module(qualname.split(".")[0]) is not None
+
+    # -- the text prefilter -------------------------------------------------------
+    def text_leads_outbound(self, text: str, module_name: str, is_package: bool) -> bool:
+        """Some name this text imports from the project can bring a listed client, a wrapper
+        of one or a client subclass: judged name by name from the modules' import lines and
+        definitions (a scan of their text, no parse), through at most MAX_HOPS definitions,
+        the depth to which wrapper summaries compose."""
+        holder = _Named(module_name, is_package)
+        for target in import_table(text).values():
+            target = self.absolute(holder, target)  # type: ignore[arg-type]
+            if self.is_project_name(holder, target) and self._name_leads(target, MAX_HOPS, 0):  # type: ignore[arg-type]
+                return True
+        return False
+
+    def name_leads(self, qualname: str) -> bool:
+        """The text's answer for one absolute project name (see text_leads_outbound)."""
+        return self._name_leads(qualname, MAX_HOPS, 0)
+
+    def holder(self, module_name: str, is_package: bool) -> Resolver:
+        """Something `absolute` and `lookup` accept for a module known only by its name."""
+        return _Named(module_name, is_package)  # type: ignore[return-value]
+
+    def _name_leads(self, qualname: str, hops: int, chain: int) -> bool:
+        key = (qualname, hops)
+        known = self._leads_out.get(key)
+        if known is not None:
+            return known
+        if chain > _MAX_CHAIN or key in self._active:
+            self._cuts += 1  # a cycle adds nothing, but what is computed under it is not final
+            return False
+        self._active.add(key)
+        cuts = self._cuts
+        found = False
+        split = self.split(qualname)
+        if split is not None:
+            module, rest = split
+            holder = _Named(module.name, module.is_package)
+            if not rest:
+                found = self._text_leads(module, module.text, hops, chain)
+            else:
+                target = import_table(module.text).get(rest[0])
+                if target is not None:
+                    target = ".".join([self.absolute(holder, target), *rest[1:]])  # type: ignore[arg-type]
+                    found = self._target_leads(target, hops, chain + 1)
+                elif rest[0] in module.bound_names:
+                    found = self._text_leads(module, module.definition_text(rest[0]), hops, chain)
+        self._active.discard(key)
+        if found or self._cuts == cuts:
+            self._leads_out[key] = found  # the same whichever file asked first
+        return found
+
+    def _target_leads(self, target: str, hops: int, chain: int) -> bool:
+        if self.module(target.split(".")[0]) is not None:
+            return self._name_leads(target, hops, chain)
+        return listed(self.catalog, target)
+
+    def _text_leads(self, module: Module, body: str, hops: int, chain: int) -> bool:
+        """A definition (or a whole module) leads out when its module imports a listed client,
+        or its text names an imported project name or another definition of the module that
+        leads, one hop further."""
+        if body is module.text:
+            if module.imports_catalog:
+                return True
+        elif module.words_of(body) & module.catalog_names:
+            return True  # the definition names a client the module imports
+        if hops <= 0:
+            return False
+        table = import_table(module.text)
+        holder = _Named(module.name, module.is_package)
+        for word in module.words_of(body) & module.bound_names:
+            target = table.get(word)
+            if target is not None:
+                target = self.absolute(holder, target)  # type: ignore[arg-type]
+                if self.module(target.split(".")[0]) is not None and self._name_leads(target, hops - 1, 0):
+                    return True
+            elif body is not module.text:
+                if self._name_leads(f"{module.name}.{word}", hops - 1, 0):
+                    return True
+        return False
+
+
+_TABLES: Dict[int, Tuple[str, Dict[str, str]]] = {}
+_WORD = re.compile(r"[A-Za-z_]\w*")
+_DEFINED = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.M)
+
+
+_TOP_LEVEL_LINE = re.compile(r"^[^\s#)\]}]", re.M)
+_TOP_LEVEL_DEF = re.compile(r"(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)|(\w+)[ \t]*(?::[^=\n]*)?=(?!=)")
+
+
+def top_level_definitions(text: str) -> Dict[str, str]:
+    """Name -> text of each top-level def, class or assignment (decorators aside), in one
+    pass: `SESSION = requests.Session()` makes a function using SESSION lead to a client."""
+    starts = [m.start() for m in _TOP_LEVEL_LINE.finditer(text)] + [len(text)]
+    found: Dict[str, str] = {}
+    for start, end in zip(starts, starts[1:]):
+        match = _TOP_LEVEL_DEF.match(text, start)
+        if match is not None:
+            found[match.group(1) or match.group(2)] = text[start:end]
+    return found
+
+
+def import_table(text: str) -> Dict[str, str]:
+    """Name -> what an import line binds it to (`from .a import b as c` -> c: ".a.b"), from
+    every import line, at any depth: for the prefilter, more names only mean more checking."""
+    cached = _TABLES.get(id(text))
+    if cached is not None and cached[0] is text:
+        return cached[1]
+    table: Dict[str, str] = {}
+    for match in _FROM_IMPORT.finditer(text):
+        source = match.group(1)
+        for item in re.sub(r"#[^\n]*", "", match.group(2)).strip("() \t\r\n\\").split(","):
+            parts = [p.strip() for p in item.split(" as ")]
+            if parts[0].isidentifier():
+                separator = "" if source.endswith(".") else "."
+                table[parts[-1]] = f"{source}{separator}{parts[0]}"
+    for match in _PLAIN_IMPORT.finditer(text):
+        for item in match.group(1).split(","):
+            parts = [p.strip() for p in item.split(" as ")]
+            if len(parts) > 1:
+                table[parts[-1]] = parts[0]
+            elif parts[0]:
+                table[parts[0].split(".")[0]] = parts[0]
+    if len(_TABLES) > 4096:
+        _TABLES.clear()
+    _TABLES[id(text)] = (text, table)
+    return table
+
+
+class _Named:
+    """Stands in for a resolver when only a module's name is known."""
+
+    def __init__(self, module_name: str, is_package: bool) -> None:
+        self.module_name = module_name
+        self.is_package = is_package
+
+
+# -- finding a file's project ---------------------------------------------------------
+_INDEXES: Dict[Tuple[str, Tuple[str, ...], int], Tuple[Catalog, ProjectIndex]] = {}
+_PLACES: Dict[str, Tuple[str, str, Tuple[str, ...]]] = {}
+
+
+def place_of(path: str) -> Optional[Tuple[str, str, Tuple[str, ...]]]:
+    """(module name, root, search paths) for a file, or None when it is not a `.py` file
+    on disk."""
+    if not path or path == "-" or not path.endswith(".py"):
+        return None
+    path = os.path.abspath(path)
+    known = _PLACES.get(path)
+    if known is not None:
+        return known
+    folder = os.path.dirname(path)
+    stem = os.path.splitext(os.path.basename(path))[0]
+    parts = [] if stem == "__init__" else [stem]
+    top = folder
+    while os.path.isfile(os.path.join(top, "__init__.py")):
+        parts.insert(0, os.path.basename(top))
+        parent = os.path.dirname(top)
+        if parent == top:
+            break
+        top = parent
+    root = _root_above(folder) or top
+    paths = [top]
+    for extra in (root, os.path.join(root, "src")):
+        if os.path.isdir(extra) and extra not in paths:
+            paths.append(extra)
+    if not (top == root or top.startswith(root + os.sep)):
+        root = top  # the package sits above the marker: index only what is beside it
+    place = (".".join(p for p in parts if p.isidentifier()), root, tuple(paths))
+    _PLACES[path] = place
+    return place
+
+
+_ROOTS: Dict[str, Optional[str]] = {}
+
+
+def _root_above(folder: str) -> Optional[str]:
+    found = _ROOTS.get(folder, ...)
+    if found is not ...:
+        return found  # type: ignore[return-value]
+    result = None
+    if any(os.path.exists(os.path.join(folder, marker)) for marker in _ROOT_MARKERS):
+        result = folder
+    else:
+        parent = os.path.dirname(folder)
+        if parent != folder:
+            result = _root_above(parent)
+    _ROOTS[folder] = result
+    return result
+
+
+def index_for(path: str, catalog: Catalog) -> Optional[Tuple[ProjectIndex, str, bool]]:
+    """The project index a file belongs to, its module name and whether it is a package."""
+    place = place_of(path)
+    if place is None:
+        return None
+    name, root, paths = place
+    key = (root, paths, id(catalog))
+    entry = _INDEXES.get(key)
+    if entry is None or entry[0] is not catalog:
+        entry = _INDEXES[key] = (catalog, ProjectIndex(root, paths, catalog))
+    return entry[1], name, os.path.basename(path) == "__init__.py"
+
+
+def attach_project(resolver: Resolver, path: str, text: str, catalog: Catalog) -> None:
+    """Give a file's resolver its project index (nothing for stdin or a file outside one)."""
+    resolver.text = text  # type: ignore[attr-defined]
+    found = index_for(path, catalog)
+    if found is not None:
+        index, name, is_package = found
+        index.attach(resolver, name, is_package)
+
+
+def project_of(ctx: "FileContext") -> Optional[ProjectIndex]:
+    return getattr(ctx.resolver, "project", None)
+
+
+def imports_outbound_project_module(path: str, text: str, catalog: Catalog) -> bool:
+    """The text prefilter's project half: the file imports a project module through which a
+    listed client, a wrapper of one or a client subclass can arrive."""
+    found = index_for(path, catalog)
+    if found is None:
+        return False
+    index, name, is_package = found
+    return index.text_leads_outbound(text, name, is_package)
+
+
+def project_imports_outbound(ctx: "FileContext") -> bool:
+    return imports_outbound_project_module(ctx.source.path, ctx.source.text, ctx.catalog)
+
+
+def listed(catalog: Catalog, qualname: str) -> bool:
+    """A module or object outside the project that is, holds or leads to a listed name
+    (`requests`, `requests.Session`, `urllib.request`); `requests.exceptions` does not."""
+    prefixes = catalog.cached("project.listed_prefixes", lambda: _prefixes_of(catalog))
+    return _listed(prefixes, catalog.canonical(qualname).split("."))
+
+
+def _prefixes_of(catalog: Catalog):
+    names = [*catalog.apis, *catalog.classes, *catalog.factories, *catalog.timeout_objects, *catalog.aliases]
+    leading = set()
+    for qualname in names:
+        parts = qualname.split(".")
+        leading.update(".".join(parts[:cut]) for cut in range(1, len(parts) + 1))
+    return frozenset(leading), frozenset(names)
+
+
+def _listed(prefixes, parts) -> bool:
+    leading, names = prefixes
+    if ".".join(parts) in leading:
+        return True  # the name itself, or a module on the way to one
+    return any(".".join(parts[:cut]) in names for cut in range(1, len(parts)))  # an attribute of one
+
+
+def use_module_filter(catalog: Catalog, module_filter: Callable[[str], bool]) -> None:
+    """The outbound rules register their own import filter (finer than the fallback below)
+    when they are set up, before any file is checked, so every question sees the same one."""
+    catalog.cached("project.import_filter", lambda: module_filter)
+
+
+def catalog_import_filter(catalog: Catalog) -> Callable[[str], bool]:
+    """True for a text with an import line naming a module the catalog lists (a standard
+    library one only when the text also spells one of its listed names, as `import socket`
+    is everywhere), or naming a generated stub module: the outbound rules' own first look."""
+    def build() -> Callable[[str], bool]:
+        names: Dict[str, Set[str]] = {}
+        aliased_only: Dict[str, Set[str]] = {}
+        for qualname in [*catalog.apis, *catalog.classes, *catalog.factories, *catalog.timeout_objects]:
+            top = qualname.split(".")[0]
+            names.setdefault(top, set()).add(qualname.rpartition(".")[2])
+        for alias in catalog.aliases:  # another path to a listed object, spelled by its own name
+            top, _, rest = alias.partition(".")
+            if top not in names:  # a module known only by aliases (gevent): its aliased part spelled
+                aliased_only.setdefault(top, set()).add(rest.split(".")[0] or top)
+        for top, spelled in aliased_only.items():
+            names.setdefault(top, set()).update(spelled)
+        stdlib = {
+            top: tuple(sorted(found)) for top, found in names.items() if top in STDLIB_MODULES or top in aliased_only
+        }
+        modules = "|".join(sorted(re.escape(m) for m in names))
+        pattern = re.compile(rf"^[ \t]*(?:from|import)[ \t]+[^\n]*?\b({modules})\b", re.M)
+        suffixes = tuple(p.module_suffix for p in catalog.stubs)
+
+        def imports_listed(text: str) -> bool:
+            if any(s in text for s in suffixes):
+                return True
+            for match in pattern.finditer(text):
+                spelled = stdlib.get(match.group(1))
+                if spelled is None or any(name in text for name in spelled):
+                    return True
+            return False
+
+        return imports_listed
+
+    return catalog.cached("project.import_filter", build)
+
+
+__all__ = ["ProjectIndex", "attach_project", "index_for", "project_of", "imports_outbound_project_module"]

@@ -1,0 +1,95 @@
+"""Wrapper summaries, the syntax half: a project function whose parameter (by name, or
+through `**kwargs`) reaches an outbound call's timeout. `outbound.py` classifies the calls
+and composes summaries; this module reads a function's parameters and body."""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Iterator, List, Optional, Tuple
+
+from deadline_lint.analysis.declared import FUNCTION_DEFS, is_plain_method
+from deadline_lint.analysis.scopes import CLASS, PARAM, Scope
+
+
+@dataclass(frozen=True)
+class WrapperSummary:
+    """How a call to the wrapper sets the timeout of the library call it reaches."""
+
+    name: str  # for messages: `get_json`, `Client._get`
+    keyword: str  # the argument a caller passes (the wrapper's parameter, or the library's keyword)
+    position: Optional[int]  # its positional index at a call (`self` not counted); None: keyword only
+    default: Optional[ast.expr]  # the parameter's default; None when required or through **kwargs
+    required: bool
+    via_kwargs: bool
+    is_method: bool
+    inner_qualname: str  # the library API reached, at the end of the chain
+    inner_default: Optional[float]  # that API's own default
+    inner_library: str
+    timeout_template: str
+    imports: Tuple[str, ...]
+
+
+def calls_in(function: ast.AST) -> Iterator[ast.Call]:
+    """The calls a function makes itself (not those of functions or lambdas nested in it)."""
+    stack: List[ast.AST] = list(getattr(function, "body", []))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (*FUNCTION_DEFS, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.Call):
+            yield node
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def display_name(function: ast.AST, defined_in: Scope) -> str:
+    name = getattr(function, "name", "?")
+    return f"{defined_in.node.name}.{name}" if defined_in.kind == CLASS else name  # type: ignore[attr-defined]
+
+
+def is_method(function: ast.AST, defined_in: Scope) -> bool:
+    return defined_in.kind == CLASS and is_plain_method(function)
+
+
+def forwarded_parameter(function: ast.AST, scope: Scope, value: ast.expr) -> Optional[Tuple[str, Optional[int], Optional[ast.expr], bool]]:
+    """When `value` is one of the function's own parameters, never rebound in it: (name,
+    positional index at a call, default, required); else None."""
+    if not isinstance(value, ast.Name):
+        return None
+    bindings = scope.bindings().get(value.id)
+    if not bindings or len(bindings) != 1 or bindings[0].kind != PARAM:
+        return None
+    args = function.args  # type: ignore[attr-defined]
+    positional = [*args.posonlyargs, *args.args]
+    defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+    skip = 1 if scope.enclosing_class is not None and is_plain_method(function) else 0
+    for index, (param, default) in enumerate(zip(positional, defaults)):
+        if param.arg == value.id:
+            if index < skip:
+                return None  # `self`
+            keyword = None if index < len(args.posonlyargs) else param.arg
+            if keyword is None:
+                return None  # positional-only: callers cannot name it (rare; stay quiet)
+            return param.arg, index - skip, default, default is None
+    for param, default in zip(args.kwonlyargs, args.kw_defaults):
+        if param.arg == value.id:
+            return param.arg, None, default, default is None
+    return None
+
+
+def forwards_kwargs(function: ast.AST, call: ast.Call, keyword: Optional[str]) -> bool:
+    """`call` spreads the function's own `**kwargs` untouched and sets `keyword` neither
+    itself nor anywhere else (`kwargs.setdefault("timeout", 5)` makes it the wrapper's own)."""
+    args = function.args  # type: ignore[attr-defined]
+    if keyword is None or args.kwarg is None:
+        return False
+    name = args.kwarg.arg
+    spreads = [kw for kw in call.keywords if kw.arg is None]
+    if len(spreads) != 1 or not (isinstance(spreads[0].value, ast.Name) and spreads[0].value.id == name):
+        return False
+    if any(kw.arg == keyword for kw in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args):
+        return False
+    spread_ids = {id(kw.value) for node in ast.walk(function) if isinstance(node, ast.Call) for kw in node.keywords if kw.arg is None}
+    for node in ast.walk(function):
+        if isinstance(node, ast.Name) and node.id == name and id(node) not in spread_ids:
+            return False  # read or changed elsewhere: cannot tell what reaches the call
+    return True
