@@ -9,7 +9,11 @@ from pathlib import Path
 from deadline_lint.analysis.project import index_for, place_of
 from deadline_lint.catalog import load_catalog
 from deadline_lint.engine import Checker
+from deadline_lint.profile import build_profile
 
+
+# The index is opt-in (profile `project_index`); these tests are about what it sees.
+INDEXED = build_profile({"project_index": True}, "test")
 
 def _write(root: Path, files: dict) -> None:
     for name, text in files.items():
@@ -63,7 +67,7 @@ def test_modules_are_read_never_imported(tmp_path: Path) -> None:
             """,
         "pkg/use.py": "from pkg.side import get\n\nget('http://x')  # no client import here\n",
     })
-    found = Checker(select=["DL101"]).check_path(str(tmp_path / "pkg/use.py"))
+    found = Checker(INDEXED, select=["DL101"]).check_path(str(tmp_path / "pkg/use.py"))
     assert [(d.line, d.code) for d in found] == [(3, "DL101")]
     assert not marker.exists()
 
@@ -75,7 +79,7 @@ def test_a_module_that_cannot_be_parsed_resolves_nothing(tmp_path: Path) -> None
         "pkg/broken.py": "def get(url, timeout=None:\n",
         "pkg/use.py": "import requests\nfrom pkg.broken import get\n\nget('http://x')\n",
     })
-    assert Checker(select=["DL101"]).check_path(str(tmp_path / "pkg/use.py")) == []
+    assert Checker(INDEXED, select=["DL101"]).check_path(str(tmp_path / "pkg/use.py")) == []
 
 
 def test_the_prefilter_skips_files_that_import_nothing_leading_to_a_client(tmp_path: Path) -> None:
@@ -87,7 +91,7 @@ def test_the_prefilter_skips_files_that_import_nothing_leading_to_a_client(tmp_p
         "pkg/a.py": "from pkg.util import slug\n",
         "pkg/b.py": "from pkg.http import get\n",
     })
-    checker = Checker(select=["DL101"])
+    checker = Checker(INDEXED, select=["DL101"])
     text_a = (tmp_path / "pkg/a.py").read_text()
     text_b = (tmp_path / "pkg/b.py").read_text()
     assert not checker.could_fire(text_a, str(tmp_path / "pkg/a.py"))
@@ -109,6 +113,6 @@ def test_a_wrapper_of_a_module_level_client_is_seen_from_a_file_that_imports_no_
             """,
         "pkg/use.py": "from pkg.http import get\n\nget('http://x')\nget('http://x', timeout=None)\n",
     })
-    checker = Checker(select=["DL101", "DL103"])
+    checker = Checker(INDEXED, select=["DL101", "DL103"])
     found = checker.check_path(str(tmp_path / "pkg/use.py"))
     assert [(d.line, d.code) for d in found] == [(3, "DL101"), (4, "DL103")]

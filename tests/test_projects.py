@@ -15,6 +15,7 @@ from typing import Dict, List, Set, Tuple
 import pytest
 
 from deadline_lint.engine import Checker
+from deadline_lint.profile import build_profile
 from deadline_lint.pylint_plugin import symbol
 from fixture_cases import FIXTURES, expected_markers
 
@@ -105,7 +106,7 @@ def test_the_folder_checked_at_once_gets_the_markers(project) -> None:
 
 def test_the_engine_in_process_gets_the_markers(project) -> None:
     root, expected = project
-    checker = Checker(select=list(CODES))
+    checker = Checker(build_profile({"project_index": True}, "test"), select=list(CODES))
     found = {
         (path.relative_to(root).as_posix(), d.line, d.code)
         for path in reversed(_files(root))  # another order than the CLI's: no order dependence

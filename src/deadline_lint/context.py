@@ -43,7 +43,8 @@ class FileContext:
         self.catalog = catalog
         self.module_scope = Scope(tree, None)
         self.resolver = Resolver(catalog, {id(tree): self.module_scope})
-        attach_project(self.resolver, source.path, source.text, catalog)  # names imported from the project resolve
+        if profile["project_index"]:  # names imported from the project's own modules resolve
+            attach_project(self.resolver, source.path, source.text, catalog)
         self.scope = self.module_scope
         self.parents: List[ast.AST] = []  # ancestors of the node being visited, innermost last
         self.diagnostics: List[Diagnostic] = []

@@ -42,6 +42,10 @@ DEFAULTS: Dict[str, Any] = {
     "max_bounded_default_s": 60,
     "budget_header": "X-Request-Budget-Ms",
     "trace_remaining_attribute": "deadline.remaining_ms",
+    # Follow names imported from the project's own modules (re-exports, wrappers, client
+    # subclasses). Off by default until the index is cached: on library-sized trees where most
+    # modules import a sibling that uses a client it costs several times the check itself.
+    "project_index": False,
     "budget": {
         "parameters": ["budget"],
         "seconds_parameters": ["budget_s"],
@@ -81,6 +85,7 @@ DEFAULTS: Dict[str, Any] = {
 ENGINE_KEYS = frozenset({
     "edge_total_ms", "hop_margin_ms", "budget", "fix", "outbound", "select", "extend_select",
     "ignore", "per_path_ignores", "exclude", "extend_safe_fixes", "extend_unsafe_fixes",
+    "project_index",
 })
 SELECTOR_KEYS = ("select", "extend_select", "ignore", "extend_safe_fixes", "extend_unsafe_fixes")
 
@@ -101,6 +106,10 @@ def _non_negative_int(value: Any) -> Optional[str]:
 def _positive_number(value: Any) -> Optional[str]:
     ok = isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
     return None if ok else "a number of seconds greater than 0"
+
+
+def _boolean(value: Any) -> Optional[str]:
+    return None if isinstance(value, bool) else "true or false"
 
 
 def _string(value: Any) -> Optional[str]:
@@ -195,6 +204,7 @@ SCHEMA: Dict[str, Any] = {
     "max_bounded_default_s": _positive_number,
     "budget_header": _string,
     "trace_remaining_attribute": _string,
+    "project_index": _boolean,
     "budget": {
         "parameters": _string_list,
         "seconds_parameters": _string_list,

@@ -49,6 +49,7 @@ def _outbound() -> Dict[str, Any]:
 FRAGMENTS: Dict[Callable, Callable[[], Dict[str, Any]]] = {
     loader._non_negative_int: lambda: {"type": "integer", "minimum": 0},
     loader._positive_number: lambda: {"type": "number", "exclusiveMinimum": 0},
+    loader._boolean: lambda: {"type": "boolean"},
     loader._string: lambda: dict(_STRING),
     loader._string_list: lambda: dict(_NAMES),
     loader._code_list: lambda: dict(_CODES),

@@ -359,6 +359,8 @@ class OutboundRule(Rule):
         return outbound_text_filter(self.catalog)
 
     def path_filter(self):
+        if not self.profile["project_index"]:
+            return None  # without the index a file is judged by its own text alone
         catalog = self.catalog
         return catalog.cached(
             "outbound.path_filter", lambda: lambda text, path: imports_outbound_project_name(path, text, catalog)
