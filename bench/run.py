@@ -7,9 +7,10 @@ Passes, each in its own subprocess, over the same files:
   ast            ast.parse of every file (the floor)
   libcst         libcst.parse_module of every file (what deadline-lint builds on)
   deadline-lint  python -m deadline_lint check CORPUS --format json [extra args]
-  dl-unfiltered  deadline-lint's engine (default rules, or those of `-- --select X`) with the
-                 text prefilter off: every file parsed and walked, the cost when no file can
-                 be skipped
+  dl-unfiltered  deadline-lint's engine (default rules) with the text prefilter off: every
+                 file parsed and walked, the cost when no file can be skipped
+
+`--all-rules` selects every rule, opt-in ones included, in both deadline-lint passes.
 
 Each pass is measured from outside: wall clock, CPU (user + system, from
 os.wait4, so it includes any worker processes the pass reaped) and peak RSS
@@ -84,6 +85,14 @@ def checkout_env():
     env["PYTHONPATH"] = os.pathsep.join(
         p for p in (str(REPO / "src"), env.get("PYTHONPATH")) if p)
     return env
+
+
+def all_codes(python):
+    """Every registered rule code, asked of the checkout being measured."""
+    out = subprocess.run(
+        [python, "-c", "from deadline_lint.rules.base import all_rules; print(','.join(all_rules()))"],
+        capture_output=True, text=True, env=checkout_env(), check=True).stdout
+    return [c for c in out.strip().split(",") if c]
 
 
 def lint_pass(python, corpus_dir, jobs, extra):
@@ -161,6 +170,10 @@ def main():
     ap.add_argument("--python", default=sys.executable,
                     help="interpreter for the passes (default: this one)")
     ap.add_argument("--json-out", type=Path, help="also save the results here")
+    ap.add_argument("--skip-libcst", action="store_true",
+                    help="leave out the libcst pass (the slowest; its figure changes only with libcst)")
+    ap.add_argument("--all-rules", action="store_true",
+                    help="select every rule (opt-in ones too) in both deadline-lint passes")
     args = ap.parse_args(argv)
 
     if args.corpus is None:
@@ -182,18 +195,21 @@ def main():
     with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
         f.write("\n".join(files) + "\n")
     try:
-        for kind in ("ast", "libcst"):
+        for kind in ("ast",) if args.skip_libcst else ("ast", "libcst"):
             print(f"running {kind} pass ...", flush=True)
             ok, why = importable(args.python, kind)
             res["passes"][kind] = (baseline_pass(kind, args.python, f.name, args.jobs)
                                    if ok else {"skipped": f"{kind} not importable ({why})"})
+        codes = all_codes(args.python) if args.all_rules else []
+        if codes:
+            extra = ["--select", ",".join(codes), *extra]
         print("running deadline-lint ...", flush=True)
         res["passes"]["deadline-lint"] = lint_pass(args.python, corpus_dir, args.jobs, extra)
         if "error" not in res["passes"]["deadline-lint"]:
             print("running deadline-lint with the prefilter off ...", flush=True)
             env = checkout_env()
-            if "--select" in extra[:-1]:  # the same rules as the filtered pass
-                env["DEADLINE_LINT_BENCH_SELECT"] = extra[extra.index("--select") + 1]
+            if codes:
+                env["DL_BENCH_SELECT"] = ",".join(codes)
             res["passes"]["dl-unfiltered"] = baseline_pass("engine", args.python, f.name, args.jobs, env)
     finally:
         os.unlink(f.name)
@@ -201,7 +217,7 @@ def main():
     for name in ("deadline-lint", "dl-unfiltered"):
         lint = res["passes"].get(name, {})
         for base in ("ast", "libcst"):
-            b = res["passes"][base]
+            b = res["passes"].get(base, {})
             if "cpu" in lint and "cpu" in b:
                 res["ratios"][f"{name} / {base}"] = {k: lint[k] / b[k] for k in ("cpu", "wall", "peak_mib")}
     report(res)

@@ -12,17 +12,20 @@ from deadline_lint.profile import build_profile, default_profile, load_profile_f
 from deadline_lint.source import split_lines
 from fixture_cases import FixtureCase
 
-# A small service used by the fix and codemod tests: one safe fix (DL101), one unsafe (DL103).
+# A small service used by the fix and codemod tests: one safe fix (DL101 from the budget in
+# scope), one unsafe (DL103 replaces an explicit value).
 SERVICE = (
     "import requests\n"
     "\n"
     "def refund(order):\n"
     "    requests.post('http://pay/refund', json=order, timeout=None)\n"
     "\n"
-    "def health():\n"
+    "def health(budget):\n"
     "    return requests.get('http://inventory/health').ok\n"
 )
-SAFE_FIXED = SERVICE.replace(".get('http://inventory/health')", ".get('http://inventory/health', timeout=10.0)")
+SAFE_FIXED = SERVICE.replace(
+    ".get('http://inventory/health')", ".get('http://inventory/health', timeout=budget.timeout())"
+)
 ALL_FIXED = SAFE_FIXED.replace("timeout=None", "timeout=10.0")
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Dict, Set
 
 PACKAGE = Path(__file__).resolve().parent.parent / "src" / "deadline_lint"
-# Name resolution and scopes are family-neutral; everything else in analysis/ belongs to rules.
-NEUTRAL_ANALYSES = {"deadline_lint.analysis.resolve", "deadline_lint.analysis.scopes"}
+# Name resolution, scopes and import binding are family-neutral; the rest of analysis/ is rules'.
+NEUTRAL_ANALYSES = {"deadline_lint.analysis.resolve", "deadline_lint.analysis.scopes", "deadline_lint.analysis.imports"}
 
 
 def _module_name(path: Path) -> str:

@@ -16,7 +16,7 @@ def test_a_threaded_seconds_parameter_is_a_budget() -> None:
         "    requests.get(url, timeout=5)\n"
     )
     (first, second) = messages(text)
-    assert first[0] == "DL101" and "timeout=max(0.0, budget_s - 0.05)" in first[1]
+    assert first[0] == "DL101" and "timeout=max(0.001, budget_s - 0.05)" in first[1]
     assert second[0] == "DL102"
 
 

@@ -35,7 +35,7 @@ def test_bundled_example_reports_its_deliberate_bugs_with_positions() -> None:
         "examples/orders_service/search.py:26:19: DL105",
         "examples/orders_service/search.py:38:20: DL101",
     ]
-    assert lines[-1].startswith("Found 9 problems in 4 files")
+    assert lines[-1].startswith("Found 9 problems in 2 of 4 files checked")
 
 
 def test_json_output_shape(tmp_path: Path) -> None:
@@ -46,7 +46,8 @@ def test_json_output_shape(tmp_path: Path) -> None:
     assert set(item) == {"code", "name", "path", "line", "column", "end_line", "end_column", "message", "fix"}
     assert (item["code"], item["name"], item["line"], item["column"]) == ("DL101", "outbound-call-without-budget", 2, 1)
     assert (item["end_line"], item["end_column"]) == (2, 18)
-    assert item["fix"]["applicability"] == "safe"
+    assert item["fix"]["applicability"] == "unsafe"  # the edge default: no budget in scope
+    assert item["fix"]["inserts_budget"] is True
 
 
 def test_clean_tree_exits_zero(tmp_path: Path) -> None:
@@ -84,7 +85,7 @@ def test_skips_virtualenvs_caches_and_excludes(tmp_path: Path) -> None:
         (b"import requests\ndef f(:\n", "DL001", "syntax error"),
         (b"import requests\nx = '\xff\xfe'\n", "DL002", "cannot decode"),
         (b"import requests\nx = 1\x00\n", "DL002", "NUL byte"),
-        (b"import requests\n" + b"x = " + b"(" * 300 + b"1" + b")" * 300 + b"\n", "DL001", "syntax error"),
+        (b"import requests\n" + b"x = " + b"(" * 300 + b"1" + b")" * 300 + b"\n", "DL007", "too deeply nested to analyse"),
     ],
 )
 def test_bad_input_is_one_line_and_the_run_goes_on(tmp_path: Path, content: bytes, code: str, words: str) -> None:
@@ -97,6 +98,35 @@ def test_bad_input_is_one_line_and_the_run_goes_on(tmp_path: Path, content: byte
     bad = [line for line in lines if "a_bad.py" in line]
     assert len(bad) == 1 and f" {code} " in bad[0] and words in bad[0]
     assert any("b_good.py:2:1: DL101" in line for line in lines)
+
+
+NEWER = [
+    ((3, 14), 'x = t"hello {name}"\n'),
+    ((3, 14), "try:\n    pass\nexcept ValueError, TypeError:\n    pass\n"),
+    ((3, 12), "type Seconds = float\n"),
+    ((3, 12), "def first[T](items: list[T]) -> T:\n    return items[0]\n"),
+    ((3, 13), "def first[T = int](items):\n    return items[0]\n"),
+]
+
+
+@pytest.mark.parametrize("version, source", NEWER, ids=[s.split("\n")[0] for _, s in NEWER])
+def test_newer_syntax_says_which_python_it_needs(tmp_path: Path, version, source: str) -> None:
+    if sys.version_info[:2] >= version:
+        pytest.skip("this interpreter parses it")
+    (tmp_path / "new.py").write_text("import requests\n" + source)
+    result = run("check", str(tmp_path))
+    (line,) = [row for row in result.stdout.splitlines() if "new.py" in row]
+    dotted = f"{version[0]}.{version[1]}"
+    assert f" DL001 needs Python {dotted} to parse" in line and f"run deadline-lint under Python {dotted}" in line
+    assert "syntax error" not in line
+
+
+def test_a_real_syntax_error_is_still_called_one() -> None:
+    from deadline_lint.syntax_versions import newer_syntax_message
+
+    assert newer_syntax_message("def f(:", (3, 9)) is None
+    assert newer_syntax_message("x = t'a'", (3, 14)) is None  # parsed there: never asked
+    assert newer_syntax_message("x = t'a'", (3, 12)).startswith("needs Python 3.14 to parse")
 
 
 def test_deeply_nested_blocks_do_not_crash(tmp_path: Path) -> None:
@@ -140,7 +170,7 @@ def test_rules_and_explain(capsys) -> None:
     assert "DL101   outbound-call-without-budget" in listing and "safe" in listing
     assert main(["explain", "dl103"]) == 0
     text = capsys.readouterr().out
-    assert text.startswith("# DL103 unbounded-timeout")
+    assert text.startswith("# DL103: unbounded-timeout")
     assert "## Why is this bad?" in text
     assert main(["explain", "DL999"]) == 2
 
@@ -188,8 +218,9 @@ def test_check_reads_stdin_for_editors() -> None:
 
 
 def test_fix_on_stdin_prints_the_fixed_source() -> None:
-    result = run_stdin(b"import requests\nrequests.get('u', timeout=None)\nrequests.get('u')\n", "fix", "-")
-    assert result.stdout == b"import requests\nrequests.get('u', timeout=None)\nrequests.get('u', timeout=10.0)\n"
+    text = b"import requests\nrequests.get('u', timeout=None)\ndef f(budget):\n    requests.get('u')\n"
+    result = run_stdin(text, "fix", "-")
+    assert result.stdout == text.replace(b"get('u')", b"get('u', timeout=budget.timeout())")
     assert b"-:2:27: DL103" in result.stderr  # unsafe: left, and reported
     assert result.returncode == 1
 

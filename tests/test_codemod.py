@@ -39,9 +39,26 @@ def test_codemod_gives_the_same_result_as_fix_for_every_fixture(case: FixtureCas
     assert result.warning_messages == []
 
 
-def test_exec_transform_with_prettyprint_applies_safe_fixes_only() -> None:
+def test_exec_transform_with_prettyprint_applies_safe_and_budget_inserting_fixes() -> None:
     code = exec_transform_with_prettyprint(InsertBudget(CodemodContext()), SERVICE, format_code=False)
-    assert code == SAFE_FIXED
+    assert code == SAFE_FIXED  # DL103 replaces an explicit value: unsafe, not applied
+
+
+def test_codemod_inserts_edge_defaults_whatever_their_class_while_fix_does_not(tmp_path: Path) -> None:
+    text = "import requests\n\ndef health():\n    return requests.get('http://inventory/health').ok\n"
+    inserted = text.replace("/health')", "/health', timeout=10.0)")
+    code = exec_transform_with_prettyprint(InsertBudget(CodemodContext()), text, format_code=False)
+    assert code == inserted
+    path = tmp_path / "svc.py"
+    path.write_text(text)
+    assert main(["fix", str(path)]) == 1  # unsafe: no budget in scope, so `fix` leaves it
+    assert path.read_text() == text
+    assert main(["fix", "--extend-safe-fixes", "DL101", str(path)]) == 0  # the escape hatch
+    assert path.read_text() == inserted
+
+
+def test_codemod_help_says_it_inserts_budgets_whatever_their_class() -> None:
+    assert "whatever their safety class" in InsertBudget.DESCRIPTION
     command = InsertBudget(CodemodContext(), unsafe_fixes=True)
     unsafe = exec_transform_with_prettyprint(command, SERVICE, format_code=False)
     assert unsafe == ALL_FIXED
@@ -56,7 +73,7 @@ def test_codemod_thread_budget_option() -> None:
     assert isinstance(result, TransformSuccess)
     assert result.code == (
         "import requests\n\ndef fetch(url, *, budget_s: float = 10.0):\n"
-        "    return requests.get(url, timeout=max(0.0, budget_s - 0.05))\n\n"
+        "    return requests.get(url, timeout=max(0.001, budget_s - 0.05))\n\n"
         "def handler(url, budget):\n    return fetch(url, budget_s=budget.timeout())\n"
     )
 
@@ -127,7 +144,7 @@ def test_python_m_libcst_tool_codemod_runs_it_over_a_tree(tmp_path: Path) -> Non
     assert main(["fix", "--unsafe-fixes", str(fixed)]) == 0
     for name in ("svc.py", "clean.py"):
         assert (codemodded / "pkg" / name).read_text() == (fixed / "pkg" / name).read_text()
-    assert "timeout=10.0).ok" in (codemodded / "pkg" / "svc.py").read_text()
+    assert "timeout=budget.timeout()).ok" in (codemodded / "pkg" / "svc.py").read_text()
 
 
 def test_codemod_keeps_libcst_module_settings() -> None:

@@ -233,7 +233,7 @@ def test_noqa_findings_are_never_fixed() -> None:
         "requests.get('c')  # noqa\n"
         "requests.get('d')\n"
     )
-    result = fix_text(Checker(), text, "m.py")
+    result = fix_text(Checker(), text, "m.py", FixMode(unsafe=True))
     assert result.text == text.replace("get('d')", "get('d', timeout=10.0)")
     assert result.fixed == 1
 
@@ -282,7 +282,7 @@ def test_diff_writes_nothing_and_exits_1_only_when_something_would_change(tmp_pa
     captured = capsysbinary.readouterr()
     diff = captured.out.decode()
     assert diff.startswith(f"--- {path}\n+++ {path}\n@@ ")
-    assert "+    return requests.get('http://inventory/health', timeout=10.0).ok\n" in diff
+    assert "+    return requests.get('http://inventory/health', timeout=budget.timeout()).ok\n" in diff
     assert "Would fix 1 problem in 1 file, 1 would remain" in captured.err.decode()
     assert path.read_text() == SERVICE
     assert apply_unified_diff(SERVICE, diff) == SAFE_FIXED
@@ -375,7 +375,7 @@ import requests
 
 
 def fetch(url, *, budget_s: float = 10.0):
-    return requests.get(url, timeout=max(0.0, budget_s - 0.05))
+    return requests.get(url, timeout=max(0.001, budget_s - 0.05))
 
 
 async def fetch_all(urls, *, retries=2):
@@ -392,7 +392,7 @@ def unbudgeted_caller(url):
 
 class Client:
     def get(self, url, *, budget_s: float = 10.0):
-        return requests.get(url, timeout=max(0.0, budget_s - 0.05))
+        return requests.get(url, timeout=max(0.001, budget_s - 0.05))
 
     @staticmethod
     def ping(
@@ -400,7 +400,7 @@ class Client:
         *,
         budget_s: float = 10.0,
     ):
-        requests.head(url, timeout=max(0.0, budget_s - 0.05))
+        requests.head(url, timeout=max(0.001, budget_s - 0.05))
 '''
 
 
@@ -420,8 +420,8 @@ def test_thread_budget_forwards_between_threaded_functions() -> None:
     assert thread(before) == (
         "import requests\n\n"
         "def inner(url, *, budget_s: float = 10.0):\n"
-        "    return requests.get(url, timeout=max(0.0, budget_s - 0.05))\n\n"
-        "def outer(url, *, budget_s: float = 10.0):\n    requests.post(url, timeout=max(0.0, budget_s - 0.05))\n"
+        "    return requests.get(url, timeout=max(0.001, budget_s - 0.05))\n\n"
+        "def outer(url, *, budget_s: float = 10.0):\n    requests.post(url, timeout=max(0.001, budget_s - 0.05))\n"
         "    return inner(url, budget_s=budget_s)\n"
     )
 
@@ -452,8 +452,9 @@ BAILS = {
 def test_thread_budget_bails_where_it_cannot_prove_the_change(body: str) -> None:
     text = "import requests\n\n" + body
     assert "budget_s: float" not in thread(text)
-    # ...and the ordinary fix still applies: the edge default
-    assert thread(text) == fix_text(Checker(), text, "m.py").text
+    # ...and the ordinary fix still applies: the edge default (--thread-budget inserts budgets)
+    assert thread(text) == fix_text(Checker(), text, "m.py", FixMode(insert_budgets=True)).text
+    assert "timeout=10.0" in thread(text)
 
 
 def test_thread_budget_leaves_suppressed_lines_alone() -> None:
@@ -509,7 +510,7 @@ def test_thread_budget_reuses_each_rules_own_fix_shape_and_imports() -> None:
     text = "from acme.rpc import call\n\ndef f(name):\n    return call(name)\n"
     assert thread(text, profile=profile) == (
         "from acme.rpc import call\nimport acme.rpc\n\ndef f(name, *, budget_s: float = 10.0):\n"
-        "    return call(name, deadline=acme.rpc.Deadline(seconds=max(0.0, budget_s - 0.05)))\n"
+        "    return call(name, deadline=acme.rpc.Deadline(seconds=max(0.001, budget_s - 0.05)))\n"
     )
 
 
@@ -520,8 +521,8 @@ def test_thread_budget_with_unsafe_fixes_also_bounds_unbounded_timeouts() -> Non
     result = fix_text(Checker(), text, "m.py", FixMode(unsafe=True, thread_budget=True))
     assert result.text == (
         "import requests\n\ndef refund(url, *, budget_s: float = 10.0):\n"
-        "    requests.post(url, timeout=max(0.0, budget_s - 0.05))\n"
-        "    requests.get(url, timeout=max(0.0, budget_s - 0.05))\n"
+        "    requests.post(url, timeout=max(0.001, budget_s - 0.05))\n"
+        "    requests.get(url, timeout=max(0.001, budget_s - 0.05))\n"
     )
     assert result.remaining == () and result.fixed == 2 and result.threaded == 1
     # ...and a later --unsafe-fixes run finishes a function threaded by a safe-only run

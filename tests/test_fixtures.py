@@ -1,4 +1,5 @@
-"""Every fixture through the engine: exact (line, code) sets, and silence under suppression."""
+"""Every fixture through the engine: exactly its snapshot (the ordered list of line, column,
+code and message), findings exactly on the `# expect:` lines, and silence under suppression."""
 from __future__ import annotations
 
 import pytest
@@ -6,7 +7,7 @@ import pytest
 from deadline_lint.engine import Checker
 from deadline_lint.profile import build_profile, default_profile, load_profile_file
 from deadline_lint.rules.base import all_rules
-from fixture_cases import FixtureCase, fixture_cases
+from fixture_cases import FixtureCase, fixture_cases, missing_snapshot_message
 
 CASES = fixture_cases()
 
@@ -20,6 +21,19 @@ def checker_for(case: FixtureCase) -> Checker:
 
 def found(case: FixtureCase, text: str):
     return {(d.line, d.code) for d in checker_for(case).check_text(text, str(case.path))}
+
+
+def findings_list(case: FixtureCase, text: str):
+    return [(d.line, d.column, d.code, d.message) for d in checker_for(case).check_text(text, str(case.path))]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_fixture_reports_exactly_its_snapshot(case: FixtureCase) -> None:
+    """Compared as lists: a finding reported twice, or with another message, fails."""
+    snapshot = case.snapshot()
+    if snapshot is None:
+        pytest.fail(missing_snapshot_message(case))
+    assert findings_list(case, case.text()) == snapshot
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
@@ -48,3 +62,12 @@ def test_every_rule_has_fixtures_with_positives_and_negatives() -> None:
         assert any("quiet" in c.text().lower() or "near miss" in c.text().lower() for c in cases), (
             f"{code} fixtures have no near-miss section"
         )
+
+
+def test_a_fixture_without_a_snapshot_fails_naming_the_command(tmp_path) -> None:
+    folder = tmp_path / "DL101"
+    folder.mkdir()
+    (folder / "new.py").write_text("import requests\nrequests.get('u')  # expect: DL101\n")
+    case = FixtureCase("DL101", folder / "new.py")
+    with pytest.raises(pytest.fail.Exception, match=r"run `python tests/update_snapshots\.py` to create it"):
+        test_fixture_reports_exactly_its_snapshot(case)

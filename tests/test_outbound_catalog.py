@@ -336,10 +336,10 @@ def test_cancel_scopes_bound_only_awaited_calls_in_their_own_function() -> None:
 
 # -- the rules themselves -----------------------------------------------------------------
 EXPECTED_FIXES = {
-    "DL101": Applicability.SAFE,
+    "DL101": Applicability.SAFE,  # the best it can be: safe only from a budget in scope
     "DL102": Applicability.UNSAFE,
     "DL103": Applicability.UNSAFE,
-    "DL104": Applicability.SAFE,
+    "DL104": Applicability.UNSAFE,
     "DL105": None,
     "DL106": None,
     "DL107": Applicability.UNSAFE,

@@ -185,5 +185,7 @@ def test_summary_names_the_fix_command_for_each_kind_of_fix() -> None:
 
     unsafe_only = Checker().check_text("import requests\nrequests.get('u', timeout=None)\n", "a.py")
     assert summary_line(unsafe_only, 1).endswith("; 1 fixable with `deadline-lint fix --unsafe-fixes`.")
-    both = Checker().check_text("import requests\nrequests.get('u')\nrequests.get('u', timeout=None)\n", "a.py")
+    both = Checker().check_text(
+        "import requests\ndef f(budget):\n    requests.get('u')\n    requests.get('u', timeout=None)\n", "a.py"
+    )
     assert summary_line(both, 1).endswith("; 1 fixable with `deadline-lint fix`; 1 more with `--unsafe-fixes`.")

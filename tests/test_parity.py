@@ -1,10 +1,11 @@
-"""Every fixture through every front end: engine, CLI (JSON), flake8 and pylint agree.
+"""Every fixture through every front end: engine, CLI (JSON), flake8 and pylint agree, and each
+reports exactly the fixture's snapshot for its rule (an ordered list: multiplicity counts).
 
 The front ends run as users run them, as subprocesses, but few of them: the fixtures are copied
 into one folder per adoption profile (most share the built-in one) and each front end runs once
 per folder with every fixture code of that folder selected. Each copy is checked twice: as is,
-where all four front ends must report the same (line, column, code, message) set and the
-folder's code must be exactly on the `# expect:` lines; and with every marker turned into that
+where all four front ends must report the same ordered list of (line, column, code, message),
+the folder's code must be exactly the snapshot and exactly on the `# expect:` lines; and with every marker turned into that
 front end's own suppression (CLI `# noqa: CODE`, flake8 `# noqa: CODE`, pylint
 `# pylint: disable=<symbol>`), where the folder's code must be silent.
 """
@@ -23,7 +24,7 @@ import pytest
 from deadline_lint.engine import Checker
 from deadline_lint.profile import build_profile, default_profile, load_profile_file
 from deadline_lint.pylint_plugin import symbol
-from fixture_cases import FixtureCase, fixture_cases
+from fixture_cases import FixtureCase, fixture_cases, missing_snapshot_message
 
 CASES = fixture_cases()
 FRONT_ENDS = ("cli", "flake8", "pylint")
@@ -62,7 +63,7 @@ class Group:
 class ParityRun:
     groups: List[Group]
     # front end -> resolved path -> findings
-    found: Dict[str, Dict[Path, Set[Finding]]]
+    found: Dict[str, Dict[Path, List[Finding]]]
     group_of: Dict[str, Group]
 
 
@@ -70,35 +71,35 @@ def _run(command: List[str], cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=600)
 
 
-def _cli(group: Group, paths: List[Path]) -> Dict[Path, Set[Finding]]:
+def _cli(group: Group, paths: List[Path]) -> Dict[Path, List[Finding]]:
     command = [sys.executable, "-m", "deadline_lint", "check", "--format", "json", "--jobs", "1",
                "--select", ",".join(group.codes)]
     if group.profile:
         command += ["--profile", str(group.profile)]
     result = _run([*command, *map(str, paths)], group.folder)
     assert result.returncode in (0, 1), result.stderr
-    found: Dict[Path, Set[Finding]] = {}
+    found: Dict[Path, List[Finding]] = {}
     for item in json.loads(result.stdout):
         finding = (item["line"], item["column"], item["code"], item["message"])
-        found.setdefault(Path(item["path"]).resolve(), set()).add(finding)
+        found.setdefault(Path(item["path"]).resolve(), []).append(finding)
     return found
 
 
-def _flake8(group: Group, paths: List[Path]) -> Dict[Path, Set[Finding]]:
+def _flake8(group: Group, paths: List[Path]) -> Dict[Path, List[Finding]]:
     command = [sys.executable, "-m", "flake8", "--isolated", "--select", ",".join(group.codes),
                f"--format={FLAKE8_FORMAT}"]
     if group.profile:
         command.append(f"--deadline-profile={group.profile}")
     result = _run([*command, *map(str, paths)], group.folder)
     assert result.returncode in (0, 1) and not result.stderr.strip(), result.stderr + result.stdout
-    found: Dict[Path, Set[Finding]] = {}
+    found: Dict[Path, List[Finding]] = {}
     for line in result.stdout.splitlines():
         path, row, col, code, text = line.split("\t", 4)
-        found.setdefault(Path(path).resolve(), set()).add((int(row), int(col), code, text))
+        found.setdefault(Path(path).resolve(), []).append((int(row), int(col), code, text))
     return found
 
 
-def _pylint(group: Group, paths: List[Path]) -> Dict[Path, Set[Finding]]:
+def _pylint(group: Group, paths: List[Path]) -> Dict[Path, List[Finding]]:
     rcfile = group.folder / "pylintrc"
     rcfile.write_text("[MAIN]\n")  # keep any surrounding configuration out
     command = [sys.executable, "-m", "pylint", f"--rcfile={rcfile}", "--persistent=n", "--score=n",
@@ -108,12 +109,12 @@ def _pylint(group: Group, paths: List[Path]) -> Dict[Path, Set[Finding]]:
         command.append(f"--deadline-profile={group.profile}")
     result = _run([*command, *map(str, paths)], group.folder)
     assert result.returncode & 32 == 0 and not result.stderr.strip(), result.stderr
-    found: Dict[Path, Set[Finding]] = {}
+    found: Dict[Path, List[Finding]] = {}
     for message in json.loads(result.stdout)["messages"]:
         code, text = message["message"].split(" ", 1)
         assert message["symbol"] == symbol(code), message
         finding = (message["line"], message["column"] + 1, code, text)
-        found.setdefault(Path(message["absolutePath"]).resolve(), set()).add(finding)
+        found.setdefault(Path(message["absolutePath"]).resolve(), []).append(finding)
     return found
 
 
@@ -126,7 +127,7 @@ def parity(tmp_path_factory) -> ParityRun:
             by_profile[case.profile] = Group(root / f"group{len(by_profile)}", case.profile)
             by_profile[case.profile].folder.mkdir()
         by_profile[case.profile].cases.append(case)
-    found: Dict[str, Dict[Path, Set[Finding]]] = {name: {} for name in FRONT_ENDS}
+    found: Dict[str, Dict[Path, List[Finding]]] = {name: {} for name in FRONT_ENDS}
     group_of: Dict[str, Group] = {}
     for group in by_profile.values():
         originals, noqa, pylint_pragmas = [], [], []
@@ -146,16 +147,23 @@ def parity(tmp_path_factory) -> ParityRun:
     return ParityRun(list(by_profile.values()), found, group_of)
 
 
-def _engine(group: Group, path: Path) -> Set[Finding]:
+def _engine(group: Group, path: Path) -> List[Finding]:
     profile = (
         build_profile(load_profile_file(group.profile), str(group.profile)) if group.profile else default_profile()
     )
     checker = Checker(profile, select=group.codes)
-    return {(d.line, d.column, d.code, d.message) for d in checker.check_text(path.read_text("utf-8"), str(path))}
+    text = path.read_bytes().decode("utf-8")
+    return [(d.line, d.column, d.code, d.message) for d in checker.check_text(text, str(path))]
 
 
-def _lines_and_codes(findings: Set[Finding], code: str) -> Set[Tuple[int, str]]:
+def _lines_and_codes(findings: List[Finding], code: str) -> Set[Tuple[int, str]]:
     return {(line, found_code) for line, _, found_code, _ in findings if found_code == code}
+
+
+def _ordered(findings: List[Finding]) -> List[Finding]:
+    """The tool's order (line, column, code); a front end's own order may differ, its
+    multiset may not."""
+    return sorted(findings, key=lambda f: (f[0], f[1], f[2]))
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
@@ -163,8 +171,13 @@ def test_every_front_end_reports_the_same_findings(parity: ParityRun, case: Fixt
     group = parity.group_of[case.id]
     copy = group.copy_of(case).resolve()
     engine = _engine(group, copy)
+    snapshot = case.snapshot()
+    if snapshot is None:
+        pytest.fail(missing_snapshot_message(case))
     for front_end in FRONT_ENDS:
-        assert parity.found[front_end].get(copy, set()) == engine, front_end
+        found = _ordered(parity.found[front_end].get(copy, []))
+        assert found == engine, front_end
+        assert [f for f in found if f[2] == case.code] == snapshot, front_end
     assert _lines_and_codes(engine, case.code) == case.expected()
 
 
@@ -175,7 +188,7 @@ def test_each_front_end_is_silent_under_its_own_pragma(
 ) -> None:
     group = parity.group_of[case.id]
     copy = group.copy_of(case, variant).resolve()
-    assert _lines_and_codes(parity.found[front_end].get(copy, set()), case.code) == set()
+    assert _lines_and_codes(parity.found[front_end].get(copy, []), case.code) == set()
 
 
 def test_parity_covers_every_fixture_code(parity: ParityRun) -> None:

@@ -17,7 +17,10 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
-BAD = "import requests\n\n\ndef fetch(url):\n    return requests.get(url)\n"
+BAD = "import requests\n\n\ndef fetch(url, budget):\n    return requests.get(url)\n"
+# The edge default where no budget is in scope is an unsafe fix: the fix hook leaves it.
+EDGE = "import requests\n\n\ndef health():\n    return requests.get('http://inventory/health')\n"
+MONOREPO = ROOT / "fixtures" / "monorepo"
 GIT_IDENTITY = ["-c", "user.name=deadline-lint tests", "-c", "user.email=tests@example.invalid"]
 
 pytestmark = pytest.mark.network  # installs from PyPI; deselect with -m "not network"
@@ -45,6 +48,12 @@ def hook_run(tmp_path_factory):
     project = base / "project"
     project.mkdir()
     (project / "svc.py").write_text(BAD)
+    (project / "edge.py").write_text(EDGE)
+    shutil.copytree(MONOREPO, project / "monorepo")
+    # What the CLI reports for the monorepo, walked as one folder, before the fix hook runs.
+    walked = subprocess.run([sys.executable, "-m", "deadline_lint", "check", "monorepo"], cwd=project,
+                            capture_output=True, text=True, timeout=300)
+    (base / "walked.txt").write_text(walked.stdout)
     (project / "notes.txt").write_text("requests.get(url)\n")  # not Python: never passed to a hook
     git("init", "-q", cwd=project)
     git("add", "-A", cwd=project)
@@ -55,7 +64,7 @@ def hook_run(tmp_path_factory):
          "--color=never"],
         cwd=project, env=env, capture_output=True, text=True, timeout=900,
     )
-    return result, project
+    return result, project, (base / "walked.txt").read_text()
 
 
 def test_manifest_declares_both_hooks() -> None:
@@ -68,7 +77,7 @@ def test_manifest_declares_both_hooks() -> None:
 
 
 def test_check_hook_reports_findings_and_fails(hook_run) -> None:
-    result, _ = hook_run
+    result, _, _ = hook_run
     output = result.stdout + result.stderr
     assert result.returncode == 1, output
     assert "svc.py:5:12: DL101" in output, output
@@ -78,8 +87,19 @@ def test_check_hook_reports_findings_and_fails(hook_run) -> None:
 
 
 def test_fix_hook_applies_the_safe_fix(hook_run) -> None:
-    result, project = hook_run
+    result, project, _ = hook_run
     output = result.stdout + result.stderr
     assert "- hook id: deadline-lint-fix" in output, output
     assert "files were modified by this hook" in output, output
-    assert "requests.get(url, timeout=10.0)" in (project / "svc.py").read_text()
+    assert "requests.get(url, timeout=budget.timeout())" in (project / "svc.py").read_text()
+    assert (project / "edge.py").read_text() == EDGE  # unsafe: not applied by the hook
+
+
+def test_check_hook_resolves_each_files_profile_like_a_folder_walk(hook_run) -> None:
+    """pre-commit passes batches of file names: each file still gets its own monorepo profile."""
+    result, _, walked = hook_run
+    output = result.stdout + result.stderr
+    check_section = output.split("- hook id: deadline-lint\n", 1)[1].split("- hook id:", 1)[0]
+    from_hook = sorted(line for line in check_section.splitlines() if line.startswith("monorepo/"))
+    from_walk = sorted(line for line in walked.splitlines() if line.startswith("monorepo/"))
+    assert from_walk and from_hook == from_walk

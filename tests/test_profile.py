@@ -78,7 +78,7 @@ def test_no_configuration_means_built_in_defaults(tmp_path: Path) -> None:
     profile = resolve_profile(None, tmp_path)
     assert profile["edge_total_ms"] == 10000
     assert profile.render("edge_expression") == "10.0"
-    assert profile.render("seconds_expression", "left") == "max(0.0, left - 0.05)"
+    assert profile.render("seconds_expression", "left") == "max(0.001, left - 0.05)"
 
 
 def test_per_path_ignores_are_relative_to_the_pyproject(tmp_path: Path, monkeypatch) -> None:

@@ -67,16 +67,21 @@ def test_message_ids_are_the_code_digits_behind_a_9() -> None:
     assert len({msgid for _, msgid, _ in rows}) == len({name for _, _, name in rows}) == len(rows)
 
 
-def test_one_checker_per_family_all_named_deadline_lint() -> None:
+def test_one_checker_per_family_default_on_and_opt_in_under_their_own_names() -> None:
     classes = checker_classes()
-    families = {code[2] for code in [*TOOL_CODES, *all_rules()]}
-    assert sorted(cls.family for cls in classes) == sorted(families)
+    rules = all_rules()
+    expected = {("deadline-lint", "0")}
+    expected |= {
+        ("deadline-lint" if cls.default_enabled else "deadline-lint-opt-in", code[2]) for code, cls in rules.items()
+    }
+    assert sorted((cls.name, cls.family) for cls in classes) == sorted(expected)
     for cls in classes:
-        assert cls.name == "deadline-lint"
         assert {msgid[1:3] for msgid in cls.msgs} == {f"9{cls.family}"}  # pylint's checker-id rule
         for msgid, (template, name, *_rest) in cls.msgs.items():
             code = "DL" + msgid[2:]
             assert template == f"{code} %s" and name == symbol(code)
+            if code in rules:
+                assert (cls.name == "deadline-lint-opt-in") == (not rules[code].default_enabled)
 
 
 def test_registers_beside_every_pylint_checker_and_extension() -> None:
@@ -177,6 +182,36 @@ class _EveryCall(Rule):
 
     def visit(self, node, ctx):
         ctx.report(self, node, "a call")
+
+
+def test_the_documented_command_gives_the_cli_default_set(tmp_path) -> None:
+    path = tmp_path / "svc.py"
+    # DL106 (opt-in): the handler forwards its budget without a refuse check.
+    path.write_text(
+        "import requests\n\ndef handler(url, budget):\n"
+        "    return requests.get(url, timeout=budget.timeout())\n\nrequests.get('u')\n",
+        encoding="utf-8",
+    )
+    messages, _ = run_pylint(tmp_path, "--disable=all", "--enable=deadline-lint", str(path))
+    cli = Checker().check_text(path.read_text(encoding="utf-8"), str(path))
+    assert findings(messages) == sorted((d.line, d.column, d.code, d.message) for d in cli)
+    opt_in, _ = run_pylint(tmp_path, "--disable=all", "--enable=deadline-lint,deadline-lint-opt-in", str(path))
+    assert "DL106" in {m["message"].split()[0] for m in opt_in} - {m["message"].split()[0] for m in messages}
+
+
+def test_rules_run_only_when_one_of_their_messages_is_enabled(tmp_path, monkeypatch) -> None:
+    path = tmp_path / "svc.py"
+    path.write_text(BAD, encoding="utf-8")
+    built = []
+    original = Checker.__init__
+
+    def recording(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        built.append(self.codes)
+
+    monkeypatch.setattr(Checker, "__init__", recording)
+    run_pylint(tmp_path, "--disable=all", "--enable=unbounded-timeout", str(path))
+    assert built and all(codes == ["DL103"] for codes in built)
 
 
 def test_opt_in_rules_are_disabled_until_enabled(tmp_path, monkeypatch) -> None:

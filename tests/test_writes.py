@@ -26,8 +26,8 @@ from deadline_lint.writes import (
 )
 
 ROOT = Path(__file__).resolve().parent.parent
-BEFORE = "import requests\n\n\ndef health():\n    return requests.get('http://inventory/health').ok\n"
-AFTER = BEFORE.replace("/health')", "/health', timeout=10.0)")
+BEFORE = "import requests\n\n\ndef health(budget):\n    return requests.get('http://inventory/health').ok\n"
+AFTER = BEFORE.replace("/health')", "/health', timeout=budget.timeout())")
 
 
 def leftovers(folder: Path) -> list:

@@ -18,44 +18,60 @@ import os
 import signal
 import sys
 import threading
-from pathlib import Path
-from typing import List, Optional, Sequence
+from typing import List, Optional, Sequence, Tuple
 
 from deadline_lint import __version__
-from deadline_lint.engine import Checker
+from deadline_lint.baseline import Entry, apply_baseline, load_baseline, write_baseline
+from deadline_lint.config import Checkers, ProfileResolver
+from deadline_lint.diagnostics import Diagnostic
+from deadline_lint.engine import Checker, tool_diagnostic
 from deadline_lint.files import discover, display_path
-from deadline_lint.fixes import FileOutcome, FixMode, fix_files, fix_summary, fix_text, unified_diff
+from deadline_lint.fixes import FileOutcome, FixMode, diff_like, fix_files, fix_summary, fix_text
+from deadline_lint.noqa import add_noqa
 from deadline_lint.output import DOCUMENT_FORMATS, WRITERS, write_statistics
-from deadline_lint.profile import ProfileError, resolve_profile
+from deadline_lint.profile import ProfileError
 from deadline_lint.rules.base import DOC_SECTIONS, all_rules
 from deadline_lint.runner import apply_path_ignores, check_files
-from deadline_lint.source import DecodeError, decode_source
+from deadline_lint.selection import SelectorError, check_selectors, parse_selectors
+from deadline_lint.source import DecodeError
 from deadline_lint.tool_codes import TOOL_CODES
+from deadline_lint.writes import WriteRefused, encode_like, match_newlines, read_snapshot, snapshot_of, write_atomic
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
-def _codes(value: str) -> List[str]:
-    codes = [c.strip().upper() for c in value.split(",") if c.strip()]
-    for code in codes:
-        if not (code == "ALL" or (code.startswith("DL") and code[2:].isdigit() and len(code) <= 5) or code == "DL"):
-            raise argparse.ArgumentTypeError(f"not a rule code or prefix: {code!r}")
-    return codes
+def _positive_int(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of processes from 1, got {value!r}")
+    return number
 
 
 def _add_selection(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="*", default=["."], help="files or folders (default: .); - reads stdin")
     parser.add_argument("--stdin-filename", help="with -: the path to report (and match profile settings) for stdin")
-    parser.add_argument("--profile", help="adoption profile YAML (default: [tool.deadline-lint] in pyproject.toml)")
-    parser.add_argument("--select", type=_codes, default=[], help="only these codes or prefixes (DL101,DL1)")
-    parser.add_argument("--extend-select", type=_codes, default=[], help="add these codes, e.g. opt-in DL106")
-    parser.add_argument("--ignore", type=_codes, default=[], help="skip these codes or prefixes")
-    parser.add_argument("--exclude", action="append", default=[], help="glob of paths to skip (repeatable)")
-    parser.add_argument("--jobs", "-j", type=int, default=None, help="processes (default: by file count)")
+    parser.add_argument("--profile", help="adoption profile YAML for every file (default: per file, "
+                        "[tool.deadline-lint] in the nearest pyproject.toml that has one)")
+    parser.add_argument("--select", type=parse_selectors, default=[], help="only these codes or prefixes (DL101,DL1)")
+    parser.add_argument("--extend-select", type=parse_selectors, default=[], help="add these codes, e.g. opt-in DL106")
+    parser.add_argument("--ignore", type=parse_selectors, default=[], help="skip these codes or prefixes")
+    parser.add_argument("--exclude", action="append", default=[],
+                        help="gitignore-style glob of paths to skip, relative to the working directory (repeatable)")
+    parser.add_argument("--no-respect-gitignore", dest="respect_gitignore", action="store_false",
+                        help="also check files that .gitignore, .git/info/exclude or git's global excludes ignore")
+    parser.add_argument("--jobs", "-j", type=_positive_int, default=None,
+                        help="processes, at most one per file and CPU (default: by file count)")
 
 
 def _add_fix_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes marked unsafe")
+    parser.add_argument("--extend-safe-fixes", type=parse_selectors, default=[],
+                        help="treat the unsafe fixes of these codes or prefixes as safe (adds to the profile's)")
+    parser.add_argument("--extend-unsafe-fixes", type=parse_selectors, default=[],
+                        help="treat the safe fixes of these codes or prefixes as unsafe (adds to the profile's)")
     parser.add_argument("--diff", action="store_true",
                         help="print a unified diff of the fixes and write nothing (exit 1 if there are changes)")
     parser.add_argument("--thread-budget", action="store_true",
@@ -81,6 +97,12 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--output-file", help="write the report here instead of stdout")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when problems are found")
     check.add_argument("--fix", action="store_true", help="apply fixes first (as `deadline-lint fix`)")
+    check.add_argument("--add-noqa", action="store_true",
+                       help="append `# noqa: CODE` to every line with a finding (keeping existing noqa codes)")
+    check.add_argument("--baseline", metavar="FILE",
+                       help="report only findings not recorded in FILE (see --write-baseline)")
+    check.add_argument("--write-baseline", metavar="FILE",
+                       help="record every current finding in FILE and exit 0")
     _add_fix_options(check)
 
     fix = commands.add_parser("fix", help="apply safe fixes (unsafe ones too with --unsafe-fixes)")
@@ -95,7 +117,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _checker_options(args: argparse.Namespace) -> dict:
-    return {"select": args.select, "ignore": args.ignore, "extend_select": args.extend_select}
+    for option in ("select", "extend_select", "ignore", "extend_safe_fixes", "extend_unsafe_fixes"):
+        try:
+            check_selectors(getattr(args, option, ()), "--" + option.replace("_", "-"))
+        except SelectorError as exc:
+            raise ProfileError(str(exc)) from None
+    return {
+        "select": args.select, "ignore": args.ignore, "extend_select": args.extend_select,
+        "extend_safe_fixes": getattr(args, "extend_safe_fixes", []),
+        "extend_unsafe_fixes": getattr(args, "extend_unsafe_fixes", []),
+    }
 
 
 def _reads_stdin(args: argparse.Namespace) -> bool:
@@ -108,31 +139,80 @@ def _stdin_name(args: argparse.Namespace) -> str:
     return args.stdin_filename or "-"
 
 
-def _load(args: argparse.Namespace):
-    stdin = _reads_stdin(args)
-    first = Path(_stdin_name(args) if stdin else (args.paths[0] if args.paths else "."))
-    start = first if first.exists() else (first.parent if first.parent.exists() else Path("."))
-    profile = resolve_profile(args.profile, start)
-    options = _checker_options(args)
-    checker = Checker(profile, **options)
-    if stdin:
-        return checker, options, []
-    missing = [p for p in args.paths if not os.path.exists(p)]
-    if missing:
-        raise ProfileError(f"{missing[0]}: no such file or directory")
-    files = [display_path(p) for p in discover(args.paths, [*args.exclude, *profile["exclude"]])]
-    return checker, options, files
+def _load(args: argparse.Namespace) -> Tuple[Checkers, List[str]]:
+    """Each file's checker comes from its own profile (config.py), so the order and grouping
+    of the paths never changes a file's findings."""
+    checkers = Checkers(ProfileResolver(args.profile), _checker_options(args))
+    if _reads_stdin(args):
+        checkers.for_path(os.path.abspath(_stdin_name(args)))  # a broken profile: exit 2 now
+        files: List[str] = []
+    else:
+        missing = [p for p in args.paths if not os.path.lexists(p) and not _unreachable(p)]
+        if missing:
+            raise ProfileError(f"{missing[0]}: no such file or directory")
+        unlistable: List[OSError] = []
+        found = discover(args.paths, args.exclude, checkers.excluded, args.respect_gitignore, unlistable)
+        files = [display_path(p) for p in found]
+        args.unlistable = [_unlistable(error) for error in unlistable]
+    for warning in checkers.resolver.warnings():
+        print(f"deadline-lint: warning: {warning}", file=sys.stderr)
+    return checkers, files
+
+
+def _unreachable(path: str) -> bool:
+    """Named, but inside a folder we may not search: checking it reports DL006."""
+    try:
+        os.stat(path)
+    except PermissionError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
+def _unlistable(error: OSError) -> Diagnostic:
+    folder = display_path(str(error.filename))
+    return tool_diagnostic(folder, "DL006", f"cannot list folder: {error.strerror or error}; its files were not checked")
+
+
+def _unused_flags(args: argparse.Namespace, fixing: bool) -> None:
+    """A flag that would do nothing is a usage error, not silently ignored."""
+    if args.stdin_filename and "-" not in args.paths:
+        raise ProfileError("--stdin-filename: only applies when reading stdin (pass `-` as the path)")
+    if not fixing:
+        for flag in ("unsafe_fixes", "thread_budget", "exit_non_zero_on_fix"):
+            if getattr(args, flag, False):
+                raise ProfileError(f"--{flag.replace('_', '-')}: only applies with --fix (or `deadline-lint fix`)")
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    _unused_flags(args, fixing=args.fix or args.diff)
+    if (args.fix or args.diff) and (args.add_noqa or args.baseline or args.write_baseline):
+        raise ProfileError("--add-noqa, --baseline and --write-baseline cannot be combined with --fix or --diff")
     if args.fix or args.diff:
         return cmd_fix(args)
-    checker, options, files = _load(args)
+    checkers, files = _load(args)
+    adoption = [flag for flag, on in (("--add-noqa", args.add_noqa), ("--baseline", args.baseline),
+                                      ("--write-baseline", args.write_baseline)) if on]
+    if adoption and _reads_stdin(args):
+        raise ProfileError(f"{adoption[0]}: needs files, not stdin")
     if _reads_stdin(args):
+        checker = checkers.for_path(os.path.abspath(_stdin_name(args)))
         found = apply_path_ignores(checker, checker.check_bytes(sys.stdin.buffer.read(), _stdin_name(args)))
         files = [_stdin_name(args)]
     else:
-        found = check_files(checker, files, args.jobs, options)
+        found = sorted([*check_files(checkers, files, args.jobs), *args.unlistable], key=Diagnostic.sort_key)
+    if args.add_noqa:
+        return _add_noqa(found)
+    if args.write_baseline:
+        count = write_baseline(args.write_baseline, found)
+        print(f"deadline-lint: recorded {count} finding{'' if count == 1 else 's'} in {args.write_baseline}",
+              file=sys.stderr)
+        return EXIT_CLEAN
+    stale: List[Entry] = []
+    if args.baseline:
+        filtered = apply_baseline(found, load_baseline(args.baseline), args.baseline, files)
+        found, stale = filtered.new, filtered.stale
     try:
         out = open(args.output_file, "w", encoding="utf-8") if args.output_file else sys.stdout
     except OSError as exc:  # a usage error: one line, exit 2
@@ -141,21 +221,65 @@ def cmd_check(args: argparse.Namespace) -> int:
         WRITERS[args.format](found, out, len(files))
         if args.statistics:
             # A JSON or SARIF document stays valid: its statistics go to stderr.
-            write_statistics(found, sys.stderr if args.format in DOCUMENT_FORMATS else out)
+            stats_out = sys.stderr if args.format in DOCUMENT_FORMATS else out
+            write_statistics(found, stats_out)
+            if args.baseline:
+                _write_stale(stale, args.baseline, stats_out)
     finally:
         if out is not sys.stdout:
             out.close()
     return EXIT_FINDINGS if found and not args.exit_zero else EXIT_CLEAN
 
 
+def _add_noqa(found: Sequence[Diagnostic]) -> int:
+    by_path: dict = {}
+    for diagnostic in found:
+        by_path.setdefault(diagnostic.path, []).append(diagnostic)
+    added = skipped = changed = 0
+    for path, diagnostics in sorted(by_path.items()):
+        try:
+            snapshot = read_snapshot(path)
+        except (OSError, DecodeError):
+            continue  # reported as DL002/DL006 by the check itself
+        result = add_noqa(snapshot.text, diagnostics)
+        skipped += result.skipped
+        if result.text == snapshot.text:
+            continue
+        try:
+            write_atomic(snapshot, match_newlines(snapshot.text, result.text))
+        except (WriteRefused, OSError) as exc:
+            print(f"deadline-lint: {path}: not written: {exc}", file=sys.stderr)
+            return EXIT_FINDINGS
+        added += result.added
+        changed += 1
+    message = f"Added {added} noqa directive{'' if added == 1 else 's'} in {changed} file{'' if changed == 1 else 's'}"
+    if skipped:
+        message += f"; {skipped} line{'' if skipped == 1 else 's'} could not take a comment (inside a string or continued)"
+    print(message + ".", file=sys.stderr)
+    return EXIT_CLEAN
+
+
+def _write_stale(stale: Sequence[Entry], baseline: str, out) -> None:
+    if not stale:
+        out.write(f"No stale entries in {baseline}.\n")
+        return
+    out.write(f"{len(stale)} stale entr{'y' if len(stale) == 1 else 'ies'} in {baseline} (fixed or gone; "
+              f"rewrite it with --write-baseline):\n")
+    for entry in stale:
+        nth = f" (occurrence {entry.occurrence + 1})" if entry.occurrence else ""
+        out.write(f"  {entry.path}: {entry.code} {entry.text}{nth}\n")
+
+
 def cmd_fix(args: argparse.Namespace) -> int:
     """`fix` and `check --fix` / `check --diff`: fix, then report what remains."""
-    checker, options, files = _load(args)
+    _unused_flags(args, fixing=True)
+    checkers, files = _load(args)
     mode = FixMode(unsafe=args.unsafe_fixes, thread_budget=args.thread_budget)
     if _reads_stdin(args):
-        return _fix_stdin(checker, mode, args)
+        return _fix_stdin(checkers.for_path(os.path.abspath(_stdin_name(args))), mode, args)
     with _sigterm_interrupts():
-        outcomes = fix_files(checker, files, mode, write=not args.diff, jobs=args.jobs, options=options)
+        outcomes = fix_files(checkers, files, mode, write=not args.diff, jobs=args.jobs)
+    outcomes.extend(FileOutcome(d.path, 0, (d,), False) for d in args.unlistable)
     summary = fix_summary(outcomes, mode, not args.diff, len(files))
     for outcome in outcomes:
         if outcome.refused:
@@ -191,16 +315,22 @@ def _fix_stdin(checker: Checker, mode: FixMode, args: argparse.Namespace) -> int
     data = sys.stdin.buffer.read()
     name = _stdin_name(args)
     try:
-        text = decode_source(data)
+        snapshot = snapshot_of(name, data)
     except DecodeError as exc:
         sys.stdout.buffer.write(data)
         print(f"{name}:1:1: DL002 cannot decode file: {exc}", file=sys.stderr)
         return EXIT_FINDINGS
-    result = fix_text(checker, text, name, mode)
+    result = fix_text(checker, snapshot.text, name, mode)
+    try:  # the input's own encoding and BOM, like a fixed file on disk
+        fixed = encode_like(snapshot, result.text)
+    except WriteRefused as exc:
+        print(f"deadline-lint: {name}: {exc}", file=sys.stderr)
+        sys.stdout.buffer.write(data)
+        return EXIT_FINDINGS
     if args.diff:
-        sys.stdout.buffer.write(unified_diff(name, result.original, result.text).encode("utf-8"))
+        sys.stdout.buffer.write(diff_like(snapshot, result.text) if result.changed else b"")
     else:
-        sys.stdout.buffer.write(result.text.encode("utf-8"))
+        sys.stdout.buffer.write(fixed)
     sys.stdout.flush()
     for d in result.remaining:
         print(f"{d.path}:{d.line}:{d.column}: {d.code} {d.message}", file=sys.stderr)
@@ -213,13 +343,13 @@ def _fix_stdin(checker: Checker, mode: FixMode, args: argparse.Namespace) -> int
 
 def _write_diffs(outcomes: Sequence[FileOutcome]) -> None:
     """The diff goes out byte for byte (UTF-8, each line's own newline), ready for `patch -p0`."""
-    diff = "".join(o.diff for o in outcomes)
+    diff = b"".join(o.diff for o in outcomes)
     sys.stdout.flush()
     buffer = getattr(sys.stdout, "buffer", None)
     if buffer is None:
-        sys.stdout.write(diff)
+        sys.stdout.write(diff.decode("utf-8", errors="replace"))
     else:
-        buffer.write(diff.encode("utf-8"))
+        buffer.write(diff)
         buffer.flush()
 
 
@@ -252,18 +382,14 @@ def cmd_rules(_: argparse.Namespace) -> int:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
+    """The rule's page from docs/rules/, word for word (without its "generated" comment)."""
+    from deadline_lint.docs import GENERATED, rule_page, tool_page
+
     code = args.code.upper()
     rules = all_rules()
-    if code in rules:
-        cls = rules[code]
-        fix = cls.fix_applicability.value if cls.fix_applicability else "none"
-        status = "on by default" if cls.default_enabled else "opt-in (select it by its code)"
-        print(f"# {cls.code} {cls.name}\n\n{cls.summary}. {status.capitalize()}; fix: {fix}.\n")
-        print(cls.documentation())
-        return EXIT_CLEAN
-    if code in TOOL_CODES:
-        tool = TOOL_CODES[code]
-        print(f"# {tool.code} {tool.name}\n\n{tool.doc}")
+    page = rule_page(rules[code]) if code in rules else tool_page(TOOL_CODES[code]) if code in TOOL_CODES else None
+    if page is not None:
+        sys.stdout.write(page.replace(GENERATED + "\n", "", 1))
         return EXIT_CLEAN
     print(f"deadline-lint: unknown rule code {args.code!r} (see `deadline-lint rules`)", file=sys.stderr)
     return EXIT_ERROR

@@ -5,8 +5,12 @@
 (`-x`: the command is a module path, no `.libcst.codemod.yaml` needed; `--no-format`: keep
 the file's own formatting, since LibCST would otherwise pipe the result through black.)
 
-It runs exactly what `deadline-lint fix` runs (the same engine, fix loop and options) on the
-module's code and hands LibCST the re-parsed result. Prove or bail: when the profile is
+It runs what `deadline-lint fix` runs (the same engine, fix loop and options) on the module's
+code and hands LibCST the re-parsed result, with one difference: fixes that insert a missing
+timeout (from the budget in scope or the profile's edge default) are applied whatever their
+safety class, since inserting budgets is what the command is for; the other unsafe fixes
+(replacing an explicit value) still need `--unsafe-fixes`. Each file gets its own profile, as
+in the CLI. Prove or bail: when the profile is
 invalid, fixing gives up (DL003/DL005) or the result does not parse, it warns through the
 codemod context and returns the module unchanged.
 """
@@ -14,40 +18,47 @@ from __future__ import annotations
 
 import argparse
 import os
-from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, Optional, Sequence, Tuple
 
 import libcst
-from libcst.codemod import CodemodCommand, CodemodContext
+import libcst.codemod._cli as _libcst_cli
+from libcst.codemod import CodemodCommand, CodemodContext, SkipFile
 
-from deadline_lint.engine import Checker
+from deadline_lint.config import Checkers, ProfileResolver
+from deadline_lint.diagnostics import Diagnostic
+from deadline_lint.engine import parse_source
 from deadline_lint.fixes import FixMode, fix_text
-from deadline_lint.profile import ProfileError, resolve_profile
+from deadline_lint.profile import ProfileError
+from deadline_lint.selection import SelectorError, check_selectors, parse_selectors
+from deadline_lint.source import DecodeError, decode_source
 
 # Checkers are costly to build (rules, catalog) and the same for every file under one
-# profile: one per (profile, selection) per process.
-_CHECKERS: Dict[Tuple[str, Tuple[str, ...]], Checker] = {}
-
-
-def _codes(value: str) -> List[str]:
-    return [code.strip().upper() for code in value.split(",") if code.strip()]
+# profile: one set per (explicit profile, selection) per process, each file resolving its own
+# profile as the CLI does (config.py).
+_CHECKERS: Dict[Tuple[Optional[str], Tuple[str, ...]], Checkers] = {}
 
 
 class InsertBudget(CodemodCommand):
     DESCRIPTION = (
         "Insert request budgets: apply deadline-lint's fixes (timeouts from the budget in scope "
-        "or the profile's edge default), the same transforms as `deadline-lint fix`."
+        "or the profile's edge default), the same transforms as `deadline-lint fix`. Fixes that "
+        "insert a missing timeout are applied whatever their safety class (inserting budgets is "
+        "what this command is for); other unsafe fixes only with --unsafe-fixes."
     )
 
     @staticmethod
     def add_args(arg_parser: argparse.ArgumentParser) -> None:
-        arg_parser.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes marked unsafe")
+        arg_parser.add_argument(
+            "--unsafe-fixes", action="store_true",
+            help="also apply the other unsafe fixes (fixes that insert a missing timeout, from the budget "
+            "in scope or the edge default, are always applied: that is what this command is for)",
+        )
         arg_parser.add_argument(
             "--thread-budget", action="store_true",
             help="add a budget_s parameter to functions with unbudgeted outbound calls and forward it",
         )
         arg_parser.add_argument("--profile", default=None, help="adoption profile YAML (default: pyproject.toml)")
-        arg_parser.add_argument("--select", type=_codes, default=[], help="only these codes or prefixes")
+        arg_parser.add_argument("--select", type=parse_selectors, default=[], help="only these codes or prefixes")
 
     def __init__(
         self,
@@ -58,24 +69,30 @@ class InsertBudget(CodemodCommand):
         select: Sequence[str] = (),
     ) -> None:
         super().__init__(context)
-        self.mode = FixMode(unsafe=unsafe_fixes, thread_budget=thread_budget)
+        self.mode = FixMode(unsafe=unsafe_fixes, thread_budget=thread_budget, insert_budgets=True)
         self.profile_path = profile
         self.select = tuple(select)
 
-    def _checker(self) -> Checker:
-        filename = self.context.filename
-        start = Path(filename).resolve().parent if filename else Path.cwd()
-        profile = resolve_profile(self.profile_path, start)
-        key = (f"{profile.source}:{dict(profile.raw)!r}", self.select)
-        checker = _CHECKERS.get(key)
-        if checker is None:
-            checker = _CHECKERS[key] = Checker(profile, select=self.select)
-        return checker
+    def _checkers(self) -> Checkers:
+        key = (self.profile_path, self.select)
+        checkers = _CHECKERS.get(key)
+        if checkers is None:
+            try:
+                check_selectors(self.select, "--select")
+            except SelectorError as exc:
+                raise ProfileError(str(exc)) from None
+            checkers = Checkers(ProfileResolver(self.profile_path), {"select": self.select})
+            _CHECKERS[key] = checkers
+        return checkers
 
     def transform_module_impl(self, tree: libcst.Module) -> libcst.Module:
         path = self.context.filename or "<module>"
+        located = os.path.abspath(self.context.filename) if self.context.filename else os.path.join(os.getcwd(), "-")
         try:
-            checker = self._checker()
+            checkers = self._checkers()
+            checker = checkers.for_path(located)
+            if self.context.filename and checkers.excluded(located):
+                return tree  # the profile's `exclude`, as in a folder walk of the CLI
         except ProfileError as exc:
             self.warn(f"deadline-lint: {exc}; file left unchanged")
             return tree
@@ -97,3 +114,36 @@ class InsertBudget(CodemodCommand):
         except libcst.ParserSyntaxError as exc:
             self.warn(f"deadline-lint: LibCST cannot parse the fixed code ({exc.message}); file left unchanged")
             return tree
+
+
+# `libcst.tool codemod` parses each file before our command sees it, and LibCST's native parser
+# crashes the process (a segfault) on some code `ast` rejects outright, such as 10,000 nested
+# parentheses: in a multi-process run that ends the whole run (BrokenProcessPool). So the
+# tool's parse goes through this guard first. A file Python itself would not run is skipped
+# with one line saying why (LibCST reports a skip without a traceback), and never reaches
+# LibCST. The guard replaces a private name of LibCST's; if a LibCST release drops it the
+# command still works, unguarded.
+_unguarded_parse = getattr(_libcst_cli, "parse_module", None)
+
+
+def _guarded_parse(code, *args, **kwargs):
+    problem = why_not_parseable(code if isinstance(code, bytes) else code.encode("utf-8"))
+    if problem is not None:
+        raise SkipFile(problem)
+    return _unguarded_parse(code, *args, **kwargs)  # type: ignore[misc]
+
+
+def why_not_parseable(data: bytes) -> Optional[str]:
+    """One line on why these bytes are not Python worth handing to LibCST, or None."""
+    try:
+        text = decode_source(data)
+    except DecodeError as exc:
+        return f"deadline-lint DL002: cannot decode file: {exc}"
+    parsed = parse_source(text, "<codemod>")
+    if isinstance(parsed, Diagnostic):
+        return f"deadline-lint {parsed.code}: {parsed.message}"
+    return None
+
+
+if _unguarded_parse is not None:
+    _libcst_cli.parse_module = _guarded_parse  # type: ignore[attr-defined]

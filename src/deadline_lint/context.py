@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple, Type, TypeVar
 
+from deadline_lint.analysis.imports import bind_imports
 from deadline_lint.analysis.resolve import Resolver
 from deadline_lint.analysis.scopes import Scope
 from deadline_lint.catalog import Catalog
@@ -67,15 +68,21 @@ class FileContext:
         applicability: Optional[Applicability] = None,
         description: str = "",
         imports: Tuple[str, ...] = (),
+        inserts_budget: bool = False,
     ) -> None:
+        """`applicability` is this finding's fix class (else the rule's `fix_applicability`);
+        `inserts_budget`: the fix adds a timeout where the call passes none."""
         fix = None
+        if edits and imports:
+            bound = bind_imports(self.scope, edits, imports)
+            edits, imports = bound if bound is not None else ((), ())  # prove or bail
         if edits:
             safety = applicability or rule.fix_applicability or Applicability.UNSAFE
             if safety is Applicability.SAFE and any(
                 self.source.touches_comment(e.start, e.end) for e in edits
             ):
                 safety = Applicability.UNSAFE  # never silently drop or move a comment
-            fix = Fix(tuple(edits), safety, description or message, imports)
+            fix = Fix(tuple(edits), safety, description or message, imports, inserts_budget)
         self.diagnostics.append(node_diagnostic(self.source, rule.code, rule.name, node, message, fix))
 
     # The walk keeps `parents` itself and tells the context when it enters or leaves a scope.

@@ -7,6 +7,11 @@ from typing import Any, Dict, Optional, Tuple
 
 
 class Applicability(str, Enum):
+    """Decided per finding, by the rule that makes the fix (ruff's meaning): SAFE keeps the
+    program's meaning; anything that can make a call fail that used to succeed, or changes a
+    status or a value sent, is UNSAFE. `extend_safe_fixes` / `extend_unsafe_fixes` move a
+    code's fixes between the two (engine.FixClasses)."""
+
     SAFE = "safe"  # applied by `fix`
     UNSAFE = "unsafe"  # applied only with `--unsafe-fixes`
 
@@ -27,6 +32,9 @@ class Fix:
     description: str
     # Modules the fixed code needs imported, e.g. ("time",).
     imports: Tuple[str, ...] = ()
+    # The fix adds a timeout where the call passes none: what the codemod and
+    # `--thread-budget` exist to do, so they apply it whatever its applicability.
+    inserts_budget: bool = False
 
     def to_json(self) -> Dict[str, Any]:
         return {
@@ -34,6 +42,7 @@ class Fix:
             "description": self.description,
             "edits": [{"start": e.start, "end": e.end, "text": e.text} for e in self.edits],
             "imports": list(self.imports),
+            "inserts_budget": self.inserts_budget,
         }
 
 

@@ -104,8 +104,10 @@ def tool_page(tool: ToolCode) -> str:
         "",
         f"pylint message: `{message_id(tool.code)}` `{symbol(tool.code)}`.",
         "",
-        "Under flake8 and pylint, files that do not decode or parse are reported by those tools "
-        "themselves (flake8 E902/E999, pylint E0001/F0010); the plugins never see them.",
+        "Under flake8, syntax errors are flake8's own E999 (the plugin never sees those files); "
+        "a file whose bytes are not text in its encoding, which flake8 reads as latin-1 anyway, "
+        "is DL002 from the plugin, as from the CLI. Under pylint, files that do not decode or "
+        "parse are pylint's own E0001/F0010.",
         "",
     ]
     return "\n".join(lines)

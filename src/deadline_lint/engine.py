@@ -3,19 +3,26 @@ that asked for its type, and return diagnostics. Every front end sits on `Checke
 from __future__ import annotations
 
 import ast
+import contextlib
+import dataclasses
+import gc
 import os
+import sys
+import threading
 import traceback
 from typing import Callable, Dict, Iterable, List, Optional, Tuple, Type
 
 from deadline_lint.catalog import Catalog, load_catalog
 from deadline_lint.context import SCOPE_TYPES, FileContext
-from deadline_lint.diagnostics import Diagnostic
+from deadline_lint.diagnostics import Applicability, Diagnostic
 from deadline_lint.profile import Profile, code_selected, default_profile
 from deadline_lint.rules.base import Rule, all_rules
 from deadline_lint.source import DecodeError, SourceFile, decode_source
+from deadline_lint.syntax_versions import newer_syntax_message
 from deadline_lint.tool_codes import TOOL_CODES
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
+_OWN_FRAMES = 10  # thread bootstrap and ast.parse: what a fresh-stack parse adds to a script's
 
 # Fields that never hold a node a rule cares about: expression contexts and operators.
 _SKIPPED_FIELDS = frozenset({"ctx", "op", "ops", "type_ignores"})
@@ -48,16 +55,28 @@ class Checker:
         extend_select: Iterable[str] = (),
         catalog: Optional[Catalog] = None,
         apply_noqa: bool = True,
+        extend_safe_fixes: Iterable[str] = (),
+        extend_unsafe_fixes: Iterable[str] = (),
+        only: Optional[Iterable[str]] = None,
     ) -> None:
+        """Selection: `select` (the command line's) replaces the profile's; `extend_select`,
+        `ignore` and the fix-class options add to the profile's. `only` (the pylint plugin:
+        the codes whose messages are enabled) further restricts the rules that run."""
         self.profile = profile or default_profile()
         self.catalog = catalog or load_catalog(self.profile["outbound"])
         self.apply_noqa = apply_noqa
         select = tuple(select) or tuple(self.profile["select"])
         ignore = tuple(ignore) + tuple(self.profile["ignore"])
+        extend_select = tuple(extend_select) + tuple(self.profile["extend_select"])
+        self.fix_classes = FixClasses(
+            tuple(extend_safe_fixes) + tuple(self.profile["extend_safe_fixes"]),
+            tuple(extend_unsafe_fixes) + tuple(self.profile["extend_unsafe_fixes"]),
+        )
+        restricted = None if only is None else frozenset(only)
         self.rules: List[Rule] = [
             cls(self.profile, self.catalog)
             for code, cls in all_rules().items()
-            if rule_enabled(cls, select, ignore, tuple(extend_select))
+            if rule_enabled(cls, select, ignore, extend_select) and (restricted is None or code in restricted)
         ]
         self.dispatch: Dict[Type[ast.AST], List[Tuple[Rule, Callable]]] = {}
         # End-of-node hooks (a rule judging a whole scope once it has seen all of it).
@@ -115,6 +134,10 @@ class Checker:
     def check_text(self, text: str, path: str, tree: Optional[ast.Module] = None) -> List[Diagnostic]:
         if not self.rules or not self.could_fire(text):
             return []
+        with _collector_paused():
+            return self._check_text(text, path, tree)
+
+    def _check_text(self, text: str, path: str, tree: Optional[ast.Module]) -> List[Diagnostic]:
         if tree is None:
             tree_or_error = parse_source(text, path)
             if isinstance(tree_or_error, Diagnostic):
@@ -123,7 +146,7 @@ class Checker:
         source = SourceFile(text, path)
         ctx = FileContext(source, tree, self.profile, self.catalog)
         self._walk(ctx)
-        found = ctx.diagnostics
+        found = self.fix_classes.apply(ctx.diagnostics, source)
         if self.apply_noqa:
             found = [d for d in found if not source.is_suppressed(d.line, d.code)]
         return sorted(found, key=Diagnostic.sort_key)
@@ -196,8 +219,12 @@ class Checker:
         for dispatch in dispatches:
             for node_type, handlers in list(dispatch.items()):
                 dispatch[node_type] = [h for h in handlers if h[0] is not rule]
-        where = traceback.extract_tb(exc.__traceback__)[-1]
         line = getattr(node, "lineno", 1)
+        if isinstance(exc, RecursionError):  # the code, not the rule, is the problem
+            message = f"too deeply nested to analyse; {rule.code} was skipped for this file"
+            ctx.diagnostics.append(tool_diagnostic(ctx.source.path, "DL007", message, line=line))
+            return
+        where = traceback.extract_tb(exc.__traceback__)[-1]
         ctx.diagnostics.append(
             tool_diagnostic(
                 ctx.source.path,
@@ -209,18 +236,100 @@ class Checker:
         )
 
 
+class FixClasses:
+    """ruff's escape hatch: `extend_safe_fixes` promotes the unsafe fixes of these codes (or
+    prefixes) to safe, `extend_unsafe_fixes` demotes safe ones; the longer selector wins, and
+    unsafe wins a tie. A fix that touches a comment is never promoted."""
+
+    def __init__(self, safe: Tuple[str, ...], unsafe: Tuple[str, ...]) -> None:
+        self.safe = safe
+        self.unsafe = unsafe
+
+    def wanted(self, code: str) -> Optional[Applicability]:
+        def best(selectors: Tuple[str, ...]) -> int:
+            return max((len(s) if s != "ALL" else 0 for s in selectors if s == "ALL" or code.startswith(s)), default=-1)
+
+        safe, unsafe = best(self.safe), best(self.unsafe)
+        if safe < 0 and unsafe < 0:
+            return None
+        return Applicability.SAFE if safe > unsafe else Applicability.UNSAFE
+
+    def apply(self, found: List[Diagnostic], source: SourceFile) -> List[Diagnostic]:
+        if not (self.safe or self.unsafe):
+            return found
+        adjusted = []
+        for diagnostic in found:
+            fix = diagnostic.fix
+            wanted = self.wanted(diagnostic.code) if fix is not None else None
+            if wanted is not None and wanted is not fix.applicability:  # type: ignore[union-attr]
+                if wanted is Applicability.UNSAFE or not any(
+                    source.touches_comment(e.start, e.end) for e in fix.edits  # type: ignore[union-attr]
+                ):
+                    diagnostic = dataclasses.replace(diagnostic, fix=dataclasses.replace(fix, applicability=wanted))
+            adjusted.append(diagnostic)
+        return adjusted
+
+
+@contextlib.contextmanager
+def _collector_paused():
+    """A file's tree and findings are millions of objects in a large file, none of them in a
+    reference cycle that must go before the file is done; each run of the cyclic collector
+    walks them all, which made checking super-linear in file size."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def parse_source(text: str, path: str):
-    """An ast.Module, or the DL001 diagnostic that says why there is none."""
+    """An ast.Module, or the DL001 / DL002 / DL007 diagnostic that says why there is none."""
     try:
         return ast.parse(text, filename=path, type_comments=False)
     except SyntaxError as exc:
-        line = exc.lineno or 1
-        column = max(exc.offset or 1, 1)
-        return tool_diagnostic(path, "DL001", f"syntax error: {exc.msg}", line, column)
+        return _syntax_error(exc, text, path)
     except (RecursionError, MemoryError):
-        return tool_diagnostic(path, "DL001", "syntax error: too deeply nested to parse")
+        # CPython's parser limit shrinks with the caller's stack depth: try again from a
+        # fresh thread's stack, where it is what `python file.py` accepts.
+        outcome = _parse_on_fresh_stack(text, path)
+        if isinstance(outcome, ast.Module):
+            return outcome
+        if isinstance(outcome, SyntaxError):
+            return _syntax_error(outcome, text, path)
+        return tool_diagnostic(path, "DL007", "too deeply nested to analyse (beyond the Python parser's limit)")
     except ValueError as exc:  # e.g. NUL bytes handed to us as text
         return tool_diagnostic(path, "DL002", f"cannot parse file: {exc}")
+
+
+def _syntax_error(exc: SyntaxError, text: str, path: str) -> Diagnostic:
+    line = exc.lineno or 1
+    column = max(exc.offset or 1, 1)
+    if "too many nested" in (exc.msg or ""):  # the parser's own nesting limit: valid code
+        return tool_diagnostic(path, "DL007", "too deeply nested to analyse (beyond the Python parser's limit)", line, column)
+    newer = newer_syntax_message(SourceFile(text, path).line_text(line))
+    return tool_diagnostic(path, "DL001", newer or f"syntax error: {exc.msg}", line, column)
+
+
+def _parse_on_fresh_stack(text: str, path: str):
+    """ast.parse on a new thread: the Module, or the exception it raised."""
+    outcome: List[object] = [None]
+
+    def parse() -> None:
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(limit + _OWN_FRAMES)  # the frames above this one are ours
+        try:
+            outcome[0] = ast.parse(text, filename=path, type_comments=False)
+        except (SyntaxError, RecursionError, MemoryError, ValueError) as exc:
+            outcome[0] = exc
+        finally:
+            sys.setrecursionlimit(limit)
+
+    worker = threading.Thread(target=parse, name="deadline-lint-parse")
+    worker.start()
+    worker.join()
+    return outcome[0]
 
 
 def rule_enabled(

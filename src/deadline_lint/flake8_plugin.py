@@ -1,30 +1,41 @@
 """flake8 adapter: `flake8 --select DL` reports what `deadline-lint check` reports.
 
-A thin translation. It reuses the tree flake8 already parsed (no second parse) and yields every
-finding of the default-on rules; selection (`select`, `extend-select`, `ignore`,
-`per-file-ignores`) and `# noqa` are flake8's own. Opt-in rules are on flake8's default ignore
-list and run only when their exact code is in `select` or `extend-select`, as in the CLI (a
-prefix such as `--select DL` does not switch them on). The profile's `ignore` and
-`per_path_ignores` still apply, and so does the tool's own `# deadline-lint: ignore[...]`
-pragma, which flake8 cannot know.
+A thin translation. It reuses the tree flake8 already parsed (no second parse). Each file gets
+its own profile, resolved as the CLI resolves it (`--deadline-profile` for every file, else
+the nearest pyproject.toml with `[tool.deadline-lint]` walking up from the file), and yields
+what `deadline-lint check` would report under that profile: its `select`, `extend_select`,
+`ignore`, `exclude` and `per_path_ignores` all count. flake8's own selection (`select`,
+`extend-select`, `ignore`, `per-file-ignores`) and `# noqa` then filter that. Opt-in rules
+run only where the file's profile selects them or their exact code is in flake8's `select` or
+`extend-select`, as in the CLI (a prefix such as `--select DL` does not switch them on). The
+tool's own `# deadline-lint: ignore[...]` pragma, which flake8 cannot know, applies too. An
+unknown DL code in flake8's selection options, like a broken profile, is one critical error.
 
-Tool codes (DL0xx): flake8 reports undecodable files (E902) and syntax errors (E999) itself and
-never runs a tree plugin on them, so the plugin never yields DL001/DL002; DL003 (a rule failed on
-the file) is yielded like any other finding, so flake8's selection decides whether it shows
-(`--select DL` includes it; the CLI always reports tool codes).
+A relative `deadline-profile` in a flake8 config file is relative to that file's folder
+(flake8's `normalize_paths`); on the command line, to the working directory.
+
+Tool codes (DL0xx): flake8 reports syntax errors (E999) itself and never runs a tree plugin on
+them, so the plugin never yields DL001. Bytes that are not text in the file's encoding flake8
+decodes as latin-1 and checks anyway; the plugin yields DL002 for those, as the CLI does, and
+checks nothing else in them. DL003 and DL007 (a rule failed on the file, or it is nested too
+deeply) are yielded like any other finding, so flake8's selection decides whether they show
+(`--select DL` includes them; the CLI always reports tool codes).
 """
 from __future__ import annotations
 
 import ast
-from pathlib import Path
+import os
+import re
 from typing import Dict, Iterator, List, Optional, Tuple
 
 from deadline_lint import __version__
+from deadline_lint.config import Checkers, ProfileResolver
 from deadline_lint.engine import Checker
-from deadline_lint.profile import ProfileError, resolve_profile
+from deadline_lint.profile import ProfileError
+from deadline_lint.selection import SelectorError, check_selectors
 from deadline_lint.rules.base import all_rules
 from deadline_lint.runner import apply_path_ignores
-from deadline_lint.source import SourceFile
+from deadline_lint.source import DecodeError, SourceFile, decode_source
 
 Result = Tuple[int, int, str, type]
 
@@ -41,8 +52,8 @@ class DeadlineLintFlake8:
 
     profile_path: Optional[str] = None
     opt_ins: Tuple[str, ...] = ()  # opt-in codes the user selected by their exact code
-    # One Checker per process and profile: rules are instantiated once, not once per file.
-    _checkers: Dict[Tuple[Optional[str], Tuple[str, ...]], Checker] = {}
+    # One checker per process and profile: rules are instantiated once, not once per file.
+    _checkers: Dict[Tuple[Optional[str], Tuple[str, ...]], Checkers] = {}
 
     def __init__(self, tree: ast.Module, lines: List[str], filename: str) -> None:
         self.tree = tree
@@ -60,7 +71,6 @@ class DeadlineLintFlake8:
             help="deadline-lint adoption profile (YAML). Default: [tool.deadline-lint] in the "
             "nearest pyproject.toml, else the built-in defaults.",
         )
-        option_manager.extend_default_ignore(opt_in_codes())
 
     @classmethod
     def parse_options(cls, options) -> None:
@@ -69,29 +79,55 @@ class DeadlineLintFlake8:
         # would let a prefix such as `--select DL` switch it on.
         named = {code.strip().upper() for code in [*(options.select or ()), *(options.extend_select or ())]}
         cls.opt_ins = tuple(code for code in opt_in_codes() if code in named)
+        _check_flake8_selection(options)
         # Load it now: a broken profile is one clear error instead of one failure per file.
-        cls.checker()
+        cls.checkers().for_path(os.path.join(os.getcwd(), "-"))
+
+    @classmethod
+    def checkers(cls) -> Checkers:
+        key = (cls.profile_path, cls.opt_ins)
+        checkers = cls._checkers.get(key)
+        if checkers is None:
+            try:
+                resolver = ProfileResolver(cls.profile_path)
+            except ProfileError as exc:
+                raise _critical(exc) from None
+            checkers = Checkers(resolver, {"extend_select": list(cls.opt_ins), "apply_noqa": False})
+            cls._checkers[key] = checkers
+        return checkers
 
     @classmethod
     def checker(cls) -> Checker:
-        key = (cls.profile_path, cls.opt_ins)
-        checker = cls._checkers.get(key)
-        if checker is None:
-            try:
-                profile = resolve_profile(cls.profile_path, Path("."))
-            except ProfileError as exc:
-                from flake8.exceptions import ExecutionError
+        """The checker for a file in the working directory (kept for callers of 0.1)."""
+        return cls.checkers().for_path(os.path.join(os.getcwd(), "-"))
 
-                # flake8 prints this as a critical error and exits 1.
-                raise ExecutionError(f"deadline-lint: {exc}") from None
-            default_on = [code for code, rule in all_rules().items() if rule.default_enabled]
-            checker = Checker(profile, select=[*default_on, *cls.opt_ins], apply_noqa=False)
-            cls._checkers[key] = checker
-        return checker
+    def _undecodable(self, text: str) -> Optional[str]:
+        """Why the file's bytes are not source text, when flake8 decoded them anyway (it falls
+        back to latin-1). Pure ASCII always decodes, so only other text is read again."""
+        if text.isascii() or self.filename in ("-", "stdin") or not os.path.isfile(self.filename):
+            return None
+        try:
+            with open(self.filename, "rb") as handle:
+                decode_source(handle.read())
+        except DecodeError as exc:
+            return str(exc)
+        except OSError:
+            return None
+        return None
 
     def run(self) -> Iterator[Result]:
-        checker = self.checker()
+        checkers = self.checkers()
+        try:
+            checker = checkers.for_path(os.path.abspath(self.filename))
+            if checkers.excluded(self.filename):
+                return
+        except ProfileError as exc:
+            raise _critical(exc) from None
         text = "".join(self.lines)
+        problem = self._undecodable(text)
+        if problem is not None:  # flake8 read it as latin-1; Python (and the CLI) would not
+            yield 1, 0, f"DL002 cannot decode file: {problem}", type(self)
+            return
         found = checker.check_text(text, self.filename, tree=self.tree)
         if not found:
             return
@@ -102,3 +138,30 @@ class DeadlineLintFlake8:
                 continue
             # flake8 adds 1 to the column a plugin yields; ours is already 1-based.
             yield diagnostic.line, diagnostic.column - 1, f"{diagnostic.code} {diagnostic.message}", type(self)
+
+
+def _critical(exc: Exception) -> Exception:
+    from flake8.exceptions import ExecutionError
+
+    # flake8 prints this as a critical error and exits 1.
+    return ExecutionError(f"deadline-lint: {exc}")
+
+
+def _check_flake8_selection(options) -> None:
+    """DL codes in flake8's selection options must exist (other plugins' codes are theirs)."""
+    listed = {
+        "select": options.select, "extend-select": options.extend_select,
+        "ignore": options.ignore, "extend-ignore": options.extend_ignore,
+    }
+    for name, values in listed.items():
+        ours = [v.strip().upper() for v in values or () if v.strip().upper().startswith("DL")]
+        try:
+            check_selectors(ours, f"flake8 --{name}")
+        except SelectorError as exc:
+            raise _critical(exc) from None
+    for entry in getattr(options, "per_file_ignores", None) or ():
+        ours = re.findall(r"\bDL[0-9A-Za-z]*", entry if isinstance(entry, str) else " ".join(map(str, entry)))
+        try:
+            check_selectors([code.upper() for code in ours], "flake8 --per-file-ignores")
+        except SelectorError as exc:
+            raise _critical(exc) from None

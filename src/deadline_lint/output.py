@@ -29,7 +29,8 @@ def summary_line(found: List[Diagnostic], files_checked: int) -> str:
         return f"All checks passed ({files} checked)."
     fixable = sum(1 for d in found if d.fix is not None and d.fix.applicability.value == "safe")
     unsafe = sum(1 for d in found if d.fix is not None and d.fix.applicability.value == "unsafe")
-    text = f"Found {len(found)} problem{'s' if len(found) != 1 else ''} in {files}"
+    with_problems = len({d.path for d in found})
+    text = f"Found {len(found)} problem{'s' if len(found) != 1 else ''} in {with_problems} of {files} checked"
     if fixable:
         text += f"; {fixable} fixable with `deadline-lint fix`"
     if unsafe:

@@ -1,28 +1,39 @@
 """The adoption profile: an organisation's numbers and names, loaded and validated.
 
-Lookup order: `--profile PATH`, else `[tool.deadline-lint]` in the nearest pyproject.toml
-(`profile = "path"` and/or profile keys inline), else the built-in defaults below.
+Lookup order, per file: `--profile PATH`, else `[tool.deadline-lint]` in the nearest
+pyproject.toml that has that table, walking up from the file (`profile = "path"` and/or profile
+keys inline), else the built-in defaults below. `config.ProfileResolver` does it for a run.
+
+Every key is either read (by the engine, or by a registered rule that declares it in
+`Rule.profile_keys`) or rejected; a rule-family key that no registered rule reads yet is
+accepted with a "not used yet" warning (profile_checks.py, which also rejects unknown rule
+codes). `profile.schema.json` is the same schema for editors.
 """
 from __future__ import annotations
 
+import ast
 import copy
+import keyword
 import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Tuple
 
 import yaml
 
-try:  # Python 3.11+
-    import tomllib
-except ImportError:  # pragma: no cover - exercised on 3.9/3.10 only
-    import tomli as tomllib  # type: ignore[no-redef]
+import tomllib
 
 
 class ProfileError(Exception):
     """One line: `path: key: what was expected`."""
 
+
+# The least timeout a fix ever inserts. A spent budget must still give a *positive* timeout:
+# requests/urllib3 raise ValueError on 0, a socket timeout of 0 means non-blocking
+# (http.client: BlockingIOError) and aiohttp reads `total=0` as "no limit". One millisecond
+# makes the call fail at once with the library's own timeout error, the deadline path.
+TIMEOUT_FLOOR_S = 0.001
 
 DEFAULTS: Dict[str, Any] = {
     "edge_total_ms": 10000,
@@ -35,11 +46,12 @@ DEFAULTS: Dict[str, Any] = {
         "seconds_parameters": ["budget_s"],
         "types": ["Budget"],
         "accessors": [],
+        "clamps": [],
     },
     "fix": {
         "budget_expression": "{budget}.timeout()",
-        "seconds_expression": "max(0.0, {budget} - {margin})",
-        "grpc_context_expression": "max(0.0, {budget}.time_remaining() - {margin})",
+        "seconds_expression": f"max({TIMEOUT_FLOOR_S}, {{budget}} - {{margin}})",
+        "grpc_context_expression": f"max({TIMEOUT_FLOOR_S}, {{budget}}.time_remaining() - {{margin}})",
         "edge_expression": "{edge}",
     },
     "statuses": {
@@ -55,10 +67,21 @@ DEFAULTS: Dict[str, Any] = {
     "retry_decorators": [],
     "spawn_helpers": [],
     "select": [],
+    "extend_select": [],
     "ignore": [],
     "per_path_ignores": {},
     "exclude": [],
+    "extend_safe_fixes": [],
+    "extend_unsafe_fixes": [],
 }
+
+# Keys the engine and the front ends read themselves; every other top-level key belongs to a
+# rule family and must be declared by a registered rule (Rule.profile_keys) to count as read.
+ENGINE_KEYS = frozenset({
+    "edge_total_ms", "hop_margin_ms", "budget", "fix", "outbound", "select", "extend_select",
+    "ignore", "per_path_ignores", "exclude", "extend_safe_fixes", "extend_unsafe_fixes",
+})
+SELECTOR_KEYS = ("select", "extend_select", "ignore", "extend_safe_fixes", "extend_unsafe_fixes")
 
 _CODE_SELECTOR = re.compile(r"^(ALL|DL[0-9]{0,3})$")
 _TEMPLATE_FIELDS = {"budget", "margin", "edge"}
@@ -66,9 +89,12 @@ _TEMPLATE_FIELDS = {"budget", "margin", "edge"}
 Validator = Callable[[Any], Optional[str]]  # returns what was expected, or None if fine
 
 
+_MAX_MS = 24 * 60 * 60 * 1000  # a day: no request budget is longer; larger is a typo
+
+
 def _non_negative_int(value: Any) -> Optional[str]:
-    ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
-    return None if ok else "a whole number of milliseconds, 0 or more"
+    ok = isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= _MAX_MS
+    return None if ok else f"a whole number of milliseconds, 0 or more (at most a day, {_MAX_MS})"
 
 
 def _positive_number(value: Any) -> Optional[str]:
@@ -110,13 +136,55 @@ def _template(value: Any) -> Optional[str]:
     fields = set(re.findall(r"{(\w*)}", value))
     if not fields <= _TEMPLATE_FIELDS:
         return "a Python expression using only {budget}, {margin} and {edge}"
+    if not is_expression_template(value, {"budget": "budget", "margin": "0.05", "edge": "10.0"}):
+        return "a template that fills in to one Python expression, such as \"{budget}.timeout()\""
     return None
 
 
-def _client_list(value: Any) -> Optional[str]:
+def is_expression_template(template: str, fields: Mapping[str, str]) -> bool:
+    """The template, filled in, is one Python expression (not a statement, not broken)."""
+    try:
+        ast.parse(template.format(**fields).strip(), mode="eval")
+    except (SyntaxError, ValueError, KeyError, IndexError, RecursionError):
+        return False
+    return True
+
+
+def _client_list(value: Any):
     from deadline_lint.catalog import validate_client_groups
 
-    return validate_client_groups(value)
+    problem = validate_client_groups(value)
+    return problem or _client_spelling_problem(value)
+
+
+_NAME_KEYS = ("keyword", "constructor_keyword", "headers_keyword")
+_TEMPLATE_KEYS = {"timeout_template": ("timeout",), "wrap": ("call", "timeout")}
+
+
+def _client_spelling_problem(groups: List[Mapping[str, Any]]):
+    """What the catalog schema leaves to the profile: that names are Python identifiers and
+    templates Python expressions, or a fix blames the tool (DL003) for the profile's typo.
+    Returns (where, expected, got), e.g. ("outbound[0].keyword", ...)."""
+    for index, group in enumerate(groups):
+        specs = [(f"outbound[{index}]", group)]
+        for entry_index, entry in enumerate(group.get("functions", []) or []):
+            if isinstance(entry, dict):
+                specs.append((f"outbound[{index}].functions[{entry_index}]", entry))
+        for name, spec in (group.get("classes", {}) or {}).items():
+            specs.append((f"outbound[{index}].classes.{name}", spec))
+            for method_index, method in enumerate(spec.get("methods", []) or []):
+                if isinstance(method, dict):
+                    specs.append((f"outbound[{index}].classes.{name}.methods[{method_index}]", method))
+        for where, spec in specs:
+            for key in _NAME_KEYS:
+                value = spec.get(key)
+                if value is not None and not (value.isidentifier() and not keyword.iskeyword(value)):
+                    return f"{where}.{key}", "a Python parameter name", value
+            for key, fields in _TEMPLATE_KEYS.items():
+                value = spec.get(key)
+                if value is not None and not is_expression_template(value, {f: "x" for f in fields}):
+                    return f"{where}.{key}", "a template that fills in to one Python expression", value
+    return None
 
 
 SCHEMA: Dict[str, Any] = {
@@ -130,6 +198,7 @@ SCHEMA: Dict[str, Any] = {
         "seconds_parameters": _string_list,
         "types": _string_list,
         "accessors": _string_list,
+        "clamps": _string_list,
     },
     "fix": {
         "budget_expression": _template,
@@ -143,9 +212,12 @@ SCHEMA: Dict[str, Any] = {
     "retry_decorators": _string_list,
     "spawn_helpers": _string_list,
     "select": _code_list,
+    "extend_select": _code_list,
     "ignore": _code_list,
     "per_path_ignores": _path_map,
     "exclude": _string_list,
+    "extend_safe_fixes": _code_list,
+    "extend_unsafe_fixes": _code_list,
 }
 
 
@@ -162,6 +234,8 @@ def _validate(data: Any, schema: Mapping[str, Any], where: str, prefix: str = ""
             _validate(value, spec, where, dotted + ".")
             continue
         expected = spec(value)
+        if isinstance(expected, tuple):  # a validator naming the part of the value at fault
+            dotted, expected, value = expected
         if expected:
             raise ProfileError(f"{where}: {dotted}: expected {expected}, got {value!r}")
 
@@ -182,8 +256,11 @@ class Profile:
 
     raw: Mapping[str, Any]
     source: str  # where it came from, for messages
-    # The folder `per_path_ignores` patterns are relative to: the profile's or pyproject's.
+    # The folder `exclude` and `per_path_ignores` patterns are relative to: the profile's or
+    # pyproject's (None: the working directory).
     root: Optional[str] = None
+    keys_set: FrozenSet[str] = frozenset()  # the top-level keys the profile itself sets
+    warnings: Tuple[str, ...] = ()
 
     def __getitem__(self, key: str) -> Any:
         return self.raw[key]
@@ -222,10 +299,12 @@ def _check_consistency(data: Mapping[str, Any], where: str) -> None:
 
 
 def build_profile(overrides: Mapping[str, Any], where: str, root: Optional[str] = None) -> Profile:
+    """Shape and consistency; what needs the rule registry (known codes, keys no rule reads
+    yet) is `profile_checks.check_profile`, which every front end applies (config.py)."""
     _validate(overrides, SCHEMA, where)
     merged = _merge(DEFAULTS, overrides)
     _check_consistency(merged, where)
-    return Profile(raw=merged, source=where, root=root)
+    return Profile(raw=merged, source=where, root=root, keys_set=frozenset(overrides))
 
 
 def default_profile() -> Profile:
@@ -241,7 +320,9 @@ def load_profile_file(path: os.PathLike) -> Dict[str, Any]:
     except (OSError, UnicodeDecodeError) as exc:
         raise ProfileError(f"{where}: cannot be read: {exc}") from None
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_UniqueKeyLoader)
+    except _DuplicateKey as exc:
+        raise ProfileError(f"{where}: line {exc.line}: {exc.key}: given twice") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f"line {mark.line + 1}: " if mark is not None else ""
@@ -254,19 +335,51 @@ def load_profile_file(path: os.PathLike) -> Dict[str, Any]:
     return data
 
 
+class _DuplicateKey(Exception):
+    def __init__(self, key: Any, line: int) -> None:
+        super().__init__(key)
+        self.key, self.line = key, line
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """YAML keeps the last of two equal keys without a word; a profile must not."""
+
+    def construct_mapping(self, node, deep=False):  # type: ignore[override]
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if isinstance(key, str) and key in seen:
+                raise _DuplicateKey(key, key_node.start_mark.line + 1)
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
 def find_pyproject(start: Path) -> Optional[Path]:
+    """The nearest pyproject.toml with a `[tool.deadline-lint]` table, walking up from `start`
+    (a folder, or a file whose folder is the first looked at); one without the table is
+    passed over, as ruff passes over one without `[tool.ruff]`."""
     start = start.resolve()
     for folder in [start, *start.parents] if start.is_dir() else list(start.parents):
-        candidate = folder / "pyproject.toml"
-        if candidate.is_file():
-            return candidate
+        if has_profile_table(folder):
+            return folder / "pyproject.toml"
     return None
+
+
+def has_profile_table(folder: Path) -> bool:
+    candidate = folder / "pyproject.toml"
+    try:
+        present = candidate.is_file()
+    except OSError as exc:  # a folder on the way up that we may not look into
+        raise ProfileError(f"{exc.filename or folder}: cannot look for pyproject.toml: {exc.strerror or exc}") from None
+    return present and _pyproject_table(candidate) is not None
 
 
 def _pyproject_table(pyproject: Path) -> Optional[Dict[str, Any]]:
     try:
         with pyproject.open("rb") as handle:
             data = tomllib.load(handle)
+    except UnicodeDecodeError as exc:
+        raise ProfileError(f"{pyproject}: not valid TOML (not UTF-8: {exc.reason} at byte {exc.start})") from None
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise ProfileError(f"{pyproject}: not valid TOML ({exc})") from None
     table = data.get("tool", {}).get("deadline-lint")
@@ -275,28 +388,42 @@ def _pyproject_table(pyproject: Path) -> Optional[Dict[str, Any]]:
     return table
 
 
+def explicit_profile(path: str) -> Profile:
+    return build_profile(load_profile_file(Path(path)), path, str(Path(path).resolve().parent))
+
+
 def resolve_profile(explicit: Optional[str], start: Path) -> Profile:
-    """Find and load the profile the way the CLI and plugins all do."""
+    """The profile for files at `start`: `explicit` wins, else the nearest configured
+    pyproject.toml, else the defaults. `config.ProfileResolver` caches this per folder."""
     if explicit:
-        return build_profile(load_profile_file(Path(explicit)), explicit, str(Path(explicit).resolve().parent))
+        return explicit_profile(explicit)
     pyproject = find_pyproject(start)
     if pyproject is None:
         return default_profile()
+    return pyproject_profile(pyproject)
+
+
+def pyproject_profile(pyproject: Path) -> Profile:
     table = _pyproject_table(pyproject)
     if not table:
-        return default_profile()
+        return build_profile({}, f"{pyproject} [tool.deadline-lint]", str(pyproject.parent))
     table = dict(table)
     overrides: Dict[str, Any] = {}
     where = f"{pyproject} [tool.deadline-lint]"
     profile_path = table.pop("profile", None)
     if profile_path is not None:
-        if not isinstance(profile_path, str):
-            raise ProfileError(f"{where}: profile: expected a path string")
+        if not isinstance(profile_path, str) or not profile_path.strip():
+            raise ProfileError(f"{where}: profile: expected the path of a profile YAML file, got {profile_path!r}")
         file_path = (pyproject.parent / profile_path)
         overrides = load_profile_file(file_path)
         where = str(file_path)
         _validate(overrides, SCHEMA, where)
     if table:
+        spelled: Dict[str, str] = {}
+        for key in table:
+            other = spelled.setdefault(key.replace("-", "_"), key)
+            if other != key:
+                raise ProfileError(f"{pyproject} [tool.deadline-lint]: {key}: given twice (also as {other})")
         table = {key.replace("-", "_"): value for key, value in table.items()}
         _validate(table, SCHEMA, f"{pyproject} [tool.deadline-lint]")
         overrides = _merge(overrides, table)
@@ -308,10 +435,12 @@ def code_selected(code: str, selectors: Tuple[str, ...]) -> bool:
 
 
 def path_ignores(profile: Profile, relpath: str) -> List[str]:
-    from fnmatch import fnmatch
+    """Codes `per_path_ignores` silences for `relpath` (relative to the profile's folder),
+    matched with the same gitignore-style rule as `exclude` (see globs.py)."""
+    from deadline_lint.globs import matches
 
     codes: List[str] = []
     for pattern, listed in profile["per_path_ignores"].items():
-        if fnmatch(relpath, pattern) or fnmatch(relpath, pattern.rstrip("/") + "/*"):
+        if matches((pattern,), relpath):
             codes.extend(listed)
     return codes

@@ -131,7 +131,10 @@ class SourceFile:
                 listed = match.group("codes")
                 if not listed:
                     return ALL_CODES
-                codes.update(code.upper() for code in _CODE.findall(listed))
+                # flake8 compares `# noqa` codes as written (`# noqa: dl101` silences nothing
+                # there), so every front end does; our own pragma is ours to read leniently.
+                found = _CODE.findall(listed)
+                codes.update(found if pattern is _NOQA else (code.upper() for code in found))
         return frozenset(codes)
 
     def is_suppressed(self, lineno: int, code: str, include_noqa: bool = True) -> bool:

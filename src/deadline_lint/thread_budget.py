@@ -4,7 +4,7 @@ make its timeouts use it, and forward it from its callers in the same module.
 The parameter is keyword-only, `budget_s: float = <the profile's edge default>`: the caller's
 remaining time in seconds (the edge total when nobody passes one: a missing deadline is the
 edge total, never infinite). Its fixes get the profile's seconds template instead of the edge
-default (`max(0.0, budget_s - <margin>)` by default). A plain float, not the organisation's
+default (`max(0.001, budget_s - <margin>)` by default). A plain float, not the organisation's
 budget object, because a default must be a value we can write without knowing how that object
 is built; and not named like a profile budget parameter (`budget`), because those are read as
 budget objects (`budget.timeout()`), which a float is not.

@@ -13,7 +13,9 @@ class ToolCode(NamedTuple):
 TOOL_CODES: Dict[str, ToolCode] = {
     tc.code: tc
     for tc in (
-        ToolCode("DL001", "syntax-error", "The file does not parse as Python, so nothing in it was checked."),
+        ToolCode("DL001", "syntax-error", "The file does not parse as Python under the running "
+                 "interpreter, so nothing in it was checked: a syntax error, syntax newer than this "
+                 "interpreter (the message names the Python it needs), or nesting too deep for its parser."),
         ToolCode("DL002", "undecodable-file", "The file's bytes are not text in its declared encoding "
                  "(UTF-8 unless a coding cookie says otherwise), or it contains a NUL byte."),
         ToolCode("DL003", "internal-error", "A rule failed on this file. The other rules still ran; "
@@ -24,5 +26,8 @@ TOOL_CODES: Dict[str, ToolCode] = {
                  "and fixes were still changing it; the file was left as it was."),
         ToolCode("DL006", "unreadable-file", "The file could not be read (permissions, a broken link, "
                  "or it vanished during the run)."),
+        ToolCode("DL007", "too-deeply-nested", "The file nests expressions or blocks deeper than the "
+                 "checker can analyse (the depth of CPython's own parser limit). It is valid Python, but "
+                 "the rules named in the message did not check it."),
     )
 }

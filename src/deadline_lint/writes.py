@@ -52,6 +52,11 @@ def read_snapshot(path: str) -> SourceSnapshot:
     with open(path, "rb") as handle:
         data = handle.read()
         status = os.fstat(handle.fileno())
+    return snapshot_of(path, data, status.st_mtime_ns, status.st_size)
+
+
+def snapshot_of(path: str, data: bytes, mtime_ns: int = 0, size: int = 0) -> SourceSnapshot:
+    """Bytes read from anywhere (stdin too); raises DecodeError when they are not source text."""
     text = decode_source(data)
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
@@ -60,7 +65,7 @@ def read_snapshot(path: str) -> SourceSnapshot:
     bom = data.startswith(UTF8_BOM)
     if encoding == "utf-8-sig":
         encoding = "utf-8"
-    return SourceSnapshot(path, data, text, encoding, bom, status.st_mtime_ns, status.st_size)
+    return SourceSnapshot(path, data, text, encoding, bom, mtime_ns, size)
 
 
 def encode_like(snapshot: SourceSnapshot, text: str) -> bytes:

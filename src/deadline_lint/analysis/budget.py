@@ -90,9 +90,16 @@ class BudgetAnalysis:
         """The budget visible in `scope` (None when there is none). Cached per scope."""
         if "budget" in scope.facts:
             return scope.facts["budget"]  # type: ignore[return-value]
-        result = self._compute(scope) if scope.kind == FUNCTION else None
-        scope.facts["budget"] = result
-        return result
+        # Outermost first, so each scope finds its enclosing one's budget cached: a loop, not
+        # one recursion per nested function (a thousand nested lambdas are valid Python).
+        pending = []
+        current: Optional[Scope] = scope
+        while current is not None and "budget" not in current.facts:
+            pending.append(current)
+            current = current.parent
+        for each in reversed(pending):
+            each.facts["budget"] = self._compute(each) if each.kind == FUNCTION else None
+        return scope.facts["budget"]  # type: ignore[return-value]
 
     def _compute(self, scope: Scope) -> Optional[Budget]:
         kinds: List[Tuple[str, str]] = []

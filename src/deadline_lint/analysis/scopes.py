@@ -168,6 +168,12 @@ def _collect(scope: Scope) -> Dict[str, List[Binding]]:
                 if handler.name:
                     _add(table, handler.name, Binding(OTHER, None, scope))
                 stack.extend(reversed(handler.body))
+        elif isinstance(stmt, (ast.If, ast.While)):
+            # `if (left := context.time_remaining()) > 0.1:` binds `left` in this scope. Only the
+            # tests of `if`/`while` are searched, where the idiom lives: every expression of
+            # every scope would cost a second walk of the tree.
+            for sub in _walrus_targets(stmt.test):
+                _add(table, sub.target.id, Binding(ASSIGN, sub.value, scope))  # type: ignore[attr-defined]
         elif type(stmt).__name__ == "Match":
             for case in stmt.cases:  # type: ignore[attr-defined]
                 for sub in ast.walk(case.pattern):
@@ -178,6 +184,19 @@ def _collect(scope: Scope) -> Dict[str, List[Binding]]:
         for child_field in _NESTED_BODIES.get(type(stmt), ()):
             stack.extend(reversed(getattr(stmt, child_field)))
     return table
+
+
+def _walrus_targets(expr: ast.expr) -> List[ast.AST]:
+    found: List[ast.AST] = []
+    pending: List[ast.AST] = [expr]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.Lambda):
+            continue  # a walrus in a lambda binds in the lambda
+        if type(node).__name__ == "NamedExpr" and isinstance(getattr(node, "target", None), ast.Name):
+            found.append(node)
+        pending.extend(ast.iter_child_nodes(node))
+    return found
 
 
 # Statements that bind no name and hold no nested statements.

@@ -1,15 +1,15 @@
 from __future__ import annotations
 
 import ast
-from typing import Iterator, List, Set
+from typing import Dict, Iterator, List, Set
 
 from deadline_lint.analysis.budget import budget_in_scope
-from deadline_lint.analysis.expressions import mentions_any
 from deadline_lint.analysis.outbound import FROM_CALL, outbound_sites
 from deadline_lint.rules.base import register
 from deadline_lint.rules.outbound.common import (
     OutboundRule,
     first_report,
+    is_clamp_floor,
     is_non_positive_constant,
     is_number_constant,
     single_assignment,
@@ -25,7 +25,8 @@ class BudgetCanGrow(OutboundRule):
     Flags a timeout computed from the budget in a way that can come out *larger* than the
     remainder: `max(remaining, 5)`, `remaining + 2`, `remaining or 30`. It looks at the
     timeout an outbound call is given and at the assignments of the names it is made of.
-    Clamps at zero (`max(0.0, remaining - margin)`) and subtracting are fine.
+    Clamps at zero or at the fixes' 1 ms floor (`max(0.0, remaining - margin)`,
+    `max(0.001, remaining - margin)`) and subtracting are fine.
 
     ## Why is this bad?
     The whole point of forwarding the remainder is that a hop can never get more time than its
@@ -35,12 +36,16 @@ class BudgetCanGrow(OutboundRule):
 
     ## Example
     ```python
+    import requests
+
     def fetch(url, budget):
         return requests.get(url, timeout=max(budget.timeout(), 1.0))
     ```
 
     ## Use instead
     ```python
+    import requests
+
     def fetch(url, budget):
         if budget.timeout() < 0.1:
             raise RefusedTooLate()
@@ -84,8 +89,10 @@ def _growth(expr: ast.expr, names, ctx) -> Iterator:
     followed: Set[str] = set()
     while pending:
         current = pending.pop()
-        for node in ast.walk(current):
-            why = _grows(node, names, ctx)
+        nodes = list(ast.walk(current))
+        mentions = _mentions_by_node(nodes, names)
+        for node in nodes:
+            why = _grows(node, mentions, ctx)
             if why:
                 yield node, why
             follow = isinstance(node, ast.Name) and node.id in names and node.id not in followed
@@ -96,25 +103,40 @@ def _growth(expr: ast.expr, names, ctx) -> Iterator:
                     pending.append(binding.value)
 
 
-def _grows(node: ast.AST, names, ctx) -> str:
+def _mentions_by_node(nodes: List[ast.AST], names) -> Dict[int, bool]:
+    """For each node of a walked expression: does it mention a budget name? One pass from the
+    leaves up (a walk lists parents before children), not one walk per node: a chain of
+    2,500 additions was quadratic."""
+    mentions: Dict[int, bool] = {}
+    for node in reversed(nodes):
+        mentions[id(node)] = (isinstance(node, ast.Name) and node.id in names) or any(
+            mentions.get(id(child), False) for child in ast.iter_child_nodes(node)
+        )
+    return mentions
+
+
+def _grows(node: ast.AST, mentions: Dict[int, bool], ctx) -> str:
+    def mentioned(expr: ast.AST) -> bool:
+        return mentions.get(id(expr), False)
+
     if isinstance(node, ast.Call) and node.args and not node.keywords:
         if ctx.resolver.qualified_name(node.func, ctx.scope) == "max" and len(node.args) >= 2:
             if any(isinstance(a, ast.Starred) for a in node.args):
                 return ""
-            from_budget = [a for a in node.args if mentions_any(a, names)]
-            others = [a for a in node.args if not mentions_any(a, names) and not is_non_positive_constant(a)]
+            from_budget = [a for a in node.args if mentioned(a)]
+            others = [a for a in node.args if not mentioned(a) and not is_clamp_floor(a)]
             if from_budget and others:
                 return "`max()` puts a floor under it that is not derived from the budget"
         return ""
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        left, right = mentions_any(node.left, names), mentions_any(node.right, names)
+        left, right = mentioned(node.left), mentioned(node.right)
         if left != right:
             other = node.right if left else node.left
             if not (is_number_constant(other) and is_non_positive_constant(other)):
                 return "something not derived from the budget is added to it"
         return ""
     if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
-        fallbacks = [v for v in node.values[1:] if not mentions_any(v, names) and not is_non_positive_constant(v)]
-        if mentions_any(node.values[0], names) and fallbacks:
+        fallbacks = [v for v in node.values[1:] if not mentioned(v) and not is_non_positive_constant(v)]
+        if mentioned(node.values[0]) and fallbacks:
             return "`or` turns a spent (zero) budget into a fixed timeout"
     return ""

@@ -31,12 +31,16 @@ class BudgetHeaderNotForwarded(OutboundRule):
 
     ## Example
     ```python
+    import requests
+
     def fetch(url, budget, token):
         return requests.get(url, headers={"Authorization": token}, timeout=budget.timeout())
     ```
 
     ## Use instead
     ```python
+    import requests
+
     def fetch(url, budget, token):
         headers = {"Authorization": token, "X-Request-Budget-Ms": str(budget.remaining_ms())}
         return requests.get(url, headers=headers, timeout=budget.timeout())
@@ -54,6 +58,7 @@ class BudgetHeaderNotForwarded(OutboundRule):
     code = "DL108"
     name = "budget-header-not-forwarded"
     summary = "an HTTP call in a budgeted function sends headers without the budget header"
+    profile_keys = frozenset({"budget_header"})
     default_enabled = False
     def visit(self, node, ctx):
         call = outbound_call(ctx, node)

@@ -32,25 +32,45 @@ class OutboundCallWithoutBudget(OutboundRule):
 
     ## Example
     ```python
+    import requests
+
     def fetch_user(user_id, budget):
         return requests.get(f"{USERS}/{user_id}")
     ```
 
     ## Use instead
     ```python
+    import requests
+
     def fetch_user(user_id, budget):
         return requests.get(f"{USERS}/{user_id}", timeout=budget.timeout())
     ```
 
     ## Fix safety
-    Safe. The fix inserts the timeout argument built from the budget in scope using the
-    profile's templates (`fix.budget_expression`, `fix.grpc_context_expression`,
-    `fix.seconds_expression`); where no budget is in scope it inserts the profile's edge
-    default (`fix.edge_expression`, the edge total in seconds): a missing deadline is the
-    edge total, never infinite time. Libraries that spell a timeout as an object get one
-    (`aiohttp.ClientTimeout(total=...)`); an API with no timeout parameter
-    (`asyncio.open_connection`) is wrapped in `asyncio.wait_for(..., timeout=...)`. Calls
-    that pass `**kwargs` are never flagged.
+    The fix inserts a timeout: from the budget in scope through the profile's templates
+    (`fix.budget_expression`, `fix.grpc_context_expression`, `fix.seconds_expression`), else
+    the profile's edge default (`fix.edge_expression`). Libraries that spell a timeout as an
+    object get one (`aiohttp.ClientTimeout(total=...)`); an API with no timeout parameter
+    (`asyncio.open_connection`) is wrapped in `asyncio.wait_for(..., timeout=...)`. Its class
+    is decided per finding:
+
+    - **Safe** when the timeout is derived from a budget the function already has and the
+      library would otherwise wait forever. The function has accepted a deadline: its caller
+      stops waiting when that budget runs out, so a call still running after it can only
+      finish work nobody receives. The timeout turns that silent overrun into the error the
+      caller already sees; no answer the caller could use is lost, and no value sent changes.
+      One caveat: once the budget is spent, the default templates clamp at `0.0`, which
+      gRPC treats as already expired but requests rejects with `ValueError` rather than a
+      timeout; list DL101 in `extend_unsafe_fixes` if your error handling tells them apart.
+    - **Unsafe** when no budget is in scope and the edge default is inserted: the call could
+      run longer than the edge total before, and a slow success becomes a timeout error.
+    - **Unsafe** when the library's own default is finite (aiohttp's 300 s total): a shorter
+      total can fail a call that used to succeed.
+
+    The codemod and `fix --thread-budget` exist to insert budgets and apply this fix whatever
+    its class; `fix` and the pre-commit fix hook apply the unsafe ones only with
+    `--unsafe-fixes`, or for codes listed in `extend_safe_fixes`. Calls that pass `**kwargs`
+    are never flagged.
 
     ## Options
     - `max_bounded_default_s`: the largest library default that still counts as bounded.
@@ -61,6 +81,7 @@ class OutboundCallWithoutBudget(OutboundRule):
     code = "DL101"
     name = "outbound-call-without-budget"
     summary = "outbound call with no timeout where the library default is unbounded"
+    profile_keys = frozenset({"max_bounded_default_s"})
     fix_applicability = Applicability.SAFE
     def visit(self, node, ctx):
         for call in outbound_sites(ctx, node):
@@ -96,4 +117,6 @@ class OutboundCallWithoutBudget(OutboundRule):
             [edit] if edit else (),
             description=f"insert {argument}",
             imports=api.imports if edit else (),
+            applicability=Applicability.SAFE if from_budget and call.default_timeout is None else Applicability.UNSAFE,
+            inserts_budget=True,
         )

@@ -30,6 +30,7 @@ from deadline_lint.analysis.outbound import (
 )
 from deadline_lint.analysis.scopes import ASSIGN, IMPORT, Scope
 from deadline_lint.catalog import WAIT, Catalog
+from deadline_lint.profile import TIMEOUT_FLOOR_S
 from deadline_lint.rules.base import Rule
 
 if TYPE_CHECKING:
@@ -200,41 +201,101 @@ def is_non_positive_constant(expr: ast.expr) -> bool:
     return value <= 0
 
 
+def is_clamp_floor(expr: ast.expr) -> bool:
+    """The constant of a clamp such as `max(0.0, x)` or the fixes' own `max(0.001, x)`: at
+    most TIMEOUT_FLOOR_S, so it only keeps a spent budget from becoming an invalid timeout."""
+    return is_number_constant(expr) and ast.literal_eval(expr) <= TIMEOUT_FLOOR_S
+
+
+def floored(seconds_expression: str) -> str:
+    """Every seconds expression a fix derives from a remainder goes through here."""
+    return f"max({format_seconds(TIMEOUT_FLOOR_S)}, {seconds_expression})"
+
+
 def proven_number(expr: ast.expr, scope: Scope, depth: int = 0) -> bool:
     """A plain number: a literal, or a name bound once to one, or arithmetic on those. Only
     these may be wrapped in `min(...)` by a fix (a tuple or a Timeout object may not)."""
-    if is_number_constant(expr):
-        return True
-    if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
-        return proven_number(expr.left, scope, depth) and proven_number(expr.right, scope, depth)
-    if isinstance(expr, ast.Name) and depth < _MAX_FOLLOW:
-        binding = single_assignment(expr.id, scope)
-        return binding is not None and proven_number(binding.value, binding.scope, depth + 1)
-    return False
+    # A work list, not recursion: `1 + 1 + ... + 1` nests as deep as it is long.
+    pending = [(expr, scope, depth)]
+    while pending:
+        value, where, follows = pending.pop()
+        if is_number_constant(value):
+            continue
+        if isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
+            pending.extend(((value.left, where, follows), (value.right, where, follows)))
+            continue
+        if isinstance(value, ast.Name) and follows < _MAX_FOLLOW:
+            binding = single_assignment(value.id, where)
+            if binding is not None:
+                pending.append((binding.value, binding.scope, follows + 1))
+                continue
+        return False
+    return True
 
 
 def is_fixed_timeout(expr: ast.expr, scope: Scope, ctx: "FileContext", depth: int = 0) -> bool:
     """A timeout set by configuration, not computed per request: a literal, a constant (a name
-    bound once to a fixed value, or imported), an attribute (`self.timeout`,
-    `settings.HTTP_TIMEOUT`), a tuple or timeout object of those. Parameters, call results
-    and anything else: we cannot tell, so False."""
-    if is_number_constant(expr) or isinstance(expr, ast.Attribute):
-        return True
-    if isinstance(expr, ast.Tuple):
-        return bool(expr.elts) and all(is_fixed_timeout(e, scope, ctx, depth) for e in expr.elts)
-    if isinstance(expr, ast.BinOp):
-        return is_fixed_timeout(expr.left, scope, ctx, depth) and is_fixed_timeout(expr.right, scope, ctx, depth)
-    if isinstance(expr, ast.Name) and depth < _MAX_FOLLOW:
-        bindings = scope.lookup(expr.id)
-        if bindings and all(b.kind == IMPORT for b in bindings):
-            return True  # `from settings import TIMEOUT`
-        binding = single_assignment(expr.id, scope)
-        return binding is not None and is_fixed_timeout(binding.value, binding.scope, ctx, depth + 1)
-    if isinstance(expr, ast.Call):
-        spec = timeout_object(expr, scope, ctx.resolver, ctx.catalog)
-        if spec is not None:
-            return all(is_fixed_timeout(value, scope, ctx, depth) for _, value in timeout_fields(expr, spec))
-    return False
+    bound once to a fixed value, or imported), an attribute (`settings.HTTP_TIMEOUT`; `self.x`
+    when every value the class assigns to it is fixed), a tuple or timeout object of those.
+    Attributes named like a remainder (`self.remaining`, `deadline_left`), parameters, call
+    results and anything else: we cannot tell, so False."""
+    pending = [(expr, scope, depth)]  # a work list: every part must be fixed
+    while pending:
+        value, where, follows = pending.pop()
+        if is_number_constant(value):
+            continue
+        if isinstance(value, ast.Attribute):
+            assigned = _self_attribute_values(value, where, ctx)
+            if assigned is None:  # not `self.x` or never assigned in the class: configuration
+                if _REMAINDER_WORDS.search(value.attr):
+                    return False  # `self.remaining`, `req.deadline_left`: taken from a budget
+                continue
+            if follows >= _MAX_FOLLOW or any(v is None for v, _ in assigned):
+                return False
+            pending.extend((v, s, follows + 1) for v, s in assigned)  # type: ignore[misc]
+            continue
+        if isinstance(value, ast.Tuple) and value.elts:
+            pending.extend((e, where, follows) for e in value.elts)
+            continue
+        if isinstance(value, ast.BinOp):
+            pending.extend(((value.left, where, follows), (value.right, where, follows)))
+            continue
+        if isinstance(value, ast.Name) and follows < _MAX_FOLLOW:
+            bindings = where.lookup(value.id)
+            if bindings and all(b.kind == IMPORT for b in bindings):
+                continue  # `from settings import TIMEOUT`
+            binding = single_assignment(value.id, where)
+            if binding is not None:
+                pending.append((binding.value, binding.scope, follows + 1))
+                continue
+            return False
+        if isinstance(value, ast.Call):
+            spec = timeout_object(value, where, ctx.resolver, ctx.catalog)
+            if spec is not None:
+                pending.extend((v, where, follows) for _, v in timeout_fields(value, spec))
+                continue
+        return False
+    return True
+
+
+_REMAINDER_WORDS = re.compile(r"remain|budget|deadline|left", re.I)
+
+
+def _self_attribute_values(expr: ast.Attribute, scope: Scope, ctx: "FileContext"):
+    """For `self.x`: each value the class assigns to it (None for one it cannot see, such as
+    `self.x += 1`) with its scope; None when `expr` is not such an attribute or is never assigned."""
+    method = scope
+    while method is not None and method.enclosing_class is None:
+        if method.kind == "class" or method.parent is None:
+            return None
+        method = method.parent  # a closure inside a method still sees `self`
+    params = method.function_params() if method is not None else []
+    if not params or not isinstance(expr.value, ast.Name) or expr.value.id != params[0].arg:
+        return None
+    bindings = ctx.resolver.attribute_bindings(method.enclosing_class).get(expr.attr)  # type: ignore[union-attr,arg-type]
+    if not bindings:
+        return None
+    return [(b.value if b.kind == ASSIGN else None, b.scope) for b in bindings]
 
 
 def timeout_values(expr: ast.expr, ctx: "FileContext") -> Iterator[ast.expr]:
@@ -256,7 +317,7 @@ def timeout_values(expr: ast.expr, ctx: "FileContext") -> Iterator[ast.expr]:
                 stack.extend(value.args)
                 continue
             if name == "max":
-                kept = [a for a in value.args if not is_non_positive_constant(a)]
+                kept = [a for a in value.args if not is_clamp_floor(a)]
                 if len(kept) == 1:  # a clamp at zero: the value itself is the limit
                     stack.extend(kept)
                     continue

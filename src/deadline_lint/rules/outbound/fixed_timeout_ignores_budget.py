@@ -47,20 +47,26 @@ class FixedTimeoutIgnoresBudget(OutboundRule):
 
     ## Example
     ```python
+    import httpx
+
     def get_price(sku, budget):
         return httpx.get(f"{PRICES}/{sku}", timeout=5.0)
     ```
 
     ## Use instead
     ```python
+    import httpx
+
     def get_price(sku, budget):
         return httpx.get(f"{PRICES}/{sku}", timeout=min(5.0, budget.timeout()))
     ```
 
     ## Fix safety
-    Unsafe: it changes how long the call may run. A plain number (a literal, or a name bound
-    once to one) becomes `min(<number>, <budget expression>)`, also inside a tuple or a timeout
-    object; a library default gets the budget expression as an explicit timeout. Attributes,
+    Unsafe: it replaces an explicit value (or the library's finite default) with a shorter
+    one, so a call that used to succeed late can now time out. A plain number (a literal, or a
+    name bound once to one) becomes `min(<number>, <budget expression>)`, also inside a tuple or
+    a timeout object; a library default gets the budget expression as an explicit timeout
+    (that one inserts a budget, so the codemod applies it). Attributes,
     constants of unknown type and timeout objects passed around by name get no fix, since
     `min()` of them might not be a number. No fix either when the budget has no fix template
     (an absolute deadline such as `trio.current_effective_deadline()`).
@@ -73,6 +79,7 @@ class FixedTimeoutIgnoresBudget(OutboundRule):
     code = "DL102"
     name = "fixed-timeout-ignores-budget"
     summary = "a budget is in scope but the call's timeout does not derive from it"
+    profile_keys = frozenset({"max_bounded_default_s"})
     fix_applicability = Applicability.UNSAFE
     def visit(self, node, ctx):
         sites = outbound_sites(ctx, node)
@@ -99,6 +106,16 @@ class FixedTimeoutIgnoresBudget(OutboundRule):
             return  # passed in from elsewhere: cannot tell
         shown = ctx.source.segment(timeout)
         derived = budget_expression(ctx, budget)
+        unset = _timeout_object_without_limits(timeout, ctx)
+        if unset is not None:  # `Config(retries=...)`: no timeout at all, the library's default
+            default = call.default_timeout
+            waits = f"the library default ({default:g} s)" if default is not None else "the library default"
+            message = (
+                f"`{call.display_name}` waits {waits}: `{_short(shown)}` sets no timeout although a budget "
+                f"is in scope: set {unset} from the budget"
+            )
+            ctx.report(self, timeout, message, (), description="set the timeout from the budget")
+            return
         edits = _capped(timeout, derived, ctx) if derived else None
         if _has_parts(timeout, ctx):
             advice = "cap each of its parts by the remaining budget"
@@ -126,7 +143,8 @@ class FixedTimeoutIgnoresBudget(OutboundRule):
         )
         imports = api.imports if edit else ()
         description = f"insert {api.keyword}=..."
-        ctx.report(self, node, message, [edit] if edit else (), description=description, imports=imports)
+        ctx.report(self, node, message, [edit] if edit else (), description=description, imports=imports,
+                   inserts_budget=True)
 
     def _client_timeout(self, node, call, budget, ctx):
         api = call.api
@@ -170,6 +188,16 @@ def _capped(timeout: ast.expr, derived: str, ctx) -> Optional[List[Edit]]:
     if not collect(timeout):
         return None
     return [replace_node(ctx.source, n, f"min({ctx.source.segment(n)}, {derived})") for n in numbers]
+
+
+def _timeout_object_without_limits(timeout: ast.expr, ctx) -> Optional[str]:
+    """For a timeout object built with none of its timeout fields: those fields, for advice."""
+    if not isinstance(timeout, ast.Call):
+        return None
+    spec = timeout_object(timeout, ctx.scope, ctx.resolver, ctx.catalog)
+    if spec is None or list(timeout_fields(timeout, spec)) or any(k.arg is None for k in timeout.keywords):
+        return None
+    return " and ".join(f"`{name}`" for name in spec.fields)
 
 
 def _has_parts(timeout: ast.expr, ctx) -> bool:

@@ -33,16 +33,32 @@ class NoRefuseCheck(OutboundRule):
 
     ## Example
     ```python
-    def GetQuote(self, request, context):
-        return self.pricing.Price(request, timeout=context.time_remaining() - 0.05)
+    import grpc
+    from shop.protos import stock_pb2_grpc
+
+    class Orders(stock_pb2_grpc.OrdersServicer):
+        def __init__(self, channel):
+            self.stock = stock_pb2_grpc.StockStub(channel)
+            self.payments = stock_pb2_grpc.PaymentsStub(channel)
+
+        def GetQuote(self, request, context):
+            return self.stock.Price(request, timeout=context.time_remaining() - 0.05)
     ```
 
     ## Use instead
     ```python
-    def GetQuote(self, request, context):
-        if context.time_remaining() < REFUSE_BELOW_S:
-            context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, "refused: too little time left")
-        return self.pricing.Price(request, timeout=context.time_remaining() - 0.05)
+    import grpc
+    from shop.protos import stock_pb2_grpc
+
+    class Orders(stock_pb2_grpc.OrdersServicer):
+        def __init__(self, channel):
+            self.stock = stock_pb2_grpc.StockStub(channel)
+            self.payments = stock_pb2_grpc.PaymentsStub(channel)
+
+        def GetQuote(self, request, context):
+            if context.time_remaining() < REFUSE_BELOW_S:
+                context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, "refused: too little time left")
+            return self.stock.Price(request, timeout=context.time_remaining() - 0.05)
     ```
 
     ## Fix safety
@@ -57,6 +73,7 @@ class NoRefuseCheck(OutboundRule):
     code = "DL106"
     name = "no-refuse-check"
     summary = "a budgeted function calls downstream without checking the remainder first"
+    profile_keys = frozenset({"refuse_below_ms"})
     default_enabled = False
     def visit(self, node, ctx):
         facts = ctx.scope.facts

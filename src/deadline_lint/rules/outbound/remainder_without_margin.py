@@ -9,7 +9,9 @@ from deadline_lint.edits import replace_node
 from deadline_lint.rules.base import register
 from deadline_lint.rules.outbound.common import (
     OutboundRule,
+    floored,
     format_seconds,
+    is_clamp_floor,
     single_assignment,
     timeout_values,
 )
@@ -32,21 +34,40 @@ class RemainderForwardedWithoutMargin(OutboundRule):
 
     ## Example
     ```python
-    def GetOrder(self, request, context):
-        return self.stock.Reserve(request, timeout=context.time_remaining())
+    import grpc
+    from shop.protos import stock_pb2_grpc
+
+    class Orders(stock_pb2_grpc.OrdersServicer):
+        def __init__(self, channel):
+            self.stock = stock_pb2_grpc.StockStub(channel)
+            self.payments = stock_pb2_grpc.PaymentsStub(channel)
+
+        def GetOrder(self, request, context):
+            return self.stock.Reserve(request, timeout=context.time_remaining())
     ```
 
     ## Use instead
     ```python
-    def GetOrder(self, request, context):
-        return self.stock.Reserve(request, timeout=context.time_remaining() - 0.05)
+    import grpc
+    from shop.protos import stock_pb2_grpc
+
+    class Orders(stock_pb2_grpc.OrdersServicer):
+        def __init__(self, channel):
+            self.stock = stock_pb2_grpc.StockStub(channel)
+            self.payments = stock_pb2_grpc.PaymentsStub(channel)
+
+        def GetOrder(self, request, context):
+            return self.stock.Reserve(request, timeout=max(0.001, context.time_remaining() - 0.05))
     ```
 
     ## Fix safety
-    Safe: the fix subtracts the profile's hop margin from the remainder where it is passed;
-    nothing else changes. When the budget is all but spent the result is zero or negative:
-    gRPC then fails at once with `DEADLINE_EXCEEDED`, while requests/urllib3 reject a timeout
-    of zero or less with `ValueError`. Refuse such work up front (DL106) rather than rely on it.
+    Unsafe: the fix subtracts the profile's hop margin from the remainder where it is passed,
+    which changes the value sent. The result is floored at 1 ms like every timeout a fix
+    derives from a budget (`max(0.001, remaining - 0.05)`), so it is never a value the
+    library rejects (requests raises `ValueError` for 0 or less, `http.client` turns 0 into a
+    non-blocking socket, aiohttp reads `total=0` as no limit); but when the budget is all but
+    spent, a call that used to succeed with the last few milliseconds now fails with the
+    library's timeout error. Refuse such work up front (DL106) rather than rely on it.
 
     ## Options
     - `hop_margin_ms`: the margin subtracted (a margin of 0 turns this rule off).
@@ -56,7 +77,7 @@ class RemainderForwardedWithoutMargin(OutboundRule):
     code = "DL104"
     name = "remainder-forwarded-without-margin"
     summary = "the raw remainder is passed on with no hop margin subtracted"
-    fix_applicability = Applicability.SAFE
+    fix_applicability = Applicability.UNSAFE
     def visit(self, node, ctx):
         sites = outbound_sites(ctx, node)
         if not sites:
@@ -69,7 +90,7 @@ class RemainderForwardedWithoutMargin(OutboundRule):
         for call in sites:
             for value in timeout_values(call.timeout, ctx):
                 if self._is_raw_remainder(value, budget, ctx):
-                    self._report(value, call, margin, ctx)
+                    self._report(value, call, margin, ctx, _inside_clamp(value, call.timeout, ctx))
 
     def _is_raw_remainder(self, value, budget, ctx) -> bool:
         analysis = ctx.analysis(BudgetAnalysis)
@@ -86,12 +107,23 @@ class RemainderForwardedWithoutMargin(OutboundRule):
         name = ctx.resolver.qualified_name(func, ctx.scope)
         return name is not None and analysis.accessors.get(name) == SECONDS
 
-    def _report(self, value, call, margin, ctx):
+    def _report(self, value, call, margin, ctx, clamped):
         shown = ctx.source.segment(value)
         replacement = f"{shown} - {format_seconds(margin)}"
+        if not clamped:
+            replacement = floored(replacement)
         message = (
             f"`{call.display_name}` is given the raw remainder `{shown}`: "
             f"subtract the hop margin (`{replacement}`)"
         )
         edit = replace_node(ctx.source, value, replacement)
         ctx.report(self, value, message, [edit], description=f"use {replacement}")
+
+
+def _inside_clamp(value, timeout, ctx) -> bool:
+    """`max(0.0, value)` already keeps the result from going below its floor."""
+    for node in ast.walk(timeout):
+        if isinstance(node, ast.Call) and any(a is value for a in node.args) and len(node.args) == 2:
+            if ctx.resolver.qualified_name(node.func, ctx.scope) == "max":
+                return any(is_clamp_floor(a) for a in node.args if a is not value)
+    return False

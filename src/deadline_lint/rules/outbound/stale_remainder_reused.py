@@ -40,17 +40,33 @@ class StaleRemainderReused(OutboundRule):
 
     ## Example
     ```python
-    def Checkout(self, request, context):
-        remaining = context.time_remaining() - 0.05
-        stock = self.stock.Reserve(request, timeout=remaining)
-        return self.payments.Charge(request, timeout=remaining)
+    import grpc
+    from shop.protos import stock_pb2_grpc
+
+    class Orders(stock_pb2_grpc.OrdersServicer):
+        def __init__(self, channel):
+            self.stock = stock_pb2_grpc.StockStub(channel)
+            self.payments = stock_pb2_grpc.PaymentsStub(channel)
+
+        def Checkout(self, request, context):
+            remaining = context.time_remaining() - 0.05
+            stock = self.stock.Reserve(request, timeout=remaining)
+            return self.payments.Charge(request, timeout=remaining)
     ```
 
     ## Use instead
     ```python
-    def Checkout(self, request, context):
-        stock = self.stock.Reserve(request, timeout=context.time_remaining() - 0.05)
-        return self.payments.Charge(request, timeout=context.time_remaining() - 0.05)
+    import grpc
+    from shop.protos import stock_pb2_grpc
+
+    class Orders(stock_pb2_grpc.OrdersServicer):
+        def __init__(self, channel):
+            self.stock = stock_pb2_grpc.StockStub(channel)
+            self.payments = stock_pb2_grpc.PaymentsStub(channel)
+
+        def Checkout(self, request, context):
+            stock = self.stock.Reserve(request, timeout=context.time_remaining() - 0.05)
+            return self.payments.Charge(request, timeout=context.time_remaining() - 0.05)
     ```
 
     ## Fix safety

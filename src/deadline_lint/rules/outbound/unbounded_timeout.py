@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import ast
+
 from deadline_lint.analysis.budget import timeout_expression
 from deadline_lint.analysis.expressions import is_unbounded
 from deadline_lint.analysis.outbound import (
@@ -33,19 +35,30 @@ class UnboundedTimeout(OutboundRule):
 
     ## Example
     ```python
-    requests.post(url, json=body, timeout=None)
+    import httpx
+    import requests
+
+    def refund(url, body, budget):
+        requests.post(url, json=body, timeout=None)
+
     client = httpx.AsyncClient(timeout=httpx.Timeout(None))
     ```
 
     ## Use instead
     ```python
-    requests.post(url, json=body, timeout=budget.timeout())
+    import httpx
+    import requests
+
+    def refund(url, body, budget):
+        requests.post(url, json=body, timeout=budget.timeout())
+
     client = httpx.AsyncClient(timeout=httpx.Timeout(10.0))
     ```
 
     ## Fix safety
-    Unsafe: the fix replaces the unbounded value with a timeout from the budget in scope (or
-    the edge default), which changes behaviour for calls that were meant to stream forever.
+    Unsafe: the fix replaces an explicit value, the unbounded one, with a timeout from the
+    budget in scope (or the edge default). A call that was meant to stream or wait for as
+    long as it takes can now fail with a timeout where it used to succeed.
 
     ## Options
     - `fix.*` and `edge_total_ms`: what the fix inserts.
@@ -65,14 +78,19 @@ class UnboundedTimeout(OutboundRule):
             if bounded_externally(node, ctx):
                 continue
             expression, _ = timeout_expression(ctx)
-            value = call.api.render_timeout(expression)
-            message = (
-                f"`{call.display_name}` is given an unbounded timeout "
-                f"(`{ctx.source.segment(call.timeout)}`): pass `{value}` instead"
-            )
-            edit = replace_node(ctx.source, call.timeout, value)
-            imports = call.api.imports
-            ctx.report(self, call.timeout, message, [edit], description=f"replace with {value}", imports=imports)
+            shown = ctx.source.segment(call.timeout)
+            if isinstance(call.timeout, ast.Tuple):
+                # (connect, read): bound only the unbounded parts, keep the others as they are.
+                parts = [e for e in call.timeout.elts if is_unbounded(e, ctx.scope, ctx.resolver)]
+                edits = [replace_node(ctx.source, part, expression) for part in parts]
+                value = _apply_edits(ctx, call.timeout, edits)
+                imports: tuple = ()
+            else:
+                value = call.api.render_timeout(expression)
+                edits = [replace_node(ctx.source, call.timeout, value)]
+                imports = call.api.imports
+            message = f"`{call.display_name}` is given an unbounded timeout (`{shown}`): pass `{value}` instead"
+            ctx.report(self, call.timeout, message, edits, description=f"replace with {value}", imports=imports)
         self._check_timeout_object(node, ctx)
 
     def _check_timeout_object(self, node, ctx):
@@ -95,3 +113,15 @@ class UnboundedTimeout(OutboundRule):
             message = f"`{spec.qualname}` sets no limit ({names}): set each to `{expression}`"
         fixable = all(e is not None for e in edits)
         ctx.report(self, node, message, edits if fixable else (), description=f"set {names} to {expression}")
+
+
+def _apply_edits(ctx, node, edits) -> str:
+    """How `node` reads once `edits` (inside it) are applied: for the message."""
+    start, end = ctx.source.node_span(node)
+    text = ctx.source.text
+    pieces, position = [], start
+    for edit in sorted(edits, key=lambda e: e.start):
+        pieces.extend((text[position:edit.start], edit.text))
+        position = edit.end
+    pieces.append(text[position:end])
+    return "".join(pieces)

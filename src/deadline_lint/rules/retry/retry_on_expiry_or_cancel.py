@@ -61,6 +61,9 @@ class RetryOnExpiryOrCancel(RetryRule):
 
     ## Example
     ```python
+    import requests
+    from tenacity import retry, retry_if_exception_type
+
     @retry(retry=retry_if_exception_type((requests.Timeout, requests.ConnectionError)))
     def fetch(url):
         return requests.get(url, timeout=2)
@@ -68,6 +71,9 @@ class RetryOnExpiryOrCancel(RetryRule):
 
     ## Use instead
     ```python
+    import requests
+    from tenacity import retry, retry_if_exception_type
+
     @retry(retry=retry_if_exception_type((requests.ConnectionError,)))
     def fetch(url):
         return requests.get(url, timeout=2)
@@ -88,6 +94,7 @@ class RetryOnExpiryOrCancel(RetryRule):
     """
 
     code = "DL301"
+    profile_keys = frozenset({"exceptions", "retry_decorators"})
     name = "retry-on-expiry-or-cancel"
     summary = "a retry policy or retry loop whose exception filter names an expiry or cancel type"
     fix_applicability = Applicability.UNSAFE

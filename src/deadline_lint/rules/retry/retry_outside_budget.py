@@ -53,6 +53,10 @@ class RetryOutsideBudget(RetryRule):
 
     ## Example
     ```python
+    import time
+
+    import requests
+
     def fetch(url, budget):
         for attempt in range(3):
             try:
@@ -63,6 +67,12 @@ class RetryOutsideBudget(RetryRule):
 
     ## Use instead
     ```python
+    import time
+
+    import requests
+
+    MIN_ATTEMPT_S = 0.2
+
     def fetch(url, budget):
         for attempt in range(3):
             try:
@@ -83,6 +93,7 @@ class RetryOutsideBudget(RetryRule):
     """
 
     code = "DL303"
+    profile_keys = frozenset({"retry_decorators"})
     name = "retry-outside-budget"
     summary = "retries or backoff with attempt/delay stops not tied to the budget in scope"
     node_types = (ast.Call, ast.For, ast.AsyncFor, ast.While)

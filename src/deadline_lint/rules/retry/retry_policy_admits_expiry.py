@@ -42,6 +42,9 @@ class RetryPolicyAdmitsExpiry(RetryRule):
 
     ## Example
     ```python
+    import backoff
+    import requests
+
     @backoff.on_exception(backoff.expo, requests.RequestException, max_tries=5)
     def fetch(url):
         return requests.get(url, timeout=2)
@@ -49,6 +52,9 @@ class RetryPolicyAdmitsExpiry(RetryRule):
 
     ## Use instead
     ```python
+    import backoff
+    import requests
+
     @backoff.on_exception(
         backoff.expo,
         requests.RequestException,
@@ -68,6 +74,7 @@ class RetryPolicyAdmitsExpiry(RetryRule):
     """
 
     code = "DL302"
+    profile_keys = frozenset({"exceptions", "retry_decorators"})
     name = "retry-policy-admits-expiry"
     summary = "a retry policy with no exception filter, or one admitting expiry through a base class"
     node_types = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Call)

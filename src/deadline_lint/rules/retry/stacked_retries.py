@@ -36,6 +36,8 @@ class StackedRetries(RetryRule):
 
     ## Example
     ```python
+    from tenacity import retry, stop_after_attempt
+
     @retry(stop=stop_after_attempt(3))
     def load_profile(user_id):
         return fetch_user(user_id)
@@ -47,6 +49,8 @@ class StackedRetries(RetryRule):
 
     ## Use instead
     ```python
+    from tenacity import retry, stop_after_attempt
+
     @retry(stop=stop_after_attempt(3))
     def load_profile(user_id):
         return fetch_user(user_id)
@@ -63,6 +67,7 @@ class StackedRetries(RetryRule):
     """
 
     code = "DL304"
+    profile_keys = frozenset({"retry_decorators"})
     name = "stacked-retries"
     summary = "a retrying function calls another retrying function or a client with its own retries"
     node_types = (ast.Call,)

@@ -1,0 +1,133 @@
+"""Configuration resolved per file, the same way in every front end (CLI, pre-commit, flake8,
+pylint, the codemod).
+
+For each file: `--profile` (or the plugin's `deadline-profile`) when given, for every file;
+else the nearest pyproject.toml with a `[tool.deadline-lint]` table walking up from the file's
+folder; else the built-in defaults. Run options (`--select`, `--ignore`, `--extend-select`,
+`--extend-safe-fixes`, ...) are applied on top of each file's profile, so `check a b` and
+`check b a` give the same findings. The profile's `exclude` and `per_path_ignores` are globs
+relative to the folder of the profile (or pyproject.toml) that declared them.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
+
+from deadline_lint.engine import Checker
+from deadline_lint.globs import matches, relative_path
+from deadline_lint.profile import (
+    Profile,
+    default_profile,
+    explicit_profile,
+    has_profile_table,
+    pyproject_profile,
+)
+from deadline_lint.profile_checks import check_profile
+
+
+class ProfileResolver:
+    """Profiles by file, each pyproject.toml loaded once and each folder's answer cached."""
+
+    def __init__(self, explicit: Optional[str] = None) -> None:
+        self.explicit = explicit
+        self._explicit: Optional[Profile] = check_profile(explicit_profile(explicit)) if explicit else None
+        self._config_of: Dict[str, Optional[str]] = {}
+        self._profiles: Dict[Optional[str], Profile] = {}
+
+    def for_path(self, path: Union[str, os.PathLike]) -> Profile:
+        if self._explicit is not None:
+            return self._explicit
+        absolute = os.path.abspath(path)
+        folder = absolute if os.path.isdir(absolute) else os.path.dirname(absolute)
+        config = self._config_for(folder)
+        profile = self._profiles.get(config)
+        if profile is None:
+            profile = default_profile() if config is None else check_profile(pyproject_profile(Path(config)))
+            self._profiles[config] = profile
+        return profile
+
+    def _config_for(self, folder: str) -> Optional[str]:
+        walked: List[str] = []
+        found: Optional[str] = None
+        current = folder
+        while True:
+            if current in self._config_of:
+                found = self._config_of[current]
+                break
+            walked.append(current)
+            # A folder we may not search (a named file inside it gets DL006) holds no profile
+            # we could read: look further up.
+            if os.path.exists(current) and has_profile_table(Path(current)):
+                found = os.path.join(current, "pyproject.toml")
+                break
+            parent = os.path.dirname(current)
+            if parent == current:
+                break
+            current = parent
+        for seen in walked:
+            self._config_of[seen] = found
+        return found
+
+    def loaded(self) -> List[Profile]:
+        return [*([self._explicit] if self._explicit else []), *self._profiles.values()]
+
+    def warnings(self) -> List[str]:
+        return list(dict.fromkeys(w for profile in self.loaded() for w in profile.warnings))
+
+
+def excluded_by_profile(profile: Profile, path: str, is_dir: bool = False) -> bool:
+    """The profile's `exclude` globs, relative to its folder (the working directory for the
+    built-in defaults and an explicit profile without a folder)."""
+    patterns = profile["exclude"]
+    if not patterns:
+        return False
+    relative = relative_path(path, profile.root or os.getcwd())
+    return bool(relative) and matches(patterns, relative, is_dir)
+
+
+class Checkers:
+    """One Checker per profile for a run: `options` (the command line's selection and fix
+    classes) on top of each file's profile. Picklable for worker processes (they rebuild
+    their own caches)."""
+
+    def __init__(self, resolver: Optional[ProfileResolver] = None, options: Optional[Mapping[str, Any]] = None) -> None:
+        self.resolver = resolver or ProfileResolver()
+        self.options: Dict[str, Any] = dict(options or {})
+        self._by_profile: Dict[int, Tuple[Profile, Checker]] = {}
+
+    def for_path(self, path: Union[str, os.PathLike]) -> Checker:
+        return self.for_profile(self.resolver.for_path(path))
+
+    def for_profile(self, profile: Profile) -> Checker:
+        entry = self._by_profile.get(id(profile))
+        if entry is None:
+            entry = self._by_profile[id(profile)] = (profile, Checker(profile, **self.options))
+        return entry[1]
+
+    def excluded(self, path: str, is_dir: bool = False) -> bool:
+        return excluded_by_profile(self.resolver.for_path(path), path, is_dir)
+
+    def __getstate__(self):
+        return {"explicit": self.resolver.explicit, "options": self.options}
+
+    def __setstate__(self, state) -> None:
+        self.__init__(ProfileResolver(state["explicit"]), state["options"])
+
+
+class OneChecker:
+    """A single Checker used for every path (tests and embedders that built one)."""
+
+    def __init__(self, checker: Checker) -> None:
+        self.checker = checker
+
+    def for_path(self, path) -> Checker:
+        return self.checker
+
+    def excluded(self, path: str, is_dir: bool = False) -> bool:
+        return excluded_by_profile(self.checker.profile, path, is_dir)
+
+
+def as_checkers(value: Union[Checker, Checkers, OneChecker]) -> Union[Checkers, OneChecker]:
+    return OneChecker(value) if isinstance(value, Checker) else value
+
