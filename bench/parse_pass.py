@@ -2,7 +2,7 @@
 
     python bench/parse_pass.py {ast|libcst|engine} FILE_LIST [JOBS]
 
-`engine` runs deadline-lint's Checker (default rules) on every file with its text prefilter
+`engine` runs deadline-lint's Checker (default rules, or DEADLINE_LINT_BENCH_SELECT) on every file with its text prefilter
 switched off, so every file is parsed and walked: the cost when nothing can be skipped.
 
 FILE_LIST holds one path a line. Prints a JSON object with the number of files
@@ -33,8 +33,10 @@ _checker = None
 def check_engine(data):
     global _checker
     if _checker is None:
+        import os
+
         from deadline_lint.engine import Checker
-        # `run.py --all-rules` names every code (opt-in ones turn on only by exact code).
+        # bench/run.py passes the rules of `--all-rules` or `-- --select X` (default: default rules).
         codes = [c for c in os.environ.get("DL_BENCH_SELECT", "").split(",") if c]
         _checker = Checker(select=codes)
         _checker.trigger_words, _checker.text_filters = None, ()  # parse every file

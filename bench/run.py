@@ -7,8 +7,9 @@ Passes, each in its own subprocess, over the same files:
   ast            ast.parse of every file (the floor)
   libcst         libcst.parse_module of every file (what deadline-lint builds on)
   deadline-lint  python -m deadline_lint check CORPUS --format json [extra args]
-  dl-unfiltered  deadline-lint's engine (default rules) with the text prefilter off: every
-                 file parsed and walked, the cost when no file can be skipped
+  dl-unfiltered  deadline-lint's engine (default rules, or those of `-- --select X`) with the
+                 text prefilter off: every file parsed and walked, the cost when no file can
+                 be skipped
 
 `--all-rules` selects every rule, opt-in ones included, in both deadline-lint passes.
 
@@ -210,6 +211,8 @@ def main():
             env = checkout_env()
             if codes:
                 env["DL_BENCH_SELECT"] = ",".join(codes)
+            elif "--select" in extra[:-1]:  # the same rules as the filtered pass
+                env["DL_BENCH_SELECT"] = extra[extra.index("--select") + 1]
             res["passes"]["dl-unfiltered"] = baseline_pass("engine", args.python, f.name, args.jobs, env)
     finally:
         os.unlink(f.name)

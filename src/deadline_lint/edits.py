@@ -154,3 +154,46 @@ def _next_line_start(text: str, offset: int) -> int:
         if char == "\r":
             return index + 2 if text[index + 1:index + 2] == "\n" else index + 1
     return len(text)
+
+
+def append_statement(source: SourceFile, owner: ast.AST, body: List[ast.stmt], statement: str) -> Optional[Edit]:
+    """Add `statement` as the last statement of `body` (a block of `owner`, e.g. a handler),
+    at the block's indentation on a line of its own, or after `; ` when the block sits on the
+    owner's line (`except E: pass`). A block that is just `pass` or `...` is replaced instead."""
+    if not body:
+        return None
+    first, last = body[0], body[-1]
+    if len(body) == 1 and _is_placeholder(first):
+        return replace_node(source, first, statement)
+    if first.lineno == owner.lineno:  # type: ignore[attr-defined]
+        if last.end_lineno != owner.lineno or isinstance(last, _COMPOUND):  # type: ignore[attr-defined]
+            return None
+        end = source.node_span(last)[1]
+        return Edit(end, end, f"; {statement}")
+    line = source.line_text(first.lineno)
+    indent = line[: source.char_column(first.lineno, first.col_offset)]
+    if indent.strip(" \t"):
+        return None  # the block's first statement shares its line with something else
+    last_line = source.line_text(last.end_lineno)  # type: ignore[arg-type]
+    content = last_line.rstrip("\r\n")
+    newline = last_line[len(content):] or _newline_of(source)
+    if content.rstrip().endswith("\\"):
+        return None
+    at = source.line_starts[last.end_lineno - 1] + len(content)  # type: ignore[operator]
+    return Edit(at, at, f"{newline}{indent}{statement}")
+
+
+_COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try,
+             ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _is_placeholder(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.Pass) or (
+        isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and stmt.value.value is Ellipsis
+    )
+
+
+def _newline_of(source: SourceFile) -> str:
+    first = source.line_text(1)
+    ending = first[len(first.rstrip("\r\n")):]
+    return ending or "\n"

@@ -1,2 +1,2 @@
 """Every rule family; importing this package registers all rules."""
-from deadline_lint.rules import clock, outbound, retry  # noqa: F401
+from deadline_lint.rules import clock, outbound, retry, status  # noqa: F401

@@ -1,0 +1,260 @@
+"""Does an `except` body hand the caught exception on, on every path?
+
+A path re-raises with a bare `raise`, `raise <the caught name>` (with or without `from`), or a
+raise the caller counts as handing it on (for cancellation: raising a new cancel error). It
+leaks when it falls off the end of the body, `return`s, `break`s or `continue`s out of the
+handler, or raises something else (with or without `from`: the caught exception becomes the
+new one's cause, it no longer propagates). What cannot be judged (a bare `raise` inside a
+nested handler, a raise inside a `try` that may catch it) is never counted as a leak.
+
+Also here: "the code cancelled this task itself just before awaiting it" (`task.cancel()`
+then `await task` under the handler's `try`), where swallowing the cancellation is the point.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Callable, List, Optional, Sequence, Tuple
+
+FALLS_THROUGH, RETURNS, BREAKS, CONTINUES, RAISES_OTHER = (
+    "falls through", "returns", "breaks", "continues", "raises another exception"
+)
+
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_TRY_TYPES = tuple(getattr(ast, name) for name in ("Try", "TryStar") if hasattr(ast, name))
+_MATCH = getattr(ast, "Match", None)
+
+
+@dataclass(frozen=True)
+class Leak:
+    """One way out of the handler that does not hand the exception on."""
+
+    how: str  # FALLS_THROUGH, RETURNS, BREAKS, CONTINUES or RAISES_OTHER
+    node: ast.AST  # the statement (for FALLS_THROUGH: the handler's last statement)
+
+
+@dataclass
+class _Block:
+    falls_through: bool = True
+    leaks: List[Leak] = field(default_factory=list)
+
+
+Decide = Callable[[ast.expr], Optional[bool]]
+
+
+def handler_leaks(
+    handler: ast.ExceptHandler,
+    hands_on: Callable[[ast.Raise], bool] = lambda raise_: False,
+    decide: Decide = lambda test: None,
+) -> Tuple[Leak, ...]:
+    """Every way out of `handler` that does not re-raise the caught exception, in source
+    order; empty when every path re-raises it. `hands_on` says whether an explicit raise of
+    something else still counts as handing it on; `decide` whether an `if` test is always
+    (True) or never (False) true for the exception in question (`isinstance(exc, OSError)`
+    never is for a cancellation), None when it cannot tell."""
+    walker = _Walker(handler.name, hands_on, decide)
+    block = walker.block(handler.body, loop_depth=0, nested_handler=False)
+    leaks = list(block.leaks)
+    if block.falls_through:
+        leaks.append(Leak(FALLS_THROUGH, handler.body[-1]))
+    return tuple(sorted(leaks, key=lambda leak: (leak.node.lineno, leak.node.col_offset)))  # type: ignore[attr-defined]
+
+
+class _Walker:
+    def __init__(self, caught: Optional[str], hands_on: Callable[[ast.Raise], bool], decide: Decide) -> None:
+        self.caught = caught
+        self.hands_on = hands_on
+        self.decide = decide
+
+    def block(self, body: Sequence[ast.stmt], loop_depth: int, nested_handler: bool, guarded: bool = False) -> _Block:
+        """`guarded`: inside a `try` body with handlers, where a raise may be caught."""
+        result = _Block()
+        for stmt in body:
+            if not result.falls_through:
+                break  # unreachable code cannot leak
+            step = self.statement(stmt, loop_depth, nested_handler, guarded)
+            result.leaks.extend(step.leaks)
+            result.falls_through = step.falls_through
+        return result
+
+    def statement(self, stmt: ast.stmt, loop_depth: int, nested_handler: bool, guarded: bool) -> _Block:
+        if isinstance(stmt, ast.Raise):
+            return _Block(False, [] if self._reraises(stmt, nested_handler, guarded) else [Leak(RAISES_OTHER, stmt)])
+        if isinstance(stmt, ast.Return):
+            return _Block(False, [Leak(RETURNS, stmt)])
+        if isinstance(stmt, (ast.Break, ast.Continue)):
+            if loop_depth:
+                return _Block(False)  # leaves an inner loop, not the handler
+            return _Block(False, [Leak(BREAKS if isinstance(stmt, ast.Break) else CONTINUES, stmt)])
+        if isinstance(stmt, ast.If):
+            taken = self.decide(stmt.test)
+            if taken is not None:
+                return self.block(stmt.body if taken else stmt.orelse, loop_depth, nested_handler, guarded)
+            return self._either(
+                self.block(stmt.body, loop_depth, nested_handler, guarded),
+                self.block(stmt.orelse, loop_depth, nested_handler, guarded),
+            )
+        if isinstance(stmt, _LOOPS):
+            return self._loop(stmt, loop_depth, nested_handler, guarded)
+        if isinstance(stmt, (ast.With, ast.AsyncWith)):
+            return self.block(stmt.body, loop_depth, nested_handler, guarded)
+        if isinstance(stmt, _TRY_TYPES):
+            return self._try(stmt, loop_depth, nested_handler, guarded)
+        if _MATCH is not None and isinstance(stmt, _MATCH):
+            cases = [self.block(case.body, loop_depth, nested_handler, guarded) for case in stmt.cases]
+            result = _Block(not any(_is_wildcard(case) for case in stmt.cases))
+            for case in cases:
+                result = self._either(result, case)
+            return result
+        return _Block(True)  # simple statements and nested definitions
+
+    def _reraises(self, stmt: ast.Raise, nested_handler: bool, guarded: bool) -> bool:
+        if stmt.exc is None:
+            return True  # ours, or (in a nested handler) not something we can judge
+        if isinstance(stmt.exc, ast.Name) and stmt.exc.id == self.caught:
+            return True
+        return guarded or self.hands_on(stmt)
+
+    @staticmethod
+    def _either(first: _Block, second: _Block) -> _Block:
+        return _Block(first.falls_through or second.falls_through, first.leaks + second.leaks)
+
+    def _loop(self, stmt: ast.stmt, loop_depth: int, nested_handler: bool, guarded: bool) -> _Block:
+        body = self.block(stmt.body, loop_depth + 1, nested_handler, guarded)  # type: ignore[attr-defined]
+        orelse = self.block(stmt.orelse, loop_depth, nested_handler, guarded)  # type: ignore[attr-defined]
+        infinite = isinstance(stmt, ast.While) and _always_true(stmt.test)
+        breaks = any(isinstance(n, ast.Break) for n in _loop_level(stmt.body))  # type: ignore[attr-defined]
+        falls = breaks or (not infinite and orelse.falls_through)
+        return _Block(falls, body.leaks + orelse.leaks)
+
+    def _try(self, stmt: ast.stmt, loop_depth: int, nested_handler: bool, guarded: bool) -> _Block:
+        handlers = stmt.handlers  # type: ignore[attr-defined]
+        body = self.block(stmt.body, loop_depth, nested_handler, guarded or bool(handlers))  # type: ignore[attr-defined]
+        orelse = self.block(stmt.orelse, loop_depth, nested_handler, guarded) if body.falls_through else _Block(False)  # type: ignore[attr-defined]
+        result = _Block(orelse.falls_through, body.leaks + orelse.leaks)
+        for inner in handlers:
+            found = self.block(inner.body, loop_depth, True, guarded)
+            result = self._either(result, found)
+        final = stmt.finalbody  # type: ignore[attr-defined]
+        if final:
+            after = self.block(final, loop_depth, nested_handler, guarded)
+            result.leaks.extend(after.leaks)
+            if not after.falls_through:
+                result.falls_through = False
+        return result
+
+
+def _always_true(test: ast.expr) -> bool:
+    return isinstance(test, ast.Constant) and bool(test.value) is True
+
+
+def _loop_level(body: Sequence[ast.stmt]):
+    """Statements of a loop body that a `break` there would leave it from (not nested loops
+    or definitions)."""
+    stack = list(body)
+    while stack:
+        stmt = stack.pop()
+        yield stmt
+        if isinstance(stmt, _LOOPS + _DEFINITIONS):
+            continue
+        for name in ("body", "orelse", "finalbody"):
+            stack.extend(getattr(stmt, name, ()) or ())
+        for handler in getattr(stmt, "handlers", ()) or ():
+            stack.extend(handler.body)
+        for case in getattr(stmt, "cases", ()) or ():
+            stack.extend(case.body)
+
+
+def _is_wildcard(case: ast.AST) -> bool:
+    pattern = getattr(case, "pattern", None)
+    return (
+        getattr(case, "guard", None) is None
+        and type(pattern).__name__ == "MatchAs"
+        and getattr(pattern, "pattern", None) is None
+    )
+
+
+# -- "I cancelled it myself" ------------------------------------------------------------------
+def cancels_then_awaits(block: Sequence[ast.stmt], index: int, body: Sequence[ast.stmt]) -> bool:
+    """The statement at `block[index]` (a `try` or `with`) awaits a task in `body` that the
+    code cancelled itself just before: `t.cancel()` among the earlier statements of `block`
+    or of `body`, then `await t` in `body` (`t` any dotted name: `self._task`)."""
+    awaited = {_reference(node.value) for node in _expressions(body) if isinstance(node, ast.Await)}
+    awaited.discard(None)
+    if not awaited:
+        return False
+    for node in _expressions([*block[:index], *body]):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "cancel"
+            and _reference(node.func.value) in awaited
+        ):
+            return True
+    return False
+
+
+def _expressions(statements: Sequence[ast.stmt]):
+    """Every node under `statements`, not entering nested definitions."""
+    stack: List[ast.AST] = list(statements)
+    while stack:
+        node = stack.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, _DEFINITIONS + (ast.Lambda,)):
+                stack.append(child)
+
+
+def _reference(expr: Optional[ast.AST]) -> Optional[str]:
+    """A key for a plain reference (`task`, `self._task`, `app[listener]`), None for anything
+    that may evaluate to something else each time (a call)."""
+    if expr is None or any(isinstance(node, (ast.Call, ast.Await)) for node in ast.walk(expr)):
+        return None
+    if not isinstance(expr, (ast.Name, ast.Attribute, ast.Subscript)):
+        return None
+    return ast.dump(expr, annotate_fields=False)
+
+
+# -- "someone else decides" -------------------------------------------------------------------
+def passes_caught_on(handler: ast.ExceptHandler, describing: "frozenset") -> bool:
+    """The handler hands the caught exception object to other code: stores it, returns or
+    yields it, or passes it to a call that does more than describe it (`describing` are the
+    last names of calls that only describe it: logging, `str`, `isinstance`). That code may
+    re-raise it later (`errors.append(exc)`, `self._convert_error(exc)`)."""
+    name = handler.name
+    if name is None:
+        return False
+    described = set()
+    for node in _expressions(handler.body):
+        if isinstance(node, ast.Raise):
+            described.update(id(n) for part in (node.exc, node.cause) if part is not None for n in ast.walk(part))
+        elif isinstance(node, ast.Call) and _last_name(node.func) in describing:
+            described.update(id(n) for arg in [*node.args, *node.keywords] for n in ast.walk(arg))
+    return any(
+        isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load) and id(node) not in described
+        for node in _expressions(handler.body)
+    )
+
+
+def calls_any(statements: Sequence[ast.stmt], methods: "frozenset") -> bool:
+    """Some call under `statements` is to a method or function whose last name is in `methods`."""
+    return any(isinstance(n, ast.Call) and _last_name(n.func) in methods for n in _expressions(statements))
+
+
+def _last_name(func: ast.AST) -> Optional[str]:
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    if isinstance(func, ast.Name):
+        return func.id
+    return None
+
+
+def can_suspend(statements: Sequence[ast.stmt]) -> bool:
+    """Code that can be interrupted by its task's cancellation: it awaits (or is an async
+    generator that yields, where `athrow` can deliver it). Without such a point a
+    `CancelledError` comes from elsewhere (`future.result()` of a cancelled future)."""
+    return any(
+        isinstance(node, (ast.Await, ast.AsyncWith, ast.AsyncFor, ast.Yield, ast.YieldFrom))
+        for node in _expressions(statements)
+    )

@@ -1,0 +1,267 @@
+"""Which kind of error (expiry, cancel, open breaker) a piece of code is handling, and what it
+turns it into: the statuses it produces and the errors it raises.
+
+A *handling* is an `except` clause that names a kind directly (`except asyncio.TimeoutError`,
+`except (CancelledError, TimeoutError)`, not `except Exception`), or an `if` branch on
+`isinstance(err, <kind>)` or on `err.code() == grpc.StatusCode.DEADLINE_EXCEEDED`. Its
+outcomes are the statements of its body that produce a status (analysis.statuses) or raise an
+error of a kind (analysis.exceptions), leaving out nested definitions, nested `except`
+clauses and nested `isinstance` / status branches: those handle something else, or are
+handlings of their own.
+
+    handling = ctx.analysis(HandlingAnalysis)
+    for found in handling.at(node):                 # node: an ExceptHandler or an If
+        found.kinds, found.exact, found.outcomes, found.report_node
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Tuple
+
+from deadline_lint.analysis.exceptions import CANCEL, Admission, Admitted, ExceptionAnalysis, ExceptionType
+from deadline_lint.catalog.exceptions import CATALOG
+from deadline_lint.analysis.scopes import Scope
+from deadline_lint.analysis.statuses import ProducedStatus, StatusAnalysis
+
+if TYPE_CHECKING:
+    from deadline_lint.context import FileContext
+
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+_TRY_TYPES = tuple(getattr(ast, name) for name in ("Try", "TryStar") if hasattr(ast, name))
+_BLOCK_FIELDS = ("body", "orelse", "finalbody")
+_TASK_CANCEL_BASE = "Exception"  # a cancel type deriving from this is an error, not task cancellation
+
+
+@dataclass(frozen=True)
+class Span:
+    """A position that is not a node: the `except` keyword of a handler."""
+
+    lineno: int
+    col_offset: int
+    end_lineno: int
+    end_col_offset: int
+
+
+@dataclass(frozen=True)
+class Outcome:
+    statement: ast.stmt  # where a finding about it is reported
+    status: Optional[ProducedStatus] = None
+    raised: Optional[ExceptionType] = None  # an error of a kind, raised here
+    raised_node: Optional[ast.expr] = None
+    conditional: bool = False  # only on some paths through the body (inside an if, a loop)
+
+
+@dataclass(frozen=True)
+class Handling:
+    node: ast.AST  # the ExceptHandler, or the If
+    report_node: object  # the `except` keyword, or the If's test
+    kinds: FrozenSet[str]  # the kinds handled, named directly
+    witnesses: Tuple[Admitted, ...]  # one per element naming a kind
+    exact: bool  # nothing but those kinds is handled here (a rewrite affects only them)
+    outcomes: Tuple[Outcome, ...]
+    distinguishes: bool  # the body itself branches on the error's type or status code
+
+    def witness(self, kind: str) -> Optional[Admitted]:
+        return next((w for w in self.witnesses if w.kind == kind), None)
+
+
+class HandlingAnalysis:
+    def __init__(self, ctx: "FileContext") -> None:
+        self.ctx = ctx
+        self.exceptions = ctx.analysis(ExceptionAnalysis)
+        self.statuses = ctx.analysis(StatusAnalysis)
+        self._found: Dict[int, Tuple[ast.AST, Tuple[Handling, ...]]] = {}
+        self._status_names = frozenset(s.short_name for s in self.exceptions.vocabulary.statuses())
+
+    def at(self, node: ast.AST) -> Tuple[Handling, ...]:
+        """The handlings `node` opens (an `except` clause or an `if` branch), if any."""
+        known = self._found.get(id(node))
+        if known is not None:
+            return known[1]
+        scope = self.ctx.scope
+        found: Tuple[Handling, ...] = ()
+        if isinstance(node, ast.ExceptHandler):
+            one = self._handler(node, scope)
+            found = (one,) if one is not None else ()
+        elif isinstance(node, ast.If) and self._may_test_error(node.test):
+            found = self._branches(node, scope)
+        self._found[id(node)] = (node, found)
+        return found
+
+    def _may_test_error(self, test: ast.expr) -> bool:
+        """A cheap look before resolving anything: `isinstance(...)`, or a comparison with an
+        attribute named like a listed status code (`... == grpc.StatusCode.CANCELLED`)."""
+        test, _ = _unnegated(test)
+        if isinstance(test, ast.Call):
+            return isinstance(test.func, ast.Name) and test.func.id == "isinstance"
+        if not isinstance(test, ast.Compare) or len(test.ops) != 1:
+            return False
+        names = self._status_names
+        sides = [test.left, *test.comparators]
+        for side in list(sides):
+            if isinstance(side, (ast.Tuple, ast.List, ast.Set)):
+                sides.extend(side.elts)
+        return any(isinstance(side, ast.Attribute) and side.attr in names for side in sides)
+
+    # -- where a handling starts ----------------------------------------------------------
+    def _handler(self, handler: ast.ExceptHandler, scope: Scope) -> Optional[Handling]:
+        if handler.type is None:
+            return None
+        admission = self.exceptions.handler(handler, scope)
+        return self._handling(handler, except_keyword(handler), admission, handler.body, scope)
+
+    def _branches(self, node: ast.If, scope: Scope) -> Tuple[Handling, ...]:
+        test, negated = _unnegated(node.test)
+        body = node.orelse if negated else node.body
+        if not body:
+            return ()
+        if isinstance(test, ast.Call):
+            found = self.exceptions.isinstance_test(test, scope)
+            if found is None:
+                return ()
+            handling = self._handling(node, test, found[1], body, scope)
+            return (handling,) if handling is not None else ()
+        if isinstance(test, ast.Compare):
+            status_test = self.exceptions.status_test(test, scope)
+            if status_test is None or not status_test.kinds:
+                return ()
+            negated = negated != status_test.negated
+            body = node.orelse if negated else node.body
+            if not body:
+                return ()
+            witnesses = tuple(
+                Admitted(s.kind, s.qualname, s.qualname, True, test, s.source, True)  # type: ignore[arg-type]
+                for s in status_test.statuses
+                if s.kind
+            )
+            exact = len(status_test.statuses) == _compared_count(test)
+            outcomes, distinguishes = self._outcomes(body, scope)
+            return (Handling(node, test, status_test.kinds, witnesses, exact, outcomes, distinguishes),)
+        return ()
+
+    def _handling(
+        self, node: ast.AST, report_node: object, admission: Admission, body: List[ast.stmt], scope: Scope
+    ) -> Optional[Handling]:
+        witnesses = tuple(a for e in admission.elements for a in e.admitted if a.direct)
+        if not witnesses:
+            return None
+        kinds = frozenset(w.kind for w in witnesses)
+        exact = admission.complete and all(any(a.direct for a in e.admitted) for e in admission.elements)
+        outcomes, distinguishes = self._outcomes(body, scope)
+        return Handling(node, report_node, kinds, witnesses, exact, outcomes, distinguishes)
+
+    # -- what the body does ---------------------------------------------------------------
+    def _outcomes(self, body: List[ast.stmt], scope: Scope) -> Tuple[Tuple[Outcome, ...], bool]:
+        found: List[Outcome] = []
+        distinguishes = False
+        stack: List[Tuple[ast.stmt, bool]] = [(stmt, False) for stmt in reversed(body)]
+        while stack:
+            stmt, conditional = stack.pop()
+            if isinstance(stmt, _DEFINITIONS):
+                continue
+            if isinstance(stmt, ast.If) and self._is_type_test(stmt.test, scope):
+                distinguishes = True  # both branches are told apart: handlings of their own
+                continue
+            self._statement_outcomes(stmt, scope, found, conditional)
+            nested: List[ast.stmt] = []
+            for field in _BLOCK_FIELDS:
+                nested.extend(getattr(stmt, field, None) or ())
+            for case in getattr(stmt, "cases", None) or ():
+                nested.extend(case.body)
+            # Nested `except` clauses handle what their own `try` raised: not ours. What a
+            # `with` or a `try` body holds runs whenever they do; anything else only sometimes.
+            inner = conditional or not isinstance(stmt, (ast.With, ast.AsyncWith, *_TRY_TYPES))
+            stack.extend((child, inner) for child in reversed(nested))
+        return tuple(found), distinguishes
+
+    def _is_type_test(self, test: ast.expr, scope: Scope) -> bool:
+        if not self._may_test_error(test):
+            return False
+        test, _ = _unnegated(test)
+        if isinstance(test, ast.Call):
+            return self.exceptions.isinstance_test(test, scope) is not None
+        if isinstance(test, ast.Compare):
+            return self.exceptions.status_test(test, scope) is not None
+        return False
+
+    def _statement_outcomes(self, stmt: ast.stmt, scope: Scope, found: List[Outcome], conditional: bool) -> None:
+        statuses = self.statuses
+        for produced in statuses.produced(stmt, scope):
+            found.append(Outcome(stmt, status=produced, conditional=conditional))
+        for node in _header_expressions(stmt):
+            if isinstance(node, ast.Call):
+                for produced in statuses.produced(node, scope):
+                    found.append(Outcome(stmt, status=produced, conditional=conditional))
+        if isinstance(stmt, ast.Raise) and stmt.exc is not None:
+            raised = stmt.exc.func if isinstance(stmt.exc, ast.Call) else stmt.exc
+            exc_type = self.exceptions.type_of(raised, scope)
+            if exc_type is not None and exc_type.kind is not None:
+                found.append(Outcome(stmt, raised=exc_type, raised_node=raised, conditional=conditional))
+
+    # -- cancellation of the running task ---------------------------------------------------
+    def task_cancel(self, admission: Admission) -> Optional[str]:
+        """The task-cancellation type an admission lets through, if any: a cancel type that is
+        not an ordinary error (`asyncio.CancelledError`, trio's `Cancelled`), named or caught by
+        a catch-all (bare `except:`, `BaseException`)."""
+        vocabulary = self.exceptions.vocabulary
+        for element in admission.elements:
+            if element.qualname == "BaseException":
+                found = [exc.qualname for exc in vocabulary.admitted("BaseException") if self._is_task_cancel(exc)]
+                if found:  # name the one of a library this file uses (trio's, in trio code)
+                    text = self.ctx.source.text
+                    return next((q for q in found if q.split(".")[0] in text), found[0])
+            for admitted in element.admitted:
+                # Only the catalog's: a `*Canceled*` class by its name (a database's
+                # QueryCanceled) is an error, not the task's cancellation.
+                if admitted.direct and admitted.kind == CANCEL and not admitted.status and admitted.source == CATALOG:
+                    if _TASK_CANCEL_BASE not in vocabulary.ancestors(admitted.type):
+                        return admitted.type
+        return None
+
+    def _is_task_cancel(self, exc: ExceptionType) -> bool:
+        return (
+            exc.kind == CANCEL
+            and exc.source == CATALOG
+            and not exc.status
+            and _TASK_CANCEL_BASE not in self.exceptions.vocabulary.ancestors(exc.qualname)
+        )
+
+    def is_task_cancel_type(self, expr: ast.expr, scope: Optional[Scope] = None) -> bool:
+        found = self.exceptions.type_of(expr, scope)
+        return found is not None and self._is_task_cancel(found)
+
+
+def except_keyword(handler: ast.ExceptHandler) -> Span:
+    """The `except` keyword, where findings about a whole handler are reported."""
+    return Span(handler.lineno, handler.col_offset, handler.lineno, handler.col_offset + len("except"))
+
+
+def _unnegated(test: ast.expr) -> Tuple[ast.expr, bool]:
+    negated = False
+    while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test, negated = test.operand, not negated
+    return test, negated
+
+
+def _compared_count(test: ast.Compare) -> int:
+    right = test.comparators[0]
+    return len(right.elts) if isinstance(right, (ast.Tuple, ast.List, ast.Set)) else 1
+
+
+def _header_expressions(stmt: ast.stmt):
+    """The expressions of a statement itself, not of the blocks nested in it (nor of lambdas)."""
+    stack: List[ast.AST] = []
+    for field, value in ast.iter_fields(stmt):
+        if field in _BLOCK_FIELDS or field in ("handlers", "cases"):
+            continue
+        if isinstance(value, list):
+            stack.extend(v for v in value if isinstance(v, ast.AST))
+        elif isinstance(value, ast.AST):
+            stack.append(value)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Lambda):
+            continue
+        yield node
+        stack.extend(ast.iter_child_nodes(node))

@@ -1,0 +1,284 @@
+from __future__ import annotations
+
+import ast
+
+from deadline_lint.analysis.exceptions import CANCEL, ExceptionAnalysis
+from deadline_lint.analysis.handler_flow import (
+    FALLS_THROUGH,
+    calls_any,
+    can_suspend,
+    cancels_then_awaits,
+    handler_leaks,
+    passes_caught_on,
+)
+from deadline_lint.analysis.handling import HandlingAnalysis, except_keyword
+from deadline_lint.diagnostics import Applicability
+from deadline_lint.edits import append_statement
+from deadline_lint.rules.base import register
+from deadline_lint.rules.status.common import GatedRule, WordFilter, shown
+
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+_TRY_TYPES = tuple(getattr(ast, name) for name in ("Try", "TryStar") if hasattr(ast, name))
+_CATCH_ALL_WORDS = ("BaseException", "except:")  # the only other spellings that catch it
+
+
+@register
+class CancellationSwallowed(GatedRule):
+    """
+    ## What it does
+    In an `async def`, flags an `except` clause that catches the task's cancellation
+    (`except asyncio.CancelledError` in any spelling, alone or in a tuple; trio's
+    `Cancelled`; a bare `except:`; `except BaseException`) whose body can end, on some path,
+    without re-raising it: by falling off its end, by `return`, `break` or `continue`, or by
+    raising another exception (with or without `from`). Also flags
+    `with contextlib.suppress(asyncio.CancelledError):` in an `async def`. The finding is on
+    the `except` line (on the `suppress(...)` call).
+
+    Quiet when every path re-raises (a bare `raise`, `raise <the caught name>`, or a new
+    `CancelledError`), and when the code cancelled the task itself just before awaiting it
+    (`task.cancel()` then `await task` inside the `try` or `with`): swallowing the
+    cancellation it asked for is the point. Synchronous code is not checked, nor a `try`
+    that never waits: there `CancelledError` comes from a future (`future.result()`), not
+    from the running task. Also quiet when the handler decides for itself: it asks
+    `task.cancelling()`, hands the exception object to other code (`errors.append(exc)`,
+    `fut.set_exception(exc)`, `sys.exc_info()`; logging it does not count), or an earlier
+    clause of the same `try` already takes the cancellation.
+
+    ## Why is this bad?
+    Cancellation is how a caller that gave up (a client that went away, a timeout scope
+    that expired, a TaskGroup whose sibling failed) stops the work done on its behalf.
+    Swallowing it keeps the task running for nobody, and breaks the machinery built on it:
+    `asyncio.timeout()` no longer turns into `TimeoutError`, a `TaskGroup` cannot cancel its
+    children, and a shutdown waits forever. Converting it into another exception does the same
+    damage: the error propagates, the cancellation does not (flake8-async's ASYNC104 counts it
+    the same way).
+
+    ## Example
+    ```python
+    import asyncio
+
+    async def consume(queue):
+        while True:
+            try:
+                item = await queue.get()
+            except asyncio.CancelledError:
+                log.info("consumer cancelled")
+            await handle(item)
+    ```
+
+    ## Use instead
+    ```python
+    import asyncio
+
+    async def consume(queue):
+        while True:
+            try:
+                item = await queue.get()
+            except asyncio.CancelledError:
+                log.info("consumer cancelled")
+                raise
+            await handle(item)
+    ```
+
+    ## Fix safety
+    Unsafe: the fix appends `raise` to a handler whose only way out is falling off its end
+    (it replaces a lone `pass`), so the task now ends cancelled instead of going on: code
+    after the `try` stops running. Handlers that `return`, `break`, `continue` or raise
+    something else get no fix; where the cancellation should go is a decision for a person.
+
+    ## Options
+    None. The profile's `exceptions.cancel` types are errors (they derive from `Exception`),
+    not the task's cancellation, which is asyncio's and trio's; raising one of them from the
+    handler does count as handing the cancellation on.
+    """
+
+    code = "DL403"
+    name = "cancellation-swallowed"
+    summary = "async code catches the task's cancellation and can end without re-raising it"
+    fix_applicability = Applicability.UNSAFE
+    node_types = (ast.ExceptHandler, ast.With, ast.AsyncWith)
+
+    def _words(self):
+        vocabulary = self.catalog.exceptions
+        words = {t.short_name for t in vocabulary.types.values() if t.kind == CANCEL and not t.status}
+        words.update(vocabulary.conventions.get(CANCEL, ()))
+        words.update(_CATCH_ALL_WORDS)
+        return frozenset(words)
+
+    def trigger_words(self):
+        return self._words()
+
+    def text_filter(self):
+        return self.catalog.cached(f"text_filter.{self.code}", lambda: WordFilter(self._words(), ("async ",)))  # only async code
+
+    def visit(self, node, ctx):
+        if not self.applies(ctx) or not _in_async_function(ctx):
+            return
+        if isinstance(node, ast.ExceptHandler):
+            self._handler(node, ctx)
+        else:
+            self._suppress(node, ctx)
+
+    def _handler(self, handler, ctx):
+        handling = ctx.analysis(HandlingAnalysis)
+        exceptions = ctx.analysis(ExceptionAnalysis)
+        cancel_type = handling.task_cancel(exceptions.handler(handler))
+        if cancel_type is None or self._caught_earlier(handler, ctx, handling, exceptions):
+            return
+        if not can_suspend(getattr(ctx.parent, "body", ())):
+            return  # nothing in the `try` waits: the cancellation cannot be the task's
+        if self._someone_else_decides(handler, ctx):
+            return
+        decide = _CancelBranches(handler, ctx, handling, exceptions)
+        if decide.unknown:
+            return
+
+        def hands_on(raise_node):
+            raised = raise_node.exc.func if isinstance(raise_node.exc, ast.Call) else raise_node.exc
+            found = exceptions.type_of(raised)
+            return found is not None and found.kind == CANCEL and not found.status
+
+        leaks = handler_leaks(handler, hands_on, decide)
+        if not leaks or self._cancelled_it_itself(ctx, ctx.parents[-1] if ctx.parents else None):
+            return
+        first = leaks[0]
+        header = "except:" if handler.type is None else f"except {shown(ctx, handler.type)}"
+        caught = "" if cancel_type in header else f" ({cancel_type})"
+        if first.how == FALLS_THROUGH:
+            how, advice = "can reach its end", "end the handler with `raise`"
+        else:
+            how, advice = f"{first.how} at line {first.node.lineno}", "re-raise it there (`raise`)"
+        message = f"`{header}` catches the task's cancellation{caught} and {how} without re-raising it: {advice}"
+        edits = []
+        if all(leak.how == FALLS_THROUGH for leak in leaks):
+            edit = append_statement(ctx.source, handler, handler.body, "raise")
+            edits = [edit] if edit is not None else []
+        ctx.report(self, except_keyword(handler), message, edits, description="re-raise the cancellation")
+
+    @staticmethod
+    def _caught_earlier(handler, ctx, handling, exceptions) -> bool:
+        """An earlier clause of the same `try` catches the cancellation (or may: its type is
+        not known), so this one never sees it."""
+        statement = ctx.parent
+        for earlier in getattr(statement, "handlers", ()):
+            if earlier is handler:
+                return False
+            admission = exceptions.handler(earlier)
+            if not admission.complete or handling.task_cancel(admission) is not None:
+                return True
+        return False
+
+    @staticmethod
+    def _someone_else_decides(handler, ctx) -> bool:
+        """The handler asks whether its own task is being cancelled (`task.cancelling()`),
+        hands the exception object to other code, or fetches it with `sys.exc_info()`."""
+        data = ctx.catalog.data.get("cancellation") or {}
+        if calls_any(handler.body, frozenset(data.get("own_cancellation") or ())):
+            return True
+        if passes_caught_on(handler, frozenset(data.get("reporting_calls") or ())):
+            return True
+        access = set(data.get("exception_access") or ())
+        return any(
+            isinstance(node, ast.Call) and ctx.resolver.qualified_name(node.func, ctx.scope) in access
+            for stmt in handler.body
+            for node in ast.walk(stmt)
+        )
+
+    def _suppress(self, node, ctx):
+        suppressors = set((ctx.catalog.data.get("cancellation") or {}).get("suppressors") or ())
+        handling = ctx.analysis(HandlingAnalysis)
+        exceptions = ctx.analysis(ExceptionAnalysis)
+        last_names = {name.rpartition(".")[2] for name in suppressors}
+        for item in node.items:
+            call = item.context_expr
+            if not isinstance(call, ast.Call) or not call.args:
+                continue
+            func = call.func
+            if (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)) not in last_names:
+                continue
+            if ctx.resolver.qualified_name(call.func, ctx.scope) not in suppressors:
+                continue
+            cancel_type = next(
+                (found for found in (handling.task_cancel(exceptions.admits(a)) for a in call.args) if found), None
+            )
+            if cancel_type is None or not can_suspend(node.body) or self._cancelled_it_itself(ctx, node):
+                continue
+            text = shown(ctx, call)
+            caught = "" if cancel_type in text else f" ({cancel_type})"
+            message = (
+                f"`{text}` swallows the task's cancellation{caught}: "
+                f"let it propagate (catch it only around a task you cancelled yourself)"
+            )
+            ctx.report(self, call, message)
+
+    @staticmethod
+    def _cancelled_it_itself(ctx, statement) -> bool:
+        """`task.cancel()` just before this `try` / `with`, then `await task` inside it."""
+        if statement is None:
+            return False
+        if isinstance(statement, ast.ExceptHandler) or not isinstance(statement, _TRY_TYPES + (ast.With, ast.AsyncWith)):
+            return False
+        owner = ctx.parents[-2] if isinstance(statement, _TRY_TYPES) and len(ctx.parents) > 1 else ctx.parent
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(owner, field, None)
+            if isinstance(block, list) and any(s is statement for s in block):
+                index = next(i for i, s in enumerate(block) if s is statement)
+                return cancels_then_awaits(block, index, statement.body)
+        for handler in getattr(owner, "handlers", ()) or ():
+            if any(s is statement for s in handler.body):
+                index = next(i for i, s in enumerate(handler.body) if s is statement)
+                return cancels_then_awaits(handler.body, index, statement.body)
+        for case in getattr(owner, "cases", ()) or ():
+            if any(s is statement for s in case.body):
+                index = next(i for i, s in enumerate(case.body) if s is statement)
+                return cancels_then_awaits(case.body, index, statement.body)
+        return cancels_then_awaits([], 0, statement.body)
+
+
+def _in_async_function(ctx) -> bool:
+    for ancestor in reversed(ctx.parents):
+        if isinstance(ancestor, _FUNCTIONS):
+            return isinstance(ancestor, ast.AsyncFunctionDef)
+    return False
+
+
+class _CancelBranches:
+    """Which way an `if` in the handler goes when the caught exception is the cancellation:
+    `isinstance(exc, OSError)` never holds, `not isinstance(exc, Exception)` always does.
+    A test against a type that cannot be resolved makes the whole handler `unknown`."""
+
+    def __init__(self, handler, ctx, handling, exceptions) -> None:
+        self.caught = handler.name
+        self.handling = handling
+        self.exceptions = exceptions
+        self.scope = ctx.scope
+        self.unknown = self.caught is not None and any(
+            self._isinstance_of_caught(node) is not None and not self._admission(node).complete
+            for stmt in handler.body
+            for node in ast.walk(stmt)
+        )
+
+    def __call__(self, test):
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            inner = self(test.operand)
+            return None if inner is None else not inner
+        if isinstance(test, ast.BoolOp):
+            parts = [self(value) for value in test.values]
+            if isinstance(test.op, ast.And):
+                return False if False in parts else (True if all(p is True for p in parts) else None)
+            return True if True in parts else (False if all(p is False for p in parts) else None)
+        if self._isinstance_of_caught(test) is None:
+            return None
+        admission = self._admission(test)
+        if not admission.complete:
+            return None
+        return self.handling.task_cancel(admission) is not None
+
+    def _isinstance_of_caught(self, node):
+        found = self.exceptions.isinstance_test(node, self.scope) if isinstance(node, ast.Call) else None
+        if found is None or not isinstance(found[0], ast.Name) or found[0].id != self.caught:
+            return None
+        return found
+
+    def _admission(self, node):
+        return self._isinstance_of_caught(node)[1]
