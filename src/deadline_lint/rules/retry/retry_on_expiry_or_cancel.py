@@ -121,6 +121,8 @@ class RetryOnExpiryOrCancel(RetryRule):
     def visit(self, node: ast.AST, ctx) -> None:
         if not (self._applies if ctx.source.text is self._text else self.applies(ctx)):
             return
+        if not self._policies and isinstance(node, ast.Call):
+            return
         retry = ctx.analysis(RetryAnalysis)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             for policy in decorated_policies(ctx, node):

@@ -118,6 +118,8 @@ class RetryOutsideBudget(RetryRule):
     def visit(self, node: ast.AST, ctx) -> None:
         if not (self._applies if ctx.source.text is self._text else self.applies(ctx)):
             return
+        if not self._policies and isinstance(node, ast.Call):
+            return
         if isinstance(node, ast.Call):
             policy = called_policy(ctx, node)
             if policy is None:
