@@ -40,7 +40,9 @@ class RetryRule(Rule):
     # reuse its identity (holding the context instead would keep the last tree alive).
     _text: object = None
     _applies = False
+    _policies = False
     _filter: Optional[Callable[[str], bool]] = None
+    _policy_filter: Optional[Callable[[str], bool]] = None
 
     def applies(self, ctx: "FileContext") -> bool:
         """The rule's own second look at this file, once per file: with the prefilter off, or
@@ -52,7 +54,11 @@ class RetryRule(Rule):
             self._text = text
             if self._filter is None:
                 self._filter = self.text_filter()
+                self._policy_filter = policy_text_filter(self.catalog, self.profile)
             self._applies = bool(self._filter(text))
+            # Policy objects (`Retrying(...)`) need a retry library imported: calls are judged
+            # only then (a file let in by an `except Timeout` has loops to look at, not calls).
+            self._policies = self._applies and bool(self._policy_filter(text))  # type: ignore[misc]
         return self._applies
 
 

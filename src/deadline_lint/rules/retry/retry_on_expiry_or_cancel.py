@@ -94,6 +94,7 @@ class RetryOnExpiryOrCancel(RetryRule):
     """
 
     code = "DL301"
+    profile_keys = frozenset({"exceptions", "retry_decorators"})
     name = "retry-on-expiry-or-cancel"
     summary = "a retry policy or retry loop whose exception filter names an expiry or cancel type"
     fix_applicability = Applicability.UNSAFE
@@ -119,6 +120,8 @@ class RetryOnExpiryOrCancel(RetryRule):
 
     def visit(self, node: ast.AST, ctx) -> None:
         if not (self._applies if ctx.source.text is self._text else self.applies(ctx)):
+            return
+        if not self._policies and isinstance(node, ast.Call):
             return
         retry = ctx.analysis(RetryAnalysis)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):

@@ -71,6 +71,8 @@ class RetryOutsideBudget(RetryRule):
 
     import requests
 
+    MIN_ATTEMPT_S = 0.2
+
     def fetch(url, budget):
         for attempt in range(3):
             try:
@@ -91,6 +93,7 @@ class RetryOutsideBudget(RetryRule):
     """
 
     code = "DL303"
+    profile_keys = frozenset({"retry_decorators"})
     name = "retry-outside-budget"
     summary = "retries or backoff with attempt/delay stops not tied to the budget in scope"
     node_types = (ast.Call, ast.For, ast.AsyncFor, ast.While)
@@ -114,6 +117,8 @@ class RetryOutsideBudget(RetryRule):
 
     def visit(self, node: ast.AST, ctx) -> None:
         if not (self._applies if ctx.source.text is self._text else self.applies(ctx)):
+            return
+        if not self._policies and isinstance(node, ast.Call):
             return
         if isinstance(node, ast.Call):
             policy = called_policy(ctx, node)
