@@ -22,6 +22,9 @@ FORWARDED_TO = {
     "aiohttp.ClientSession.": "aiohttp.ClientSession._request",
     "aiohttp.request": "aiohttp.ClientSession._request",
     "asyncpg.create_pool": "asyncpg.connect",
+    # boto3's module-level client()/resource() pass everything to the default Session's.
+    "boto3.client": "boto3.session.Session.client",
+    "boto3.resource": "boto3.session.Session.resource",
     # urllib3: request() and the managers pass **kw on to a connection pool's urlopen; the
     # managers' constructors and connection_from_url pass theirs to the pool's constructor.
     "urllib3.HTTPConnectionPool.": "urllib3.HTTPConnectionPool.urlopen",
@@ -64,6 +67,8 @@ def _forwarded(qualname: str) -> Optional[str]:
 
 def _seconds(default: Any, owner: str) -> Any:
     """A parameter default as the catalog's seconds (None: no limit)."""
+    if default is None and owner.startswith("boto3."):  # config=None: botocore's own defaults
+        return importlib.import_module("botocore.endpoint").DEFAULT_TIMEOUT
     if default is inspect.Parameter.empty or default is None:
         return None  # required (`asyncio.wait_for`) or no limit
     if default is getattr(socket, "_GLOBAL_DEFAULT_TIMEOUT", _MISSING):
