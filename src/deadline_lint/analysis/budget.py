@@ -8,6 +8,7 @@ their enclosing function's budget unless they rebind the name: a stack of scopes
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Tuple
 
@@ -87,6 +88,9 @@ class BudgetAnalysis:
         self.servicer_suffix = data.get("servicer_base_suffix", "Servicer")
         # Deadlines a function computes itself (`deadline = time.monotonic() + t`).
         self.times = ctx.analysis(TimeValues) if hasattr(ctx, "analysis") else TimeValues(ctx)  # type: ignore[attr-defined]
+        self._source = getattr(ctx, "source", None)
+        clock_names = "|".join(sorted(map(re.escape, self.times.clocks.final_names)))
+        self._clock_call = re.compile(rf"\b(?:{clock_names})\s*\(")
 
     # -- per function --------------------------------------------------------
     def budget_of(self, scope: Scope) -> Optional[Budget]:
@@ -141,6 +145,8 @@ class BudgetAnalysis:
         """Names this function assigns a deadline it computes from its own clock read
         (`deadline = time.monotonic() + timeout`) and takes the time left from
         (`deadline - time.monotonic()`): the function has a budget in scope."""
+        if self._source is not None and not self._clock_call.search(self._source.segment(scope.node)):
+            return []  # no clock call in its text: most functions stop here, before any walk
         times = self.times.function(scope)
         if times is None:
             return []

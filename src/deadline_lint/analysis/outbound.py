@@ -461,6 +461,9 @@ def unbounded_fields(call: ast.Call, spec: TimeoutObject, scope: Scope, resolver
 
 
 # -- the per-file analysis rules ask ---------------------------------------------------
+_DEF_NAME = re.compile(r"\bdef\s+(\w+)")
+
+
 class OutboundSites:
     """Per file (`ctx.analysis(OutboundSites)`): each call's outbound views, classified once,
     in the scope where the walk meets it."""
@@ -478,6 +481,7 @@ class OutboundSites:
         )
         # A wrapper defined in this file must call a client this file imports.
         self._defines_functions = "def " in ctx.source.text and catalog_import_filter(ctx.catalog)(ctx.source.text)
+        self._defined_names: Optional[FrozenSet[str]] = None  # of this file's functions
         self._calls: Dict[int, Optional[OutboundCall]] = {}
         self._constructions: Dict[int, Optional[OutboundCall]] = {}
         self._sites: Dict[int, Tuple[OutboundCall, ...]] = {}
@@ -498,6 +502,15 @@ class OutboundSites:
         if not (self._defines_functions or self._through_project):
             return False
         func = call.func
+        if not self._through_project:
+            # Only a function this file defines can be the wrapper: its name must match.
+            if self._defined_names is None:
+                # From the text, not a walk of the tree: a superset (a `def` in a string
+                # counts too) that costs one regex pass.
+                self._defined_names = frozenset(_DEF_NAME.findall(self.ctx.source.text))
+            final = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+            if final not in self._defined_names:
+                return False
         while isinstance(func, ast.Attribute):
             func = func.value
         return isinstance(func, ast.Name)
@@ -543,7 +556,10 @@ class OutboundSites:
 
 
 def outbound_sites(ctx: "FileContext", call: ast.Call) -> Tuple[OutboundCall, ...]:
-    return ctx.analysis(OutboundSites).sites(call)
+    # Every outbound rule asks this of every call: answer a repeat from the cache directly.
+    analysis = ctx.analysis(OutboundSites)
+    found = analysis._sites.get(id(call))
+    return found if found is not None else analysis.sites(call)
 
 
 def outbound_call(ctx: "FileContext", call: ast.Call) -> Optional[OutboundCall]:
