@@ -13,8 +13,17 @@ from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Tupl
 
 import yaml
 
-from deadline_lint.catalog.exceptions import ExceptionVocabulary, build_vocabulary, validate_vocabulary
-from deadline_lint.catalog.retry import RetryCatalog, build_retry_catalog, validate_retry_catalog
+from deadline_lint.catalog.exceptions import (
+    ExceptionVocabulary,
+    build_vocabulary,
+    validate_vocabulary,
+)
+from deadline_lint.catalog.names import canonical_name
+from deadline_lint.catalog.retry import (
+    RetryCatalog,
+    build_retry_catalog,
+    validate_retry_catalog,
+)
 from deadline_lint.catalog.schema import CALL, WAIT, validate_client_groups  # noqa: F401  (re-exported)
 
 _HERE = Path(__file__).parent
@@ -126,13 +135,7 @@ class Catalog:
 
     def canonical(self, qualname: str) -> str:
         """Map another import path of the same object to the catalog's spelling."""
-        parts = qualname.split(".")
-        for cut in range(len(parts), 0, -1):
-            prefix = ".".join(parts[:cut])
-            target = self.aliases.get(prefix)
-            if target is not None:
-                return ".".join([target, *parts[cut:]])
-        return qualname
+        return canonical_name(self.aliases, qualname)
 
     @property
     def outbound_modules(self) -> FrozenSet[str]:

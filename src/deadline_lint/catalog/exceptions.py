@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Tuple
 
+from deadline_lint.catalog.names import canonical_name
+
 EXPIRY, CANCEL, BREAKER = "expiry", "cancel", "breaker"
 KINDS = (EXPIRY, CANCEL, BREAKER)
 
@@ -53,12 +55,7 @@ class ExceptionVocabulary:
     def canonical(self, qualname: str) -> str:
         """Another import path of a listed object mapped to the catalog's spelling
         (`requests.exceptions.Timeout` -> `requests.Timeout`, `builtins.OSError` -> `OSError`)."""
-        parts = qualname.split(".")
-        for cut in range(len(parts), 0, -1):
-            target = self.aliases.get(".".join(parts[:cut]))
-            if target is not None:
-                return ".".join(p for p in (target, *parts[cut:]) if p)
-        return qualname
+        return canonical_name(self.aliases, qualname)
 
     def get(self, qualname: str) -> Optional[ExceptionType]:
         return self.types.get(self.canonical(qualname))

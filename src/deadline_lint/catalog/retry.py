@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, FrozenSet, Mapping, Optional, Tuple
 
+from deadline_lint.catalog.names import canonical_name
+
 DECORATOR, OBJECT = "decorator", "object"
 TYPES, PREDICATE, CALLABLE = "types", "predicate", "callable"
 ALL, NONE = "all", "none"
@@ -68,12 +70,7 @@ class RetryCatalog:
     aliases: Mapping[str, str] = field(default_factory=dict)
 
     def canonical(self, qualname: str) -> str:
-        parts = qualname.split(".")
-        for cut in range(len(parts), 0, -1):
-            target = self.aliases.get(".".join(parts[:cut]))
-            if target is not None:
-                return ".".join([target, *parts[cut:]])
-        return qualname
+        return canonical_name(self.aliases, qualname)
 
     def policy(self, qualname: Optional[str]) -> Optional[RetryApi]:
         return self.policies.get(self.canonical(qualname)) if qualname else None

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, FrozenSet, Iterable, Mapping
 
 from deadline_lint.catalog import Catalog
+from deadline_lint.catalog.names import name_set
 
 
 @dataclass(frozen=True)
@@ -36,10 +37,7 @@ class SpawnCatalog:
 
 
 def _names(section: Mapping[str, Any], key: str) -> FrozenSet[str]:
-    value = section.get(key, [])
-    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-        raise RuntimeError(f"spawn.yaml: {key}: expected a list of names")
-    return frozenset(value)
+    return name_set(section, key, "spawn.yaml")
 
 
 def spawn_catalog(catalog: Catalog, spawn_helpers: Iterable[str] = ()) -> SpawnCatalog:

@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Dict, FrozenSet, Mapping, Optional, Tuple
 
+from deadline_lint.catalog.names import canonical_name
+
 CONSTANT, CLASS = "constant", "class"  # what a listed name is: a value, or a class to raise
 
 _FILE_KEYS = {
@@ -63,12 +65,7 @@ class StatusVocabulary:
     final_names: FrozenSet[str]  # last part of every listed name: a cheap first look
 
     def canonical(self, qualname: str) -> str:
-        parts = qualname.split(".")
-        for cut in range(len(parts), 0, -1):
-            target = self.aliases.get(".".join(parts[:cut]))
-            if target is not None:
-                return ".".join([target, *parts[cut:]])
-        return qualname
+        return canonical_name(self.aliases, qualname)
 
     def named(self, qualname: str) -> Optional[NamedStatus]:
         return self.names.get(self.canonical(qualname))

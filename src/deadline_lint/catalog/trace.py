@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any, FrozenSet, Mapping, Optional
 
 from deadline_lint.catalog import Catalog
+from deadline_lint.catalog.names import name_set
 
 
 @dataclass(frozen=True)
@@ -25,10 +26,7 @@ class TraceCatalog:
 
 
 def _names(section: Mapping[str, Any], key: str) -> FrozenSet[str]:
-    value = section.get(key, [])
-    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-        raise RuntimeError(f"trace.yaml: {key}: expected a list of names")
-    return frozenset(value)
+    return name_set(section, key, "trace.yaml")
 
 
 def _mapping(section: Mapping[str, Any], key: str) -> Mapping[str, Any]:
