@@ -191,18 +191,13 @@ class RetryAnalysis:
         return FilterPart(TYPES, value, admission)
 
     def _predicate(self, expr: ast.expr, scope: Scope, depth: int) -> Iterator[FilterPart]:
-        if depth > _MAX_DEPTH:
-            yield FilterPart(UNKNOWN, expr)
-            return
-        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.BitOr):
-            yield from self._predicate(expr.left, scope, depth + 1)
-            yield from self._predicate(expr.right, scope, depth + 1)
-            return
-        if isinstance(expr, ast.Name):
-            bound = _single_assignment(expr, scope)
-            if bound is not None:
-                yield from self._predicate(bound[0], bound[1], depth + 1)
-                return
+        for leaf, where, level in _combined(expr, scope, depth):
+            if level > _MAX_DEPTH:
+                yield FilterPart(UNKNOWN, leaf)
+            else:
+                yield from self._predicate_leaf(leaf, where, level)
+
+    def _predicate_leaf(self, expr: ast.expr, scope: Scope, depth: int) -> Iterator[FilterPart]:
         predicate = self.catalog.predicate(self._qualname(expr.func, scope)) if isinstance(expr, ast.Call) else None
         if predicate is None:
             yield FilterPart(UNKNOWN, expr)
@@ -248,18 +243,13 @@ class RetryAnalysis:
         return tuple(found)
 
     def _stop_value(self, expr: ast.expr, scope: Scope, depth: int) -> Iterator[Stop]:
-        if depth > _MAX_DEPTH:
-            yield Stop(UNKNOWN, expr)
-            return
-        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.BitOr):
-            yield from self._stop_value(expr.left, scope, depth + 1)
-            yield from self._stop_value(expr.right, scope, depth + 1)
-            return
-        if isinstance(expr, ast.Name):
-            bound = _single_assignment(expr, scope)
-            if bound is not None:
-                yield from self._stop_value(bound[0], bound[1], depth + 1)
-                return
+        for leaf, where, level in _combined(expr, scope, depth):
+            if level > _MAX_DEPTH:
+                yield Stop(UNKNOWN, leaf)
+            else:
+                yield from self._stop_leaf(leaf, where, level)
+
+    def _stop_leaf(self, expr: ast.expr, scope: Scope, depth: int) -> Iterator[Stop]:
         target = expr.func if isinstance(expr, ast.Call) else expr  # `stop_never` is a value
         kind = self.catalog.stop_builder(self._qualname(target, scope))
         if kind == ANY and isinstance(expr, ast.Call):
@@ -501,6 +491,23 @@ def _passes_unpacked(call: ast.Call) -> bool:
 
 def _is_none(expr: ast.expr) -> bool:
     return isinstance(expr, ast.Constant) and expr.value is None
+
+
+def _combined(expr: ast.expr, scope: Scope, depth: int) -> Iterator[Tuple[ast.expr, Scope, int]]:
+    """The parts of a filter or stop combined with `|` (`a | b`), names bound once followed to
+    their value: each leaf with the scope it is read in and its depth. A leaf deeper than
+    _MAX_DEPTH is handed back as it is, for the caller to call unknown."""
+    if depth > _MAX_DEPTH:
+        yield expr, scope, depth
+    elif isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.BitOr):
+        yield from _combined(expr.left, scope, depth + 1)
+        yield from _combined(expr.right, scope, depth + 1)
+    else:
+        bound = _single_assignment(expr, scope) if isinstance(expr, ast.Name) else None
+        if bound is not None:
+            yield from _combined(bound[0], bound[1], depth + 1)
+        else:
+            yield expr, scope, depth
 
 
 def _single_assignment(name: ast.Name, scope: Scope) -> Optional[Tuple[ast.expr, Scope]]:
