@@ -187,20 +187,12 @@ class Resolver:
         """The class an annotation names, seeing through Optional[X], X | None and strings."""
         if annotation is None:
             return None
-        if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
-            try:
-                annotation = ast.parse(annotation.value, mode="eval").body
-            except SyntaxError:
-                return None
-        if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
-            sides = [s for s in (annotation.left, annotation.right) if not _is_none(s)]
-            return self.annotation_class(sides[0], scope) if len(sides) == 1 else None
-        if isinstance(annotation, ast.Subscript):
-            outer = self.qualified_name(annotation.value, scope)
-            if outer in ("typing.Optional", "Optional"):
-                return self.annotation_class(annotation.slice, scope)  # type: ignore[arg-type]
-            return None
-        return self.qualified_name(annotation, scope)
+        inner = _unwrap_optional(annotation)
+        if inner is not annotation:
+            return self.annotation_class(inner, scope)
+        if isinstance(inner, (ast.Constant, ast.BinOp, ast.Subscript)):
+            return None  # an unparsable string, `X | Y`, `List[X]`: not one class
+        return self.qualified_name(inner, scope)
 
     # -- instances -----------------------------------------------------------
     def instance(self, expr: ast.expr, scope: Scope, depth: int = 0) -> Optional[Instance]:
