@@ -78,12 +78,15 @@ class Checker:
             for code, cls in all_rules().items()
             if rule_enabled(cls, select, ignore, extend_select) and (restricted is None or code in restricted)
         ]
-        self.dispatch: Dict[Type[ast.AST], List[Tuple[Rule, Callable]]] = {}
+        # Per node type, the rules to visit in groups behind their shared first look (None:
+        # visited at every node): rules offering the same `first_look` callable join the group
+        # of the first of them, so the look runs once per node for all of them.
+        self.dispatch: Dict[Type[ast.AST], List[Group]] = {}
         # End-of-node hooks (a rule judging a whole scope once it has seen all of it).
         self.leave_dispatch: Dict[Type[ast.AST], List[Tuple[Rule, Callable]]] = {}
         for rule in self.rules:
             for node_type in rule.node_types:
-                self.dispatch.setdefault(node_type, []).append((rule, rule.visit))
+                _join(self.dispatch.setdefault(node_type, []), rule.first_look(node_type), rule)
             for node_type in rule.leave_node_types:
                 self.leave_dispatch.setdefault(node_type, []).append((rule, rule.leave))
         self._tracked_types = _SCOPE_TYPES.union(self.leave_dispatch)
@@ -182,7 +185,7 @@ class Checker:
 
         def leave(depth: int, node: ast.AST) -> None:
             del parents[depth:]
-            for rule, on_leave in list(leave_dispatch.get(type(node)) or ()):
+            for rule, on_leave in leave_dispatch.get(type(node)) or ():
                 try:
                     on_leave(node, ctx)
                 except Exception as exc:  # a rule bug must not end the run
@@ -199,13 +202,23 @@ class Checker:
                 leave(*entered.pop())
             del parents[depth:]
             node_type = type(node)
-            handlers = dispatch.get(node_type)
-            if handlers:
-                for rule, visit in list(handlers):
-                    try:
-                        visit(node, ctx)
-                    except Exception as exc:  # a rule bug must not end the run
-                        self._rule_failed(ctx, rule, node, exc, dispatch, leave_dispatch)
+            groups = dispatch.get(node_type)
+            if groups:
+                # A failing rule gets new lists in `dispatch`: these stay safe to iterate.
+                for first_look, members in groups:
+                    if first_look is not None:
+                        try:
+                            if not first_look(node, ctx):
+                                continue
+                        except Exception as exc:  # each rule would have failed on it in turn
+                            for rule, _ in members:
+                                self._rule_failed(ctx, rule, node, exc, dispatch, leave_dispatch)
+                            continue
+                    for rule, visit in members:
+                        try:
+                            visit(node, ctx)
+                        except Exception as exc:  # a rule bug must not end the run
+                            self._rule_failed(ctx, rule, node, exc, dispatch, leave_dispatch)
             if node_type in tracked:
                 if node_type in _SCOPE_TYPES:
                     ctx.enter_scope(node)
@@ -226,10 +239,14 @@ class Checker:
             leave(*entered.pop())
         del parents[:]
 
-    def _rule_failed(self, ctx: FileContext, rule: Rule, node: ast.AST, exc: Exception, *dispatches) -> None:
-        for dispatch in dispatches:
-            for node_type, handlers in list(dispatch.items()):
-                dispatch[node_type] = [h for h in handlers if h[0] is not rule]
+    def _rule_failed(
+        self, ctx: FileContext, rule: Rule, node: ast.AST, exc: Exception, dispatch: dict, leave_dispatch: dict
+    ) -> None:
+        for node_type, groups in list(dispatch.items()):
+            kept = [(look, tuple(m for m in members if m[0] is not rule)) for look, members in groups]
+            dispatch[node_type] = [(look, members) for look, members in kept if members]
+        for node_type, handlers in list(leave_dispatch.items()):
+            leave_dispatch[node_type] = [h for h in handlers if h[0] is not rule]
         line = getattr(node, "lineno", 1)
         if isinstance(exc, RecursionError):  # the code, not the rule, is the problem
             message = f"too deeply nested to analyse; {rule.code} was skipped for this file"
@@ -245,6 +262,21 @@ class Checker:
                 line=line,
             )
         )
+
+
+FirstLook = Callable[[ast.AST, FileContext], object]
+Group = Tuple[Optional[FirstLook], Tuple[Tuple[Rule, Callable], ...]]
+
+
+def _join(groups: List[Group], first_look: Optional[FirstLook], rule: Rule) -> None:
+    """Add `rule` to the group of its first look (kept in the order the groups were opened),
+    or open a group of its own."""
+    if first_look is not None:
+        for index, (look, members) in enumerate(groups):
+            if look is first_look:
+                groups[index] = (look, members + ((rule, rule.visit),))
+                return
+    groups.append((first_look, ((rule, rule.visit),)))
 
 
 class FixClasses:

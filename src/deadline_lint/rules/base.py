@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import ast
 import inspect
-from typing import TYPE_CHECKING, ClassVar, Dict, FrozenSet, Optional, Tuple, Type
+from typing import TYPE_CHECKING, Callable, ClassVar, Dict, FrozenSet, Optional, Tuple, Type
 
 from deadline_lint.catalog import Catalog
 from deadline_lint.diagnostics import Applicability
@@ -43,6 +43,15 @@ class Rule:
     def trigger_words(self) -> Optional[FrozenSet[str]]:
         """Words at least one of which must occur in a file's text for this rule to fire there.
         None means the rule can fire anywhere (the file is always parsed)."""
+        return None
+
+    def first_look(self, node_type: Type[ast.AST]) -> Optional[Callable[[ast.AST, "FileContext"], object]]:
+        """A cheap test, (node, ctx) -> truthy, that every node of `node_type` this rule can
+        report on passes: `visit` returns at once on the others. Rules that start alike offer
+        the same callable object, and the engine asks it once per node for all of them,
+        visiting them only where it passes. None (the default): visit every such node. The
+        test must have no effect on what the rule finds; `visit` keeps its own checks, so it
+        stays correct when called without the engine."""
         return None
 
     def visit(self, node: ast.AST, ctx: "FileContext") -> None:

@@ -67,6 +67,9 @@ class AbsoluteDeadlineOnWire(Rule):
     def text_filter(self):
         return key_text_filter(self.catalog, self.profile["budget_header"], WIRE_WORDS, WRITE)
 
+    def first_look(self, node_type):
+        return may_write_headers
+
     def visit(self, node, ctx):
         if not _may_write_headers(node):
             return
@@ -83,6 +86,10 @@ class AbsoluteDeadlineOnWire(Rule):
 
 _WRITING_METHODS = frozenset({"update", "append"})
 _CONTAINER_LITERALS = (ast.Dict, ast.List, ast.Tuple)
+
+
+def may_write_headers(node: ast.AST, ctx) -> bool:
+    return _may_write_headers(node)
 
 
 def _may_write_headers(node: ast.AST) -> bool:

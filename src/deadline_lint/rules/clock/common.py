@@ -2,10 +2,13 @@
 how a fix spells a monotonic clock read with the names the module already binds."""
 from __future__ import annotations
 
+import ast
 import re
 from typing import TYPE_CHECKING, Callable, FrozenSet, Optional, Tuple
 
-from deadline_lint.analysis.scopes import IMPORT, Scope, import_qualname
+from deadline_lint.analysis.scopes import FUNCTION, IMPORT, Scope, import_qualname
+from deadline_lint.analysis.time_values import TimeValues
+from deadline_lint.analysis.wire import literal_key_read
 from deadline_lint.catalog import Catalog
 from deadline_lint.catalog.clock import clock_catalog
 
@@ -21,6 +24,17 @@ WIRE_WORDS = CLOCK_WORDS | {"monotonic", "perf_counter", "isoformat", "timestamp
 DATE_WORDS = frozenset({'"Date"', "'Date'", '"date"', "'date'", "HTTP_DATE", '"DATE"', "'DATE'"})
 # Headers and metadata are read from something named so.
 HEADER_WORDS = frozenset({"header", "metadata", "META"})
+
+
+def may_read_clock(node: ast.Call, ctx: "FileContext") -> bool:
+    """DL201's first look at a call: its name can be a clock's."""
+    return ctx.analysis(TimeValues).may_read_clock(node, ctx.scope)
+
+
+def reads_literal_key_in_function(node: ast.AST, ctx: "FileContext") -> bool:
+    """The first look of the rules judging an inbound header read (DL203, DL204): in a
+    function, `x["key"]` or `x.get("key")` with a literal key."""
+    return ctx.scope.kind == FUNCTION and literal_key_read(node) is not None
 
 
 _FROM_TIME = re.compile(r"^[ \t]*from time import (?:\(|[^\n]*\btime(?:_ns)?\b)", re.MULTILINE)

@@ -7,7 +7,7 @@ from deadline_lint.analysis.function_body import function_body
 from deadline_lint.analysis.scopes import FUNCTION
 from deadline_lint.analysis.wire import WireValues, literal_key_read
 from deadline_lint.rules.base import Rule, register
-from deadline_lint.rules.clock.common import DATE_WORDS, header_text_filter, shown
+from deadline_lint.rules.clock.common import DATE_WORDS, header_text_filter, reads_literal_key_in_function, shown
 
 _STATEMENTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Expr, ast.If, ast.While, ast.Assert)
 
@@ -70,6 +70,9 @@ class DeadlineFromDateHeader(Rule):
 
     def text_filter(self):
         return header_text_filter(self.catalog)
+
+    def first_look(self, node_type):
+        return reads_literal_key_in_function
 
     def visit(self, node, ctx):
         if ctx.scope.kind != FUNCTION or literal_key_read(node) is None:

@@ -8,7 +8,7 @@ from deadline_lint.analysis.function_body import function_body
 from deadline_lint.analysis.scopes import FUNCTION
 from deadline_lint.analysis.wire import WireValues, literal_key_read
 from deadline_lint.rules.base import Rule, register
-from deadline_lint.rules.clock.common import HEADER_WORDS, READ, key_text_filter, shown
+from deadline_lint.rules.clock.common import HEADER_WORDS, READ, key_text_filter, reads_literal_key_in_function, shown
 
 _SINK_WORDS = ("timeout", "deadline", "budget")
 
@@ -74,6 +74,9 @@ class InboundBudgetNotCapped(Rule):
 
     def text_filter(self):
         return key_text_filter(self.catalog, self.profile["budget_header"], HEADER_WORDS, READ)
+
+    def first_look(self, node_type):
+        return reads_literal_key_in_function
 
     def visit(self, node, ctx):
         if ctx.scope.kind != FUNCTION or literal_key_read(node) is None:

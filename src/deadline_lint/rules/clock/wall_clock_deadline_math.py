@@ -17,7 +17,7 @@ from deadline_lint.analysis.time_values import (
 from deadline_lint.diagnostics import Applicability, Edit
 from deadline_lint.edits import replace_node
 from deadline_lint.rules.base import Rule, register
-from deadline_lint.rules.clock.common import CLOCK_WORDS, wall_read_text_filter, spell_function
+from deadline_lint.rules.clock.common import CLOCK_WORDS, may_read_clock, wall_read_text_filter, spell_function
 
 _PRIORITY = (REMAINING, COMPARE, SPAN_CHECK, TIMEOUT)  # the use a message names first
 _WHAT = {
@@ -111,6 +111,9 @@ class WallClockDeadlineMath(Rule):
 
     def text_filter(self):
         return wall_read_text_filter(self.catalog)
+
+    def first_look(self, node_type):
+        return may_read_clock
 
     def visit(self, node, ctx):
         analysis = ctx.analysis(TimeValues)

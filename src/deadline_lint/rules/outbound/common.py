@@ -25,6 +25,7 @@ from deadline_lint.analysis.outbound import (
     OutboundCall,
     OutboundSites,
     is_unbounded,
+    outbound_sites,
     mention_word,
     timeout_fields,
     timeout_object,
@@ -342,6 +343,11 @@ def first_report(ctx: "FileContext", key: str, node: ast.AST) -> bool:
     return True
 
 
+def has_outbound_sites(node: ast.Call, ctx: "FileContext") -> bool:
+    """The outbound rules' first look at a call: does it take a timeout at all?"""
+    return bool(outbound_sites(ctx, node))
+
+
 class OutboundRule(Rule):
     """Base of the outbound rules: they look at calls, in files that import a catalog module."""
 
@@ -351,6 +357,11 @@ class OutboundRule(Rule):
         super().__init__(profile, catalog)
         # The project index judges its modules with the same import filter as the rules.
         use_module_filter(catalog, outbound_text_filter(catalog))
+
+    def first_look(self, node_type):
+        # Every outbound rule but DL103 (which also looks at timeout objects) starts from
+        # the call's outbound views: one look at them for all.
+        return has_outbound_sites if node_type is ast.Call else None
 
     def trigger_words(self):
         return outbound_words(self.catalog)

@@ -44,6 +44,17 @@ class RetryRule(Rule):
     _filter: Optional[Callable[[str], bool]] = None
     _policy_filter: Optional[Callable[[str], bool]] = None
 
+    def first_look(self, node_type):
+        # Policy objects (`Retrying(...)`) need a retry library imported, whichever rule
+        # judges them: one look per call at the file's answer for the rules that judge calls.
+        if node_type is ast.Call and self.judges_policy_calls:
+            return policy_call_first_look(self.catalog, self.profile)
+        return None
+
+    # Whether `visit` judges a call only as a policy object: it returns at once unless the
+    # file imports a retry library (or names a profile decorator).
+    judges_policy_calls = False
+
     def applies(self, ctx: "FileContext") -> bool:
         """The rule's own second look at this file, once per file: with the prefilter off, or
         when another rule's words let the file in, most files have nothing for it. Visits
@@ -83,6 +94,12 @@ def policy_words(retry: RetryCatalog, profile: Profile) -> FrozenSet[str]:
 def policy_text_filter(catalog: Catalog, profile: Profile) -> Callable[[str], bool]:
     key = ("retry.text_filter", tuple(profile["retry_decorators"]))
     return catalog.cached(key, lambda: PolicyImports(catalog.retry, profile))
+
+
+def policy_call_first_look(catalog: Catalog, profile: Profile) -> Callable[[ast.AST, "FileContext"], bool]:
+    text_filter = policy_text_filter(catalog, profile)
+    key = ("retry.first_look", tuple(profile["retry_decorators"]))
+    return catalog.cached(key, lambda: lambda node, ctx: text_filter(ctx.source.text))
 
 
 class PolicyImports:

@@ -118,6 +118,8 @@ class RetryOnExpiryOrCancel(RetryRule):
         pattern = r"(?m)\bexcept\b([^:]*):|^[ \t]*[A-Z_][A-Z0-9_]*[ \t]*=[ \t]*[(\[]([^)\]]*)"
         return pattern_filter(self.code, self.catalog, self.profile, pattern, words)
 
+    judges_policy_calls = True
+
     def visit(self, node: ast.AST, ctx) -> None:
         if not (self._applies if ctx.source.text is self._text else self.applies(ctx)):
             return

@@ -115,6 +115,8 @@ class RetryOutsideBudget(RetryRule):
         for policy in decorated_policies(ctx, node):
             self._policy(policy, budget.names, ctx, f"`{getattr(node, 'name', '?')}` takes a budget, but ")
 
+    judges_policy_calls = True
+
     def visit(self, node: ast.AST, ctx) -> None:
         if not (self._applies if ctx.source.text is self._text else self.applies(ctx)):
             return

@@ -79,6 +79,8 @@ class RetryPolicyAdmitsExpiry(RetryRule):
     summary = "a retry policy with no exception filter, or one admitting expiry through a base class"
     node_types = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Call)
 
+    judges_policy_calls = True
+
     def visit(self, node: ast.AST, ctx) -> None:
         if not (self._applies if ctx.source.text is self._text else self.applies(ctx)):
             return

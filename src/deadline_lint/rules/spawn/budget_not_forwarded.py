@@ -78,6 +78,9 @@ class BudgetNotForwarded(Rule):
     def text_filter(self):
         return words_filter(self.catalog, "budget parameters", budget_parameter_words(self.profile, self.catalog))
 
+    def first_look(self, node_type):
+        return may_forward
+
     def visit(self, node, ctx):
         if not isinstance(node.func, (ast.Name, ast.Attribute)):
             return
@@ -104,3 +107,9 @@ class BudgetNotForwarded(Rule):
                    # a method may be overridden elsewhere without the parameter: only
                    # --unsafe-fixes forwards to it, never the codemod or --thread-budget alone
                    inserts_budget=isinstance(node.func, ast.Name))
+
+
+def may_forward(node: ast.Call, ctx) -> bool:
+    """The first look: a call by name in a file where a function can receive a budget."""
+    return isinstance(node.func, (ast.Name, ast.Attribute)) and ctx.analysis(BudgetText).receivers
+

@@ -7,7 +7,7 @@ from deadline_lint.analysis.budget_text import BudgetText
 from deadline_lint.analysis.expressions import mentions_any
 from deadline_lint.analysis.spawn import CHILD_KINDS, Spawns
 from deadline_lint.rules.base import Rule, register
-from deadline_lint.rules.spawn.common import may_start, budget_words, child_words, words_filter
+from deadline_lint.rules.spawn.common import may_start, budget_words, child_words, words_filter, start_first_look
 
 
 @register
@@ -69,6 +69,9 @@ class ChildWithoutCancelToken(Rule):
     def __init__(self, profile, catalog):
         super().__init__(profile, catalog)
         self._words = child_words(profile, catalog)
+
+    def first_look(self, node_type):
+        return start_first_look(self.profile, self.catalog)
 
     def visit(self, node, ctx):
         if not may_start(node.func, self._words, ctx):

@@ -37,3 +37,11 @@ def may_start(func: ast.expr, words: FrozenSet[str], ctx) -> bool:
         # A renamed import still spells the original in the file: only then look at imports.
         return ctx.analysis(Spawns).possible and name in ctx.resolver.imported_names(ctx.scope)
     return False
+
+
+def start_first_look(profile: Profile, catalog: Catalog) -> Callable[[ast.Call, object], bool]:
+    """The first look DL501 and DL502 share: the call may start a task or a child (their
+    words together); each rule then checks its own words."""
+    words = task_words(profile, catalog) | child_words(profile, catalog)
+    return catalog.cached(("spawn.first_look", words), lambda: lambda node, ctx: may_start(node.func, words, ctx))
+

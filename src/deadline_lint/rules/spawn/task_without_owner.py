@@ -6,7 +6,7 @@ from deadline_lint.analysis.scopes import FUNCTION, GLOBAL
 from deadline_lint.analysis.spawn import TASK, Spawns
 from deadline_lint.analysis.usage import loaded_names
 from deadline_lint.rules.base import Rule, register
-from deadline_lint.rules.spawn.common import may_start, task_words, words_filter
+from deadline_lint.rules.spawn.common import may_start, task_words, words_filter, start_first_look
 
 _PENDING = "DL501.unused"  # per function scope: (name, call, display) bound and maybe never read
 
@@ -83,6 +83,9 @@ class TaskWithoutOwner(Rule):
     def __init__(self, profile, catalog):
         super().__init__(profile, catalog)
         self._words = task_words(profile, catalog)
+
+    def first_look(self, node_type):
+        return start_first_look(self.profile, self.catalog)
 
     def visit(self, node, ctx):
         if not may_start(node.func, self._words, ctx):
