@@ -14,7 +14,7 @@ import ast
 import re
 import sys
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Dict, FrozenSet, Iterator, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, FrozenSet, Iterator, Optional, Set, Tuple
 
 from deadline_lint.analysis.expressions import argument_at, is_unbounded
 from deadline_lint.analysis.project import (
@@ -408,13 +408,25 @@ def file_methods(catalog: Catalog, text: str) -> FrozenSet[str]:
     """Method names that can reach a listed client in a file with this text: those of the
     classes whose module (or, for the standard library, whose name) the text mentions."""
     methods = set()
-    for client in catalog.classes.values():
-        words = {mention_word(client.qualname)}
-        words.update(mention_word(factory) for factory, built in catalog.factories.items() if built == client.qualname)
+    for words, reachable in catalog.cached("outbound.class_words", lambda: _class_words(catalog)):
         if any(word in text for word in words):
-            methods.update(client.methods)
-            methods.update(client.returns)
+            methods.update(reachable)
     return frozenset(methods)
+
+
+def _class_words(catalog: Catalog) -> Tuple[Tuple[Tuple[str, ...], FrozenSet[str]], ...]:
+    """Per listed class, once per catalog: the words a file using it spells and the method
+    names it then makes reachable."""
+    built_by: Dict[str, Set[str]] = {}
+    for factory, built in catalog.factories.items():
+        built_by.setdefault(built, set()).add(mention_word(factory))
+    return tuple(
+        (
+            tuple(sorted({mention_word(client.qualname), *built_by.get(client.qualname, ())})),
+            frozenset(client.methods) | frozenset(client.returns),
+        )
+        for client in catalog.classes.values()
+    )
 
 
 STDLIB_MODULES = frozenset(getattr(sys, "stdlib_module_names", ())) | {"asyncio", "socket", "http", "urllib"}

@@ -68,7 +68,7 @@ class AbsoluteDeadlineOnWire(Rule):
         return key_text_filter(self.catalog, self.profile["budget_header"], WIRE_WORDS, WRITE)
 
     def first_look(self, node_type):
-        return may_write_headers
+        return _may_write_headers
 
     def visit(self, node, ctx):
         if not _may_write_headers(node):
@@ -88,11 +88,7 @@ _WRITING_METHODS = frozenset({"update", "append"})
 _CONTAINER_LITERALS = (ast.Dict, ast.List, ast.Tuple)
 
 
-def may_write_headers(node: ast.AST, ctx) -> bool:
-    return _may_write_headers(node)
-
-
-def _may_write_headers(node: ast.AST) -> bool:
+def _may_write_headers(node: ast.AST, ctx=None) -> bool:
     """A cheap first look before asking the wire analysis (most nodes stop here)."""
     if isinstance(node, ast.Call):
         func = node.func

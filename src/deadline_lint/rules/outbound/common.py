@@ -86,8 +86,18 @@ class ImportTextFilter:
         self._anywhere = frozenset(module for module, wanted in needs.items() if None in wanted)
         self._suffixes = tuple(pattern.module_suffix for pattern in catalog.stubs)
         self._patterns: Dict[str, Tuple["re.Pattern[str]", "re.Pattern[str]"]] = {}
+        # The last text asked about and the answer (held, so its identity cannot be reused).
+        self._last: Tuple[Optional[str], bool] = (None, False)
 
     def __call__(self, text: str) -> bool:
+        # The engine's prefilter and the outbound analysis ask about the same text in turn.
+        if text is self._last[0]:
+            return self._last[1]
+        found = self._search(text)
+        self._last = (text, found)
+        return found
+
+    def _search(self, text: str) -> bool:
         if any(suffix in text for suffix in self._suffixes):
             return True
         for module, names in self._needs:
