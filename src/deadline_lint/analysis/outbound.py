@@ -407,11 +407,18 @@ def classify_construction(call: ast.Call, scope: Scope, resolver: Resolver, cata
 def file_methods(catalog: Catalog, text: str) -> FrozenSet[str]:
     """Method names that can reach a listed client in a file with this text: those of the
     classes whose module (or, for the standard library, whose name) the text mentions."""
+    by_class = catalog.cached("outbound.class_words", lambda: _class_words(catalog))
+    # Each distinct word is looked for once (many classes share their module's).
+    spelled = {word for word in catalog.cached("outbound.class_word_set", lambda: _word_set(by_class)) if word in text}
     methods = set()
-    for words, reachable in catalog.cached("outbound.class_words", lambda: _class_words(catalog)):
-        if any(word in text for word in words):
+    for words, reachable in by_class:
+        if not spelled.isdisjoint(words):
             methods.update(reachable)
     return frozenset(methods)
+
+
+def _word_set(by_class) -> Tuple[str, ...]:
+    return tuple(sorted({word for words, _ in by_class for word in words}))
 
 
 def _class_words(catalog: Catalog) -> Tuple[Tuple[Tuple[str, ...], FrozenSet[str]], ...]:
@@ -474,6 +481,7 @@ def unbounded_fields(call: ast.Call, spec: TimeoutObject, scope: Scope, resolver
 
 # -- the per-file analysis rules ask ---------------------------------------------------
 _DEF_NAME = re.compile(r"\bdef\s+(\w+)")
+_UNSET = object()
 
 
 class OutboundSites:
@@ -497,6 +505,7 @@ class OutboundSites:
         self._calls: Dict[int, Optional[OutboundCall]] = {}
         self._constructions: Dict[int, Optional[OutboundCall]] = {}
         self._sites: Dict[int, Tuple[OutboundCall, ...]] = {}
+        self._first_look_methods: object = _UNSET  # the method names `sites` looks for, once known
 
     def _client_methods(self) -> FrozenSet[str]:
         if self._file_methods is None:
@@ -554,7 +563,10 @@ class OutboundSites:
             sites = ()
             ctx = self.ctx
             # A first look: any method name at all when a gRPC stub may be the receiver.
-            methods = None if self._stubs_possible else self._client_methods() | ctx.catalog.returning_methods
+            methods = self._first_look_methods
+            if methods is _UNSET:
+                methods = None if self._stubs_possible else self._client_methods() | ctx.catalog.returning_methods
+                self._first_look_methods = methods
             if may_be_listed(call.func, ctx.scope, ctx.resolver, ctx.catalog, methods):
                 views = (self.call(call), self.construction(call))
                 sites = tuple(view for view in views if view is not None)
