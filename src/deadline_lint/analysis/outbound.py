@@ -447,11 +447,18 @@ def mention_word(qualname: str) -> str:
 
 
 # -- timeout values ----------------------------------------------------------------
+def may_build_timeout_object(call: ast.Call, scope: Scope, resolver: Resolver, catalog: Catalog) -> bool:
+    """The first look of `timeout_object`: timeout objects are built from their module,
+    never from an instance."""
+    return bool(catalog.timeout_objects) and may_be_listed(call.func, scope, resolver, catalog, _NO_METHODS)
+
+
+_NO_METHODS: FrozenSet[str] = frozenset()
+
+
 def timeout_object(call: ast.AST, scope: Scope, resolver: Resolver, catalog: Catalog) -> Optional[TimeoutObject]:
-    if not isinstance(call, ast.Call) or not catalog.timeout_objects:
+    if not isinstance(call, ast.Call) or not may_build_timeout_object(call, scope, resolver, catalog):
         return None
-    if not may_be_listed(call.func, scope, resolver, catalog, frozenset()):
-        return None  # timeout objects are built from their module, never from an instance
     qualname = resolver.qualified_name(call.func, scope)
     return catalog.timeout_objects.get(qualname) if qualname is not None else None
 

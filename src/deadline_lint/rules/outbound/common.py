@@ -25,6 +25,7 @@ from deadline_lint.analysis.outbound import (
     OutboundCall,
     OutboundSites,
     is_unbounded,
+    may_build_timeout_object,
     outbound_sites,
     mention_word,
     timeout_fields,
@@ -353,9 +354,10 @@ def first_report(ctx: "FileContext", key: str, node: ast.AST) -> bool:
     return True
 
 
-def has_outbound_sites(node: ast.Call, ctx: "FileContext") -> bool:
-    """The outbound rules' first look at a call: does it take a timeout at all?"""
-    return bool(outbound_sites(ctx, node))
+def outbound_first_look(node: ast.Call, ctx: "FileContext") -> bool:
+    """The outbound rules' first look at a call: does it take a timeout at all, or may it
+    build a timeout object (`aiohttp.ClientTimeout(...)`, which DL103 judges)?"""
+    return bool(outbound_sites(ctx, node)) or may_build_timeout_object(node, ctx.scope, ctx.resolver, ctx.catalog)
 
 
 class OutboundRule(Rule):
@@ -369,9 +371,9 @@ class OutboundRule(Rule):
         use_module_filter(catalog, outbound_text_filter(catalog))
 
     def first_look(self, node_type):
-        # Every outbound rule but DL103 (which also looks at timeout objects) starts from
-        # the call's outbound views: one look at them for all.
-        return has_outbound_sites if node_type is ast.Call else None
+        # Every outbound rule starts from the call's outbound views (DL103 also from the
+        # timeout object it may build): one look at them for all.
+        return outbound_first_look if node_type is ast.Call else None
 
     def trigger_words(self):
         return outbound_words(self.catalog)

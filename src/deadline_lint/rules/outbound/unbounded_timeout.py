@@ -69,9 +69,6 @@ class UnboundedTimeout(OutboundRule):
     name = "unbounded-timeout"
     summary = "timeout=None, float('inf'), ClientTimeout(total=None) and friends"
     fix_applicability = Applicability.UNSAFE
-    def first_look(self, node_type):
-        return None  # a timeout object (`ClientTimeout(total=None)`) is no outbound site
-
     def visit(self, node, ctx):
         for call in outbound_sites(ctx, node):
             # Calls through a client built unbounded are FROM_CONSTRUCTOR: reported at the
