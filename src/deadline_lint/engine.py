@@ -24,8 +24,15 @@ from deadline_lint.tool_codes import TOOL_CODES
 MAX_FILE_BYTES = 10 * 1024 * 1024
 _OWN_FRAMES = 10  # thread bootstrap and ast.parse: what a fresh-stack parse adds to a script's
 
-# Fields that never hold a node a rule cares about: expression contexts and operators.
-_SKIPPED_FIELDS = frozenset({"ctx", "op", "ops", "type_ignores"})
+# Fields that never hold a node a rule cares about: expression contexts and operators, and
+# those holding names, numbers and flags (every Python the tool runs on, 3.8 to 3.13).
+_SKIPPED_FIELDS = frozenset({
+    "ctx", "op", "ops", "type_ignores",
+    "id", "attr", "name", "asname", "module", "level", "arg", "kind", "type_comment", "conversion",
+    "is_async", "simple", "rest", "kwd_attrs",
+})
+# ... and per node type: the constants' values, the names of `global` and `nonlocal`.
+_SKIPPED_BY_TYPE = {"Constant": {"value"}, "MatchSingleton": {"value"}, "Global": {"names"}, "Nonlocal": {"names"}}
 _FIELDS_BY_TYPE: Dict[type, Tuple[str, ...]] = {}
 _SCOPE_TYPES = frozenset(SCOPE_TYPES)  # nodes the walk must also leave
 # Nodes that never have children: not even pushed unless a selected rule asks for them.
@@ -35,7 +42,8 @@ _LEAF_TYPES = frozenset({ast.Name, ast.Constant, ast.Pass, ast.Break, ast.Contin
 def _child_fields(node_type: type) -> Tuple[str, ...]:
     fields = _FIELDS_BY_TYPE.get(node_type)
     if fields is None:
-        fields = tuple(f for f in node_type._fields if f not in _SKIPPED_FIELDS)  # type: ignore[attr-defined]
+        own = _SKIPPED_BY_TYPE.get(node_type.__name__, ())
+        fields = tuple(f for f in node_type._fields if f not in _SKIPPED_FIELDS and f not in own)  # type: ignore[attr-defined]
         _FIELDS_BY_TYPE[node_type] = fields
     return fields
 
@@ -230,8 +238,10 @@ class Checker:
                 if value is None:
                     continue
                 if type(value) is list:
+                    # The lists left hold nodes, or None (a `**spread` key, a keyword-only
+                    # parameter without a default).
                     for child in reversed(value):
-                        if isinstance(child, ast.AST) and type(child) not in skipped:
+                        if child is not None and type(child) not in skipped:
                             push((child, depth))
                 elif isinstance(value, ast.AST) and type(value) not in skipped:
                     push((value, depth))
