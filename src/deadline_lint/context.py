@@ -42,7 +42,8 @@ class FileContext:
         self.profile = profile
         self.catalog = catalog
         self.module_scope = Scope(tree, None)
-        self.resolver = Resolver(catalog, {id(tree): self.module_scope})
+        self._scopes: Dict[int, Scope] = {id(tree): self.module_scope}  # every scope of the file, by node
+        self.resolver = Resolver(catalog, self._scopes)
         if profile["project_index"]:  # names imported from the project's own modules resolve
             attach_project(self.resolver, source.path, source.text, catalog)
         self.scope = self.module_scope
@@ -57,6 +58,14 @@ class FileContext:
         if found is None:
             found = self._analyses[kind] = kind(self)  # type: ignore[call-arg]
         return found  # type: ignore[return-value]
+
+    def close(self) -> None:
+        """Drop what the analyses remembered once the file is done. They hold the context and
+        each scope's bindings hold the scope: left as cycles, the whole tree would wait for
+        the cyclic collector, which walks every node before freeing it."""
+        self._analyses.clear()
+        for scope in self._scopes.values():
+            scope.clear_caches()
 
     @property
     def parent(self) -> Optional[ast.AST]:

@@ -165,7 +165,10 @@ class Checker:
             tree = tree_or_error
         source = SourceFile(text, path)
         ctx = FileContext(source, tree, self.profile, self.catalog)
-        self._walk(ctx)
+        try:
+            self._walk(ctx)
+        finally:
+            ctx.close()
         found = self.fix_classes.apply(ctx.diagnostics, source)
         if self.apply_noqa:
             found = [d for d in found if not source.is_suppressed(d.line, d.code)]

@@ -51,6 +51,11 @@ class Scope:
         self._bindings: Optional[Dict[str, List[Binding]]] = None
         self.facts: Dict[str, object] = {}  # per-scope caches owned by analyses
 
+    def clear_caches(self) -> None:
+        """Forget the bindings and facts computed so far (they are rebuilt when asked again)."""
+        self._bindings = None
+        self.facts = {}
+
     @property
     def module(self) -> "Scope":
         scope = self
