@@ -33,17 +33,18 @@ _SKIPPED_FIELDS = frozenset({
 })
 # ... and per node type: the constants' values, the names of `global` and `nonlocal`.
 _SKIPPED_BY_TYPE = {"Constant": {"value"}, "MatchSingleton": {"value"}, "Global": {"names"}, "Nonlocal": {"names"}}
-_FIELDS_BY_TYPE: Dict[type, Tuple[str, ...]] = {}
+_FIELDS_BY_TYPE: Dict[type, Tuple[str, ...]] = {}  # the fields to walk, last first
 _SCOPE_TYPES = frozenset(SCOPE_TYPES)  # nodes the walk must also leave
 # Nodes that never have children: not even pushed unless a selected rule asks for them.
 _LEAF_TYPES = frozenset({ast.Name, ast.Constant, ast.Pass, ast.Break, ast.Continue, ast.Global, ast.Nonlocal, ast.alias})
 
 
 def _child_fields(node_type: type) -> Tuple[str, ...]:
+    """The fields of `node_type` that can hold nodes, last first."""
     fields = _FIELDS_BY_TYPE.get(node_type)
     if fields is None:
         own = _SKIPPED_BY_TYPE.get(node_type.__name__, ())
-        fields = tuple(f for f in node_type._fields if f not in _SKIPPED_FIELDS and f not in own)  # type: ignore[attr-defined]
+        fields = tuple(reversed([f for f in node_type._fields if f not in _SKIPPED_FIELDS and f not in own]))  # type: ignore[attr-defined]
         _FIELDS_BY_TYPE[node_type] = fields
     return fields
 
@@ -207,6 +208,7 @@ class Checker:
         entered: List[Tuple[int, ast.AST]] = []  # open scopes / `with`s and their depth
         stack: List[Tuple[ast.AST, int]] = [(ctx.tree, 0)]
         pop, push = stack.pop, stack.append
+        fields_by_type = _FIELDS_BY_TYPE
         while stack:
             node, depth = pop()
             while entered and entered[-1][0] >= depth:
@@ -236,7 +238,10 @@ class Checker:
                 entered.append((depth, node))
             parents.append(node)
             depth += 1
-            for field in reversed(_FIELDS_BY_TYPE.get(node_type) or _child_fields(node_type)):
+            fields = fields_by_type.get(node_type)
+            if fields is None:
+                fields = _child_fields(node_type)
+            for field in fields:  # last first: the stack pops them in source order
                 value = getattr(node, field, None)
                 if value is None:
                     continue

@@ -143,7 +143,8 @@ class AnyWord:
         if self._needs and not any(word in text for word in self._needs):
             found = False
         else:
-            found = any(word in text for word in self._words) or self._first(text)
+            # `first` (the policy imports) remembers its answer for this text: ask it first.
+            found = self._first(text) or any(word in text for word in self._words)
         self._last = (text, found)
         return found
 
@@ -193,7 +194,7 @@ class BothWords:
     def __call__(self, text: str) -> bool:
         if text is self._last[0]:
             return self._last[1]
-        found = (any(w in text for w in self._one) and any(w in text for w in self._other)) or self._first(text)
+        found = self._first(text) or (any(w in text for w in self._one) and any(w in text for w in self._other))
         self._last = (text, found)
         return found
 
