@@ -49,6 +49,12 @@ def _child_fields(node_type: type) -> Tuple[str, ...]:
     return fields
 
 
+def _shortest(words) -> Tuple[str, ...]:
+    """The words none of the others occurs in, sorted: any of them occurs in a text exactly
+    when any of `words` does."""
+    return tuple(sorted(w for w in set(words) if not any(o != w and o in w for o in words)))
+
+
 def tool_diagnostic(path: str, code: str, message: str, line: int = 1, column: int = 1) -> Diagnostic:
     return Diagnostic(code, TOOL_CODES[code].name, path, line, column, line, column, message)
 
@@ -106,7 +112,8 @@ class Checker:
                 words = None
                 break
             words.update(rule_words)  # type: ignore[union-attr]
-        self.trigger_words: Optional[Tuple[str, ...]] = tuple(sorted(words)) if words is not None else None
+        # A word containing another is found whenever that one is: only the shortest are searched.
+        self.trigger_words: Optional[Tuple[str, ...]] = _shortest(words) if words is not None else None
         # A finer second look, for rules that offer one (an optional `text_filter()` returning
         # a shared callable): the file is parsed if any selected rule may fire in it.
         filters: List[Callable[[str], bool]] = []
