@@ -16,6 +16,7 @@ from typing import (
 )
 
 from deadline_lint.analysis.budget import Budget
+from deadline_lint.analysis.budget_hops import hop_keywords, hop_text_filter
 from deadline_lint.analysis.cancel_scopes import bounded_by_cancel_scope, is_awaited
 from deadline_lint.analysis.outbound import (
     imports_outbound_project_name,
@@ -365,3 +366,24 @@ class OutboundRule(Rule):
         return catalog.cached(
             "outbound.path_filter", lambda: lambda text, path: imports_outbound_project_name(path, text, catalog)
         )
+
+
+class BudgetValueRule(OutboundRule):
+    """Outbound rules that judge a budget value passed on as a timeout: they also judge it at
+    calls of unknown type that the budget itself shows are hops (`analysis/budget_hops.py`),
+    so their prefilter also lets in files that pass a budget at a hop keyword."""
+
+    def trigger_words(self):
+        return outbound_words(self.catalog) | hop_keywords(self.catalog)
+
+    def text_filter(self):
+        outbound, hops = outbound_text_filter(self.catalog), hop_text_filter(self.catalog, self.profile)
+        return self.catalog.cached(("budget_value.text_filter", hops), lambda: _Either(outbound, hops))
+
+
+class _Either:
+    def __init__(self, first: Callable[[str], bool], second: Callable[[str], bool]) -> None:
+        self.first, self.second = first, second
+
+    def __call__(self, text: str) -> bool:
+        return self.first(text) or self.second(text)
