@@ -52,6 +52,9 @@ DEFAULTS: Dict[str, Any] = {
         "types": ["Budget"],
         "accessors": [],
         "clamps": [],
+        # Opt-in (measured on the corpus, see docs/architecture.md): a function's own numeric
+        # parameter of one of these names is the time its caller gave it, for DL102.
+        "timeout_parameters": [],
     },
     "fix": {
         "budget_expression": "{budget}.timeout()",
@@ -211,6 +214,7 @@ SCHEMA: Dict[str, Any] = {
         "types": _string_list,
         "accessors": _string_list,
         "clamps": _string_list,
+        "timeout_parameters": _string_list,
     },
     "fix": {
         "budget_expression": _template,
