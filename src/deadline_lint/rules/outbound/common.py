@@ -86,8 +86,17 @@ class ImportTextFilter:
         self._anywhere = frozenset(module for module, wanted in needs.items() if None in wanted)
         self._suffixes = tuple(pattern.module_suffix for pattern in catalog.stubs)
         self._patterns: Dict[str, Tuple["re.Pattern[str]", "re.Pattern[str]"]] = {}
+        # DL104/DL105's filter asks again right after the engine did (see BudgetValueRule).
+        self._last: Tuple[Optional[str], bool] = (None, False)
 
     def __call__(self, text: str) -> bool:
+        if text is self._last[0]:
+            return self._last[1]
+        answer = self._answer(text)
+        self._last = (text, answer)
+        return answer
+
+    def _answer(self, text: str) -> bool:
         if any(suffix in text for suffix in self._suffixes):
             return True
         for module, names in self._needs:
