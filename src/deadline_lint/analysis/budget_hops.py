@@ -86,19 +86,35 @@ def _standard(qualname: Optional[str]) -> bool:
     return qualname is not None and (is_builtin(qualname.split(".")[0]) or qualname.split(".")[0] in STDLIB_MODULES)
 
 
+_LITERALS = (ast.Constant, ast.JoinedStr, ast.Dict, ast.List, ast.Set, ast.Tuple,
+             ast.DictComp, ast.ListComp, ast.SetComp)
+
+
 def _built_by_standard_library(receiver: ast.expr, ctx: "FileContext") -> bool:
-    """`q = queue.Queue()` then `q.get(timeout=...)`: every binding of the receiver (a local,
-    or `self.x` in a method) builds it with a standard-library or builtin call."""
+    """`q = queue.Queue()` then `q.get(timeout=...)`, `options = {}` then
+    `options.update(timeout=...)`, `"{timeout}".format(timeout=...)`, `super().__init__(...)`:
+    the receiver is a literal or `super()`, or every binding of it (a local, or `self.x` in a
+    method) is a literal or a standard-library or builtin call."""
+    if isinstance(receiver, _LITERALS) or _is_super(receiver, ctx):
+        return True
     if isinstance(receiver, ast.Name):
         bindings = ctx.scope.lookup(receiver.id) or []
     elif isinstance(receiver, ast.Attribute):
         bindings = self_attribute_bindings(ctx.resolver, receiver, ctx.scope)
     else:
         return False
-    return bool(bindings) and all(
-        b.kind == ASSIGN and isinstance(b.value, ast.Call) and _standard(ctx.resolver.qualified_name(b.value.func, b.scope))
-        for b in bindings
-    )
+    return bool(bindings) and all(b.kind == ASSIGN and _standard_value(b.value, b.scope, ctx) for b in bindings)
+
+
+def _standard_value(value, scope, ctx: "FileContext") -> bool:
+    if isinstance(value, _LITERALS):
+        return True
+    return isinstance(value, ast.Call) and _standard(ctx.resolver.qualified_name(value.func, scope))
+
+
+def _is_super(receiver: ast.expr, ctx: "FileContext") -> bool:
+    """`super()`: the class's base, a constructor or method it overrides, not a new hop."""
+    return isinstance(receiver, ast.Call) and ctx.resolver.qualified_name(receiver.func, ctx.scope) == "super"
 
 
 # -- the text prefilter ----------------------------------------------------------------
