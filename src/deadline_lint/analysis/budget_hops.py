@@ -21,7 +21,7 @@ from deadline_lint.analysis.budget_text import budget_words
 from deadline_lint.analysis.expressions import mentions_any
 from deadline_lint.analysis.outbound import STDLIB_MODULES, outbound_sites
 from deadline_lint.analysis.instances import self_attribute_bindings
-from deadline_lint.analysis.scopes import ASSIGN, is_builtin
+from deadline_lint.analysis.scopes import ASSIGN, WITH, is_builtin
 from deadline_lint.catalog import Catalog
 from deadline_lint.catalog.clock import clock_catalog
 from deadline_lint.profile import Profile
@@ -94,7 +94,8 @@ def _built_by_standard_library(receiver: ast.expr, ctx: "FileContext") -> bool:
     """`q = queue.Queue()` then `q.get(timeout=...)`, `options = {}` then
     `options.update(timeout=...)`, `"{timeout}".format(timeout=...)`, `super().__init__(...)`:
     the receiver is a literal or `super()`, or every binding of it (a local, or `self.x` in a
-    method) is a literal or a standard-library or builtin call."""
+    method, `with selectors.DefaultSelector() as sel`) is a literal or a standard-library or
+    builtin call."""
     if isinstance(receiver, _LITERALS) or _is_super(receiver, ctx):
         return True
     if isinstance(receiver, ast.Name):
@@ -103,7 +104,7 @@ def _built_by_standard_library(receiver: ast.expr, ctx: "FileContext") -> bool:
         bindings = self_attribute_bindings(ctx.resolver, receiver, ctx.scope)
     else:
         return False
-    return bool(bindings) and all(b.kind == ASSIGN and _standard_value(b.value, b.scope, ctx) for b in bindings)
+    return bool(bindings) and all(b.kind in (ASSIGN, WITH) and _standard_value(b.value, b.scope, ctx) for b in bindings)
 
 
 def _standard_value(value, scope, ctx: "FileContext") -> bool:

@@ -5,6 +5,7 @@ from typing import Dict, Iterator, List, Set
 
 from deadline_lint.analysis.budget import budget_in_scope
 from deadline_lint.analysis.budget_hops import budget_hop
+from deadline_lint.analysis.time_values import INSTANT, time_value
 from deadline_lint.analysis.outbound import FROM_CALL, outbound_sites
 from deadline_lint.rules.base import register
 from deadline_lint.rules.outbound.common import (
@@ -137,11 +138,19 @@ def _grows(node: ast.AST, mentions: Dict[int, bool], ctx) -> str:
         left, right = mentioned(node.left), mentioned(node.right)
         if left != right:
             other = node.right if left else node.left
-            if not (is_number_constant(other) and is_non_positive_constant(other)):
-                return "something not derived from the budget is added to it"
+            if is_number_constant(other) and is_non_positive_constant(other):
+                return ""
+            if _is_clock_instant(other, ctx):
+                return ""  # `time.monotonic() + budget` is a deadline: what is left of it is judged where taken
+            return "something not derived from the budget is added to it"
         return ""
     if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
         fallbacks = [v for v in node.values[1:] if not mentioned(v) and not is_non_positive_constant(v)]
         if mentioned(node.values[0]) and fallbacks:
             return "`or` turns a spent (zero) budget into a fixed timeout"
     return ""
+
+
+def _is_clock_instant(expr: ast.expr, ctx) -> bool:
+    found = time_value(ctx, expr)
+    return found is not None and found.role == INSTANT
