@@ -38,22 +38,37 @@ class BudgetHop:
 
 
 def hop_keywords(catalog: Catalog) -> FrozenSet[str]:
-    return frozenset((catalog.data.get("budget", {}) or {}).get("hop_keywords", []) or [])
+    return catalog.cached("budget.hop_keywords", lambda: _budget_names(catalog, "hop_keywords"))
 
 
 def local_waits(catalog: Catalog) -> FrozenSet[str]:
-    return frozenset((catalog.data.get("budget", {}) or {}).get("local_waits", []) or [])
+    return catalog.cached("budget.local_waits", lambda: _budget_names(catalog, "local_waits"))
+
+
+def _budget_names(catalog: Catalog, key: str) -> FrozenSet[str]:
+    return frozenset((catalog.data.get("budget", {}) or {}).get(key, []) or [])
 
 
 def budget_hop(ctx: "FileContext", call: ast.Call) -> Optional[BudgetHop]:
     """The call as a hop of unknown type given a budget-derived timeout, or None."""
+    if not call.keywords:
+        return None  # most calls: asked of every call by two rules
     keywords = hop_keywords(ctx.catalog)
     value = next((kw.value for kw in call.keywords if kw.arg in keywords), None)
-    if value is None or outbound_sites(ctx, call):
+    if value is None or isinstance(value, ast.Constant) or outbound_sites(ctx, call):
         return None  # most calls stop here; a listed call is judged as the outbound call it is
+    if not ctx.analysis(BudgetPossible).possible:
+        return None  # no budget word and no clock call in the file: no budget anywhere in it
     if not _from_budget(value, ctx) or _known_callee(call.func, ctx):
         return None
     return BudgetHop(call, value, " ".join(ctx.source.segment(call.func).split()))
+
+
+class BudgetPossible:
+    """Per file: whether any function in it can have a budget (the prefilter's second half)."""
+
+    def __init__(self, ctx: "FileContext") -> None:
+        self.possible = hop_text_filter(ctx.catalog, ctx.profile).budget_possible(ctx.source.text)
 
 
 def _from_budget(value: ast.expr, ctx: "FileContext") -> bool:
@@ -142,6 +157,9 @@ class _HopText:
     def __call__(self, text: str) -> bool:
         if not any(_passed_as_keyword(text, keyword) for keyword in self._keywords):
             return False
+        return self.budget_possible(text)
+
+    def budget_possible(self, text: str) -> bool:
         return any(word in text for word in self._words) or any(call in text for call in self._clock_calls)
 
 
