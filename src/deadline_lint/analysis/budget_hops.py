@@ -7,8 +7,11 @@ A call is *not* such a hop when the catalog already classifies it (it is an outb
 or when we know what the callee is and it is not outbound: a builtin or standard-library
 callable (the catalog lists the stdlib's outbound ones), a project function or class we can
 read (it wraps no listed call, else it would be outbound), a method of a listed client that
-the catalog does not list, or a catalog `budget.local_waits` method (`event.wait(timeout=)`,
-`thread.join(timeout=)`: waiting on this process, not on another service).
+the catalog does not list, a method of a literal, of `super()` or of a receiver built by the
+standard library (`q = queue.Queue()`), or a catalog `budget.local_waits` method
+(`event.wait(timeout=)`, `thread.join(timeout=)`: waiting on this process, not on another
+service). Only a keyword counts: a positional argument's meaning depends on a signature we
+cannot see.
 """
 from __future__ import annotations
 
