@@ -43,10 +43,25 @@ def hits_and_misses(monkeypatch) -> dict:
     return counts
 
 
+def aged(tree: Path) -> Path:
+    """Every file and folder under `tree` last changed long ago: a stat taken within
+    seconds of a change is never trusted (it could hide a second change in the same clock
+    tick), so a fresh copy would be re-read on every run."""
+    old = 1_700_000_000 * 10**9  # fixed: aging a tree again leaves unchanged stats alone
+    for folder, _, files in os.walk(tree):
+        for name in files:
+            os.utime(os.path.join(folder, name), ns=(old, old))
+    for folder, _, _ in sorted(os.walk(tree), reverse=True):
+        os.utime(folder, ns=(old, old))
+    return tree
+
+
 def test_cached_runs_report_exactly_what_an_uncached_run_reports(tmp_path, capsys, monkeypatch) -> None:
     counts = hits_and_misses(monkeypatch)
     folder = tmp_path / "cache"
-    args = [str(FIXTURES), "--jobs", "1", "--format", "json", "--extend-select", "ALL"]
+    fixtures = aged(Path(shutil.copytree(FIXTURES, tmp_path / "fixtures")))
+    monkeypatch.chdir(tmp_path)
+    args = ["fixtures", "--jobs", "1", "--format", "json", "--extend-select", "ALL"]
     uncached = check(capsys, *args, "--no-cache")
     assert counts["checked"] == 0 and not folder.exists()  # --no-cache neither reads nor writes
     cold = check(capsys, *args, "--cache-dir", str(folder))
@@ -96,7 +111,7 @@ def test_an_edited_file_is_checked_again(tmp_path, capsys) -> None:
     os.utime(source, ns=(1, 1))  # an old mtime: only the size and content tell
     assert check(capsys, *args)[0] == 0
     source.write_text("import requests\nrequests.get('http://z', timeout=None)\n")  # same size
-    os.utime(source, ns=(1, 1))  # and the same stat as the cached entry: only the hash tells
+    os.utime(source, ns=(1, 1))  # another size, the same old mtime
     code, out, _ = check(capsys, *args)
     assert code == 1 and "DL103" in out
 
@@ -175,7 +190,7 @@ def test_an_unwritable_cache_warns_once_and_keeps_the_result(tmp_path, capsys) -
 def shop(tmp_path) -> Path:
     project = tmp_path / "shop"
     shutil.copytree(FIXTURES / "projects" / "shop", project)
-    return project
+    return aged(project)
 
 
 def test_editing_a_module_the_file_reaches_invalidates_it(shop, tmp_path, capsys, monkeypatch) -> None:
@@ -211,13 +226,62 @@ def test_a_module_that_appears_where_one_was_looked_for_invalidates(shop, tmp_pa
     assert counts["checked"] == 1 and code == 1 and "fetch_all" in out
 
 
-def test_an_unrelated_module_leaves_the_entry_alone(shop, tmp_path, capsys, monkeypatch) -> None:
+def test_an_unrelated_module_leaves_the_entry_alone_and_a_new_one_does_not(shop, tmp_path, capsys, monkeypatch) -> None:
     folder = tmp_path / "cache"
     orders = shop / "shop" / "orders.py"
     args = [str(orders), "--cache-dir", str(folder)]
+    unrelated = shop / "shop" / "unrelated.py"
+    unrelated.write_text("import requests\n")
+    aged(shop)
     first = check(capsys, *args)
-    (shop / "unrelated.py").write_text("print('hello')\n")
-    (shop / "shop" / "orders_notes.txt").write_text("not a module\n")
+    with open(unrelated, "r+") as handle:  # edited in place: its folder's listing stays
+        handle.write("import httpx   \n")
     counts = hits_and_misses(monkeypatch)
     assert check(capsys, *args) == first
     assert counts["checked"] == 0
+    (shop / "shop" / "helpers.py").write_text("")  # a new module where lookups failed
+    assert check(capsys, *args) == first
+    assert counts["checked"] == 1  # checked again (it could have changed what a name means)
+
+
+def test_a_change_two_imports_away_invalidates(tmp_path, capsys, monkeypatch) -> None:
+    project = tmp_path / "proj"
+    (project / "pkg").mkdir(parents=True)
+    (project / "pyproject.toml").write_text("[tool.deadline-lint]\nproject_index = true\n")
+    (project / "pkg" / "__init__.py").write_text("")
+    (project / "pkg" / "compat.py").write_text("import requests as http\n")
+    (project / "pkg" / "wrappers.py").write_text(
+        "from pkg.compat import http\n\n\ndef fetch(url, timeout=None):\n    return http.get(url, timeout=timeout)\n"
+    )
+    caller = project / "pkg" / "caller.py"
+    caller.write_text("from pkg.wrappers import fetch\n\n\ndef run():\n    fetch('http://x')\n")
+    args = [str(caller), "--cache-dir", str(tmp_path / "cache"), "--select", "DL101"]
+    aged(project)
+    assert check(capsys, *args)[0] == 1
+    with open(project / "pkg" / "compat.py", "r+") as handle:
+        handle.write("import json     as http\n")  # no longer a client (edited in place)
+    counts = hits_and_misses(monkeypatch)
+    assert check(capsys, *args)[0] == 0
+    assert counts["checked"] == 1
+    aged(project)
+    assert check(capsys, *args)[0] == 0 and counts["checked"] == 1  # the new answer is reused
+
+
+@pytest.mark.parametrize("damage", [
+    lambda text: text.replace('"folders":[[', '"folders":[[99999999,0],['),  # a path number out of range
+    lambda text: text.replace('"follow":[[', '"follow":[["x",'),  # a path that is not a number
+    lambda text: text.replace('"paths":[', '"paths":[7,'),  # a path table of the wrong shape
+    lambda text: text.replace('"complete":true', '"complete":"yes"'),
+])
+def test_damaged_module_summaries_are_never_trusted(shop, tmp_path, capsys, monkeypatch, damage) -> None:
+    folder = tmp_path / "cache"
+    args = [str(shop / "shop" / "orders.py"), "--cache-dir", str(folder)]
+    first = check(capsys, *args)
+    (entry_file,) = cache_files(folder)
+    damaged = damage(entry_file.read_text())
+    assert damaged != entry_file.read_text()
+    entry_file.write_text(damaged)
+    counts = hits_and_misses(monkeypatch)
+    assert check(capsys, *args) == first
+    assert counts["checked"] == 1
+    assert check(capsys, *args) == first and counts["checked"] == 1

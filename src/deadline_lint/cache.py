@@ -6,12 +6,13 @@ tool's own fingerprint (its version and the files of the installed package, so a
 checkout never reuses old answers), the file's effective profile and the run's selection
 options. With the project index on, an entry also records the project modules its file can
 reach through imports (their content hashes) and the module paths that were looked for and
-absent: a change to any of them, or one of them appearing, makes the entry stale.
+absent (by their folders' listings): a change to any of them makes the entry stale.
 
 Entries are trusted only when they match in every part; an unreadable, corrupt or foreign
 cache file or entry is ignored and rebuilt. A stat match (size and nanosecond mtime) stands
-in for re-hashing, except for files changed within the last seconds, where a same-size edit
-in the same clock tick could hide: those are hashed again.
+in for re-hashing, except for stats recorded within seconds of the file's last change, where
+a same-size edit in the same clock tick could hide (git's "racily clean" case): those are
+recorded as unreliable and the file is hashed again.
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ import hashlib
 import json
 import os
 import time
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from deadline_lint import __version__
 from deadline_lint.diagnostics import Diagnostic
@@ -28,7 +29,7 @@ from deadline_lint.diagnostics import Diagnostic
 CACHE_DIR_NAME = ".deadline_lint_cache"
 CACHE_DIR_ENV = "DEADLINE_LINT_CACHE_DIR"
 _FORMAT = 1
-_RACY_SECONDS = 2.0  # a file younger than this is re-hashed even when its stat matches
+_RACY_SECONDS = 2.0  # a stat taken this soon after a change does not stand for the content
 
 Stamp = Tuple[int, int]  # (size, mtime_ns)
 
@@ -73,33 +74,78 @@ def default_cache_dir() -> str:
 
 
 class Dependencies:
-    """What a file's findings were computed from besides its own text and settings: project
-    files (path -> [size, mtime_ns, content hash], the stat taken before the read) and module
-    paths that did not exist."""
+    """What a file's findings were computed from besides its own text and settings, when the
+    project index is on: `analysis.dependencies.ProjectReach` (the file's direct reach and a
+    summary per module in its closure) and the state of every file named there
+    (path -> [size, mtime_ns, content hash], the stat taken before the read)."""
 
-    __slots__ = ("present", "absent")
+    __slots__ = ("index", "own", "modules", "states")
 
-    def __init__(self, present: Optional[Dict[str, List[Any]]] = None, absent: Iterable[str] = ()) -> None:
-        self.present: Dict[str, List[Any]] = dict(present or {})
-        self.absent: List[str] = sorted(set(absent))
+    def __init__(self, index: str, own: Any, modules: Mapping[str, Any], states: Mapping[str, List[Any]]) -> None:
+        self.index = index
+        self.own = own
+        self.modules = dict(modules)
+        self.states = dict(states)
+
+    def reach_document(self, reach: Any, paths: "PathTable") -> Dict[str, Any]:
+        """A Reach as stored: every file it names (as an index into the cache file's path
+        table: thousands of modules share the same absent paths) with the hash its answer
+        was computed from. A module's summary is found by path and hash: content-addressed,
+        so it never goes stale."""
+        states = self.states
+        return {
+            "follow": [[paths.id_of(path), states[path][2]] for path in reach.follow if path in states],
+            "files": [[paths.id_of(path), states[path][2]] for path in reach.files if path in states],
+            "folders": [[paths.id_of(path), states[path][1]] for path in reach.folders if path in states],
+            "complete": all(path in states for path in (*reach.follow, *reach.files, *reach.folders)),
+        }
+
+
+class PathTable:
+    """The cache file's paths, each stored once and named by its position (stable: paths are
+    only ever appended)."""
+
+    def __init__(self, paths: List[str]) -> None:
+        self.paths = paths
+        self._ids: Optional[Dict[str, int]] = None
+
+    def id_of(self, path: str) -> int:
+        if self._ids is None:
+            self._ids = {known: number for number, known in enumerate(self.paths)}
+        number = self._ids.get(path)
+        if number is None:
+            number = self._ids[path] = len(self.paths)
+            self.paths.append(path)
+        return number
 
 
 _HASHED: Dict[str, List[Any]] = {}
 
 
 def recorded_state(path: str) -> Optional[List[Any]]:
-    """[size, mtime_ns, content hash] of a file now (memoised per process by its stat)."""
+    """[size, mtime_ns, content hash] of a file now, or [0, mtime_ns, ""] of a folder
+    (memoised per process by its stat). A stat taken within seconds of the last change is
+    recorded as UNRELIABLE: a second change in the same clock tick would not show in it."""
     try:
         stat = os.stat(path)
         known = _HASHED.get(path)
         if known is not None and known[:2] == list(stamp_of(stat)):
             return known
+        if os.path.isdir(path):
+            return [0, reliable_mtime(stat), ""]
         with open(path, "rb") as handle:
             data = handle.read()
     except OSError:
         return None
-    state = _HASHED[path] = [*stamp_of(stat), content_hash(data)]
+    state = _HASHED[path] = [stat.st_size, reliable_mtime(stat), content_hash(data)]
     return state
+
+
+UNRELIABLE = -1
+
+
+def reliable_mtime(stat: os.stat_result) -> int:
+    return UNRELIABLE if time.time() - stat.st_mtime < _RACY_SECONDS else stat.st_mtime_ns
 
 
 class _Verifier:
@@ -108,7 +154,8 @@ class _Verifier:
     def __init__(self, stamps: Dict[str, List[Any]]) -> None:
         self.stamps = stamps  # path -> [size, mtime_ns, hash], from the cache file
         self._present: Dict[Tuple[str, str], bool] = {}
-        self._absent: Dict[str, bool] = {}
+        self._folders: Dict[str, int] = {}
+        self._verified: set = set()  # module summaries ("path|hash") whose closure holds
 
     def present(self, path: str, expected: str) -> bool:
         key = (path, expected)
@@ -117,28 +164,61 @@ class _Verifier:
             known = self._present[key] = current_hash(path, self.stamps.get(path)) == expected
         return known
 
-    def absent(self, path: str) -> bool:
-        known = self._absent.get(path)
+    def folder_unchanged(self, path: str, mtime_ns: int) -> bool:
+        """No entry added, removed or renamed in the folder since it was recorded."""
+        known = self._folders.get(path)
         if known is None:
-            known = self._absent[path] = not os.path.exists(path)
-        return known
+            try:
+                known = self._folders[path] = os.stat(path).st_mtime_ns
+            except OSError:
+                known = self._folders[path] = -2
+        return known == mtime_ns and mtime_ns != UNRELIABLE
+
+    def reach_holds(self, reach: Mapping[str, Any], summaries: Mapping[str, Any], paths: List[str]) -> bool:
+        """A stored reach and, through the module summaries, its whole closure: every file
+        with its recorded content, every absent path still absent. Summaries whose closure
+        was verified in this run are not walked again."""
+        pending = [reach]
+        visited: List[str] = []
+        while pending:
+            current = pending.pop()
+            if current["complete"] is not True:
+                return False  # a file it named could not be read: never trusted
+            if not all(self.present(paths[number], digest) for number, digest in current["files"]):
+                return False
+            if not all(self.folder_unchanged(paths[number], mtime) for number, mtime in current["folders"]):
+                return False
+            for number, digest in current["follow"]:
+                node = f"{number}|{digest}"
+                if node in self._verified or node in visited:
+                    continue
+                summary = summaries.get(node)
+                if not isinstance(summary, dict) or not self.present(paths[number], digest):
+                    return False
+                visited.append(node)
+                pending.append(summary)
+        self._verified.update(visited)  # each one's closure lies within what was just verified
+        return True
 
 
 def current_hash(path: str, recorded: Optional[Sequence[Any]]) -> Optional[str]:
-    """The file's content hash now: the recorded one when size and mtime still match (and
-    the file is not fresh enough for a same-tick edit to hide), else read and hashed."""
+    return hash_now(path, recorded)[0]
+
+
+def hash_now(path: str, recorded: Optional[Sequence[Any]]) -> Tuple[Optional[str], Optional[os.stat_result]]:
+    """The file's content hash now: the recorded one when size and mtime still match (an
+    unreliable stamp never does), else read and hashed; with the stat when it was read."""
     try:
         stat = os.stat(path)
     except OSError:
-        return None
+        return None, None
     if recorded is not None and len(recorded) == 3 and list(stamp_of(stat)) == list(recorded[:2]):
-        if time.time() - stat.st_mtime > _RACY_SECONDS:
-            return recorded[2]
+        return recorded[2], None  # recorded long enough after its last change to stand for it
     try:
         with open(path, "rb") as handle:
-            return content_hash(handle.read())
+            return content_hash(handle.read()), stat
     except OSError:
-        return None
+        return None, None
 
 
 class ResultCache:
@@ -150,6 +230,10 @@ class ResultCache:
         self.path = os.path.join(folder, f"v{_FORMAT}", f"{key}.json")
         self.entries: Dict[str, Dict[str, Any]] = {}
         self.stamps: Dict[str, List[Any]] = {}  # every recorded file: [size, mtime_ns, hash]
+        # Module summaries for the project index, by index and then "path|hash".
+        self.modules: Dict[str, Dict[str, Any]] = {}
+        self.paths = PathTable([])
+        self._stored: set = set()  # paths whose entries this run wrote
         self.changed = False
         self._load()
         self._verifier = _Verifier(self.stamps)
@@ -162,9 +246,11 @@ class ResultCache:
             return  # none yet, unreadable or corrupt: start empty and rewrite it
         if not isinstance(document, dict) or document.get("key") != self.key or document.get("format") != _FORMAT:
             return
-        entries, stamps = document.get("files"), document.get("stamps")
-        if isinstance(entries, dict) and isinstance(stamps, dict):
-            self.entries, self.stamps = entries, stamps
+        entries, stamps, modules = document.get("files"), document.get("stamps"), document.get("modules")
+        paths = document.get("paths")
+        if all(isinstance(part, dict) for part in (entries, stamps, modules)) and isinstance(paths, list):
+            if all(isinstance(path, str) for path in paths):
+                self.entries, self.stamps, self.modules, self.paths = entries, stamps, modules, PathTable(paths)
 
     # -- reading -------------------------------------------------------------------
     def lookup(self, path: str, display: str) -> Optional[List[Diagnostic]]:
@@ -174,27 +260,38 @@ class ResultCache:
         if not isinstance(entry, dict):
             return None
         try:
-            if current_hash(path, self.stamps.get(path)) != entry["hash"]:
+            digest, read_at = hash_now(path, self.stamps.get(path))
+            if digest != entry["hash"]:
                 return None
-            for dep, expected in entry.get("present", {}).items():
-                if not self._verifier.present(dep, expected):
-                    return None
-            if not all(self._verifier.absent(dep) for dep in entry.get("absent", [])):
+            reach = entry.get("reach")
+            summaries = self.modules.get(reach["index"], {}) if reach is not None else {}
+            if reach is not None and not self._verifier.reach_holds(reach, summaries, self.paths.paths):
                 return None
-            return [Diagnostic.from_json(item, display) for item in entry["found"]]
-        except (KeyError, TypeError, ValueError, AttributeError):
+            found = [Diagnostic.from_json(item, display) for item in entry["found"]]
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError):
             return None  # a malformed entry is never trusted
+        if read_at is not None and reliable_mtime(read_at) != UNRELIABLE:
+            # Verified by its content: a stamp now spares the next run the read.
+            self.stamps[path] = [read_at.st_size, read_at.st_mtime_ns, digest]
+            self.changed = True
+        return found
 
     # -- writing -------------------------------------------------------------------
     def store(self, path: str, stamp: Stamp, digest: str, found: Sequence[Diagnostic],
               dependencies: Optional[Dependencies] = None) -> None:
         entry: Dict[str, Any] = {"hash": digest, "found": [_without_path(d) for d in found]}
-        self.stamps[path] = [stamp[0], stamp[1], digest]
+        fresh = time.time() - stamp[1] / 1e9 < _RACY_SECONDS
+        self.stamps[path] = [stamp[0], UNRELIABLE if fresh else stamp[1], digest]
         if dependencies is not None:
-            entry["present"] = {dep: state[2] for dep, state in dependencies.present.items()}
-            entry["absent"] = dependencies.absent
-            self.stamps.update(dependencies.present)
+            entry["reach"] = {"index": dependencies.index, **dependencies.reach_document(dependencies.own, self.paths)}
+            table = self.modules.setdefault(dependencies.index, {})
+            for module_path, reach in dependencies.modules.items():
+                state = dependencies.states.get(module_path)
+                if state is not None:
+                    table[f"{self.paths.id_of(module_path)}|{state[2]}"] = dependencies.reach_document(reach, self.paths)
+            self.stamps.update(dependencies.states)
         self.entries[path] = entry
+        self._stored.add(path)
         self.changed = True
 
     def save(self) -> Optional[str]:
@@ -203,13 +300,18 @@ class ResultCache:
         if not self.changed:
             return None
         live = {path: entry for path, entry in self.entries.items() if os.path.exists(path)}
-        needed = set(live)
-        for entry in live.values():
-            needed.update(entry.get("present", {}))
+        try:
+            modules, needed = _reachable(live, self.modules, self.paths.paths)
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError):
+            # Something loaded was malformed: keep only what this run wrote.
+            live = {path: entry for path, entry in live.items() if path in self._stored}
+            modules, needed = _reachable(live, self.modules, self.paths.paths)
         document = {
             "format": _FORMAT,
             "key": self.key,
             "files": live,
+            "modules": modules,
+            "paths": self.paths.paths,
             "stamps": {path: stamp for path, stamp in self.stamps.items() if path in needed},
         }
         try:
@@ -230,6 +332,30 @@ class ResultCache:
             return f"cannot write the cache in {self.folder}: {exc.strerror or exc}"
         self.changed = False
         return None
+
+
+def _reachable(entries: Mapping[str, Any], modules: Mapping[str, Any], paths: List[str]) -> Tuple[Dict[str, Any], set]:
+    """The module summaries some live entry still reaches (older versions are dropped), and
+    every path whose stamp is worth keeping."""
+    kept: Dict[str, Dict[str, Any]] = {}
+    needed = set(entries)
+    for entry in entries.values():
+        reach = entry.get("reach") if isinstance(entry, dict) else None
+        if not isinstance(reach, dict):
+            continue
+        table = modules.get(reach.get("index"), {})
+        out = kept.setdefault(reach.get("index"), {})
+        pending = [reach]
+        while pending:
+            current = pending.pop()
+            needed.update(paths[number] for number, _ in current.get("files", ()))
+            for number, digest in current.get("follow", ()):
+                node = f"{number}|{digest}"
+                needed.add(paths[number])
+                if node not in out and node in table:
+                    out[node] = table[node]
+                    pending.append(table[node])
+    return kept, needed
 
 
 def prepare_folder(folder: str) -> None:

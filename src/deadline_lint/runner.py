@@ -59,16 +59,20 @@ def check_recorded(checker: "Checker", path: str) -> Tuple[List[Diagnostic], Opt
     found = apply_path_ignores(checker, checker.check_bytes(data, path))
     dependencies = None
     if checker.profile["project_index"]:
-        from deadline_lint.analysis.dependencies import project_dependencies
+        from deadline_lint.analysis.dependencies import project_reach
         from deadline_lint.source import DecodeError, decode_source
 
         try:
-            reach = project_dependencies(path, decode_source(data), checker.catalog)
+            reach = project_reach(path, decode_source(data), checker.catalog)
         except DecodeError:
             reach = None
         if reach is not None:
-            present = {dep: state for dep in reach[0] for state in [recorded_state(dep)] if state is not None}
-            dependencies = Dependencies(present, reach[1])
+            named = {*reach.own.follow, *reach.own.files, *reach.own.folders, *reach.modules}
+            for module in reach.modules.values():
+                named.update(module.files)
+                named.update(module.folders)
+            states = {dep: state for dep in named for state in [recorded_state(dep)] if state is not None}
+            dependencies = Dependencies(reach.index, reach.own, reach.modules, states)
     return found, (stamp_of(stat), content_hash(data), dependencies)
 
 
