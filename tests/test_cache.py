@@ -285,3 +285,20 @@ def test_damaged_module_summaries_are_never_trusted(shop, tmp_path, capsys, monk
     assert check(capsys, *args) == first
     assert counts["checked"] == 1
     assert check(capsys, *args) == first and counts["checked"] == 1
+
+
+def test_entries_of_deleted_files_are_dropped_by_a_run_over_the_folder(tmp_path, capsys) -> None:
+    folder = tmp_path / "cache"
+    tree = tmp_path / "svc"
+    tree.mkdir()
+    for name in ("a.py", "b.py", "c.py"):
+        (tree / name).write_text("import requests\nrequests.get('http://x')\n")
+    check(capsys, str(tree), "--cache-dir", str(folder))
+    (tree / "b.py").unlink()
+    (tree / "c.py").write_text("import requests\nrequests.get('http://y')\n")
+    check(capsys, str(tree / "c.py"), "--cache-dir", str(folder))  # a small run keeps b's entry
+    (entry_file,) = cache_files(folder)
+    assert str(tree / "b.py") in json.loads(entry_file.read_text())["files"]
+    (tree / "a.py").write_text("import requests\nrequests.get('http://z')\n")
+    check(capsys, str(tree), "--cache-dir", str(folder))
+    assert sorted(json.loads(entry_file.read_text())["files"]) == [str(tree / "a.py"), str(tree / "c.py")]

@@ -234,6 +234,7 @@ class ResultCache:
         self.modules: Dict[str, Dict[str, Any]] = {}
         self.paths = PathTable([])
         self._stored: set = set()  # paths whose entries this run wrote
+        self._asked: set = set()  # paths this run looked up (they exist)
         self.changed = False
         self._load()
         self._verifier = _Verifier(self.stamps)
@@ -256,6 +257,7 @@ class ResultCache:
     def lookup(self, path: str, display: str) -> Optional[List[Diagnostic]]:
         """The file's cached findings, shown under `display`, or None when there is no
         entry or any part of it no longer matches."""
+        self._asked.add(path)
         entry = self.entries.get(path)
         if not isinstance(entry, dict):
             return None
@@ -299,7 +301,11 @@ class ResultCache:
         run's results stand either way)."""
         if not self.changed:
             return None
-        live = {path: entry for path, entry in self.entries.items() if os.path.exists(path)}
+        live = self.entries
+        if 2 * len(self._asked) >= len(self.entries):
+            # A run over most of what is cached (a folder walk, not pre-commit's few files)
+            # drops the entries of files that are gone; a small run spares the stats.
+            live = {path: entry for path, entry in live.items() if path in self._asked or os.path.exists(path)}
         try:
             modules, needed = _reachable(live, self.modules, self.paths.paths)
         except (KeyError, TypeError, ValueError, AttributeError, IndexError):
