@@ -21,6 +21,7 @@ import hashlib
 import json
 import os
 import time
+from stat import S_ISDIR
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from deadline_lint import __version__
@@ -123,21 +124,24 @@ _HASHED: Dict[str, List[Any]] = {}
 
 
 def recorded_state(path: str) -> Optional[List[Any]]:
-    """[size, mtime_ns, content hash] of a file now, or [0, mtime_ns, ""] of a folder
-    (memoised per process by its stat). A stat taken within seconds of the last change is
-    recorded as UNRELIABLE: a second change in the same clock tick would not show in it."""
+    """[size, mtime_ns, content hash] of a file, or [0, mtime_ns, ""] of a folder, taken once
+    per process: a file that changes during the run keeps the state of its first read, whose
+    hash no longer matches next time, so it is checked again then. A stat taken within
+    seconds of the last change is recorded as UNRELIABLE: a second change in the same clock
+    tick would not show in it."""
+    known = _HASHED.get(path)
+    if known is not None:
+        return known
     try:
         stat = os.stat(path)
-        known = _HASHED.get(path)
-        if known is not None and known[:2] == list(stamp_of(stat)):
-            return known
-        if os.path.isdir(path):
-            return [0, reliable_mtime(stat), ""]
-        with open(path, "rb") as handle:
-            data = handle.read()
+        if S_ISDIR(stat.st_mode):
+            state = [0, reliable_mtime(stat), ""]
+        else:
+            with open(path, "rb") as handle:
+                state = [stat.st_size, reliable_mtime(stat), content_hash(handle.read())]
     except OSError:
         return None
-    state = _HASHED[path] = [stat.st_size, reliable_mtime(stat), content_hash(data)]
+    _HASHED[path] = state
     return state
 
 
@@ -290,7 +294,9 @@ class ResultCache:
             for module_path, reach in dependencies.modules.items():
                 state = dependencies.states.get(module_path)
                 if state is not None:
-                    table[f"{self.paths.id_of(module_path)}|{state[2]}"] = dependencies.reach_document(reach, self.paths)
+                    node = f"{self.paths.id_of(module_path)}|{state[2]}"
+                    if node not in table:  # content-addressed: a stored summary is the same
+                        table[node] = dependencies.reach_document(reach, self.paths)
             self.stamps.update(dependencies.states)
         self.entries[path] = entry
         self._stored.add(path)

@@ -49,7 +49,11 @@ def project_reach(path: str, text: str, catalog: Catalog) -> Optional[ProjectRea
     present: Set[str] = set()
     absent: Set[str] = set()
     _own_place(os.path.abspath(path), place[1], present, absent)
-    own, followed = _reach(index, _Named(name, is_package), text)
+    module = index.module(name) if name else None
+    if module is not None and module.path == os.path.abspath(path) and module.text == text:
+        _, own, followed = _module_reach(index, name)  # shared with the files importing it
+    else:
+        own, followed = _reach(index, _Named(name, is_package), text)
     folders = {_existing_folder(path) for path in absent}
     own = Reach(own.follow, tuple(sorted(present.union(own.files))), tuple(sorted(folders.union(own.folders))))
     modules: Dict[str, Reach] = {}
@@ -99,7 +103,7 @@ def _reach(index: ProjectIndex, holder: _Named, text: str) -> Tuple[Reach, Tuple
             for candidate, _ in index.candidates(prefix):
                 if module is not None and candidate == module.path:
                     break
-                (files if os.path.isfile(candidate) else missing).add(candidate)
+                (files if _is_file(candidate) else missing).add(candidate)
             if module is not None:
                 if followed:
                     files.add(module.path)  # a package on the way: only its existence counts
@@ -113,6 +117,16 @@ def _reach(index: ProjectIndex, holder: _Named, text: str) -> Tuple[Reach, Tuple
 
 
 _FOLDERS: Dict[str, str] = {}
+_FILES: Dict[str, bool] = {}
+
+
+def _is_file(path: str) -> bool:
+    """os.path.isfile, once per path per process (the same few names are probed under the
+    same few folders by thousands of modules)."""
+    known = _FILES.get(path)
+    if known is None:
+        known = _FILES[path] = os.path.isfile(path)
+    return known
 
 
 def _existing_folder(path: str) -> str:
