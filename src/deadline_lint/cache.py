@@ -159,7 +159,7 @@ class _Verifier:
         self.stamps = stamps  # path -> [size, mtime_ns, hash], from the cache file
         self._present: Dict[Tuple[str, str], bool] = {}
         self._folders: Dict[str, int] = {}
-        self._verified: set = set()  # module summaries ("path|hash") whose closure holds
+        self.verified: set = set()  # module summaries ("path|hash") whose closure holds
 
     def present(self, path: str, expected: str) -> bool:
         key = (path, expected)
@@ -194,14 +194,14 @@ class _Verifier:
                 return False
             for number, digest in current["follow"]:
                 node = f"{number}|{digest}"
-                if node in self._verified or node in visited:
+                if node in self.verified or node in visited:
                     continue
                 summary = summaries.get(node)
                 if not isinstance(summary, dict) or not self.present(paths[number], digest):
                     return False
                 visited.append(node)
                 pending.append(summary)
-        self._verified.update(visited)  # each one's closure lies within what was just verified
+        self.verified.update(visited)  # each one's closure lies within what was just verified
         return True
 
 
@@ -239,6 +239,7 @@ class ResultCache:
         self.paths = PathTable([])
         self._stored: set = set()  # paths whose entries this run wrote
         self._asked: set = set()  # paths this run looked up (they exist)
+        self._written: set = set()  # module summaries this run wrote
         self.changed = False
         self._load()
         self._verifier = _Verifier(self.stamps)
@@ -295,8 +296,11 @@ class ResultCache:
                 state = dependencies.states.get(module_path)
                 if state is not None:
                     node = f"{self.paths.id_of(module_path)}|{state[2]}"
-                    if node not in table:  # content-addressed: a stored summary is the same
+                    # Content-addressed: one written or verified in this run is the same; a
+                    # loaded one that was never verified may be damaged, so it is replaced.
+                    if node not in self._written and node not in self._verifier.verified:
                         table[node] = dependencies.reach_document(reach, self.paths)
+                        self._written.add(node)
             self.stamps.update(dependencies.states)
         self.entries[path] = entry
         self._stored.add(path)
