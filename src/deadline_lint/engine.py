@@ -14,12 +14,11 @@ from typing import Callable, Dict, Iterable, List, Optional, Tuple, Type
 
 from deadline_lint.catalog import Catalog, load_catalog
 from deadline_lint.context import SCOPE_TYPES, FileContext
-from deadline_lint.diagnostics import Applicability, Diagnostic
+from deadline_lint.diagnostics import Applicability, Diagnostic, tool_diagnostic
 from deadline_lint.profile import Profile, code_selected, default_profile
 from deadline_lint.rules.base import Rule, all_rules
 from deadline_lint.source import DecodeError, SourceFile, decode_source
 from deadline_lint.syntax_versions import newer_syntax_message
-from deadline_lint.tool_codes import TOOL_CODES
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
 _OWN_FRAMES = 10  # thread bootstrap and ast.parse: what a fresh-stack parse adds to a script's
@@ -38,10 +37,6 @@ def _child_fields(node_type: type) -> Tuple[str, ...]:
         fields = tuple(f for f in node_type._fields if f not in _SKIPPED_FIELDS)  # type: ignore[attr-defined]
         _FIELDS_BY_TYPE[node_type] = fields
     return fields
-
-
-def tool_diagnostic(path: str, code: str, message: str, line: int = 1, column: int = 1) -> Diagnostic:
-    return Diagnostic(code, TOOL_CODES[code].name, path, line, column, line, column, message)
 
 
 class Checker:

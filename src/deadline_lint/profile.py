@@ -16,13 +16,10 @@ import copy
 import keyword
 import os
 import re
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Tuple
-
-import yaml
-
-import tomllib
 
 
 class ProfileError(Exception):
@@ -335,8 +332,10 @@ def load_profile_file(path: os.PathLike) -> Dict[str, Any]:
         raise ProfileError(f"{where}: file not found") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ProfileError(f"{where}: cannot be read: {exc}") from None
+    import yaml
+
     try:
-        data = yaml.load(text, Loader=_UniqueKeyLoader)
+        data = yaml.load(text, Loader=_unique_key_loader())
     except _DuplicateKey as exc:
         raise ProfileError(f"{where}: line {exc.line}: {exc.key}: given twice") from None
     except yaml.YAMLError as exc:
@@ -357,17 +356,28 @@ class _DuplicateKey(Exception):
         self.key, self.line = key, line
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """YAML keeps the last of two equal keys without a word; a profile must not."""
+_LOADER: Optional[type] = None
 
-    def construct_mapping(self, node, deep=False):  # type: ignore[override]
-        seen = set()
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            if isinstance(key, str) and key in seen:
-                raise _DuplicateKey(key, key_node.start_mark.line + 1)
-            seen.add(key)
-        return super().construct_mapping(node, deep=deep)
+
+def _unique_key_loader() -> type:
+    """YAML keeps the last of two equal keys without a word; a profile must not. Built on
+    first use: a run with no profile file (or answered from the cache) never imports YAML."""
+    global _LOADER
+    if _LOADER is None:
+        import yaml
+
+        class UniqueKeyLoader(yaml.SafeLoader):
+            def construct_mapping(self, node, deep=False):  # type: ignore[override]
+                seen = set()
+                for key_node, _ in node.value:
+                    key = self.construct_object(key_node, deep=deep)
+                    if isinstance(key, str) and key in seen:
+                        raise _DuplicateKey(key, key_node.start_mark.line + 1)
+                    seen.add(key)
+                return super().construct_mapping(node, deep=deep)
+
+        _LOADER = UniqueKeyLoader
+    return _LOADER
 
 
 def find_pyproject(start: Path) -> Optional[Path]:

@@ -140,20 +140,27 @@ class ProjectIndex:
         if name in self._modules:
             return self._modules[name]
         found = None
-        if name and all(part.isidentifier() for part in name.split(".")):
-            relative = name.replace(".", os.sep)
-            for base in self.search_paths:
-                for candidate, is_package in (
-                    (os.path.join(base, relative, "__init__.py"), True),
-                    (os.path.join(base, relative + ".py"), False),
-                ):
-                    if os.path.isfile(candidate):
-                        found = self._read(name, candidate, is_package)
-                        break
+        for candidate, is_package in self.candidates(name):
+            if os.path.isfile(candidate):
+                found = self._read(name, candidate, is_package)
                 if found is not None:
                     break
         self._modules[name] = found
         return found
+
+    def candidates(self, name: str) -> List[Tuple[str, bool]]:
+        """The files that could hold module `name`, in the order they are tried."""
+        if not name or not all(part.isidentifier() for part in name.split(".")):
+            return []
+        relative = name.replace(".", os.sep)
+        return [
+            candidate
+            for base in self.search_paths
+            for candidate in (
+                (os.path.join(base, relative, "__init__.py"), True),
+                (os.path.join(base, relative + ".py"), False),
+            )
+        ]
 
     def _read(self, name: str, path: str, is_package: bool) -> Optional[Module]:
         try:
