@@ -74,7 +74,9 @@ class RemainderForwardedWithoutMargin(BudgetValueRule):
     library rejects (requests raises `ValueError` for 0 or less, `http.client` turns 0 into a
     non-blocking socket, aiohttp reads `total=0` as no limit); but when the budget is all but
     spent, a call that used to succeed with the last few milliseconds now fails with the
-    library's timeout error. Refuse such work up front (DL106) rather than rely on it.
+    library's timeout error. Refuse such work up front (DL106) rather than rely on it. At a
+    call of unknown type the same edit applies: the value passed is already the remainder in
+    seconds, and the edit only takes the margin off it.
 
     ## Options
     - `hop_margin_ms`: the margin subtracted (a margin of 0 turns this rule off).
