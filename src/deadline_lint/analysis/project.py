@@ -50,9 +50,10 @@ class Module:
         self._defined: Optional[Set[str]] = None
         self._imports_catalog: Optional[bool] = None
         self._bound: Optional[FrozenSet[str]] = None
-        self._catalog_names: Optional[FrozenSet[str]] = None
+        self._catalog_names: Optional[Dict[str, Optional[str]]] = None
         self._top_level: Optional[Dict[str, str]] = None
         self._words: Dict[Tuple[int, str], FrozenSet[str]] = {}
+        self._names_client: Dict[Tuple[int, str], bool] = {}
 
     @property
     def import_names(self) -> Dict[str, str]:
@@ -76,17 +77,44 @@ class Module:
         return found
 
     @property
-    def catalog_names(self) -> FrozenSet[str]:
-        """Names the module's imports bind to a listed client library or object."""
+    def catalog_names(self) -> Dict[str, Optional[str]]:
+        """Names the module's imports bind to a listed client library or object: for a name
+        bound to a module on the way to listed names (`asyncio`, `urllib.request`), that
+        module, whose attributes a text must spell for the name to count; else None."""
         if self._catalog_names is None:
             holder = _Named(self.name, self.is_package)
-            found = set()
+            catalog = self.index.catalog
+            found: Dict[str, Optional[str]] = {}
             for bound, target in self.import_names.items():
                 target = self.index.absolute(holder, target)  # type: ignore[arg-type]
-                if self.index.module(target.split(".")[0]) is None and listed(self.index.catalog, target):
-                    found.add(bound)
-            self._catalog_names = frozenset(found)
+                if self.index.module(target.split(".")[0]) is None and listed(catalog, target):
+                    if target.split(".")[0] == bound:
+                        target = bound  # `import urllib.request` binds `urllib`
+                    found[bound] = target if is_module_on_the_way(catalog, target) else None
+            self._catalog_names = found
         return self._catalog_names
+
+    def names_client(self, body: str) -> bool:
+        """The text names a listed client through the module's imports: a listed object
+        by its bound name, a listed module by an attribute chain that leads to one
+        (`asyncio.wait_for`, not `asyncio.get_running_loop`; a function touching only
+        those can reach no client, whatever the rest of the module imports)."""
+        key = (len(body), body[:80])
+        known = self._names_client.get(key)
+        if known is None:
+            known = self._names_client[key] = self._spells_client(body)
+        return known
+
+    def _spells_client(self, body: str) -> bool:
+        catalog_names = self.catalog_names
+        for word in self.words_of(body).intersection(catalog_names):
+            module = catalog_names[word]
+            if module is None:
+                return True
+            for chain in set(re.findall(rf"\b{word}[ \t]*\.[ \t]*([A-Za-z_][\w.]*)", body)):
+                if listed(self.index.catalog, f"{module}.{chain.rstrip('.')}"):
+                    return True
+        return False
 
     @property
     def bound_names(self) -> FrozenSet[str]:
@@ -380,7 +408,7 @@ class ProjectIndex:
         if body is module.text:
             if module.imports_catalog:
                 return True
-        elif module.words_of(body) & module.catalog_names:
+        elif module.names_client(body):
             return True  # the definition names a client the module imports
         if hops <= 0:
             return False
@@ -560,6 +588,14 @@ def listed(catalog: Catalog, qualname: str) -> bool:
     (`requests`, `requests.Session`, `urllib.request`); `requests.exceptions` does not."""
     prefixes = catalog.cached("project.listed_prefixes", lambda: _prefixes_of(catalog))
     return _listed(prefixes, catalog.canonical(qualname).split("."))
+
+
+def is_module_on_the_way(catalog: Catalog, qualname: str) -> bool:
+    """`asyncio`, `urllib.request`: a prefix of listed names, neither one of them nor an
+    attribute of one."""
+    leading, names = catalog.cached("project.listed_prefixes", lambda: _prefixes_of(catalog))
+    parts = catalog.canonical(qualname).split(".")
+    return not any(".".join(parts[:cut]) in names for cut in range(1, len(parts) + 1))
 
 
 def _prefixes_of(catalog: Catalog):
