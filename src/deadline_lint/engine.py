@@ -3,9 +3,7 @@ that asked for its type, and return diagnostics. Every front end sits on `Checke
 from __future__ import annotations
 
 import ast
-import contextlib
 import dataclasses
-import gc
 import os
 import sys
 import threading
@@ -13,6 +11,7 @@ import traceback
 from typing import Callable, Dict, Iterable, List, Optional, Tuple, Type
 
 from deadline_lint.catalog import Catalog, load_catalog
+from deadline_lint.collector import collector_paused as _collector_paused
 from deadline_lint.context import SCOPE_TYPES, FileContext
 from deadline_lint.diagnostics import Applicability, Diagnostic, tool_diagnostic
 from deadline_lint.profile import Profile, code_selected, default_profile
@@ -274,20 +273,6 @@ class FixClasses:
                     diagnostic = dataclasses.replace(diagnostic, fix=dataclasses.replace(fix, applicability=wanted))
             adjusted.append(diagnostic)
         return adjusted
-
-
-@contextlib.contextmanager
-def _collector_paused():
-    """A file's tree and findings are millions of objects in a large file, none of them in a
-    reference cycle that must go before the file is done; each run of the cyclic collector
-    walks them all, which made checking super-linear in file size."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def parse_source(text: str, path: str):
