@@ -53,7 +53,7 @@ def project_reach(path: str, text: str, catalog: Catalog) -> Optional[ProjectRea
     if module is not None and module.path == os.path.abspath(path) and module.text == text:
         _, own, followed = _module_reach(index, name)  # shared with the files importing it
     else:
-        own, followed = _reach(index, _Named(name, is_package), text)
+        own, followed = _reach(index, _Named(name, is_package), import_table(text))
     folders = {_existing_folder(path) for path in absent}
     own = Reach(own.follow, tuple(sorted(present.union(own.files))), tuple(sorted(folders.union(own.folders))))
     modules: Dict[str, Reach] = {}
@@ -77,7 +77,7 @@ def _module_reach(index: ProjectIndex, module_name: str) -> Tuple[Optional[str],
             known = (None, Reach((), (), ()))
             names: Tuple[str, ...] = ()
         else:
-            reach, names = _reach(index, _Named(module.name, module.is_package), module.text)
+            reach, names = _reach(index, _Named(module.name, module.is_package), module.import_names)
             known = (module.path, reach)
         _MODULE_REACH[key] = known
         _NAMES[key] = names
@@ -87,14 +87,14 @@ def _module_reach(index: ProjectIndex, module_name: str) -> Tuple[Optional[str],
 _NAMES: Dict[Tuple[int, str], Tuple[str, ...]] = {}
 
 
-def _reach(index: ProjectIndex, holder: _Named, text: str) -> Tuple[Reach, Tuple[str, ...]]:
+def _reach(index: ProjectIndex, holder: _Named, imports: Dict[str, str]) -> Tuple[Reach, Tuple[str, ...]]:
     """Every import line's target, as `ProjectIndex.split` would look it up: each prefix,
     longest first, to the first project module (followed); the paths tried on the way.
     Returns the reach and the dotted names of the modules followed."""
     follow: Dict[str, str] = {}
     files: Set[str] = set()
     missing: Set[str] = set()
-    for target in set(import_table(text).values()):
+    for target in set(imports.values()):
         parts = index.absolute(holder, target).split(".")  # type: ignore[arg-type]
         followed = False
         for cut in range(len(parts), 0, -1):
