@@ -93,27 +93,49 @@ def _reach(index: ProjectIndex, holder: _Named, imports: Dict[str, str]) -> Tupl
     Returns the reach and the dotted names of the modules followed."""
     follow: Dict[str, str] = {}
     files: Set[str] = set()
-    missing: Set[str] = set()
+    folders: Set[str] = set()
     for target in set(imports.values()):
         parts = index.absolute(holder, target).split(".")  # type: ignore[arg-type]
         followed = False
         for cut in range(len(parts), 0, -1):
-            prefix = ".".join(parts[:cut])
-            module = index.module(prefix)
-            for candidate, _ in index.candidates(prefix):
-                if module is not None and candidate == module.path:
-                    break
-                (files if _is_file(candidate) else missing).add(candidate)
-            if module is not None:
+            module_path, module_name, tried, absent_in = _prefix(index, ".".join(parts[:cut]))
+            files.update(tried)
+            folders.update(absent_in)
+            if module_path is not None:
                 if followed:
-                    files.add(module.path)  # a package on the way: only its existence counts
+                    files.add(module_path)  # a package on the way: only its existence counts
                 else:
-                    follow[module.path] = module.name
+                    follow[module_path] = module_name
                     followed = True
     files.difference_update(follow)
-    folders = {_existing_folder(path) for path in missing}
     reach = Reach(tuple(sorted(follow)), tuple(sorted(files)), tuple(sorted(folders)))
     return reach, tuple(sorted(follow.values()))
+
+
+_PREFIXES: Dict[Tuple[int, str], Tuple[Optional[str], str, Tuple[str, ...], Tuple[str, ...]]] = {}
+
+
+def _prefix(index: ProjectIndex, name: str) -> Tuple[Optional[str], str, Tuple[str, ...], Tuple[str, ...]]:
+    """(module path or None, its name, files tried before it that exist, folders where the
+    files tried were absent), once per dotted name per index: thousands of modules import
+    the same few names."""
+    key = (id(index), name)
+    known = _PREFIXES.get(key)
+    if known is None:
+        module = index.module(name)
+        tried: Set[str] = set()
+        absent_in: Set[str] = set()
+        for candidate, _ in index.candidates(name):
+            if module is not None and candidate == module.path:
+                break
+            if _is_file(candidate):
+                tried.add(candidate)
+            else:
+                absent_in.add(_existing_folder(candidate))
+        known = _PREFIXES[key] = (
+            None if module is None else module.path, name, tuple(tried), tuple(absent_in)
+        )
+    return known
 
 
 _FOLDERS: Dict[str, str] = {}
