@@ -7,7 +7,7 @@ import json
 import os
 import shutil
 from pathlib import Path
-from typing import List
+from typing import List, Tuple
 
 import pytest
 
@@ -26,6 +26,13 @@ def check(capsys, *args: str) -> tuple:
 
 def cache_files(folder: Path) -> List[Path]:
     return sorted((folder / "v1").glob("*.json"))
+
+
+def one_file(tmp_path: Path, text: str) -> Tuple[Path, List[str]]:
+    """svc.py holding `text`, and the arguments that check it with a cache under tmp_path."""
+    source = tmp_path / "svc.py"
+    source.write_text(text)
+    return source, [str(source), "--cache-dir", str(tmp_path / "cache")]
 
 
 def hits_and_misses(monkeypatch) -> dict:
@@ -89,8 +96,7 @@ def test_the_cache_folder_ignores_itself_and_is_tagged(tmp_path, capsys) -> None
 
 
 def test_default_folder_is_in_the_working_directory_unless_the_environment_says(tmp_path, capsys, monkeypatch) -> None:
-    source = tmp_path / "svc.py"
-    source.write_text("import requests\nrequests.get('http://x')\n")
+    one_file(tmp_path, "import requests\nrequests.get('http://x')\n")
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv(cache_module.CACHE_DIR_ENV, raising=False)
     assert check(capsys, "svc.py")[0] == 1
@@ -102,25 +108,19 @@ def test_default_folder_is_in_the_working_directory_unless_the_environment_says(
 
 
 def test_an_edited_file_is_checked_again(tmp_path, capsys) -> None:
-    folder = tmp_path / "cache"
-    source = tmp_path / "svc.py"
-    source.write_text("import requests\nrequests.get('http://x')\n")
-    args = [str(source), "--cache-dir", str(folder)]
+    source, args = one_file(tmp_path, "import requests\nrequests.get('http://x')\n")
     assert check(capsys, *args)[0] == 1
     source.write_text("import requests\nrequests.get('http://y', timeout=2)\n")
     os.utime(source, ns=(1, 1))  # an old mtime: only the size and content tell
     assert check(capsys, *args)[0] == 0
-    source.write_text("import requests\nrequests.get('http://z', timeout=None)\n")  # same size
+    source.write_text("import requests\nrequests.get('http://z', timeout=None)\n")
     os.utime(source, ns=(1, 1))  # another size, the same old mtime
     code, out, _ = check(capsys, *args)
     assert code == 1 and "DL103" in out
 
 
 def test_same_size_same_mtime_edit_is_caught_by_the_content_hash_when_fresh(tmp_path, capsys) -> None:
-    folder = tmp_path / "cache"
-    source = tmp_path / "svc.py"
-    source.write_text("import requests\nrequests.get('http://x', timeout=3)\n")
-    args = [str(source), "--cache-dir", str(folder)]
+    source, args = one_file(tmp_path, "import requests\nrequests.get('http://x', timeout=3)\n")
     assert check(capsys, *args)[0] == 0
     stat = source.stat()
     unbounded = "import requests\nrequests.get('http://x')"
@@ -131,25 +131,21 @@ def test_same_size_same_mtime_edit_is_caught_by_the_content_hash_when_fresh(tmp_
 
 
 def test_settings_are_part_of_the_key(tmp_path, capsys) -> None:
-    folder = tmp_path / "cache"
-    source = tmp_path / "svc.py"
-    source.write_text("import requests\nrequests.get('http://x')\n")
-    assert check(capsys, str(source), "--cache-dir", str(folder))[0] == 1
-    assert check(capsys, str(source), "--cache-dir", str(folder), "--ignore", "DL101")[0] == 0
+    _, args = one_file(tmp_path, "import requests\nrequests.get('http://x')\n")
+    assert check(capsys, *args)[0] == 1
+    assert check(capsys, *args, "--ignore", "DL101")[0] == 0
     (tmp_path / "profile.yaml").write_text("ignore: [DL101]\n")
-    assert check(capsys, str(source), "--cache-dir", str(folder), "--profile", str(tmp_path / "profile.yaml"))[0] == 0
-    assert check(capsys, str(source), "--cache-dir", str(folder))[0] == 1
-    assert len(cache_files(folder)) == 3
+    assert check(capsys, *args, "--profile", str(tmp_path / "profile.yaml"))[0] == 0
+    assert check(capsys, *args)[0] == 1
+    assert len(cache_files(tmp_path / "cache")) == 3
 
 
 def test_a_different_tool_never_reads_the_entries(tmp_path, capsys, monkeypatch) -> None:
-    folder = tmp_path / "cache"
-    source = tmp_path / "svc.py"
-    source.write_text("import requests\nrequests.get('http://x')\n")
-    check(capsys, str(source), "--cache-dir", str(folder))
+    _, args = one_file(tmp_path, "import requests\nrequests.get('http://x')\n")
+    check(capsys, *args)
     counts = hits_and_misses(monkeypatch)
     monkeypatch.setattr(cache_module, "_TOOL", "another build of the tool")
-    assert check(capsys, str(source), "--cache-dir", str(folder))[0] == 1
+    assert check(capsys, *args)[0] == 1
     assert counts["checked"] == 1
 
 
@@ -162,12 +158,9 @@ def test_a_different_tool_never_reads_the_entries(tmp_path, capsys, monkeypatch)
     lambda text: text.replace('"hash":"', '"hash":"0'),  # an entry for other content
 ])
 def test_a_damaged_or_foreign_cache_is_ignored_and_rebuilt(tmp_path, capsys, monkeypatch, damage) -> None:
-    folder = tmp_path / "cache"
-    source = tmp_path / "svc.py"
-    source.write_text("import requests\nrequests.get('http://x')\nrequests.get('http://x', timeout=None)\n")
-    args = [str(source), "--cache-dir", str(folder)]
+    _, args = one_file(tmp_path, "import requests\nrequests.get('http://x')\nrequests.get('http://x', timeout=None)\n")
     first = check(capsys, *args)
-    (entry_file,) = cache_files(folder)
+    (entry_file,) = cache_files(tmp_path / "cache")
     entry_file.write_bytes(damage(entry_file.read_text()).encode("utf-8", "surrogateescape"))
     counts = hits_and_misses(monkeypatch)
     assert check(capsys, *args) == first
@@ -178,8 +171,7 @@ def test_a_damaged_or_foreign_cache_is_ignored_and_rebuilt(tmp_path, capsys, mon
 def test_an_unwritable_cache_warns_once_and_keeps_the_result(tmp_path, capsys) -> None:
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("")
-    source = tmp_path / "svc.py"
-    source.write_text("import requests\nrequests.get('http://x')\n")
+    source, _ = one_file(tmp_path, "import requests\nrequests.get('http://x')\n")
     code, out, err = check(capsys, str(source), "--cache-dir", str(blocker / "cache"))
     assert code == 1 and "DL101" in out
     assert err.count("warning: cannot write the cache") == 1 and "Traceback" not in err
