@@ -13,6 +13,13 @@ Passes, each in its own subprocess, over the same files:
 
 `--all-rules` selects every rule, opt-in ones included, in both deadline-lint passes.
 
+`--cache-passes` adds the results cache's figures (the passes above run with --no-cache):
+  cache-cold     check CORPUS with an empty cache folder (the check plus writing the cache)
+  cache-warm     the same again, nothing changed
+  one-changed    the pre-commit case: one file of a project, edited, checked alone, with the
+                 cache warm for the rest (the project is a copy, so the corpus is never
+                 touched; `--changed-file` picks the file, relative to the corpus)
+
 Each pass is measured from outside: wall clock, CPU (user + system, from
 os.wait4, so it includes any worker processes the pass reaped) and peak RSS
 (ru_maxrss of the largest single process, not a sum over workers).
@@ -103,6 +110,8 @@ def lint_pass(python, corpus_dir, jobs, extra):
         return {"error": f"cannot import deadline_lint with {python}: {why}"}
     cmd = [python, "-m", "deadline_lint", "check", str(corpus_dir), "--format", "json",
            "--jobs", str(jobs), *extra]
+    if "--cache-dir" not in extra:
+        cmd.append("--no-cache")  # the check itself, not a cached answer
     code, out, err, wall, cpu, mib = measure(cmd, env)
     last = (err.strip().splitlines() or ["(no stderr)"])[-1]
     if code not in (0, 1):  # 2 = usage or configuration error, else a crash
@@ -115,6 +124,31 @@ def lint_pass(python, corpus_dir, jobs, extra):
     return {"wall": wall, "cpu": cpu, "peak_mib": mib, "exit": code,
             "findings": len(findings), "by_code": dict(sorted(codes.items())),
             "command": cmd}
+
+
+def cache_passes(python, corpus_dir, jobs, extra, changed_file):
+    """cache-cold, cache-warm and one-changed (see the module docstring)."""
+    import shutil
+
+    passes = {}
+    with tempfile.TemporaryDirectory() as scratch:
+        cache = ["--cache-dir", os.path.join(scratch, "cache")]
+        passes["cache-cold"] = lint_pass(python, corpus_dir, jobs, [*extra, *cache])
+        passes["cache-warm"] = lint_pass(python, corpus_dir, jobs, [*extra, *cache])
+        relative = Path(changed_file)
+        project = corpus_dir / relative.parts[0]
+        if not (corpus_dir / relative).is_file():
+            passes["one-changed"] = {"skipped": f"{relative} is not a file of the corpus"}
+            return passes
+        copy = Path(scratch) / "copy" / relative.parts[0]
+        shutil.copytree(project, copy, symlinks=True)
+        lint_pass(python, copy, jobs, [*extra, *cache])  # the copy's entries, warm
+        edited = copy.parent / relative
+        with open(edited, "a", encoding="utf-8") as handle:
+            handle.write("# edited\n")
+        passes["one-changed"] = lint_pass(python, edited, 1, [*extra, *cache])
+        passes["one-changed"]["file"] = str(relative)
+    return passes
 
 
 def count(corpus_dir):
@@ -144,6 +178,10 @@ def report(res):
             continue
         note = (f"{p['failed']} files failed to parse" if p.get("failed")
                 else f"{p['findings']} findings" if "findings" in p else "")
+        if "file" in p:  # one file: per-line rates over the corpus mean nothing
+            print(f"{name:<14}{p['wall']:>9.2f}{p['cpu']:>9.2f}{'-':>13}{'-':>14}"
+                  f"{p['peak_mib']:>10.0f}  {p['file']}, {note}")
+            continue
         print(f"{name:<14}{p['wall']:>9.2f}{p['cpu']:>9.2f}{lines / p['cpu']:>13,.0f}"
               f"{lines / p['wall']:>14,.0f}{p['peak_mib']:>10.0f}  {note}")
     for pair, r in res["ratios"].items():
@@ -175,6 +213,10 @@ def main():
                     help="leave out the libcst pass (the slowest; its figure changes only with libcst)")
     ap.add_argument("--all-rules", action="store_true",
                     help="select every rule (opt-in ones too) in both deadline-lint passes")
+    ap.add_argument("--cache-passes", action="store_true",
+                    help="also measure the results cache: cold, warm and one changed file")
+    ap.add_argument("--changed-file", default="botocore-1.44.8/botocore/client.py",
+                    help="for one-changed: a file of the corpus, relative to it")
     args = ap.parse_args(argv)
 
     if args.corpus is None:
@@ -214,6 +256,9 @@ def main():
             elif "--select" in extra[:-1]:  # the same rules as the filtered pass
                 env["DL_BENCH_SELECT"] = extra[extra.index("--select") + 1]
             res["passes"]["dl-unfiltered"] = baseline_pass("engine", args.python, f.name, args.jobs, env)
+        if args.cache_passes and "error" not in res["passes"]["deadline-lint"]:
+            print("running the results cache passes ...", flush=True)
+            res["passes"].update(cache_passes(args.python, corpus_dir, args.jobs, extra, args.changed_file))
     finally:
         os.unlink(f.name)
 

@@ -161,7 +161,26 @@ def test_a_file_is_parsed_only_when_it_imports_a_listed_module(text: str, parsed
 
 def test_text_filter_is_shared_by_all_outbound_rules() -> None:
     checker = Checker(select=["DL1"], extend_select=["DL106", "DL108"])
-    assert len(checker.rules) == 8 and len(checker.text_filters) == 1
+    # One import filter for all; DL104 and DL105 share one more that also admits budget hops.
+    assert len(checker.rules) == 8 and len(checker.text_filters) == 2
+    filters = {rule.code: rule.text_filter() for rule in checker.rules}
+    assert filters["DL104"] is filters["DL105"] is not filters["DL101"]
+    assert {id(f) for f in filters.values()} == {id(f) for f in checker.text_filters}
+
+
+@pytest.mark.parametrize(
+    "text, parsed",
+    [
+        ("import time\ndef f(c, t):\n    d = time.monotonic() + t\n    c.x(timeout=d - time.monotonic())\n", True),
+        ("def f(c, budget):\n    c.x(timeout = budget.timeout())\n", True),
+        ("def f(c, budget):\n    c.x(read_timeout=budget.timeout())\n", False),  # not a hop keyword
+        ("def f(c, budget):\n    return c.timeout == budget\n", False),  # compared, not passed
+        ("def f(c, t):\n    c.x(timeout=t)\n", False),  # no budget word, no clock call
+    ],
+)
+def test_budget_value_rules_also_parse_files_passing_a_budget_at_a_hop_keyword(text: str, parsed: bool) -> None:
+    assert Checker(select=["DL104"]).could_fire(text) is parsed
+    assert Checker(select=["DL101"]).could_fire(text) is False
 
 
 # -- receivers ----------------------------------------------------------------------------

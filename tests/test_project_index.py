@@ -116,3 +116,69 @@ def test_a_wrapper_of_a_module_level_client_is_seen_from_a_file_that_imports_no_
     checker = Checker(INDEXED, select=["DL101", "DL103"])
     found = checker.check_path(str(tmp_path / "pkg/use.py"))
     assert [(d.line, d.code) for d in found] == [(3, "DL101"), (4, "DL103")]
+
+
+def test_a_definition_leads_out_only_through_a_listed_attribute_chain(tmp_path: Path) -> None:
+    _write(tmp_path, {
+        "pyproject.toml": "",
+        "pkg/__init__.py": "",
+        "pkg/aio.py": """
+            import asyncio
+            import urllib.request
+
+            async def nap(delay):
+                await asyncio.sleep(delay)
+
+            async def bounded(aw, timeout=None):
+                return await asyncio.wait_for(aw, timeout=timeout)
+
+            def fetch(url, timeout=None):
+                return urllib.request.urlopen(url, timeout=timeout)
+            """,
+    })
+    index, _, _ = index_for(str(tmp_path / "pkg/aio.py"), load_catalog())
+    assert not index.name_leads("pkg.aio.nap")  # asyncio.sleep reaches no client
+    assert index.name_leads("pkg.aio.bounded")
+    assert index.name_leads("pkg.aio.fetch")  # `import urllib.request` binds `urllib`
+
+
+def test_answers_under_an_import_cycle_do_not_depend_on_which_name_is_asked_first(tmp_path: Path) -> None:
+    files = {
+        "pyproject.toml": "",
+        "pkg/__init__.py": "",
+        "pkg/a.py": "from pkg.b import helper, loop\n\ndef run():\n    return helper()\n",
+        "pkg/b.py": "from pkg.a import run, loop\n\ndef helper():\n    return run()\n\ndef other():\n    return 1\n",
+        "pkg/c.py": "from pkg.a import run\nimport requests\n\ndef get(url, timeout=None):\n    return requests.get(url, timeout=timeout)\n",
+    }
+    names = ["pkg.a.run", "pkg.b.helper", "pkg.a.loop", "pkg.c.get", "pkg.b.loop", "pkg.b.other", "pkg.a"]
+    answers = []
+    for order in (names, names[::-1], names[1:] + names[:1]):
+        root = tmp_path / f"p{len(answers)}"
+        _write(root, files)
+        index, _, _ = index_for(str(root / "pkg/a.py"), load_catalog())
+        answers.append({name: index.name_leads(name) for name in order})
+        assert {name: index.name_leads(name) for name in names} == answers[-1]  # memoised as computed
+    assert answers[0] == answers[1] == answers[2]
+    assert [name for name in names if answers[0][name]] == ["pkg.c.get"]
+
+
+def test_dropping_parsed_project_modules_between_files_changes_no_answer(tmp_path: Path) -> None:
+    from deadline_lint.analysis.project import release_parsed_modules
+
+    _write(tmp_path, {
+        "pyproject.toml": "",
+        "pkg/__init__.py": "",
+        "pkg/http.py": """
+            import requests
+
+            def get_json(url, timeout=None):
+                return requests.get(url, timeout=timeout).json()
+            """,
+        "pkg/use.py": "from pkg.http import get_json\n\nget_json('http://x')\nget_json('http://x', timeout=None)\n",
+    })
+    checker = Checker(INDEXED, select=["DL101", "DL103"])
+    first = checker.check_path(str(tmp_path / "pkg/use.py"))
+    release_parsed_modules(0)
+    again = checker.check_path(str(tmp_path / "pkg/use.py"))
+    assert [(d.line, d.code) for d in first] == [(3, "DL101"), (4, "DL103")]
+    assert again == first

@@ -18,24 +18,26 @@ import os
 import signal
 import sys
 import threading
-from typing import List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 
 from deadline_lint import __version__
-from deadline_lint.baseline import Entry, apply_baseline, load_baseline, write_baseline
+from deadline_lint.cache import CACHE_DIR_ENV, CACHE_DIR_NAME, default_cache_dir
 from deadline_lint.config import Checkers, ProfileResolver
-from deadline_lint.diagnostics import Diagnostic
-from deadline_lint.engine import Checker, tool_diagnostic
+from deadline_lint.diagnostics import Diagnostic, tool_diagnostic
 from deadline_lint.files import discover, display_path
-from deadline_lint.fixes import FileOutcome, FixMode, diff_like, fix_files, fix_summary, fix_text
-from deadline_lint.noqa import add_noqa
 from deadline_lint.output import DOCUMENT_FORMATS, WRITERS, write_statistics
 from deadline_lint.profile import ProfileError
-from deadline_lint.rules.base import DOC_SECTIONS, all_rules
 from deadline_lint.runner import apply_path_ignores, check_files
 from deadline_lint.selection import SelectorError, check_selectors, parse_selectors
-from deadline_lint.source import DecodeError
 from deadline_lint.tool_codes import TOOL_CODES
-from deadline_lint.writes import WriteRefused, encode_like, match_newlines, read_snapshot, snapshot_of, write_atomic
+
+if TYPE_CHECKING:
+    from deadline_lint.baseline import Entry
+    from deadline_lint.engine import Checker
+    from deadline_lint.fixes import FileOutcome, FixMode
+
+# Fixing, baselines, noqa edits and rule docs are imported where they are used: a check
+# answered from the results cache starts without loading the rules or LibCST.
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -103,6 +105,11 @@ def build_parser() -> argparse.ArgumentParser:
                        help="report only findings not recorded in FILE (see --write-baseline)")
     check.add_argument("--write-baseline", metavar="FILE",
                        help="record every current finding in FILE and exit 0")
+    check.add_argument("--no-cache", action="store_true",
+                       help="check every file again, neither reading nor writing the results cache")
+    check.add_argument("--cache-dir", metavar="DIR",
+                       help=f"where the results cache lives (default: ${CACHE_DIR_ENV}, else "
+                            f"{CACHE_DIR_NAME} in the working directory)")
     _add_fix_options(check)
 
     fix = commands.add_parser("fix", help="apply safe fixes (unsafe ones too with --unsafe-fixes)")
@@ -186,6 +193,8 @@ def _unused_flags(args: argparse.Namespace, fixing: bool) -> None:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    from deadline_lint.baseline import apply_baseline, load_baseline, write_baseline
+
     _unused_flags(args, fixing=args.fix or args.diff)
     if (args.fix or args.diff) and (args.add_noqa or args.baseline or args.write_baseline):
         raise ProfileError("--add-noqa, --baseline and --write-baseline cannot be combined with --fix or --diff")
@@ -201,7 +210,9 @@ def cmd_check(args: argparse.Namespace) -> int:
         found = apply_path_ignores(checker, checker.check_bytes(sys.stdin.buffer.read(), _stdin_name(args)))
         files = [_stdin_name(args)]
     else:
-        found = sorted([*check_files(checkers, files, args.jobs), *args.unlistable], key=Diagnostic.sort_key)
+        cache_dir = None if args.no_cache else (args.cache_dir or default_cache_dir())
+        found = sorted([*check_files(checkers, files, args.jobs, cache_dir), *args.unlistable],
+                       key=Diagnostic.sort_key)
     if args.add_noqa:
         return _add_noqa(found)
     if args.write_baseline:
@@ -232,6 +243,10 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def _add_noqa(found: Sequence[Diagnostic]) -> int:
+    from deadline_lint.noqa import add_noqa
+    from deadline_lint.source import DecodeError
+    from deadline_lint.writes import WriteRefused, match_newlines, read_snapshot, write_atomic
+
     by_path: dict = {}
     for diagnostic in found:
         by_path.setdefault(diagnostic.path, []).append(diagnostic)
@@ -272,6 +287,8 @@ def _write_stale(stale: Sequence[Entry], baseline: str, out) -> None:
 
 def cmd_fix(args: argparse.Namespace) -> int:
     """`fix` and `check --fix` / `check --diff`: fix, then report what remains."""
+    from deadline_lint.fixes import FileOutcome, FixMode, fix_files, fix_summary
+
     _unused_flags(args, fixing=True)
     checkers, files = _load(args)
     mode = FixMode(unsafe=args.unsafe_fixes, thread_budget=args.thread_budget)
@@ -312,6 +329,10 @@ def cmd_fix(args: argparse.Namespace) -> int:
 def _fix_stdin(checker: Checker, mode: FixMode, args: argparse.Namespace) -> int:
     """For editors: the fixed source (or, with --diff, the diff) on stdout, what remains on
     stderr. Undecodable input is passed through unchanged with its DL002 on stderr."""
+    from deadline_lint.fixes import diff_like, fix_text
+    from deadline_lint.source import DecodeError
+    from deadline_lint.writes import WriteRefused, encode_like, snapshot_of
+
     data = sys.stdin.buffer.read()
     name = _stdin_name(args)
     try:
@@ -372,6 +393,8 @@ def _sigterm_interrupts():
 
 
 def cmd_rules(_: argparse.Namespace) -> int:
+    from deadline_lint.rules.base import all_rules
+
     print(f"{'code':6}  {'name':40}  {'default':7}  fix")
     for code, tool in TOOL_CODES.items():
         print(f"{code:6}  {tool.name:40}  {'on':7}  -")
@@ -384,6 +407,7 @@ def cmd_rules(_: argparse.Namespace) -> int:
 def cmd_explain(args: argparse.Namespace) -> int:
     """The rule's page from docs/rules/, word for word (without its "generated" comment)."""
     from deadline_lint.docs import GENERATED, rule_page, tool_page
+    from deadline_lint.rules.base import all_rules
 
     code = args.code.upper()
     rules = all_rules()
@@ -412,4 +436,4 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return EXIT_CLEAN
 
 
-__all__ = ["main", "DOC_SECTIONS"]
+__all__ = ["main"]

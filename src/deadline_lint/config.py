@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple, Union
 
-from deadline_lint.engine import Checker
 from deadline_lint.globs import matches, relative_path
 from deadline_lint.profile import (
     Profile,
@@ -25,6 +24,9 @@ from deadline_lint.profile import (
 )
 from deadline_lint.profile_checks import check_profile
 
+if TYPE_CHECKING:
+    from deadline_lint.engine import Checker
+
 
 class ProfileResolver:
     """Profiles by file, each pyproject.toml loaded once and each folder's answer cached."""
@@ -34,17 +36,25 @@ class ProfileResolver:
         self._explicit: Optional[Profile] = check_profile(explicit_profile(explicit)) if explicit else None
         self._config_of: Dict[str, Optional[str]] = {}
         self._profiles: Dict[Optional[str], Profile] = {}
+        self._by_folder: Dict[str, Profile] = {}
 
-    def for_path(self, path: Union[str, os.PathLike]) -> Profile:
+    def for_path(self, path: Union[str, os.PathLike], is_dir: Optional[bool] = None) -> Profile:
+        """`is_dir`, when the caller knows it, saves a stat per file."""
         if self._explicit is not None:
             return self._explicit
-        absolute = os.path.abspath(path)
-        folder = absolute if os.path.isdir(absolute) else os.path.dirname(absolute)
-        config = self._config_for(folder)
+        path = os.fspath(path)
+        if is_dir is None:
+            is_dir = os.path.isdir(path)
+        folder = path if is_dir else os.path.dirname(path)
+        known = self._by_folder.get(folder)
+        if known is not None:
+            return known  # keyed as given: most files share a folder, and abspath costs
+        config = self._config_for(os.path.abspath(folder))
         profile = self._profiles.get(config)
         if profile is None:
             profile = default_profile() if config is None else check_profile(pyproject_profile(Path(config)))
             self._profiles[config] = profile
+        self._by_folder[folder] = profile
         return profile
 
     def _config_for(self, folder: str) -> Optional[str]:
@@ -94,19 +104,32 @@ class Checkers:
     def __init__(self, resolver: Optional[ProfileResolver] = None, options: Optional[Mapping[str, Any]] = None) -> None:
         self.resolver = resolver or ProfileResolver()
         self.options: Dict[str, Any] = dict(options or {})
-        self._by_profile: Dict[int, Tuple[Profile, Checker]] = {}
+        self._by_profile: Dict[int, Tuple[Profile, "Checker"]] = {}
+        self._keys: Dict[int, Tuple[Profile, str]] = {}
 
-    def for_path(self, path: Union[str, os.PathLike]) -> Checker:
+    def for_path(self, path: Union[str, os.PathLike]) -> "Checker":
         return self.for_profile(self.resolver.for_path(path))
 
-    def for_profile(self, profile: Profile) -> Checker:
+    def for_profile(self, profile: Profile) -> "Checker":
+        # Imported here: a run answered wholly from the results cache never loads the rules.
+        from deadline_lint.engine import Checker
+
         entry = self._by_profile.get(id(profile))
         if entry is None:
             entry = self._by_profile[id(profile)] = (profile, Checker(profile, **self.options))
         return entry[1]
 
+    def settings_key(self, profile: Profile) -> str:
+        """The results cache's key for files checked under `profile` in this run."""
+        from deadline_lint.cache import settings_key
+
+        entry = self._keys.get(id(profile))
+        if entry is None:
+            entry = self._keys[id(profile)] = (profile, settings_key(dict(profile.raw), profile.root, self.options))
+        return entry[1]
+
     def excluded(self, path: str, is_dir: bool = False) -> bool:
-        return excluded_by_profile(self.resolver.for_path(path), path, is_dir)
+        return excluded_by_profile(self.resolver.for_path(path, is_dir), path, is_dir)
 
     def __getstate__(self):
         return {"explicit": self.resolver.explicit, "options": self.options}
@@ -118,16 +141,16 @@ class Checkers:
 class OneChecker:
     """A single Checker used for every path (tests and embedders that built one)."""
 
-    def __init__(self, checker: Checker) -> None:
+    def __init__(self, checker: "Checker") -> None:
         self.checker = checker
 
-    def for_path(self, path) -> Checker:
+    def for_path(self, path) -> "Checker":
         return self.checker
 
     def excluded(self, path: str, is_dir: bool = False) -> bool:
         return excluded_by_profile(self.checker.profile, path, is_dir)
 
 
-def as_checkers(value: Union[Checker, Checkers, OneChecker]) -> Union[Checkers, OneChecker]:
-    return OneChecker(value) if isinstance(value, Checker) else value
+def as_checkers(value: Union["Checker", Checkers, OneChecker]) -> Union[Checkers, OneChecker]:
+    return value if isinstance(value, (Checkers, OneChecker)) else OneChecker(value)
 

@@ -5,6 +5,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Dict, Optional, Tuple
 
+from deadline_lint.tool_codes import TOOL_CODES
+
 
 class Applicability(str, Enum):
     """Decided per finding, by the rule that makes the fix (ruff's meaning): SAFE keeps the
@@ -45,6 +47,16 @@ class Fix:
             "inserts_budget": self.inserts_budget,
         }
 
+    @classmethod
+    def from_json(cls, document: Dict[str, Any]) -> "Fix":
+        return cls(
+            edits=tuple(Edit(int(e["start"]), int(e["end"]), str(e["text"])) for e in document["edits"]),
+            applicability=Applicability(document["applicability"]),
+            description=str(document["description"]),
+            imports=tuple(str(name) for name in document["imports"]),
+            inserts_budget=bool(document["inserts_budget"]),
+        )
+
 
 @dataclass(frozen=True)
 class Diagnostic:
@@ -73,3 +85,20 @@ class Diagnostic:
             "message": self.message,
             "fix": self.fix.to_json() if self.fix else None,
         }
+
+    @classmethod
+    def from_json(cls, document: Dict[str, Any], path: str) -> "Diagnostic":
+        """The inverse of to_json (the results cache), shown under `path`."""
+        fix = document.get("fix")
+        return cls(
+            code=str(document["code"]), name=str(document["name"]), path=path,
+            line=int(document["line"]), column=int(document["column"]),
+            end_line=int(document["end_line"]), end_column=int(document["end_column"]),
+            message=str(document["message"]),
+            fix=Fix.from_json(fix) if fix is not None else None,
+        )
+
+
+def tool_diagnostic(path: str, code: str, message: str, line: int = 1, column: int = 1) -> Diagnostic:
+    """A finding of the tool itself (DL001-DL007): unparsable, unreadable, too large, ..."""
+    return Diagnostic(code, TOOL_CODES[code].name, path, line, column, line, column, message)

@@ -3,9 +3,7 @@ that asked for its type, and return diagnostics. Every front end sits on `Checke
 from __future__ import annotations
 
 import ast
-import contextlib
 import dataclasses
-import gc
 import os
 import sys
 import threading
@@ -13,13 +11,13 @@ import traceback
 from typing import Callable, Dict, Iterable, List, Optional, Tuple, Type
 
 from deadline_lint.catalog import Catalog, load_catalog
+from deadline_lint.collector import collector_paused as _collector_paused
 from deadline_lint.context import SCOPE_TYPES, FileContext
-from deadline_lint.diagnostics import Applicability, Diagnostic
+from deadline_lint.diagnostics import Applicability, Diagnostic, tool_diagnostic
 from deadline_lint.profile import Profile, code_selected, default_profile
 from deadline_lint.rules.base import Rule, all_rules
 from deadline_lint.source import DecodeError, SourceFile, decode_source
 from deadline_lint.syntax_versions import newer_syntax_message
-from deadline_lint.tool_codes import TOOL_CODES
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
 _OWN_FRAMES = 10  # thread bootstrap and ast.parse: what a fresh-stack parse adds to a script's
@@ -53,10 +51,6 @@ def _shortest(words) -> Tuple[str, ...]:
     """The words none of the others occurs in, sorted: any of them occurs in a text exactly
     when any of `words` does."""
     return tuple(sorted(w for w in set(words) if not any(o != w and o in w for o in words)))
-
-
-def tool_diagnostic(path: str, code: str, message: str, line: int = 1, column: int = 1) -> Diagnostic:
-    return Diagnostic(code, TOOL_CODES[code].name, path, line, column, line, column, message)
 
 
 class Checker:
@@ -336,20 +330,6 @@ class FixClasses:
                     diagnostic = dataclasses.replace(diagnostic, fix=dataclasses.replace(fix, applicability=wanted))
             adjusted.append(diagnostic)
         return adjusted
-
-
-@contextlib.contextmanager
-def _collector_paused():
-    """A file's tree and findings are millions of objects in a large file, none of them in a
-    reference cycle that must go before the file is done; each run of the cyclic collector
-    walks them all, which made checking super-linear in file size."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def parse_source(text: str, path: str):

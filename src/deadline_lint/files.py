@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import os
-from typing import Callable, Iterable, Iterator, List, Optional, Sequence
+from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from deadline_lint.gitignore import GitIgnored
 from deadline_lint.globs import matches, relative_path
@@ -68,31 +68,65 @@ def discover(
         walked = lambda path, is_dir: ignored(path, is_dir) or named(path, is_dir)  # noqa: E731
     errors = unlistable if unlistable is not None else []
     seen = set()
+    real = _RealPaths()
     for path in paths:
-        found = _walk(path, walked, errors) if os.path.isdir(path) else iter(() if named(path, False) else (path,))
-        for file in found:
-            key = os.path.realpath(file)
+        if os.path.isdir(path):
+            found: Iterator[Tuple[str, bool]] = _walk(path, walked, errors)
+        else:
+            found = iter(() if named(path, False) else ((path, os.path.islink(path)),))
+        for file, is_link in found:
+            key = real.of(file, is_link)
             if key not in seen:
                 seen.add(key)
                 yield file
 
 
-def _walk(root: str, excluded: Excluded, unlistable: List[OSError]) -> Iterator[str]:
-    for folder, dirs, files in os.walk(root, onerror=unlistable.append):
-        kept: List[str] = []
-        for name in sorted(dirs):
-            full = os.path.join(folder, name)
-            if name in SKIPPED_DIRS or name.endswith(".egg-info") or _is_virtualenv(full):
-                continue
-            if excluded(full, True):
-                continue
-            kept.append(name)
-        dirs[:] = kept
-        for name in sorted(files):
-            if name.endswith((".py", ".pyi")):
-                full = os.path.join(folder, name)
-                if not excluded(full, False):
-                    yield full
+class _RealPaths:
+    """os.path.realpath, with each folder resolved once: a walk yields thousands of files
+    from a few hundred folders, and realpath stats every component of every path."""
+
+    def __init__(self) -> None:
+        self._folders: Dict[str, str] = {}
+
+    def of(self, path: str, is_link: bool) -> str:
+        if is_link:
+            return os.path.realpath(path)
+        folder, name = os.path.split(path)
+        real = self._folders.get(folder)
+        if real is None:
+            real = self._folders[folder] = os.path.realpath(folder or ".")
+        return os.path.join(real, name)
+
+
+def _walk(root: str, excluded: Excluded, unlistable: List[OSError]) -> Iterator[Tuple[str, bool]]:
+    """(path, is a symlink) of the Python files under `root`, in os.walk's top-down order
+    with sorted names; symlinked folders are not followed (os.walk's default). Written on
+    os.scandir so the symlink answer comes with the listing instead of a stat per file."""
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        try:
+            with os.scandir(folder) as listing:
+                entries = sorted(listing, key=lambda entry: entry.name)
+        except OSError as exc:
+            unlistable.append(exc)
+            continue
+        subfolders: List[str] = []
+        for entry in entries:
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                is_dir = False
+            name = entry.name
+            if is_dir:
+                if entry.is_symlink() or name in SKIPPED_DIRS or name.endswith(".egg-info"):
+                    continue
+                if _is_virtualenv(entry.path) or excluded(entry.path, True):
+                    continue
+                subfolders.append(entry.path)
+            elif name.endswith((".py", ".pyi")) and not excluded(entry.path, False):
+                yield entry.path, entry.is_symlink()
+        stack.extend(reversed(subfolders))
 
 
 def display_path(path: str) -> str:

@@ -6,20 +6,25 @@ from __future__ import annotations
 
 import os
 import subprocess
-from typing import Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
-import pathspec
+if TYPE_CHECKING:
+    import pathspec
 
-_Spec = Tuple[str, pathspec.PathSpec]  # (folder the patterns are relative to, patterns)
+_Spec = Tuple[str, "pathspec.PathSpec"]  # (folder the patterns are relative to, patterns)
 
 
-def _read_spec(path: str) -> Optional[pathspec.PathSpec]:
+def _read_spec(path: str) -> Optional["pathspec.PathSpec"]:
     try:
         with open(path, encoding="utf-8", errors="replace") as handle:
             lines = handle.read().splitlines()
     except OSError:
         return None
-    return pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
+    if not lines:
+        return None
+    import pathspec  # only once a .gitignore has patterns to match
+
+    return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
 def _global_excludes_file(repo: str) -> Optional[str]:
@@ -42,7 +47,7 @@ class GitIgnored:
 
     def __init__(self) -> None:
         self._repo_of: Dict[str, Optional[str]] = {}
-        self._folder_spec: Dict[str, Optional[pathspec.PathSpec]] = {}
+        self._folder_spec: Dict[str, Optional["pathspec.PathSpec"]] = {}
         self._repo_specs: Dict[str, List[_Spec]] = {}
 
     def ignored(self, path: str, is_dir: bool = False) -> bool:
@@ -97,7 +102,7 @@ class GitIgnored:
             self._repo_specs[repo] = specs
         return self._repo_specs[repo]
 
-    def _gitignore(self, folder: str) -> Optional[pathspec.PathSpec]:
+    def _gitignore(self, folder: str) -> Optional["pathspec.PathSpec"]:
         if folder not in self._folder_spec:
             self._folder_spec[folder] = _read_spec(os.path.join(folder, ".gitignore"))
         return self._folder_spec[folder]

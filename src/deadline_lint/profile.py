@@ -16,13 +16,10 @@ import copy
 import keyword
 import os
 import re
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Tuple
-
-import yaml
-
-import tomllib
 
 
 class ProfileError(Exception):
@@ -43,8 +40,8 @@ DEFAULTS: Dict[str, Any] = {
     "budget_header": "X-Request-Budget-Ms",
     "trace_remaining_attribute": "deadline.remaining_ms",
     # Follow names imported from the project's own modules (re-exports, wrappers, client
-    # subclasses). Off by default until the index is cached: on library-sized trees where most
-    # modules import a sibling that uses a client it costs several times the check itself.
+    # subclasses). Off by default: on library-sized trees where most modules import a sibling
+    # that uses a client a cold check costs about twice as much (cached re-runs do not).
     "project_index": False,
     "budget": {
         "parameters": ["budget"],
@@ -52,6 +49,9 @@ DEFAULTS: Dict[str, Any] = {
         "types": ["Budget"],
         "accessors": [],
         "clamps": [],
+        # Opt-in (measured on the corpus, see docs/architecture.md): a function's own numeric
+        # parameter of one of these names is the time its caller gave it, for DL102.
+        "timeout_parameters": [],
     },
     "fix": {
         "budget_expression": "{budget}.timeout()",
@@ -211,6 +211,7 @@ SCHEMA: Dict[str, Any] = {
         "types": _string_list,
         "accessors": _string_list,
         "clamps": _string_list,
+        "timeout_parameters": _string_list,
     },
     "fix": {
         "budget_expression": _template,
@@ -331,8 +332,10 @@ def load_profile_file(path: os.PathLike) -> Dict[str, Any]:
         raise ProfileError(f"{where}: file not found") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ProfileError(f"{where}: cannot be read: {exc}") from None
+    import yaml
+
     try:
-        data = yaml.load(text, Loader=_UniqueKeyLoader)
+        data = yaml.load(text, Loader=_unique_key_loader())
     except _DuplicateKey as exc:
         raise ProfileError(f"{where}: line {exc.line}: {exc.key}: given twice") from None
     except yaml.YAMLError as exc:
@@ -353,17 +356,28 @@ class _DuplicateKey(Exception):
         self.key, self.line = key, line
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """YAML keeps the last of two equal keys without a word; a profile must not."""
+_LOADER: Optional[type] = None
 
-    def construct_mapping(self, node, deep=False):  # type: ignore[override]
-        seen = set()
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            if isinstance(key, str) and key in seen:
-                raise _DuplicateKey(key, key_node.start_mark.line + 1)
-            seen.add(key)
-        return super().construct_mapping(node, deep=deep)
+
+def _unique_key_loader() -> type:
+    """YAML keeps the last of two equal keys without a word; a profile must not. Built on
+    first use: a run with no profile file (or answered from the cache) never imports YAML."""
+    global _LOADER
+    if _LOADER is None:
+        import yaml
+
+        class UniqueKeyLoader(yaml.SafeLoader):
+            def construct_mapping(self, node, deep=False):  # type: ignore[override]
+                seen = set()
+                for key_node, _ in node.value:
+                    key = self.construct_object(key_node, deep=deep)
+                    if isinstance(key, str) and key in seen:
+                        raise _DuplicateKey(key, key_node.start_mark.line + 1)
+                    seen.add(key)
+                return super().construct_mapping(node, deep=deep)
+
+        _LOADER = UniqueKeyLoader
+    return _LOADER
 
 
 def find_pyproject(start: Path) -> Optional[Path]:

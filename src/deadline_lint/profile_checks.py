@@ -7,7 +7,6 @@ from __future__ import annotations
 import dataclasses
 
 from deadline_lint.profile import ENGINE_KEYS, SELECTOR_KEYS, Profile, ProfileError
-from deadline_lint.rules.base import keys_read_by_rules
 from deadline_lint.selection import SelectorError, check_selectors
 
 
@@ -23,9 +22,13 @@ def check_profile(profile: Profile) -> Profile:
                 check_selectors(codes, f"{where}: per_path_ignores: {pattern!r}")
     except SelectorError as exc:
         raise ProfileError(str(exc)) from None
-    read = ENGINE_KEYS | keys_read_by_rules()
+    unread = profile.keys_set - ENGINE_KEYS
+    if unread:  # the rules are loaded only to answer this (a cached run may need none)
+        from deadline_lint.rules.base import keys_read_by_rules
+
+        unread -= keys_read_by_rules()
     warnings = tuple(
         f"{where}: {key}: not used yet (no installed rule reads it); it is accepted for the rules that will"
-        for key in sorted(profile.keys_set - read)
+        for key in sorted(unread)
     )
     return dataclasses.replace(profile, warnings=warnings)

@@ -2,16 +2,20 @@
 from __future__ import annotations
 
 import os
-from concurrent.futures import ProcessPoolExecutor
-from typing import TYPE_CHECKING, List, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple, Union
 
 from deadline_lint.diagnostics import Diagnostic
-from deadline_lint.engine import Checker
 from deadline_lint.globs import relative_path
 from deadline_lint.profile import path_ignores
 
 if TYPE_CHECKING:
+    from deadline_lint.cache import Dependencies, ResultCache, Stamp
     from deadline_lint.config import Checkers, OneChecker
+    from deadline_lint.engine import Checker
+
+# What a checked file's findings were computed from, for the results cache:
+# (stat before the read, content hash, project dependencies or None).
+Record = Tuple["Stamp", str, Optional["Dependencies"]]
 
 # Spawning workers costs ~0.2 s each: below this many files one process is faster.
 PARALLEL_THRESHOLD = 64
@@ -29,11 +33,50 @@ def _check_chunk(paths: Sequence[str]) -> List[Diagnostic]:
     return [d for path in paths for d in check_one(_worker_checkers.for_path(path), path)]
 
 
-def check_one(checker: Checker, path: str) -> List[Diagnostic]:
+def _check_chunk_recorded(paths: Sequence[str]) -> List[Tuple[str, List[Diagnostic], Optional[Record]]]:
+    assert _worker_checkers is not None
+    return [(path, *check_recorded(_worker_checkers.for_path(path), path)) for path in paths]
+
+
+def check_one(checker: "Checker", path: str) -> List[Diagnostic]:
     return apply_path_ignores(checker, checker.check_path(path))
 
 
-def apply_path_ignores(checker: Checker, found: List[Diagnostic]) -> List[Diagnostic]:
+def check_recorded(checker: "Checker", path: str) -> Tuple[List[Diagnostic], Optional[Record]]:
+    """check_one, and what its answer was computed from (None: not to be cached, e.g. a file
+    that could not be read)."""
+    from deadline_lint.cache import Dependencies, content_hash, recorded_state, stamp_of
+    from deadline_lint.engine import MAX_FILE_BYTES
+
+    try:
+        stat = os.stat(path)
+        if stat.st_size > MAX_FILE_BYTES:
+            return check_one(checker, path), None
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return check_one(checker, path), None
+    found = apply_path_ignores(checker, checker.check_bytes(data, path))
+    dependencies = None
+    if checker.profile["project_index"]:
+        from deadline_lint.analysis.dependencies import project_reach
+        from deadline_lint.source import DecodeError, decode_source
+
+        try:
+            reach = project_reach(path, decode_source(data), checker.catalog)
+        except DecodeError:
+            reach = None
+        if reach is not None:
+            named = {*reach.own.follow, *reach.own.files, *reach.own.folders, *reach.modules}
+            for module in reach.modules.values():
+                named.update(module.files)
+                named.update(module.folders)
+            states = {dep: state for dep in named for state in [recorded_state(dep)] if state is not None}
+            dependencies = Dependencies(reach.index, reach.own, reach.modules, states)
+    return found, (stamp_of(stat), content_hash(data), dependencies)
+
+
+def apply_path_ignores(checker: "Checker", found: List[Diagnostic]) -> List[Diagnostic]:
     """Drop what the profile's `per_path_ignores` silences; patterns are relative to the
     folder of the profile (or pyproject.toml) that declared them, as in ruff and flake8."""
     if not checker.profile["per_path_ignores"]:
@@ -58,18 +101,64 @@ def resolve_jobs(jobs: Optional[int], file_count: int) -> int:
     return max(1, min(cpus, 8))
 
 
-def check_files(checkers: Union[Checker, "Checkers", "OneChecker"], paths: Sequence[str],
-                jobs: Optional[int] = None) -> List[Diagnostic]:
-    """Diagnostics for every path (each checked under its own profile), sorted."""
+def check_files(checkers: Union["Checker", "Checkers", "OneChecker"], paths: Sequence[str],
+                jobs: Optional[int] = None, cache_dir: Optional[str] = None) -> List[Diagnostic]:
+    """Diagnostics for every path (each checked under its own profile), sorted. With a
+    `cache_dir`, files whose cached results still hold are not checked again."""
     from deadline_lint.config import Checkers, as_checkers
 
     checkers = as_checkers(checkers)
+    if cache_dir is not None and isinstance(checkers, Checkers):
+        return _check_cached(checkers, paths, jobs, cache_dir)
     workers = resolve_jobs(jobs, len(paths))
     if workers == 1 or not isinstance(checkers, Checkers):
         found = [d for path in paths for d in check_one(checkers.for_path(path), path)]
     else:
-        size = max(1, len(paths) // (workers * 4))
-        chunks = [paths[i:i + size] for i in range(0, len(paths), size)]
-        with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, initargs=(checkers,)) as pool:
-            found = [d for chunk in pool.map(_check_chunk, chunks) for d in chunk]
+        found = [d for chunk in _in_workers(checkers, paths, workers, _check_chunk) for d in chunk]
+    return sorted(found, key=Diagnostic.sort_key)
+
+
+def _in_workers(checkers: "Checkers", paths: Sequence[str], workers: int, task):
+    from concurrent.futures import ProcessPoolExecutor
+
+    size = max(1, len(paths) // (workers * 4))
+    chunks = [paths[i:i + size] for i in range(0, len(paths), size)]
+    with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, initargs=(checkers,)) as pool:
+        return list(pool.map(task, chunks))
+
+
+def _check_cached(checkers: "Checkers", paths: Sequence[str], jobs: Optional[int], cache_dir: str) -> List[Diagnostic]:
+    from deadline_lint.cache import ResultCache
+
+    caches: Dict[str, ResultCache] = {}
+    owner: Dict[str, ResultCache] = {}
+    found: List[Diagnostic] = []
+    misses: List[str] = []
+    for path in paths:
+        key = checkers.settings_key(checkers.resolver.for_path(path, False))
+        cache = caches.get(key)
+        if cache is None:
+            cache = caches[key] = ResultCache(cache_dir, key)
+        owner[path] = cache
+        cached = cache.lookup(os.path.abspath(path), path)
+        if cached is None:
+            misses.append(path)
+        else:
+            found.extend(cached)
+    workers = resolve_jobs(jobs, len(misses))
+    if workers == 1:
+        results = [(path, *check_recorded(checkers.for_path(path), path)) for path in misses]
+    else:
+        results = [r for chunk in _in_workers(checkers, misses, workers, _check_chunk_recorded) for r in chunk]
+    for path, diagnostics, record in results:
+        found.extend(diagnostics)
+        if record is not None:
+            owner[path].store(os.path.abspath(path), *record[:2], diagnostics, record[2])
+    for cache in caches.values():
+        problem = cache.save()
+        if problem is not None:
+            import sys
+
+            print(f"deadline-lint: warning: {problem}", file=sys.stderr)
+            break
     return sorted(found, key=Diagnostic.sort_key)

@@ -38,6 +38,9 @@ def nearest_code(selector: str, codes: Sequence[str]) -> str:
 
 def check_selectors(selectors: Iterable[str], where: str) -> None:
     """Raise SelectorError for the first selector that is malformed or names no known code."""
+    selectors = list(selectors)
+    if not selectors:
+        return  # nothing to check: the rules need not be loaded (a cached run may need none)
     codes = _known()
     for selector in selectors:
         if not isinstance(selector, str) or not _SELECTOR.match(selector):

@@ -81,6 +81,7 @@ class BudgetAnalysis:
             self.types.setdefault(type_name, OBJECT)
         self.parameters = frozenset(profile["budget"]["parameters"])
         self.seconds_parameters = frozenset(profile["budget"]["seconds_parameters"])
+        self.timeout_parameters = frozenset(profile["budget"].get("timeout_parameters", ()))
         self.context_methods = frozenset(data.get("context_methods", []) or [])
         self.accessors: Dict[str, str] = dict(data.get("accessors", {}) or {})
         for accessor in profile["budget"]["accessors"]:
@@ -140,6 +141,46 @@ class BudgetAnalysis:
         if not names:
             return None
         return Budget(names=frozenset(names), kinds=tuple(kinds), optional=frozenset(optional & names))
+
+    def given_timeout(self, scope: Scope) -> Optional[Budget]:
+        """The time a function's caller gave it, when no budget is in scope: a numeric
+        parameter named in the opt-in `budget.timeout_parameters` (a number default, or
+        annotated `float` / `int`), of this function or an enclosing one that this one does
+        not rebind, with the names derived from it. Only DL102 asks: a function given
+        `timeout=10` that calls downstream with a fixed 30 s ignores what it was given."""
+        if not self.timeout_parameters or scope.kind != FUNCTION:
+            return None
+        if "given_timeout" in scope.facts:
+            return scope.facts["given_timeout"]  # type: ignore[return-value]
+        found: Optional[Budget] = None
+        own = scope.bindings()
+        numeric = [p.arg for p in _numeric_parameters(scope.node) if p.arg in self.timeout_parameters]
+        if numeric:
+            names = set(numeric)
+        else:
+            outer = self._enclosing_function(scope)
+            given = self.given_timeout(outer) if outer is not None else None
+            names = {n for n in given.names if n not in own} if given is not None else set()
+            numeric = [n for n, _ in given.kinds if n in names] if given is not None else []
+        if numeric:
+            assignments = self._assignments(scope)
+            changed = True
+            while changed:  # derived names, as for a budget
+                changed = False
+                for target, value in assignments:
+                    if target not in names and mentions_any(value, names):
+                        names.add(target)
+                        changed = True
+            found = Budget(names=frozenset(names), kinds=tuple((n, SECONDS) for n in numeric))
+        scope.facts["given_timeout"] = found
+        return found
+
+    @staticmethod
+    def _enclosing_function(scope: Scope) -> Optional[Scope]:
+        parent = scope.parent
+        while parent is not None and parent.kind != FUNCTION:
+            parent = parent.parent
+        return parent
 
     def _local_deadlines(self, scope: Scope, known: set) -> List[str]:
         """Names this function assigns a deadline it computes from its own clock read
@@ -245,6 +286,28 @@ def _optional_parameters(function: ast.AST):
             yield param.arg
 
 
+def _numeric_parameters(function: ast.AST):
+    """Parameters that hold a number whenever the function runs: a number default (not a
+    bool) and no annotation admitting None, or annotated `float` / `int` with no None default."""
+    args = getattr(function, "args", None)
+    if args is None:
+        return
+    positional = [*args.posonlyargs, *args.args]
+    defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+    for param, default in [*zip(positional, defaults), *zip(args.kwonlyargs, args.kw_defaults)]:
+        if _is_none(default) or _annotation_admits_none(param.annotation):
+            continue
+        annotated = isinstance(param.annotation, ast.Name) and param.annotation.id in ("float", "int")
+        if annotated or _is_number(default):
+            yield param
+
+
+def _is_number(node) -> bool:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.UAdd, ast.USub)):
+        node = node.operand
+    return isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+
+
 def _is_none(node) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
 
@@ -267,6 +330,22 @@ def _annotation_admits_none(annotation) -> bool:
 def budget_in_scope(ctx: "FileContext") -> Optional[Budget]:
     """The budget visible where the walk is (None: no budget in scope)."""
     return ctx.analysis(BudgetAnalysis).budget_of(ctx.scope)
+
+
+def given_timeout(ctx: "FileContext") -> Optional[Budget]:
+    """The time the caller gave the function where the walk is (opt-in, for DL102)."""
+    return ctx.analysis(BudgetAnalysis).given_timeout(ctx.scope)
+
+
+def given_timeout_polls(ctx: "FileContext", given: Budget) -> bool:
+    """The walk is inside a loop that compares the given timeout (`while time.time() - start <
+    timeout:`, `if time.monotonic() >= deadline: raise`): the parameter bounds a polling loop,
+    and each attempt's short fixed timeout is deliberate (as for local deadlines, measured)."""
+    for node in ctx.parents:
+        if isinstance(node, (ast.While, ast.For, ast.AsyncFor)):
+            if any(isinstance(n, ast.Compare) and mentions_any(n, given.names) for n in ast.walk(node)):
+                return True
+    return False
 
 
 def timeout_expression(ctx: "FileContext") -> Tuple[str, bool]:

@@ -23,6 +23,7 @@ from deadline_lint.analysis.project import (
     import_table,
     imports_outbound_project_module,
     index_for,
+    release_parsed_modules,
 )
 from deadline_lint.analysis.resolve import Definition, Instance, Resolver
 from deadline_lint.analysis.scopes import ANNOTATED, ASSIGN, Scope
@@ -35,6 +36,7 @@ from deadline_lint.analysis.wrappers import (
     is_method,
 )
 from deadline_lint.catalog import Catalog, ClientClass, OutboundApi, TimeoutObject
+from deadline_lint.collector import collector_paused
 
 if TYPE_CHECKING:
     from deadline_lint.context import FileContext
@@ -61,6 +63,7 @@ class OutboundCall:
 
 
 _IN_PROGRESS = object()  # a summary being computed: a recursive chain ends here, unknown
+_CUT = [0]  # how many summaries a recursive chain has cut short so far
 
 
 def wrapper_summary(definition: Definition, catalog: Catalog, depth: int = 0) -> Optional[WrapperSummary]:
@@ -69,30 +72,47 @@ def wrapper_summary(definition: Definition, catalog: Catalog, depth: int = 0) ->
     or unresolvable chains. Cached on the function's scope."""
     if not definition.is_function or depth > MAX_HOPS:
         return None  # as deep as the text prefilter looks: a file alone gets the same answer
-    scope = definition.own_scope
+    facts = definition.own_scope.facts
+    # Most functions are no wrapper. Found to be none with some hops left, a function is
+    # none with fewer too (a chain cut shorter reaches no more), unless a recursive chain
+    # cut that answer short: then it holds for its own depth only.
+    none_from = facts.get("wrapper_none_from")
+    if none_from is not None and depth >= none_from:  # type: ignore[operator]
+        return None
     # By depth: a chain cut short deeper down must not hide a wrapper seen from nearer.
     key = f"wrapper_summary@{depth}"
-    cached = scope.facts.get(key, None)
-    if cached is _IN_PROGRESS:
+    cached = facts.get(key, None)
+    if cached is _IN_PROGRESS or (cached is None and key in facts and depth in facts.get("wrapper_cut_at", ())):  # type: ignore[operator]
+        _CUT[0] += 1
         return None
-    if key in scope.facts:
+    if key in facts:
         return cached  # type: ignore[return-value]
-    scope.facts[key] = _IN_PROGRESS
+    facts[key] = _IN_PROGRESS
+    cuts = _CUT[0]
     found = None
     try:
-        found = _summarize(definition, scope, catalog, depth)
+        found = _summarize(definition, definition.own_scope, catalog, depth)
     finally:
-        scope.facts[key] = found
+        facts[key] = found
+    if found is None:
+        if _CUT[0] == cuts:
+            facts["wrapper_none_from"] = depth if none_from is None else min(depth, none_from)  # type: ignore[type-var]
+        else:
+            facts.setdefault("wrapper_cut_at", set()).add(depth)  # type: ignore[union-attr]
     return found
 
 
 def _summarize(definition: Definition, scope: Scope, catalog: Catalog, depth: int) -> Optional[WrapperSummary]:
     function, resolver = definition.node, definition.resolver
-    params = {p.arg for p in scope.function_params()}
+    candidates = scope.facts.get("wrapper_candidates")
+    if candidates is None:  # the same at every depth: one walk of the body
+        params = {p.arg for p in scope.function_params()}
+        # A call that forwards nothing of the wrapper's is not the one its timeout reaches.
+        candidates = scope.facts["wrapper_candidates"] = [c for c in calls_in(function) if _passes_a_parameter(c, params)]
+    if not candidates:
+        return None
     stubs_possible, methods = _module_reach(resolver, catalog)
-    for call in calls_in(function):
-        if not _passes_a_parameter(call, params):
-            continue  # forwards nothing of the wrapper's: not the call its timeout reaches
+    for call in candidates:  # type: ignore[attr-defined]
         site = classify_call(call, scope, resolver, catalog, stubs_possible, methods)
         inner: Optional[WrapperSummary] = None
         if site is None:
@@ -147,12 +167,19 @@ def imports_outbound_project_name(path: str, text: str, catalog: Catalog) -> boo
     of an outbound call, a client (a re-export, a subclass, a factory) or a class holding
     one. The modules' text decides first (no parse for most names); the definitions the
     text cannot rule out are read and judged as the rules would."""
+    release_parsed_modules()  # asked before a file is checked: nothing is half-computed
+    return project_reaches_outbound(path, text, catalog)
+
+
+def project_reaches_outbound(path: str, text: str, catalog: Catalog) -> bool:
+    """`imports_outbound_project_name`'s answer, also while the file is being checked."""
     key = (path, hash(text), id(catalog))
     known = _PROJECT_ANSWERS.get(key)
     if known is None or known[0] is not catalog:
         if len(_PROJECT_ANSWERS) > 4096:
             _PROJECT_ANSWERS.clear()
-        known = _PROJECT_ANSWERS[key] = (catalog, _imports_outbound_project_name(path, text, catalog))
+        with collector_paused():  # it may parse project modules: see `collector_paused`
+            known = _PROJECT_ANSWERS[key] = (catalog, _imports_outbound_project_name(path, text, catalog))
     return known[1]
 
 
@@ -501,9 +528,10 @@ class OutboundSites:
         self._stubs_possible = any(p.module_suffix in ctx.source.text for p in ctx.catalog.stubs)
         self._file_methods: Optional[FrozenSet[str]] = None  # of the clients this file can build
         project = getattr(ctx.resolver, "project", None)
-        # The text's answer suffices here: it only widens first looks (the receiver or the
-        # definition decides); the precise one is the prefilter's, to parse fewer files.
-        self._through_project = project is not None and imports_outbound_project_module(
+        # The prefilter's answer (already known for a file that passed it through its
+        # project): when no imported project name is or leads to a wrapper or a client, the
+        # calls of this file reach none either, and only its own functions can be wrappers.
+        self._through_project = project is not None and project_reaches_outbound(
             ctx.source.path, ctx.source.text, ctx.catalog
         )
         # A wrapper defined in this file must call a client this file imports.

@@ -15,6 +15,7 @@ import ast
 import os
 import re
 import sys
+from collections import OrderedDict
 from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Set, Tuple
 
 from deadline_lint.analysis.resolve import Definition, Resolver
@@ -45,17 +46,21 @@ class Module:
         self.text = text
         self._resolver: Optional[Resolver] = None
         self._parsed = False
+        self._import_names: Optional[Dict[str, str]] = None
         self._defined: Optional[Set[str]] = None
         self._imports_catalog: Optional[bool] = None
         self._bound: Optional[FrozenSet[str]] = None
-        self._catalog_names: Optional[FrozenSet[str]] = None
+        self._catalog_names: Optional[Dict[str, Optional[str]]] = None
         self._top_level: Optional[Dict[str, str]] = None
         self._words: Dict[Tuple[int, str], FrozenSet[str]] = {}
+        self._names_client: Dict[Tuple[int, str], bool] = {}
 
     @property
     def import_names(self) -> Dict[str, str]:
         """Names some import line of the module binds (a scan of the text, no parse)."""
-        return import_table(self.text)
+        if self._import_names is None:
+            self._import_names = _scan_imports(self.text)
+        return self._import_names
 
     @property
     def imports_catalog(self) -> bool:
@@ -72,17 +77,44 @@ class Module:
         return found
 
     @property
-    def catalog_names(self) -> FrozenSet[str]:
-        """Names the module's imports bind to a listed client library or object."""
+    def catalog_names(self) -> Dict[str, Optional[str]]:
+        """Names the module's imports bind to a listed client library or object: for a name
+        bound to a module on the way to listed names (`asyncio`, `urllib.request`), that
+        module, whose attributes a text must spell for the name to count; else None."""
         if self._catalog_names is None:
             holder = _Named(self.name, self.is_package)
-            found = set()
-            for bound, target in import_table(self.text).items():
+            catalog = self.index.catalog
+            found: Dict[str, Optional[str]] = {}
+            for bound, target in self.import_names.items():
                 target = self.index.absolute(holder, target)  # type: ignore[arg-type]
-                if self.index.module(target.split(".")[0]) is None and listed(self.index.catalog, target):
-                    found.add(bound)
-            self._catalog_names = frozenset(found)
+                if self.index.module(target.split(".")[0]) is None and listed(catalog, target):
+                    if target.split(".")[0] == bound:
+                        target = bound  # `import urllib.request` binds `urllib`
+                    found[bound] = target if is_module_on_the_way(catalog, target) else None
+            self._catalog_names = found
         return self._catalog_names
+
+    def names_client(self, body: str) -> bool:
+        """The text names a listed client through the module's imports: a listed object
+        by its bound name, a listed module by an attribute chain that leads to one
+        (`asyncio.wait_for`, not `asyncio.get_running_loop`; a function touching only
+        those can reach no client, whatever the rest of the module imports)."""
+        key = (len(body), body[:80])
+        known = self._names_client.get(key)
+        if known is None:
+            known = self._names_client[key] = self._spells_client(body)
+        return known
+
+    def _spells_client(self, body: str) -> bool:
+        catalog_names = self.catalog_names
+        for word in self.words_of(body).intersection(catalog_names):
+            module = catalog_names[word]
+            if module is None:
+                return True
+            for chain in set(re.findall(rf"\b{word}[ \t]*\.[ \t]*([A-Za-z_][\w.]*)", body)):
+                if listed(self.index.catalog, f"{module}.{chain.rstrip('.')}"):
+                    return True
+        return False
 
     @property
     def bound_names(self) -> FrozenSet[str]:
@@ -108,18 +140,55 @@ class Module:
 
     @property
     def resolver(self) -> Optional[Resolver]:
-        if not self._parsed:
-            self._parsed = True
-            try:
-                tree = ast.parse(self.text, filename=self.path)
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                return None  # a module we cannot read resolves nothing
-            scope = Scope(tree, None)
-            self._resolver = Resolver(self.index.catalog, {id(tree): scope})
-            self._resolver.text = self.text  # type: ignore[attr-defined]
-            self._resolver.module_scope = scope  # type: ignore[attr-defined]
-            self.index.attach(self._resolver, self.name, self.is_package)
+        if self._parsed:
+            if self._resolver is not None:
+                _PARSED.move_to_end(self)
+            return self._resolver
+        self._parsed = True
+        try:
+            tree = ast.parse(self.text, filename=self.path)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None  # a module we cannot read resolves nothing
+        scope = Scope(tree, None)
+        self._resolver = Resolver(self.index.catalog, {id(tree): scope})
+        self._resolver.text = self.text  # type: ignore[attr-defined]
+        self._resolver.module_scope = scope  # type: ignore[attr-defined]
+        self.index.attach(self._resolver, self.name, self.is_package)
+        _PARSED[self] = None
         return self._resolver
+
+    def forget_tree(self) -> None:
+        """Drop the tree, scopes and resolver (and every answer cached on them); the text
+        facts stay. Parsed again, the module gives the same answers: they derive from its
+        text alone."""
+        resolver, self._resolver, self._parsed = self._resolver, None, False
+        if resolver is not None:
+            # Scopes and their bindings, and cached answers holding definitions, refer to each
+            # other: emptied, they go when the last reference does, not when the cyclic
+            # collector next walks the whole heap. Only caches are emptied (a definition still
+            # held elsewhere recomputes what it needs).
+            for scope in list(resolver._scopes.values()):  # noqa: SLF001 - the module's own resolver
+                scope.facts.clear()
+                scope._bindings = None  # noqa: SLF001
+            resolver._qualnames.clear()  # noqa: SLF001
+            resolver._definitions.clear()  # noqa: SLF001
+
+
+# Modules whose tree is held, least recently used first. A tree and its scopes weigh some
+# 40 bytes per byte of source, and a library imports its siblings everywhere: holding every
+# tree a run has parsed took gigabytes and made each pass of the cyclic collector walk them
+# all. Between files only the most recently used are kept: a project's files are checked
+# together, so what the next file asks about is mostly still here.
+_PARSED: "OrderedDict[Module, None]" = OrderedDict()
+KEEP_PARSED = 64
+
+
+def release_parsed_modules(keep: int = KEEP_PARSED) -> None:
+    """Forget the trees of all but the `keep` most recently used project modules. Called
+    only between files (no answer for the file being checked is half-computed)."""
+    while len(_PARSED) > keep:
+        module, _ = _PARSED.popitem(last=False)
+        module.forget_tree()
 
 
 class ProjectIndex:
@@ -131,29 +200,37 @@ class ProjectIndex:
         self.catalog = catalog
         self._modules: Dict[str, Optional[Module]] = {}
         self._leads_out: Dict[Tuple[str, int], bool] = {}
-        self._active: Set[Tuple[str, int]] = set()
-        self._cuts = 0
-        self._summaries: Dict[int, object] = {}  # wrapper summaries by function node (kept alive)
+        self._active: Dict[Tuple[str, int], int] = {}  # names being computed: their depth
+        self._low = 0  # the least depth of an active name a cycle below has met
+        self._pending: List[Tuple[str, int]] = []  # False under a cycle that is still open
+        self._chain_cuts = 0
 
     # -- modules -------------------------------------------------------------
     def module(self, name: str) -> Optional[Module]:
         if name in self._modules:
             return self._modules[name]
         found = None
-        if name and all(part.isidentifier() for part in name.split(".")):
-            relative = name.replace(".", os.sep)
-            for base in self.search_paths:
-                for candidate, is_package in (
-                    (os.path.join(base, relative, "__init__.py"), True),
-                    (os.path.join(base, relative + ".py"), False),
-                ):
-                    if os.path.isfile(candidate):
-                        found = self._read(name, candidate, is_package)
-                        break
+        for candidate, is_package in self.candidates(name):
+            if os.path.isfile(candidate):
+                found = self._read(name, candidate, is_package)
                 if found is not None:
                     break
         self._modules[name] = found
         return found
+
+    def candidates(self, name: str) -> List[Tuple[str, bool]]:
+        """The files that could hold module `name`, in the order they are tried."""
+        if not name or not all(part.isidentifier() for part in name.split(".")):
+            return []
+        relative = name.replace(".", os.sep)
+        return [
+            candidate
+            for base in self.search_paths
+            for candidate in (
+                (os.path.join(base, relative, "__init__.py"), True),
+                (os.path.join(base, relative + ".py"), False),
+            )
+        ]
 
     def _read(self, name: str, path: str, is_package: bool) -> Optional[Module]:
         try:
@@ -280,11 +357,16 @@ class ProjectIndex:
         known = self._leads_out.get(key)
         if known is not None:
             return known
-        if chain > _MAX_CHAIN or key in self._active:
-            self._cuts += 1  # a cycle adds nothing, but what is computed under it is not final
+        if chain > _MAX_CHAIN:
+            self._chain_cuts += 1  # what is computed above this cut depends on the chain so far
             return False
-        self._active.add(key)
-        cuts = self._cuts
+        depth = self._active.get(key)
+        if depth is not None:
+            self._low = min(self._low, depth)  # a cycle adds nothing by itself
+            return False
+        depth = self._active[key] = len(self._active)
+        outer_low, self._low = self._low, depth + 1
+        chain_cuts, pending = self._chain_cuts, len(self._pending)
         found = False
         split = self.split(qualname)
         if split is not None:
@@ -293,15 +375,32 @@ class ProjectIndex:
             if not rest:
                 found = self._text_leads(module, module.text, hops, chain)
             else:
-                target = import_table(module.text).get(rest[0])
+                target = module.import_names.get(rest[0])
                 if target is not None:
                     target = ".".join([self.absolute(holder, target), *rest[1:]])  # type: ignore[arg-type]
                     found = self._target_leads(target, hops, chain + 1)
                 elif rest[0] in module.bound_names:
                     found = self._text_leads(module, module.definition_text(rest[0]), hops, chain)
-        self._active.discard(key)
-        if found or self._cuts == cuts:
-            self._leads_out[key] = found  # the same whichever file asked first
+        del self._active[key]
+        low, self._low = self._low, outer_low
+        self._low = min(self._low, low)
+        # Memoised only when final, so that the answer is the same whichever file asked
+        # first. True is final. False is final once every cycle met below closes here
+        # (Tarjan's test: the names computed under it, all False, are then final too);
+        # until then those names wait in `_pending`. A cut by chain length depends on
+        # the chain so far: nothing computed under one is kept.
+        if found:
+            self._leads_out[key] = True
+            del self._pending[pending:]
+        elif self._chain_cuts != chain_cuts:
+            del self._pending[pending:]
+        elif low >= depth:
+            for waiting in self._pending[pending:]:
+                self._leads_out[waiting] = False
+            del self._pending[pending:]
+            self._leads_out[key] = False
+        else:
+            self._pending.append(key)
         return found
 
     def _target_leads(self, target: str, hops: int, chain: int) -> bool:
@@ -316,11 +415,11 @@ class ProjectIndex:
         if body is module.text:
             if module.imports_catalog:
                 return True
-        elif module.words_of(body) & module.catalog_names:
+        elif module.names_client(body):
             return True  # the definition names a client the module imports
         if hops <= 0:
             return False
-        table = import_table(module.text)
+        table = module.import_names
         holder = _Named(module.name, module.is_package)
         for word in module.words_of(body) & module.bound_names:
             target = table.get(word)
@@ -334,7 +433,6 @@ class ProjectIndex:
         return False
 
 
-_TABLES: Dict[int, Tuple[str, Dict[str, str]]] = {}
 _WORD = re.compile(r"[A-Za-z_]\w*")
 _DEFINED = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.M)
 
@@ -357,10 +455,20 @@ def top_level_definitions(text: str) -> Dict[str, str]:
 
 def import_table(text: str) -> Dict[str, str]:
     """Name -> what an import line binds it to (`from .a import b as c` -> c: ".a.b"), from
-    every import line, at any depth: for the prefilter, more names only mean more checking."""
-    cached = _TABLES.get(id(text))
+    every import line, at any depth: for the prefilter, more names only mean more checking.
+    The file being checked is asked about more than once: its last answer is kept."""
+    cached = _LAST_TABLE[0]
     if cached is not None and cached[0] is text:
         return cached[1]
+    table = _scan_imports(text)
+    _LAST_TABLE[0] = (text, table)
+    return table
+
+
+_LAST_TABLE: List[Optional[Tuple[str, Dict[str, str]]]] = [None]
+
+
+def _scan_imports(text: str) -> Dict[str, str]:
     table: Dict[str, str] = {}
     for match in _FROM_IMPORT.finditer(text):
         source = match.group(1)
@@ -376,9 +484,6 @@ def import_table(text: str) -> Dict[str, str]:
                 table[parts[-1]] = parts[0]
             elif parts[0]:
                 table[parts[0].split(".")[0]] = parts[0]
-    if len(_TABLES) > 4096:
-        _TABLES.clear()
-    _TABLES[id(text)] = (text, table)
     return table
 
 
@@ -459,6 +564,7 @@ def index_for(path: str, catalog: Catalog) -> Optional[Tuple[ProjectIndex, str, 
 
 def attach_project(resolver: Resolver, path: str, text: str, catalog: Catalog) -> None:
     """Give a file's resolver its project index (nothing for stdin or a file outside one)."""
+    release_parsed_modules()  # a new file: nothing is half-computed
     resolver.text = text  # type: ignore[attr-defined]
     found = index_for(path, catalog)
     if found is not None:
@@ -489,6 +595,14 @@ def listed(catalog: Catalog, qualname: str) -> bool:
     (`requests`, `requests.Session`, `urllib.request`); `requests.exceptions` does not."""
     prefixes = catalog.cached("project.listed_prefixes", lambda: _prefixes_of(catalog))
     return _listed(prefixes, catalog.canonical(qualname).split("."))
+
+
+def is_module_on_the_way(catalog: Catalog, qualname: str) -> bool:
+    """`asyncio`, `urllib.request`: a prefix of listed names, neither one of them nor an
+    attribute of one."""
+    leading, names = catalog.cached("project.listed_prefixes", lambda: _prefixes_of(catalog))
+    parts = catalog.canonical(qualname).split(".")
+    return not any(".".join(parts[:cut]) in names for cut in range(1, len(parts) + 1))
 
 
 def _prefixes_of(catalog: Catalog):

@@ -4,10 +4,12 @@ import ast
 from typing import Dict, Iterator, List, Set
 
 from deadline_lint.analysis.budget import budget_in_scope
+from deadline_lint.analysis.budget_hops import budget_hop
+from deadline_lint.analysis.time_values import INSTANT, time_value
 from deadline_lint.analysis.outbound import FROM_CALL, outbound_sites
 from deadline_lint.rules.base import register
 from deadline_lint.rules.outbound.common import (
-    OutboundRule,
+    BudgetValueRule,
     first_report,
     is_clamp_floor,
     is_non_positive_constant,
@@ -19,12 +21,16 @@ _MAX_FOLLOW = 4
 
 
 @register
-class BudgetCanGrow(OutboundRule):
+class BudgetCanGrow(BudgetValueRule):
     """
     ## What it does
     Flags a timeout computed from the budget in a way that can come out *larger* than the
     remainder: `max(remaining, 5)`, `remaining + 2`, `remaining or 30`. It looks at the
-    timeout an outbound call is given and at the assignments of the names it is made of.
+    timeout an outbound call is given and at the assignments of the names it is made of;
+    also at a value passed as `timeout=` (the catalog's `budget.hop_keywords`) to a call whose
+    callee it cannot type (`client.fetch(key, timeout=max(budget.timeout(), 1.0))`), since
+    passing the budget there shows the call is a hop. Builtins, the standard library, project
+    functions it can read and waits on this process (`budget.local_waits`) are not hops.
     Clamps at zero or at the fixes' 1 ms floor (`max(0.0, remaining - margin)`,
     `max(0.001, remaining - margin)`) and subtracting are fine.
 
@@ -64,10 +70,10 @@ class BudgetCanGrow(OutboundRule):
     name = "budget-can-grow"
     summary = "the timeout expression can exceed the remainder (max, +, or)"
     def visit(self, node, ctx):
-        sites = outbound_sites(ctx, node)
+        sites = [call for call in outbound_sites(ctx, node) if call.source == FROM_CALL]
         if not sites:
-            return
-        sites = [call for call in sites if call.source == FROM_CALL]
+            hop = budget_hop(ctx, node)  # a call of unknown type that the budget shows is a hop
+            sites = [hop] if hop is not None else []
         budget = budget_in_scope(ctx) if sites else None
         if budget is None:
             return
@@ -132,11 +138,19 @@ def _grows(node: ast.AST, mentions: Dict[int, bool], ctx) -> str:
         left, right = mentioned(node.left), mentioned(node.right)
         if left != right:
             other = node.right if left else node.left
-            if not (is_number_constant(other) and is_non_positive_constant(other)):
-                return "something not derived from the budget is added to it"
+            if is_number_constant(other) and is_non_positive_constant(other):
+                return ""
+            if _is_clock_instant(other, ctx):
+                return ""  # `time.monotonic() + budget` is a deadline: what is left of it is judged where taken
+            return "something not derived from the budget is added to it"
         return ""
     if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
         fallbacks = [v for v in node.values[1:] if not mentioned(v) and not is_non_positive_constant(v)]
         if mentioned(node.values[0]) and fallbacks:
             return "`or` turns a spent (zero) budget into a fixed timeout"
     return ""
+
+
+def _is_clock_instant(expr: ast.expr, ctx) -> bool:
+    found = time_value(ctx, expr)
+    return found is not None and found.role == INSTANT

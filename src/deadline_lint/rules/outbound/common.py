@@ -16,6 +16,7 @@ from typing import (
 )
 
 from deadline_lint.analysis.budget import Budget
+from deadline_lint.analysis.budget_hops import hop_keywords, hop_text_filter
 from deadline_lint.analysis.cancel_scopes import bounded_by_cancel_scope, is_awaited
 from deadline_lint.analysis.outbound import (
     imports_outbound_project_name,
@@ -87,18 +88,17 @@ class ImportTextFilter:
         self._anywhere = frozenset(module for module, wanted in needs.items() if None in wanted)
         self._suffixes = tuple(pattern.module_suffix for pattern in catalog.stubs)
         self._patterns: Dict[str, Tuple["re.Pattern[str]", "re.Pattern[str]"]] = {}
-        # The last text asked about and the answer (held, so its identity cannot be reused).
+        # DL104/DL105's filter asks again right after the engine did (see BudgetValueRule).
         self._last: Tuple[Optional[str], bool] = (None, False)
 
     def __call__(self, text: str) -> bool:
-        # The engine's prefilter and the outbound analysis ask about the same text in turn.
         if text is self._last[0]:
             return self._last[1]
-        found = self._search(text)
-        self._last = (text, found)
-        return found
+        answer = self._answer(text)
+        self._last = (text, answer)
+        return answer
 
-    def _search(self, text: str) -> bool:
+    def _answer(self, text: str) -> bool:
         if any(suffix in text for suffix in self._suffixes):
             return True
         for module, names in self._needs:
@@ -388,3 +388,27 @@ class OutboundRule(Rule):
         return catalog.cached(
             "outbound.path_filter", lambda: lambda text, path: imports_outbound_project_name(path, text, catalog)
         )
+
+
+class BudgetValueRule(OutboundRule):
+    """Outbound rules that judge a budget value passed on as a timeout: they also judge it at
+    calls of unknown type that the budget itself shows are hops (`analysis/budget_hops.py`),
+    so their prefilter also lets in files that pass a budget at a hop keyword."""
+
+    def first_look(self, node_type):
+        return None  # a call of unknown type may be a hop: no shared first look covers it yet
+
+    def trigger_words(self):
+        return outbound_words(self.catalog) | hop_keywords(self.catalog)
+
+    def text_filter(self):
+        outbound, hops = outbound_text_filter(self.catalog), hop_text_filter(self.catalog, self.profile)
+        return self.catalog.cached(("budget_value.text_filter", hops), lambda: _Either(outbound, hops))
+
+
+class _Either:
+    def __init__(self, first: Callable[[str], bool], second: Callable[[str], bool]) -> None:
+        self.first, self.second = first, second
+
+    def __call__(self, text: str) -> bool:
+        return self.first(text) or self.second(text)

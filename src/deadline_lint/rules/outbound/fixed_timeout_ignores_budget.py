@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 from typing import List, Optional
 
-from deadline_lint.analysis.budget import budget_in_scope
+from deadline_lint.analysis.budget import budget_in_scope, given_timeout, given_timeout_polls
 from deadline_lint.analysis.expressions import mentions_any
 from deadline_lint.analysis.outbound import (
     FROM_CALL,
@@ -38,6 +38,12 @@ class FixedTimeoutIgnoresBudget(OutboundRule):
     (`self.timeout`, `settings.HTTP_TIMEOUT`), a timeout fixed when the client was built
     (`httpx.Client(timeout=5)`), or a bounded library default (httpx waits 5 s, boto3 60 s).
     Timeouts passed in from elsewhere (a parameter, a call result) are not judged.
+    Opt-in: with `budget.timeout_parameters: [timeout]`, a function with no budget in scope
+    whose own numeric `timeout` parameter (a number default, or annotated `float` / `int`)
+    was given by its caller counts as budgeted by it: `def fetch(url, timeout=10.0)` that
+    calls `requests.get(url, timeout=30)` ignores what it was given. Attempts inside a loop
+    that compares that timeout (`while time.time() - start < timeout:`) are polling, not
+    ignoring it, and stay quiet.
 
     ## Why is this bad?
     A fixed timeout is right only by accident. When the caller has 300 ms left, a 5 s
@@ -74,6 +80,8 @@ class FixedTimeoutIgnoresBudget(OutboundRule):
     ## Options
     - `budget.*`: what counts as a budget; `fix.*`: the budget expression inserted.
     - `max_bounded_default_s`: defaults above it are DL101's, not this rule's.
+    - `budget.timeout_parameters`: parameter names whose numeric value is the time the
+      function was given (default none; see docs/architecture.md for the measurement).
     """
 
     code = "DL102"
@@ -84,6 +92,13 @@ class FixedTimeoutIgnoresBudget(OutboundRule):
     def visit(self, node, ctx):
         sites = outbound_sites(ctx, node)
         budget = budget_in_scope(ctx) if sites else None
+        why = "although a budget is in scope"
+        if budget is None and sites:
+            budget = given_timeout(ctx)  # opt-in: the function's own numeric `timeout`
+            if budget is not None and given_timeout_polls(ctx, budget):
+                return
+            if budget is not None:
+                why = f"although the function is given `{budget.kinds[0][0]}`"
         if budget is None:
             return
         for call in sites:
@@ -92,13 +107,13 @@ class FixedTimeoutIgnoresBudget(OutboundRule):
             if bounded_externally(node, ctx):
                 return
             if call.source == FROM_CALL:
-                self._fixed_argument(node, call, budget, ctx)
+                self._fixed_argument(node, call, budget, ctx, why)
             elif call.source == FROM_DEFAULT:
-                self._library_default(node, call, budget, ctx)
+                self._library_default(node, call, budget, ctx, why)
             elif call.source == FROM_CONSTRUCTOR:
-                self._client_timeout(node, call, budget, ctx)
+                self._client_timeout(node, call, budget, ctx, why)
 
-    def _fixed_argument(self, node, call, budget, ctx):
+    def _fixed_argument(self, node, call, budget, ctx, why):
         timeout = call.timeout
         if mentions_any(timeout, budget.names) or is_unbounded(timeout, ctx.scope, ctx.resolver):
             return  # derived from the budget, or DL103's
@@ -111,8 +126,8 @@ class FixedTimeoutIgnoresBudget(OutboundRule):
             default = call.default_timeout
             waits = f"the library default ({default:g} s)" if default is not None else "the library default"
             message = (
-                f"`{call.display_name}` waits {waits}: `{_short(shown)}` sets no timeout although a budget "
-                f"is in scope: set {unset} from the budget"
+                f"`{call.display_name}` waits {waits}: `{_short(shown)}` sets no timeout {why}: "
+                f"set {unset} from the budget"
             )
             ctx.report(self, timeout, message, (), description="set the timeout from the budget")
             return
@@ -125,11 +140,11 @@ class FixedTimeoutIgnoresBudget(OutboundRule):
         else:
             advice = "cap it by the remaining budget"
         message = (
-            f"`{call.display_name}` has a fixed timeout (`{_short(shown)}`) although a budget is in scope: {advice}"
+            f"`{call.display_name}` has a fixed timeout (`{_short(shown)}`) {why}: {advice}"
         )
         ctx.report(self, timeout, message, edits or (), description="cap the timeout by the budget")
 
-    def _library_default(self, node, call, budget, ctx):
+    def _library_default(self, node, call, budget, ctx, why):
         api = call.api
         default = call.default_timeout
         if api.keyword is None or default is None or default > self.profile["max_bounded_default_s"]:
@@ -139,14 +154,14 @@ class FixedTimeoutIgnoresBudget(OutboundRule):
         edit = insert_keyword(ctx.source, node, api.keyword, value) if value else None
         advice = f"pass `{api.keyword}={value}`" if value else f"pass `{api.keyword}=` from the budget"
         message = (
-            f"`{call.display_name}` uses the library default ({default:g} s) although a budget is in scope: {advice}"
+            f"`{call.display_name}` uses the library default ({default:g} s) {why}: {advice}"
         )
         imports = api.imports if edit else ()
         description = f"insert {api.keyword}=..."
         ctx.report(self, node, message, [edit] if edit else (), description=description, imports=imports,
                    inserts_budget=True)
 
-    def _client_timeout(self, node, call, budget, ctx):
+    def _client_timeout(self, node, call, budget, ctx, why):
         api = call.api
         ctor_timeout = call.timeout
         if api.keyword is None or mentions_any(ctor_timeout, budget.names):
@@ -160,8 +175,8 @@ class FixedTimeoutIgnoresBudget(OutboundRule):
             value = api.render_timeout(f"min({shown}, {derived})")
             edit = insert_keyword(ctx.source, node, api.keyword, value)
         message = (
-            f"`{call.display_name}` runs with its client's fixed timeout (`{_short(shown)}`) although a budget "
-            f"is in scope: pass `{api.keyword}=` capped by the budget"
+            f"`{call.display_name}` runs with its client's fixed timeout (`{_short(shown)}`) {why}: "
+            f"pass `{api.keyword}=` capped by the budget"
         )
         imports = api.imports if edit else ()
         description = f"insert {api.keyword}=..."

@@ -3,12 +3,13 @@ from __future__ import annotations
 import ast
 
 from deadline_lint.analysis.budget import SECONDS, BudgetAnalysis, budget_in_scope
+from deadline_lint.analysis.budget_hops import budget_hop
 from deadline_lint.analysis.outbound import FROM_CALL, outbound_sites
 from deadline_lint.diagnostics import Applicability
 from deadline_lint.edits import replace_node
 from deadline_lint.rules.base import register
 from deadline_lint.rules.outbound.common import (
-    OutboundRule,
+    BudgetValueRule,
     floored,
     format_seconds,
     is_clamp_floor,
@@ -18,13 +19,19 @@ from deadline_lint.rules.outbound.common import (
 
 
 @register
-class RemainderForwardedWithoutMargin(OutboundRule):
+class RemainderForwardedWithoutMargin(BudgetValueRule):
     """
     ## What it does
     Flags a raw remainder passed on as a timeout with no hop margin taken off: the result of
     a budget's remaining-time method (`context.time_remaining()` on a gRPC context), of one of
     the profile's `budget.accessors`, or a name assigned once from one of those. It looks
     through tuples, timeout objects, `min(...)`, `float(...)` and clamps like `max(0.0, x)`.
+    It judges the timeout of every outbound call the catalog knows, and also a value passed
+    as `timeout=` (the catalog's `budget.hop_keywords`) to a call whose callee it cannot type
+    (`self.inventory.reserve(sku, timeout=context.time_remaining())`): passing the budget
+    there shows the call is a hop. A callee it knows is no hop stays quiet: builtins and the
+    standard library, functions and methods of the project it can read, and waits on this
+    process (`event.wait`, `thread.join`: the catalog's `budget.local_waits`).
 
     ## Why is this bad?
     The downstream service gets exactly the time this hop has left, so its answer (or its
@@ -67,11 +74,15 @@ class RemainderForwardedWithoutMargin(OutboundRule):
     library rejects (requests raises `ValueError` for 0 or less, `http.client` turns 0 into a
     non-blocking socket, aiohttp reads `total=0` as no limit); but when the budget is all but
     spent, a call that used to succeed with the last few milliseconds now fails with the
-    library's timeout error. Refuse such work up front (DL106) rather than rely on it.
+    library's timeout error. Refuse such work up front (DL106) rather than rely on it. At a
+    call of unknown type the same edit applies: the value passed is already the remainder in
+    seconds, and the edit only takes the margin off it.
 
     ## Options
     - `hop_margin_ms`: the margin subtracted (a margin of 0 turns this rule off).
     - `budget.accessors`: your own functions returning the remaining seconds.
+    - `budget.*`: what counts as a budget (a call of unknown type is judged only when its
+      timeout derives from one).
     """
 
     code = "DL104"
@@ -79,10 +90,10 @@ class RemainderForwardedWithoutMargin(OutboundRule):
     summary = "the raw remainder is passed on with no hop margin subtracted"
     fix_applicability = Applicability.UNSAFE
     def visit(self, node, ctx):
-        sites = outbound_sites(ctx, node)
+        sites = [call for call in outbound_sites(ctx, node) if call.source == FROM_CALL]
         if not sites:
-            return
-        sites = [call for call in sites if call.source == FROM_CALL]
+            hop = budget_hop(ctx, node)  # a call of unknown type that the budget shows is a hop
+            sites = [hop] if hop is not None else []
         margin = ctx.profile.hop_margin_s
         if not sites or margin <= 0:
             return

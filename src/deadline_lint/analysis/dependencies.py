@@ -1,0 +1,180 @@
+"""Which project files a file's findings can depend on, for the results cache.
+
+The project index only follows imports: a name imported from a project module, what that
+module imports in turn, and so on. So the modules a file reaches through import lines (any
+depth, read from the text the way the index reads them) bound everything the index can have
+told the checker about it, however its answers were memoised across files. Module paths that
+were looked for and are absent count too: a module appearing there changes what a name
+means: such a path is recorded by the deepest folder on it that exists, whose listing must
+not change (a module or package appearing there changes the folder's mtime). So do the
+`__init__.py` files and root markers that decide the file's own module name and project root.
+
+Each file and each module gets a `Reach`: the modules it follows directly, other files it
+looked at, and paths it found absent. The cache stores one Reach per module (a per-module
+summary shared by every file that reaches it), so a file's entry names only its own direct
+reach and the closure is walked when the entry is read.
+"""
+from __future__ import annotations
+
+import os
+from typing import Dict, NamedTuple, Optional, Set, Tuple
+
+from deadline_lint.analysis.project import _ROOT_MARKERS, ProjectIndex, _Named, import_table, index_for, place_of
+from deadline_lint.catalog import Catalog
+
+
+class Reach(NamedTuple):
+    follow: Tuple[str, ...]  # paths of the project modules imported (their reach counts too)
+    files: Tuple[str, ...]  # other files whose content counts (package `__init__`s, markers)
+    folders: Tuple[str, ...]  # where paths looked for were absent: their listings count
+
+
+class ProjectReach(NamedTuple):
+    index: str  # which index answered: its root and search paths (module reach depends on them)
+    own: Reach
+    modules: Dict[str, Reach]  # every module in the closure, by path
+
+
+_MODULE_REACH: Dict[Tuple[int, str], Tuple[Optional[str], Reach]] = {}
+
+
+def project_reach(path: str, text: str, catalog: Catalog) -> Optional[ProjectReach]:
+    """The file's own reach and that of every module it reaches, or None when the file
+    belongs to no project (stdin, a file outside any)."""
+    found = index_for(path, catalog)
+    place = place_of(path)
+    if found is None or place is None:
+        return None
+    index, name, is_package = found
+    present: Set[str] = set()
+    absent: Set[str] = set()
+    _own_place(os.path.abspath(path), place[1], present, absent)
+    module = index.module(name) if name else None
+    if module is not None and module.path == os.path.abspath(path) and module.text == text:
+        _, own, followed = _module_reach(index, name)  # shared with the files importing it
+    else:
+        own, followed = _reach(index, _Named(name, is_package), import_table(text))
+    folders = {_existing_folder(path) for path in absent}
+    own = Reach(own.follow, tuple(sorted(present.union(own.files))), tuple(sorted(folders.union(own.folders))))
+    modules: Dict[str, Reach] = {}
+    queue = list(followed)
+    while queue:
+        module_name = queue.pop()
+        module_path, reach, names = _module_reach(index, module_name)
+        if module_path is None or module_path in modules:
+            continue
+        modules[module_path] = reach
+        queue.extend(names)
+    return ProjectReach("\n".join((index.root, *index.search_paths)), own, modules)
+
+
+def _module_reach(index: ProjectIndex, module_name: str) -> Tuple[Optional[str], Reach, Tuple[str, ...]]:
+    key = (id(index), module_name)
+    known = _MODULE_REACH.get(key)
+    if known is None:
+        module = index.module(module_name)
+        if module is None:
+            known = (None, Reach((), (), ()))
+            names: Tuple[str, ...] = ()
+        else:
+            reach, names = _reach(index, _Named(module.name, module.is_package), module.import_names)
+            known = (module.path, reach)
+        _MODULE_REACH[key] = known
+        _NAMES[key] = names
+    return known[0], known[1], _NAMES[key]
+
+
+_NAMES: Dict[Tuple[int, str], Tuple[str, ...]] = {}
+
+
+def _reach(index: ProjectIndex, holder: _Named, imports: Dict[str, str]) -> Tuple[Reach, Tuple[str, ...]]:
+    """Every import line's target, as `ProjectIndex.split` would look it up: each prefix,
+    longest first, to the first project module (followed); the paths tried on the way.
+    Returns the reach and the dotted names of the modules followed."""
+    follow: Dict[str, str] = {}
+    files: Set[str] = set()
+    folders: Set[str] = set()
+    for target in set(imports.values()):
+        parts = index.absolute(holder, target).split(".")  # type: ignore[arg-type]
+        followed = False
+        for cut in range(len(parts), 0, -1):
+            module_path, module_name, tried, absent_in = _prefix(index, ".".join(parts[:cut]))
+            files.update(tried)
+            folders.update(absent_in)
+            if module_path is not None:
+                if followed:
+                    files.add(module_path)  # a package on the way: only its existence counts
+                else:
+                    follow[module_path] = module_name
+                    followed = True
+    files.difference_update(follow)
+    reach = Reach(tuple(sorted(follow)), tuple(sorted(files)), tuple(sorted(folders)))
+    return reach, tuple(sorted(follow.values()))
+
+
+_PREFIXES: Dict[Tuple[int, str], Tuple[Optional[str], str, Tuple[str, ...], Tuple[str, ...]]] = {}
+
+
+def _prefix(index: ProjectIndex, name: str) -> Tuple[Optional[str], str, Tuple[str, ...], Tuple[str, ...]]:
+    """(module path or None, its name, files tried before it that exist, folders where the
+    files tried were absent), once per dotted name per index: thousands of modules import
+    the same few names."""
+    key = (id(index), name)
+    known = _PREFIXES.get(key)
+    if known is None:
+        module = index.module(name)
+        tried: Set[str] = set()
+        absent_in: Set[str] = set()
+        for candidate, _ in index.candidates(name):
+            if module is not None and candidate == module.path:
+                break
+            if _is_file(candidate):
+                tried.add(candidate)
+            else:
+                absent_in.add(_existing_folder(candidate))
+        known = _PREFIXES[key] = (
+            None if module is None else module.path, name, tuple(tried), tuple(absent_in)
+        )
+    return known
+
+
+_FOLDERS: Dict[str, str] = {}
+_FILES: Dict[str, bool] = {}
+
+
+def _is_file(path: str) -> bool:
+    """os.path.isfile, once per path per process (the same few names are probed under the
+    same few folders by thousands of modules)."""
+    known = _FILES.get(path)
+    if known is None:
+        known = _FILES[path] = os.path.isfile(path)
+    return known
+
+
+def _existing_folder(path: str) -> str:
+    """The deepest folder on `path` that exists (memoised: thousands of probes share few)."""
+    folder = os.path.dirname(path)
+    known = _FOLDERS.get(folder)
+    if known is None:
+        known = folder if os.path.isdir(folder) else _existing_folder(folder)
+        _FOLDERS[folder] = known
+    return known
+
+
+def _own_place(path: str, root: str, present: Set[str], absent: Set[str]) -> None:
+    """The package `__init__.py` files and project markers above the file decide its module
+    name and its project's root."""
+    folder = os.path.dirname(path)
+    while True:
+        for name in ("__init__.py", *_ROOT_MARKERS):
+            candidate = os.path.join(folder, name)
+            if os.path.isfile(candidate):
+                present.add(candidate)
+            elif not os.path.exists(candidate):
+                absent.add(candidate)  # a folder (`.git`) counts by existing, and stays
+        if folder == root or not folder.startswith(root):
+            break
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent

@@ -1,0 +1,395 @@
+"""The results cache (ruff's model): each file's findings on disk, reused while nothing they
+were computed from has changed.
+
+An entry is keyed by the file's path and content hash, under a settings key made of the
+tool's own fingerprint (its version and the files of the installed package, so an edited
+checkout never reuses old answers), the file's effective profile and the run's selection
+options. With the project index on, an entry also records the project modules its file can
+reach through imports (their content hashes) and the module paths that were looked for and
+absent (by their folders' listings): a change to any of them makes the entry stale.
+
+Entries are trusted only when they match in every part; an unreadable, corrupt or foreign
+cache file or entry is ignored and rebuilt. A stat match (size and nanosecond mtime) stands
+in for re-hashing, except for stats recorded within seconds of the file's last change, where
+a same-size edit in the same clock tick could hide (git's "racily clean" case): those are
+recorded as unreliable and the file is hashed again.
+"""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import time
+from stat import S_ISDIR
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from deadline_lint import __version__
+from deadline_lint.diagnostics import Diagnostic
+
+CACHE_DIR_NAME = ".deadline_lint_cache"
+CACHE_DIR_ENV = "DEADLINE_LINT_CACHE_DIR"
+_FORMAT = 1
+_RACY_SECONDS = 2.0  # a stat taken this soon after a change does not stand for the content
+
+Stamp = Tuple[int, int]  # (size, mtime_ns)
+
+
+def content_hash(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def stamp_of(stat: os.stat_result) -> Stamp:
+    return (stat.st_size, stat.st_mtime_ns)
+
+
+_TOOL: Optional[str] = None
+
+
+def tool_fingerprint() -> str:
+    """The version and every file of the installed package (name, size, mtime): an edited
+    rule or catalog in a development checkout is a different tool."""
+    global _TOOL
+    if _TOOL is None:
+        package = os.path.dirname(os.path.abspath(__file__))
+        parts = [__version__]
+        for folder, dirs, files in os.walk(package):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            for name in sorted(files):
+                if name.endswith((".py", ".yaml", ".json")):
+                    stat = os.stat(os.path.join(folder, name))
+                    parts.append(f"{os.path.relpath(os.path.join(folder, name), package)}:{stat.st_size}:{stat.st_mtime_ns}")
+        _TOOL = hashlib.blake2b("\n".join(parts).encode(), digest_size=16).hexdigest()
+    return _TOOL
+
+
+def settings_key(raw_profile: Mapping[str, Any], profile_root: Optional[str], options: Mapping[str, Any]) -> str:
+    """One key for everything besides the file that decides its findings."""
+    document = {"tool": tool_fingerprint(), "profile": raw_profile, "root": profile_root, "options": options}
+    text = json.dumps(document, sort_keys=True, default=repr)
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+
+
+def default_cache_dir() -> str:
+    return os.environ.get(CACHE_DIR_ENV) or os.path.join(os.getcwd(), CACHE_DIR_NAME)
+
+
+class Dependencies:
+    """What a file's findings were computed from besides its own text and settings, when the
+    project index is on: `analysis.dependencies.ProjectReach` (the file's direct reach and a
+    summary per module in its closure) and the state of every file named there
+    (path -> [size, mtime_ns, content hash], the stat taken before the read)."""
+
+    __slots__ = ("index", "own", "modules", "states")
+
+    def __init__(self, index: str, own: Any, modules: Mapping[str, Any], states: Mapping[str, List[Any]]) -> None:
+        self.index = index
+        self.own = own
+        self.modules = dict(modules)
+        self.states = dict(states)
+
+    def reach_document(self, reach: Any, paths: "PathTable") -> Dict[str, Any]:
+        """A Reach as stored: every file it names (as an index into the cache file's path
+        table: thousands of modules share the same absent paths) with the hash its answer
+        was computed from. A module's summary is found by path and hash: content-addressed,
+        so it never goes stale."""
+        states = self.states
+        return {
+            "follow": [[paths.id_of(path), states[path][2]] for path in reach.follow if path in states],
+            "files": [[paths.id_of(path), states[path][2]] for path in reach.files if path in states],
+            "folders": [[paths.id_of(path), states[path][1]] for path in reach.folders if path in states],
+            "complete": all(path in states for path in (*reach.follow, *reach.files, *reach.folders)),
+        }
+
+
+class PathTable:
+    """The cache file's paths, each stored once and named by its position (stable: paths are
+    only ever appended)."""
+
+    def __init__(self, paths: List[str]) -> None:
+        self.paths = paths
+        self._ids: Optional[Dict[str, int]] = None
+
+    def id_of(self, path: str) -> int:
+        if self._ids is None:
+            self._ids = {known: number for number, known in enumerate(self.paths)}
+        number = self._ids.get(path)
+        if number is None:
+            number = self._ids[path] = len(self.paths)
+            self.paths.append(path)
+        return number
+
+
+_HASHED: Dict[str, List[Any]] = {}
+
+
+def recorded_state(path: str) -> Optional[List[Any]]:
+    """[size, mtime_ns, content hash] of a file, or [0, mtime_ns, ""] of a folder, taken once
+    per process: a file that changes during the run keeps the state of its first read, whose
+    hash no longer matches next time, so it is checked again then. A stat taken within
+    seconds of the last change is recorded as UNRELIABLE: a second change in the same clock
+    tick would not show in it."""
+    known = _HASHED.get(path)
+    if known is not None:
+        return known
+    try:
+        stat = os.stat(path)
+        if S_ISDIR(stat.st_mode):
+            state = [0, reliable_mtime(stat), ""]
+        else:
+            with open(path, "rb") as handle:
+                state = [stat.st_size, reliable_mtime(stat), content_hash(handle.read())]
+    except OSError:
+        return None
+    _HASHED[path] = state
+    return state
+
+
+UNRELIABLE = -1
+
+
+def reliable_mtime(stat: os.stat_result) -> int:
+    return UNRELIABLE if time.time() - stat.st_mtime < _RACY_SECONDS else stat.st_mtime_ns
+
+
+class _Verifier:
+    """Answers "is this dependency as recorded?" once per path per run."""
+
+    def __init__(self, stamps: Dict[str, List[Any]]) -> None:
+        self.stamps = stamps  # path -> [size, mtime_ns, hash], from the cache file
+        self._present: Dict[Tuple[str, str], bool] = {}
+        self._folders: Dict[str, int] = {}
+        self.verified: set = set()  # module summaries ("path|hash") whose closure holds
+
+    def present(self, path: str, expected: str) -> bool:
+        key = (path, expected)
+        known = self._present.get(key)
+        if known is None:
+            known = self._present[key] = current_hash(path, self.stamps.get(path)) == expected
+        return known
+
+    def folder_unchanged(self, path: str, mtime_ns: int) -> bool:
+        """No entry added, removed or renamed in the folder since it was recorded."""
+        known = self._folders.get(path)
+        if known is None:
+            try:
+                known = self._folders[path] = os.stat(path).st_mtime_ns
+            except OSError:
+                known = self._folders[path] = -2
+        return known == mtime_ns and mtime_ns != UNRELIABLE
+
+    def reach_holds(self, reach: Mapping[str, Any], summaries: Mapping[str, Any], paths: List[str]) -> bool:
+        """A stored reach and, through the module summaries, its whole closure: every file
+        with its recorded content, every absent path still absent. Summaries whose closure
+        was verified in this run are not walked again."""
+        pending = [reach]
+        visited: List[str] = []
+        while pending:
+            current = pending.pop()
+            if current["complete"] is not True:
+                return False  # a file it named could not be read: never trusted
+            if not all(self.present(paths[number], digest) for number, digest in current["files"]):
+                return False
+            if not all(self.folder_unchanged(paths[number], mtime) for number, mtime in current["folders"]):
+                return False
+            for number, digest in current["follow"]:
+                node = f"{number}|{digest}"
+                if node in self.verified or node in visited:
+                    continue
+                summary = summaries.get(node)
+                if not isinstance(summary, dict) or not self.present(paths[number], digest):
+                    return False
+                visited.append(node)
+                pending.append(summary)
+        self.verified.update(visited)  # each one's closure lies within what was just verified
+        return True
+
+
+def current_hash(path: str, recorded: Optional[Sequence[Any]]) -> Optional[str]:
+    return hash_now(path, recorded)[0]
+
+
+def hash_now(path: str, recorded: Optional[Sequence[Any]]) -> Tuple[Optional[str], Optional[os.stat_result]]:
+    """The file's content hash now: the recorded one when size and mtime still match (an
+    unreliable stamp never does), else read and hashed; with the stat when it was read."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None, None
+    if recorded is not None and len(recorded) == 3 and list(stamp_of(stat)) == list(recorded[:2]):
+        return recorded[2], None  # recorded long enough after its last change to stand for it
+    try:
+        with open(path, "rb") as handle:
+            return content_hash(handle.read()), stat
+    except OSError:
+        return None, None
+
+
+class ResultCache:
+    """One settings key's entries, in one JSON file under the cache folder."""
+
+    def __init__(self, folder: str, key: str) -> None:
+        self.folder = folder
+        self.key = key
+        self.path = os.path.join(folder, f"v{_FORMAT}", f"{key}.json")
+        self.entries: Dict[str, Dict[str, Any]] = {}
+        self.stamps: Dict[str, List[Any]] = {}  # every recorded file: [size, mtime_ns, hash]
+        # Module summaries for the project index, by index and then "path|hash".
+        self.modules: Dict[str, Dict[str, Any]] = {}
+        self.paths = PathTable([])
+        self._stored: set = set()  # paths whose entries this run wrote
+        self._asked: set = set()  # paths this run looked up (they exist)
+        self._written: set = set()  # module summaries this run wrote
+        self.changed = False
+        self._load()
+        self._verifier = _Verifier(self.stamps)
+
+    def _load(self) -> None:
+        try:
+            with open(self.path, "r", encoding="utf-8") as handle:
+                document = json.load(handle)
+        except (OSError, ValueError, UnicodeDecodeError):
+            return  # none yet, unreadable or corrupt: start empty and rewrite it
+        if not isinstance(document, dict) or document.get("key") != self.key or document.get("format") != _FORMAT:
+            return
+        entries, stamps, modules = document.get("files"), document.get("stamps"), document.get("modules")
+        paths = document.get("paths")
+        if all(isinstance(part, dict) for part in (entries, stamps, modules)) and isinstance(paths, list):
+            if all(isinstance(path, str) for path in paths):
+                self.entries, self.stamps, self.modules, self.paths = entries, stamps, modules, PathTable(paths)
+
+    # -- reading -------------------------------------------------------------------
+    def lookup(self, path: str, display: str) -> Optional[List[Diagnostic]]:
+        """The file's cached findings, shown under `display`, or None when there is no
+        entry or any part of it no longer matches."""
+        self._asked.add(path)
+        entry = self.entries.get(path)
+        if not isinstance(entry, dict):
+            return None
+        try:
+            digest, read_at = hash_now(path, self.stamps.get(path))
+            if digest != entry["hash"]:
+                return None
+            reach = entry.get("reach")
+            summaries = self.modules.get(reach["index"], {}) if reach is not None else {}
+            if reach is not None and not self._verifier.reach_holds(reach, summaries, self.paths.paths):
+                return None
+            found = [Diagnostic.from_json(item, display) for item in entry["found"]]
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError):
+            return None  # a malformed entry is never trusted
+        if read_at is not None and reliable_mtime(read_at) != UNRELIABLE:
+            # Verified by its content: a stamp now spares the next run the read.
+            self.stamps[path] = [read_at.st_size, read_at.st_mtime_ns, digest]
+            self.changed = True
+        return found
+
+    # -- writing -------------------------------------------------------------------
+    def store(self, path: str, stamp: Stamp, digest: str, found: Sequence[Diagnostic],
+              dependencies: Optional[Dependencies] = None) -> None:
+        entry: Dict[str, Any] = {"hash": digest, "found": [_without_path(d) for d in found]}
+        fresh = time.time() - stamp[1] / 1e9 < _RACY_SECONDS
+        self.stamps[path] = [stamp[0], UNRELIABLE if fresh else stamp[1], digest]
+        if dependencies is not None:
+            entry["reach"] = {"index": dependencies.index, **dependencies.reach_document(dependencies.own, self.paths)}
+            table = self.modules.setdefault(dependencies.index, {})
+            for module_path, reach in dependencies.modules.items():
+                state = dependencies.states.get(module_path)
+                if state is not None:
+                    node = f"{self.paths.id_of(module_path)}|{state[2]}"
+                    # Content-addressed: one written or verified in this run is the same; a
+                    # loaded one that was never verified may be damaged, so it is replaced.
+                    if node not in self._written and node not in self._verifier.verified:
+                        table[node] = dependencies.reach_document(reach, self.paths)
+                        self._written.add(node)
+            self.stamps.update(dependencies.states)
+        self.entries[path] = entry
+        self._stored.add(path)
+        self.changed = True
+
+    def save(self) -> Optional[str]:
+        """Write the cache file atomically; a warning line when it cannot be written (the
+        run's results stand either way)."""
+        if not self.changed:
+            return None
+        live = self.entries
+        if 2 * len(self._asked) >= len(self.entries):
+            # A run over most of what is cached (a folder walk, not pre-commit's few files)
+            # drops the entries of files that are gone; a small run spares the stats.
+            live = {path: entry for path, entry in live.items() if path in self._asked or os.path.exists(path)}
+        try:
+            modules, needed = _reachable(live, self.modules, self.paths.paths)
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError):
+            # Something loaded was malformed: keep only what this run wrote.
+            live = {path: entry for path, entry in live.items() if path in self._stored}
+            modules, needed = _reachable(live, self.modules, self.paths.paths)
+        document = {
+            "format": _FORMAT,
+            "key": self.key,
+            "files": live,
+            "modules": modules,
+            "paths": self.paths.paths,
+            "stamps": {path: stamp for path, stamp in self.stamps.items() if path in needed},
+        }
+        try:
+            prepare_folder(self.folder)
+            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            import tempfile
+
+            handle, temporary = tempfile.mkstemp(dir=os.path.dirname(self.path), suffix=".tmp")
+            try:
+                with os.fdopen(handle, "w", encoding="utf-8") as out:
+                    out.write(json.dumps(document, separators=(",", ":")))  # the C encoder
+                os.replace(temporary, self.path)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(temporary)
+                raise
+        except OSError as exc:
+            return f"cannot write the cache in {self.folder}: {exc.strerror or exc}"
+        self.changed = False
+        return None
+
+
+def _reachable(entries: Mapping[str, Any], modules: Mapping[str, Any], paths: List[str]) -> Tuple[Dict[str, Any], set]:
+    """The module summaries some live entry still reaches (older versions are dropped), and
+    every path whose stamp is worth keeping."""
+    kept: Dict[str, Dict[str, Any]] = {}
+    needed = set(entries)
+    for entry in entries.values():
+        reach = entry.get("reach") if isinstance(entry, dict) else None
+        if not isinstance(reach, dict):
+            continue
+        table = modules.get(reach.get("index"), {})
+        out = kept.setdefault(reach.get("index"), {})
+        pending = [reach]
+        while pending:
+            current = pending.pop()
+            needed.update(paths[number] for number, _ in current.get("files", ()))
+            for number, digest in current.get("follow", ()):
+                node = f"{number}|{digest}"
+                needed.add(paths[number])
+                if node not in out and node in table:
+                    out[node] = table[node]
+                    pending.append(table[node])
+    return kept, needed
+
+
+def prepare_folder(folder: str) -> None:
+    """The cache folder, with a `.gitignore` so it is never committed and a CACHEDIR.TAG so
+    backup tools skip it."""
+    os.makedirs(folder, exist_ok=True)
+    ignore = os.path.join(folder, ".gitignore")
+    if not os.path.exists(ignore):
+        with open(ignore, "w", encoding="utf-8") as out:
+            out.write("# Created by deadline-lint automatically.\n*\n")
+    tag = os.path.join(folder, "CACHEDIR.TAG")
+    if not os.path.exists(tag):
+        with open(tag, "w", encoding="utf-8") as out:
+            out.write("Signature: 8a477f597d28d172789f06886806bc55\n"
+                      "# This file is a cache directory tag created by deadline-lint.\n")
+
+
+def _without_path(diagnostic: Diagnostic) -> Dict[str, Any]:
+    document = diagnostic.to_json()
+    del document["path"]  # shown under the path of the run that reads it back
+    return document

@@ -1,0 +1,296 @@
+"""The results cache: it never changes a result, it is invalidated by every input a result
+depends on (the file, the settings, the tool, project modules the file reaches), and a corrupt
+or foreign cache is ignored and rebuilt."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import List, Tuple
+
+import pytest
+
+from deadline_lint import cache as cache_module
+from deadline_lint.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+
+
+def check(capsys, *args: str) -> tuple:
+    code = main(["check", *args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def cache_files(folder: Path) -> List[Path]:
+    return sorted((folder / "v1").glob("*.json"))
+
+
+def one_file(tmp_path: Path, text: str) -> Tuple[Path, List[str]]:
+    """svc.py holding `text`, and the arguments that check it with a cache under tmp_path."""
+    source = tmp_path / "svc.py"
+    source.write_text(text)
+    return source, [str(source), "--cache-dir", str(tmp_path / "cache")]
+
+
+def hits_and_misses(monkeypatch) -> dict:
+    """Count how many files each run really checks (a miss) against cached answers."""
+    from deadline_lint import runner
+
+    counts = {"checked": 0}
+    original = runner.check_recorded
+
+    def counted(checker, path):
+        counts["checked"] += 1
+        return original(checker, path)
+
+    monkeypatch.setattr(runner, "check_recorded", counted)
+    return counts
+
+
+def aged(tree: Path) -> Path:
+    """Every file and folder under `tree` last changed long ago: a stat taken within
+    seconds of a change is never trusted (it could hide a second change in the same clock
+    tick), so a fresh copy would be re-read on every run."""
+    old = 1_700_000_000 * 10**9  # fixed: aging a tree again leaves unchanged stats alone
+    for folder, _, files in os.walk(tree):
+        for name in files:
+            os.utime(os.path.join(folder, name), ns=(old, old))
+    for folder, _, _ in sorted(os.walk(tree), reverse=True):
+        os.utime(folder, ns=(old, old))
+    return tree
+
+
+def test_cached_runs_report_exactly_what_an_uncached_run_reports(tmp_path, capsys, monkeypatch) -> None:
+    counts = hits_and_misses(monkeypatch)
+    folder = tmp_path / "cache"
+    fixtures = aged(Path(shutil.copytree(FIXTURES, tmp_path / "fixtures")))
+    monkeypatch.chdir(tmp_path)
+    args = ["fixtures", "--jobs", "1", "--format", "json", "--extend-select", "ALL"]
+    uncached = check(capsys, *args, "--no-cache")
+    assert counts["checked"] == 0 and not folder.exists()  # --no-cache neither reads nor writes
+    cold = check(capsys, *args, "--cache-dir", str(folder))
+    checked_cold = counts["checked"]
+    warm = check(capsys, *args, "--cache-dir", str(folder))
+    assert uncached == cold == warm
+    assert json.loads(uncached[1]), "the fixtures must have findings for this to show anything"
+    assert checked_cold > 50 and counts["checked"] == checked_cold  # the warm run checked nothing
+
+
+def test_fixes_and_their_safety_survive_the_cache(tmp_path, capsys) -> None:
+    folder = tmp_path / "cache"
+    args = [str(FIXTURES / "DL101"), "--statistics", "--cache-dir", str(folder)]
+    assert check(capsys, *args) == check(capsys, *args)
+    text = check(capsys, *args)[1]
+    assert "fixable with `deadline-lint fix`" in text
+
+
+def test_the_cache_folder_ignores_itself_and_is_tagged(tmp_path, capsys) -> None:
+    folder = tmp_path / "cache"
+    check(capsys, str(FIXTURES / "DL103"), "--cache-dir", str(folder))
+    assert (folder / ".gitignore").read_text().splitlines()[-1] == "*"
+    assert (folder / "CACHEDIR.TAG").read_text().startswith("Signature: 8a477f597d28d172789f06886806bc55")
+    assert len(cache_files(folder)) == 1
+
+
+def test_default_folder_is_in_the_working_directory_unless_the_environment_says(tmp_path, capsys, monkeypatch) -> None:
+    one_file(tmp_path, "import requests\nrequests.get('http://x')\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv(cache_module.CACHE_DIR_ENV, raising=False)
+    assert check(capsys, "svc.py")[0] == 1
+    assert cache_files(tmp_path / cache_module.CACHE_DIR_NAME)
+    elsewhere = tmp_path / "elsewhere"
+    monkeypatch.setenv(cache_module.CACHE_DIR_ENV, str(elsewhere))
+    assert check(capsys, "svc.py")[0] == 1
+    assert cache_files(elsewhere)
+
+
+def test_an_edited_file_is_checked_again(tmp_path, capsys) -> None:
+    source, args = one_file(tmp_path, "import requests\nrequests.get('http://x')\n")
+    assert check(capsys, *args)[0] == 1
+    source.write_text("import requests\nrequests.get('http://y', timeout=2)\n")
+    os.utime(source, ns=(1, 1))  # an old mtime: only the size and content tell
+    assert check(capsys, *args)[0] == 0
+    source.write_text("import requests\nrequests.get('http://z', timeout=None)\n")
+    os.utime(source, ns=(1, 1))  # another size, the same old mtime
+    code, out, _ = check(capsys, *args)
+    assert code == 1 and "DL103" in out
+
+
+def test_same_size_same_mtime_edit_is_caught_by_the_content_hash_when_fresh(tmp_path, capsys) -> None:
+    source, args = one_file(tmp_path, "import requests\nrequests.get('http://x', timeout=3)\n")
+    assert check(capsys, *args)[0] == 0
+    stat = source.stat()
+    unbounded = "import requests\nrequests.get('http://x')"
+    source.write_text(unbounded.ljust(stat.st_size - 1) + "\n")
+    os.utime(source, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # a same-tick, same-size edit
+    assert source.stat().st_size == stat.st_size
+    assert check(capsys, *args)[0] == 1
+
+
+def test_settings_are_part_of_the_key(tmp_path, capsys) -> None:
+    _, args = one_file(tmp_path, "import requests\nrequests.get('http://x')\n")
+    assert check(capsys, *args)[0] == 1
+    assert check(capsys, *args, "--ignore", "DL101")[0] == 0
+    (tmp_path / "profile.yaml").write_text("ignore: [DL101]\n")
+    assert check(capsys, *args, "--profile", str(tmp_path / "profile.yaml"))[0] == 0
+    assert check(capsys, *args)[0] == 1
+    assert len(cache_files(tmp_path / "cache")) == 3
+
+
+def test_a_different_tool_never_reads_the_entries(tmp_path, capsys, monkeypatch) -> None:
+    _, args = one_file(tmp_path, "import requests\nrequests.get('http://x')\n")
+    check(capsys, *args)
+    counts = hits_and_misses(monkeypatch)
+    monkeypatch.setattr(cache_module, "_TOOL", "another build of the tool")
+    assert check(capsys, *args)[0] == 1
+    assert counts["checked"] == 1
+
+
+@pytest.mark.parametrize("damage", [
+    lambda text: text[: len(text) // 2],  # truncated
+    lambda text: "\x00\xff garbage",
+    lambda text: json.dumps({"format": 1, "key": "someone else's", "files": {}, "stamps": {}}),
+    lambda text: json.dumps([1, 2, 3]),
+    lambda text: text.replace('"found":[', '"found":[7,'),  # an entry of the wrong shape
+    lambda text: text.replace('"hash":"', '"hash":"0'),  # an entry for other content
+])
+def test_a_damaged_or_foreign_cache_is_ignored_and_rebuilt(tmp_path, capsys, monkeypatch, damage) -> None:
+    _, args = one_file(tmp_path, "import requests\nrequests.get('http://x')\nrequests.get('http://x', timeout=None)\n")
+    first = check(capsys, *args)
+    (entry_file,) = cache_files(tmp_path / "cache")
+    entry_file.write_bytes(damage(entry_file.read_text()).encode("utf-8", "surrogateescape"))
+    counts = hits_and_misses(monkeypatch)
+    assert check(capsys, *args) == first
+    assert counts["checked"] == 1
+    assert check(capsys, *args) == first and counts["checked"] == 1  # rebuilt, then trusted
+
+
+def test_an_unwritable_cache_warns_once_and_keeps_the_result(tmp_path, capsys) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")
+    source, _ = one_file(tmp_path, "import requests\nrequests.get('http://x')\n")
+    code, out, err = check(capsys, str(source), "--cache-dir", str(blocker / "cache"))
+    assert code == 1 and "DL101" in out
+    assert err.count("warning: cannot write the cache") == 1 and "Traceback" not in err
+
+
+# -- the project index: a result also depends on the modules its file reaches ------------
+@pytest.fixture
+def shop(tmp_path) -> Path:
+    project = tmp_path / "shop"
+    shutil.copytree(FIXTURES / "projects" / "shop", project)
+    return aged(project)
+
+
+def test_editing_a_module_the_file_reaches_invalidates_it(shop, tmp_path, capsys, monkeypatch) -> None:
+    folder = tmp_path / "cache"
+    orders = shop / "shop" / "orders.py"
+    args = [str(orders), "--cache-dir", str(folder), "--select", "DL101", "--format", "json"]
+    before = json.loads(check(capsys, *args)[1])
+    assert any("get_json" in d["message"] for d in before)
+    transport = shop / "shop" / "transport.py"
+    text = transport.read_text()
+    transport.write_text(text.replace(
+        "    return requests.get(url, timeout=timeout).json()",
+        "    return requests.get(url, timeout=timeout or 2.0).json()",
+    ))
+    counts = hits_and_misses(monkeypatch)
+    after = json.loads(check(capsys, *args)[1])
+    assert counts["checked"] == 1
+    uncached = json.loads(check(capsys, *args[:-2], "--no-cache", "--format", "json")[1])
+    assert after == uncached != before
+
+
+def test_a_module_that_appears_where_one_was_looked_for_invalidates(shop, tmp_path, capsys, monkeypatch) -> None:
+    folder = tmp_path / "cache"
+    client = shop / "shop" / "client.py"
+    client.write_text("from shop.helpers import fetch_all\n\n\ndef run():\n    fetch_all('http://x')\n")
+    args = [str(client), "--cache-dir", str(folder), "--select", "DL101"]
+    assert check(capsys, *args)[0] == 0  # shop.helpers does not exist: nothing to follow
+    (shop / "shop" / "helpers.py").write_text(
+        "import requests\n\n\ndef fetch_all(url, timeout=None):\n    return requests.get(url, timeout=timeout)\n"
+    )
+    counts = hits_and_misses(monkeypatch)
+    code, out, _ = check(capsys, *args)
+    assert counts["checked"] == 1 and code == 1 and "fetch_all" in out
+
+
+def test_an_unrelated_module_leaves_the_entry_alone_and_a_new_one_does_not(shop, tmp_path, capsys, monkeypatch) -> None:
+    folder = tmp_path / "cache"
+    orders = shop / "shop" / "orders.py"
+    args = [str(orders), "--cache-dir", str(folder)]
+    unrelated = shop / "shop" / "unrelated.py"
+    unrelated.write_text("import requests\n")
+    aged(shop)
+    first = check(capsys, *args)
+    with open(unrelated, "r+") as handle:  # edited in place: its folder's listing stays
+        handle.write("import httpx   \n")
+    counts = hits_and_misses(monkeypatch)
+    assert check(capsys, *args) == first
+    assert counts["checked"] == 0
+    (shop / "shop" / "helpers.py").write_text("")  # a new module where lookups failed
+    assert check(capsys, *args) == first
+    assert counts["checked"] == 1  # checked again (it could have changed what a name means)
+
+
+def test_a_change_two_imports_away_invalidates(tmp_path, capsys, monkeypatch) -> None:
+    project = tmp_path / "proj"
+    (project / "pkg").mkdir(parents=True)
+    (project / "pyproject.toml").write_text("[tool.deadline-lint]\nproject_index = true\n")
+    (project / "pkg" / "__init__.py").write_text("")
+    (project / "pkg" / "compat.py").write_text("import requests as http\n")
+    (project / "pkg" / "wrappers.py").write_text(
+        "from pkg.compat import http\n\n\ndef fetch(url, timeout=None):\n    return http.get(url, timeout=timeout)\n"
+    )
+    caller = project / "pkg" / "caller.py"
+    caller.write_text("from pkg.wrappers import fetch\n\n\ndef run():\n    fetch('http://x')\n")
+    args = [str(caller), "--cache-dir", str(tmp_path / "cache"), "--select", "DL101"]
+    aged(project)
+    assert check(capsys, *args)[0] == 1
+    with open(project / "pkg" / "compat.py", "r+") as handle:
+        handle.write("import json     as http\n")  # no longer a client (edited in place)
+    counts = hits_and_misses(monkeypatch)
+    assert check(capsys, *args)[0] == 0
+    assert counts["checked"] == 1
+    aged(project)
+    assert check(capsys, *args)[0] == 0 and counts["checked"] == 1  # the new answer is reused
+
+
+@pytest.mark.parametrize("damage", [
+    lambda text: text.replace('"folders":[[', '"folders":[[99999999,0],['),  # a path number out of range
+    lambda text: text.replace('"follow":[[', '"follow":[["x",'),  # a path that is not a number
+    lambda text: text.replace('"paths":[', '"paths":[7,'),  # a path table of the wrong shape
+    lambda text: text.replace('"complete":true', '"complete":"yes"'),
+])
+def test_damaged_module_summaries_are_never_trusted(shop, tmp_path, capsys, monkeypatch, damage) -> None:
+    folder = tmp_path / "cache"
+    args = [str(shop / "shop" / "orders.py"), "--cache-dir", str(folder)]
+    first = check(capsys, *args)
+    (entry_file,) = cache_files(folder)
+    damaged = damage(entry_file.read_text())
+    assert damaged != entry_file.read_text()
+    entry_file.write_text(damaged)
+    counts = hits_and_misses(monkeypatch)
+    assert check(capsys, *args) == first
+    assert counts["checked"] == 1
+    assert check(capsys, *args) == first and counts["checked"] == 1
+
+
+def test_entries_of_deleted_files_are_dropped_by_a_run_over_the_folder(tmp_path, capsys) -> None:
+    folder = tmp_path / "cache"
+    tree = tmp_path / "svc"
+    tree.mkdir()
+    for name in ("a.py", "b.py", "c.py"):
+        (tree / name).write_text("import requests\nrequests.get('http://x')\n")
+    check(capsys, str(tree), "--cache-dir", str(folder))
+    (tree / "b.py").unlink()
+    (tree / "c.py").write_text("import requests\nrequests.get('http://y')\n")
+    check(capsys, str(tree / "c.py"), "--cache-dir", str(folder))  # a small run keeps b's entry
+    (entry_file,) = cache_files(folder)
+    assert str(tree / "b.py") in json.loads(entry_file.read_text())["files"]
+    (tree / "a.py").write_text("import requests\nrequests.get('http://z')\n")
+    check(capsys, str(tree), "--cache-dir", str(folder))
+    assert sorted(json.loads(entry_file.read_text())["files"]) == [str(tree / "a.py"), str(tree / "c.py")]
