@@ -25,7 +25,7 @@ def check(capsys, *args: str) -> tuple:
 
 
 def cache_files(folder: Path) -> List[Path]:
-    return sorted((folder / "v1").glob("*.json"))
+    return sorted((folder / "v1").glob("*/*.json"))
 
 
 def one_file(tmp_path: Path, text: str) -> Tuple[Path, List[str]]:
@@ -42,9 +42,9 @@ def hits_and_misses(monkeypatch) -> dict:
     counts = {"checked": 0}
     original = runner.check_recorded
 
-    def counted(checker, path):
+    def counted(checker, path, sent=None):
         counts["checked"] += 1
-        return original(checker, path)
+        return original(checker, path, sent)
 
     monkeypatch.setattr(runner, "check_recorded", counted)
     return counts
@@ -294,3 +294,19 @@ def test_entries_of_deleted_files_are_dropped_by_a_run_over_the_folder(tmp_path,
     (tree / "a.py").write_text("import requests\nrequests.get('http://z')\n")
     check(capsys, str(tree), "--cache-dir", str(folder))
     assert sorted(json.loads(entry_file.read_text())["files"]) == [str(tree / "a.py"), str(tree / "c.py")]
+
+
+def test_files_of_one_project_seen_through_different_indexes_are_all_reused(tmp_path, capsys, monkeypatch) -> None:
+    # A script beside the package has its own search paths (its folder comes first), so the
+    # same module's reach is recorded once per index: each must be complete on its own.
+    project = tmp_path / "proj"
+    shutil.copytree(FIXTURES / "projects" / "shop", project)
+    (project / "tools").mkdir()
+    (project / "tools" / "bench.py").write_text("from shop.transport import get_json\n\nget_json('http://x')\n")
+    aged(project)
+    args = [str(project), "--cache-dir", str(tmp_path / "cache"), "--jobs", "1"]
+    first = check(capsys, *args)
+    assert "tools/bench.py" in first[1]
+    counts = hits_and_misses(monkeypatch)
+    assert check(capsys, *args) == first
+    assert counts["checked"] == 0

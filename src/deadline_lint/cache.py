@@ -159,7 +159,9 @@ class _Verifier:
         self.stamps = stamps  # path -> [size, mtime_ns, hash], from the cache file
         self._present: Dict[Tuple[str, str], bool] = {}
         self._folders: Dict[str, int] = {}
-        self.verified: set = set()  # module summaries ("path|hash") whose closure holds
+        # By index: module summaries ("path|hash") whose closure holds (a module's reach
+        # depends on its index's search paths, so each index has its own).
+        self.verified: Dict[str, set] = {}
 
     def present(self, path: str, expected: str) -> bool:
         key = (path, expected)
@@ -179,11 +181,12 @@ class _Verifier:
         return known == mtime_ns and mtime_ns != UNRELIABLE
 
     def reach_holds(self, reach: Mapping[str, Any], summaries: Mapping[str, Any], paths: List[str]) -> bool:
-        """A stored reach and, through the module summaries, its whole closure: every file
-        with its recorded content, every absent path still absent. Summaries whose closure
-        was verified in this run are not walked again."""
+        """A stored reach and, through its index's module summaries, its whole closure: every
+        file with its recorded content, every absent path still absent. Summaries whose
+        closure was verified in this run are not walked again."""
         pending = [reach]
         visited: List[str] = []
+        verified = self.verified.setdefault(reach["index"], set())
         while pending:
             current = pending.pop()
             if current["complete"] is not True:
@@ -194,14 +197,14 @@ class _Verifier:
                 return False
             for number, digest in current["follow"]:
                 node = f"{number}|{digest}"
-                if node in self.verified or node in visited:
+                if node in verified or node in visited:
                     continue
                 summary = summaries.get(node)
                 if not isinstance(summary, dict) or not self.present(paths[number], digest):
                     return False
                 visited.append(node)
                 pending.append(summary)
-        self.verified.update(visited)  # each one's closure lies within what was just verified
+        verified.update(visited)  # each one's closure lies within what was just verified
         return True
 
 
@@ -226,12 +229,15 @@ def hash_now(path: str, recorded: Optional[Sequence[Any]]) -> Tuple[Optional[str
 
 
 class ResultCache:
-    """One settings key's entries, in one JSON file under the cache folder."""
+    """One settings key's entries for the files of one project (roots.py), in one JSON file
+    under the cache folder: a run over a few files reads and writes only their projects'."""
 
-    def __init__(self, folder: str, key: str) -> None:
+    def __init__(self, folder: str, key: str, project: str = "") -> None:
         self.folder = folder
         self.key = key
-        self.path = os.path.join(folder, f"v{_FORMAT}", f"{key}.json")
+        self.project = project
+        shard = hashlib.blake2b(project.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+        self.path = os.path.join(folder, f"v{_FORMAT}", key, f"{shard}.json")
         self.entries: Dict[str, Dict[str, Any]] = {}
         self.stamps: Dict[str, List[Any]] = {}  # every recorded file: [size, mtime_ns, hash]
         # Module summaries for the project index, by index and then "path|hash".
@@ -239,7 +245,8 @@ class ResultCache:
         self.paths = PathTable([])
         self._stored: set = set()  # paths whose entries this run wrote
         self._asked: set = set()  # paths this run looked up (they exist)
-        self._written: set = set()  # module summaries this run wrote
+        self._written: set = set()  # (index, module summary) this run wrote
+        self.sent: Dict[str, set] = {}  # by index: modules whose reach this run has returned
         self.changed = False
         self._load()
         self._verifier = _Verifier(self.stamps)
@@ -250,8 +257,10 @@ class ResultCache:
                 document = json.load(handle)
         except (OSError, ValueError, UnicodeDecodeError):
             return  # none yet, unreadable or corrupt: start empty and rewrite it
-        if not isinstance(document, dict) or document.get("key") != self.key or document.get("format") != _FORMAT:
+        if not isinstance(document, dict) or document.get("format") != _FORMAT:
             return
+        if document.get("key") != self.key or document.get("project") != self.project:
+            return  # another key's or project's file (a hash collision, or copied here)
         entries, stamps, modules = document.get("files"), document.get("stamps"), document.get("modules")
         paths = document.get("paths")
         if all(isinstance(part, dict) for part in (entries, stamps, modules)) and isinstance(paths, list):
@@ -298,9 +307,10 @@ class ResultCache:
                     node = f"{self.paths.id_of(module_path)}|{state[2]}"
                     # Content-addressed: one written or verified in this run is the same; a
                     # loaded one that was never verified may be damaged, so it is replaced.
-                    if node not in self._written and node not in self._verifier.verified:
+                    done = (dependencies.index, node)
+                    if done not in self._written and node not in self._verifier.verified.get(dependencies.index, ()):
                         table[node] = dependencies.reach_document(reach, self.paths)
-                        self._written.add(node)
+                        self._written.add(done)
             self.stamps.update(dependencies.states)
         self.entries[path] = entry
         self._stored.add(path)
@@ -325,6 +335,7 @@ class ResultCache:
         document = {
             "format": _FORMAT,
             "key": self.key,
+            "project": self.project,
             "files": live,
             "modules": modules,
             "paths": self.paths.paths,

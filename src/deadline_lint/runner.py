@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Set, Tuple, Union
 
 from deadline_lint.diagnostics import Diagnostic
 from deadline_lint.globs import relative_path
@@ -35,16 +35,18 @@ def _check_chunk(paths: Sequence[str]) -> List[Diagnostic]:
 
 def _check_chunk_recorded(paths: Sequence[str]) -> List[Tuple[str, List[Diagnostic], Optional[Record]]]:
     assert _worker_checkers is not None
-    return [(path, *check_recorded(_worker_checkers.for_path(path), path)) for path in paths]
+    return [(path, *check_recorded(_worker_checkers.for_path(path), path, _sent_by_worker(path))) for path in paths]
 
 
 def check_one(checker: "Checker", path: str) -> List[Diagnostic]:
     return apply_path_ignores(checker, checker.check_path(path))
 
 
-def check_recorded(checker: "Checker", path: str) -> Tuple[List[Diagnostic], Optional[Record]]:
+def check_recorded(
+    checker: "Checker", path: str, sent: Optional[Dict[str, Set[str]]] = None
+) -> Tuple[List[Diagnostic], Optional[Record]]:
     """check_one, and what its answer was computed from (None: not to be cached, e.g. a file
-    that could not be read)."""
+    that could not be read). `sent`: module reaches its cache file already has this run."""
     from deadline_lint.cache import Dependencies, content_hash, recorded_state, stamp_of
     from deadline_lint.engine import MAX_FILE_BYTES
 
@@ -60,20 +62,35 @@ def check_recorded(checker: "Checker", path: str) -> Tuple[List[Diagnostic], Opt
     dependencies = None
     if checker.profile["project_index"]:
         from deadline_lint.analysis.dependencies import project_reach
+        from deadline_lint.collector import collector_paused
         from deadline_lint.source import DecodeError, decode_source
 
         try:
-            reach = project_reach(path, decode_source(data), checker.catalog)
+            with collector_paused():  # the index holds every module's facts: a full pass is slow
+                reach = project_reach(path, decode_source(data), checker.catalog, sent)
         except DecodeError:
             reach = None
         if reach is not None:
             named = {*reach.own.follow, *reach.own.files, *reach.own.folders, *reach.modules}
             for module in reach.modules.values():
+                named.update(module.follow)  # some may have gone to the cache file already
                 named.update(module.files)
                 named.update(module.folders)
             states = {dep: state for dep in named for state in [recorded_state(dep)] if state is not None}
             dependencies = Dependencies(reach.index, reach.own, reach.modules, states)
     return found, (stamp_of(stat), content_hash(data), dependencies)
+
+
+# In a worker: the module reaches it has already returned, per project root (a root has one
+# profile, so one cache file) and index, so each goes to the main process once per run.
+_worker_sent: Dict[str, Dict[str, Set[str]]] = {}
+
+
+def _sent_by_worker(path: str) -> Dict[str, Set[str]]:
+    from deadline_lint.roots import root_above
+
+    folder = os.path.dirname(os.path.abspath(path))
+    return _worker_sent.setdefault(root_above(folder) or folder, {})
 
 
 def apply_path_ignores(checker: "Checker", found: List[Diagnostic]) -> List[Diagnostic]:
@@ -129,25 +146,28 @@ def _in_workers(checkers: "Checkers", paths: Sequence[str], workers: int, task):
 
 def _check_cached(checkers: "Checkers", paths: Sequence[str], jobs: Optional[int], cache_dir: str) -> List[Diagnostic]:
     from deadline_lint.cache import ResultCache
+    from deadline_lint.roots import root_above
 
-    caches: Dict[str, ResultCache] = {}
+    caches: Dict[Tuple[str, str], ResultCache] = {}
     owner: Dict[str, ResultCache] = {}
     found: List[Diagnostic] = []
     misses: List[str] = []
     for path in paths:
-        key = checkers.settings_key(checkers.resolver.for_path(path, False))
-        cache = caches.get(key)
+        absolute = os.path.abspath(path)
+        folder = os.path.dirname(absolute)
+        shard = (checkers.settings_key(checkers.resolver.for_path(path, False)), root_above(folder) or folder)
+        cache = caches.get(shard)
         if cache is None:
-            cache = caches[key] = ResultCache(cache_dir, key)
+            cache = caches[shard] = ResultCache(cache_dir, *shard)
         owner[path] = cache
-        cached = cache.lookup(os.path.abspath(path), path)
+        cached = cache.lookup(absolute, path)
         if cached is None:
             misses.append(path)
         else:
             found.extend(cached)
     workers = resolve_jobs(jobs, len(misses))
     if workers == 1:
-        results = [(path, *check_recorded(checkers.for_path(path), path)) for path in misses]
+        results = [(path, *check_recorded(checkers.for_path(path), path, owner[path].sent)) for path in misses]
     else:
         results = [r for chunk in _in_workers(checkers, misses, workers, _check_chunk_recorded) for r in chunk]
     for path, diagnostics, record in results:

@@ -19,8 +19,9 @@ from __future__ import annotations
 import os
 from typing import Dict, NamedTuple, Optional, Set, Tuple
 
-from deadline_lint.analysis.project import _ROOT_MARKERS, ProjectIndex, _Named, import_table, index_for, place_of
+from deadline_lint.analysis.project import ProjectIndex, _Named, import_table, index_for, place_of
 from deadline_lint.catalog import Catalog
+from deadline_lint.roots import ROOT_MARKERS
 
 
 class Reach(NamedTuple):
@@ -38,9 +39,12 @@ class ProjectReach(NamedTuple):
 _MODULE_REACH: Dict[Tuple[int, str], Tuple[Optional[str], Reach]] = {}
 
 
-def project_reach(path: str, text: str, catalog: Catalog) -> Optional[ProjectReach]:
+def project_reach(
+    path: str, text: str, catalog: Catalog, sent: Optional[Dict[str, Set[str]]] = None
+) -> Optional[ProjectReach]:
     """The file's own reach and that of every module it reaches, or None when the file
-    belongs to no project (stdin, a file outside any)."""
+    belongs to no project (stdin, a file outside any). `sent`, by index: modules whose reach
+    (and so that of their whole closure) the caller already has; new ones are added to it."""
     found = index_for(path, catalog)
     place = place_of(path)
     if found is None or place is None:
@@ -56,16 +60,20 @@ def project_reach(path: str, text: str, catalog: Catalog) -> Optional[ProjectRea
         own, followed = _reach(index, _Named(name, is_package), import_table(text))
     folders = {_existing_folder(path) for path in absent}
     own = Reach(own.follow, tuple(sorted(present.union(own.files))), tuple(sorted(folders.union(own.folders))))
+    signature = "\n".join((index.root, *index.search_paths))
+    known = None if sent is None else sent.setdefault(signature, set())
     modules: Dict[str, Reach] = {}
     queue = list(followed)
     while queue:
         module_name = queue.pop()
         module_path, reach, names = _module_reach(index, module_name)
-        if module_path is None or module_path in modules:
+        if module_path is None or module_path in modules or (known is not None and module_path in known):
             continue
         modules[module_path] = reach
         queue.extend(names)
-    return ProjectReach("\n".join((index.root, *index.search_paths)), own, modules)
+    if known is not None:
+        known.update(modules)
+    return ProjectReach(signature, own, modules)
 
 
 def _module_reach(index: ProjectIndex, module_name: str) -> Tuple[Optional[str], Reach, Tuple[str, ...]]:
@@ -166,7 +174,7 @@ def _own_place(path: str, root: str, present: Set[str], absent: Set[str]) -> Non
     name and its project's root."""
     folder = os.path.dirname(path)
     while True:
-        for name in ("__init__.py", *_ROOT_MARKERS):
+        for name in ("__init__.py", *ROOT_MARKERS):
             candidate = os.path.join(folder, name)
             if os.path.isfile(candidate):
                 present.add(candidate)

@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Set
 from deadline_lint.analysis.resolve import Definition, Resolver
 from deadline_lint.analysis.scopes import IMPORT, OTHER, Scope
 from deadline_lint.catalog import Catalog
+from deadline_lint.roots import root_above
 from deadline_lint.source import DecodeError, decode_source
 
 if TYPE_CHECKING:
     from deadline_lint.context import FileContext
 
-_ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", ".git")
 _MAX_MODULE_BYTES = 2 * 1024 * 1024
 _MAX_CHAIN = 8  # re-export chains longer than this stay unknown
 MAX_HOPS = 3  # project definitions between a call and the client it reaches, at most
@@ -519,7 +519,7 @@ def place_of(path: str) -> Optional[Tuple[str, str, Tuple[str, ...]]]:
         if parent == top:
             break
         top = parent
-    root = _root_above(folder) or top
+    root = root_above(folder) or top
     paths = [top]
     for extra in (root, os.path.join(root, "src")):
         if os.path.isdir(extra) and extra not in paths:
@@ -529,24 +529,6 @@ def place_of(path: str) -> Optional[Tuple[str, str, Tuple[str, ...]]]:
     place = (".".join(p for p in parts if p.isidentifier()), root, tuple(paths))
     _PLACES[path] = place
     return place
-
-
-_ROOTS: Dict[str, Optional[str]] = {}
-
-
-def _root_above(folder: str) -> Optional[str]:
-    found = _ROOTS.get(folder, ...)
-    if found is not ...:
-        return found  # type: ignore[return-value]
-    result = None
-    if any(os.path.exists(os.path.join(folder, marker)) for marker in _ROOT_MARKERS):
-        result = folder
-    else:
-        parent = os.path.dirname(folder)
-        if parent != folder:
-            result = _root_above(parent)
-    _ROOTS[folder] = result
-    return result
 
 
 def index_for(path: str, catalog: Catalog) -> Optional[Tuple[ProjectIndex, str, bool]]:

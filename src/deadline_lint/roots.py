@@ -1,0 +1,28 @@
+"""Where a file's project starts: the nearest folder above it holding a `pyproject.toml`,
+`setup.cfg`, `setup.py` or `.git`. The project index searches modules from there, and the
+results cache keeps one file per project (a pre-commit run over a few files reads and writes
+only their projects' entries)."""
+from __future__ import annotations
+
+import os
+from typing import Dict, Optional
+
+ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", ".git")
+
+_ROOTS: Dict[str, Optional[str]] = {}
+
+
+def root_above(folder: str) -> Optional[str]:
+    """The nearest folder at or above `folder` with a root marker (memoised per folder)."""
+    found = _ROOTS.get(folder, ...)
+    if found is not ...:
+        return found  # type: ignore[return-value]
+    result = None
+    if any(os.path.exists(os.path.join(folder, marker)) for marker in ROOT_MARKERS):
+        result = folder
+    else:
+        parent = os.path.dirname(folder)
+        if parent != folder:
+            result = root_above(parent)
+    _ROOTS[folder] = result
+    return result
