@@ -72,3 +72,28 @@ def test_a_failing_look_fails_each_rule_behind_it_once(monkeypatch) -> None:
     assert [d.line for d in failures] == [1, 1]  # then dropped for the rest of the file
     assert {d.message.split(" (")[0] for d in failures} == {"internal error in DL901", "internal error in DL902"}
     assert [(d.code, d.line) for d in found if d.code != "DL003"] == [("DL903", 1), ("DL903", 2)]
+
+
+def _worded(code: str, words, text_filter=None) -> Type[Rule]:
+    """A probe that reports every call, behind its own trigger words and text filter."""
+    return type(f"Worded{code}", (_Probe,), {
+        "code": code, "look": None,
+        "trigger_words": lambda self: frozenset(words),
+        "text_filter": lambda self: text_filter,
+    })
+
+
+def _says_yes_to_urls(text: str) -> bool:
+    return "http://" in text
+
+
+def test_a_file_let_in_for_one_rule_is_walked_only_for_the_rules_it_lets_in(monkeypatch) -> None:
+    rules = _rules(_worded("DL901", {"retry"}), _worded("DL902", {"requests"}),
+                   _worded("DL903", {"requests"}, _says_yes_to_urls))
+    monkeypatch.setattr(engine, "all_rules", lambda: rules)
+    checker = Checker()
+    found = checker.check_text("import requests\nretry()\n", "m.py")
+    assert [(d.code, d.line) for d in found] == [("DL901", 2), ("DL902", 2)]  # DL903's filter says no
+    checker.per_rule_prefilter = False  # the benchmark's "every rule on every file"
+    found = checker.check_text("import requests\nretry()\n", "m.py")
+    assert [d.code for d in found] == ["DL901", "DL902", "DL903"]

@@ -8,7 +8,7 @@ import os
 import sys
 import threading
 import traceback
-from typing import Callable, Dict, Iterable, List, Optional, Tuple, Type
+from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple, Type
 
 from deadline_lint.catalog import Catalog, load_catalog
 from deadline_lint.collector import collector_paused as _collector_paused
@@ -87,18 +87,7 @@ class Checker:
             for code, cls in all_rules().items()
             if rule_enabled(cls, select, ignore, extend_select) and (restricted is None or code in restricted)
         ]
-        # Per node type, the rules to visit in groups behind their shared first look (None:
-        # visited at every node): rules offering the same `first_look` callable join the group
-        # of the first of them, so the look runs once per node for all of them.
-        self.dispatch: Dict[Type[ast.AST], List[Group]] = {}
-        # End-of-node hooks (a rule judging a whole scope once it has seen all of it).
-        self.leave_dispatch: Dict[Type[ast.AST], List[Tuple[Rule, Callable]]] = {}
-        for rule in self.rules:
-            for node_type in rule.node_types:
-                _join(self.dispatch.setdefault(node_type, []), rule.first_look(node_type), rule)
-            for node_type in rule.leave_node_types:
-                self.leave_dispatch.setdefault(node_type, []).append((rule, rule.leave))
-        self._tracked_types = _SCOPE_TYPES.union(self.leave_dispatch)
+        self.dispatch, self.leave_dispatch, self._tracked_types = _tables(self.rules)
         words: Optional[set] = set()
         for rule in self.rules:
             rule_words = rule.trigger_words()
@@ -128,6 +117,15 @@ class Checker:
             if path_filter is not None and all(path_filter is not known for known in path_filters):
                 path_filters.append(path_filter)
         self.path_filters: Tuple[Callable[[str, str], bool], ...] = tuple(path_filters)
+        # The same three looks per rule: a file let in for one rule is walked only for the
+        # rules whose own looks let it in (see `_rules_for`). Off: every rule on every file.
+        self.per_rule_prefilter = True
+        self._looks = tuple(
+            (rule, rule.trigger_words(), getattr(rule, "text_filter", lambda: None)(),
+             getattr(rule, "path_filter", lambda: None)())
+            for rule in self.rules
+        )
+        self._tables_by_rules: Dict[Tuple[int, ...], Tables] = {}
 
     @property
     def codes(self) -> List[str]:
@@ -168,7 +166,7 @@ class Checker:
         source = SourceFile(text, path)
         ctx = FileContext(source, tree, self.profile, self.catalog)
         try:
-            self._walk(ctx)
+            self._walk(ctx, self._rules_for(text, path))
         finally:
             ctx.close()
         found = self.fix_classes.apply(ctx.diagnostics, source)
@@ -185,14 +183,45 @@ class Checker:
                 return True
         return any(path_filter(text, path) for path_filter in self.path_filters)
 
+    def _rules_for(self, text: str, path: str) -> "Tables":
+        """The dispatch tables of the rules that may fire in this file by their own looks
+        (trigger words, then text filter, else path filter): each is sound for its rule, so
+        a rule left out could not have reported anything here."""
+        if not self.per_rule_prefilter:
+            return self.dispatch, self.leave_dispatch, self._tracked_types
+        found: Dict[object, bool] = {}  # each word and filter asked once per file
+
+        def asked(key: object, answer: Callable[[], bool]) -> bool:
+            known = found.get(key)
+            if known is None:
+                known = found[key] = bool(answer())
+            return known
+
+        chosen = []
+        for index, (_, words, text_filter, path_filter) in enumerate(self._looks):
+            may = words is None or any(asked(word, lambda w=word: w in text) for word in words)
+            if may and text_filter is not None:
+                may = asked(text_filter, lambda f=text_filter: f(text))
+            if not may and path_filter is not None:
+                may = asked(path_filter, lambda f=path_filter: f(text, path))
+            if may:
+                chosen.append(index)
+        if len(chosen) == len(self._looks):
+            return self.dispatch, self.leave_dispatch, self._tracked_types
+        key = tuple(chosen)
+        tables = self._tables_by_rules.get(key)
+        if tables is None:
+            tables = self._tables_by_rules[key] = _tables([self._looks[i][0] for i in chosen])
+        return tables
+
     # -- the walk ------------------------------------------------------------------
-    def _walk(self, ctx: FileContext) -> None:
+    def _walk(self, ctx: FileContext, tables: Optional["Tables"] = None) -> None:
         """Pre-order, in source order. Each stack entry carries its depth, so the ancestors
         list is cut back to it on the way down instead of every node being visited a second
         time on the way up; only scopes and `with` statements need a "leave" step."""
-        dispatch = dict(self.dispatch)  # per file: a failing rule is dropped for this file only
-        leave_dispatch = dict(self.leave_dispatch)
-        tracked = self._tracked_types
+        rules_dispatch, rules_leave, tracked = tables or (self.dispatch, self.leave_dispatch, self._tracked_types)
+        dispatch = dict(rules_dispatch)  # per file: a failing rule is dropped for this file only
+        leave_dispatch = dict(rules_leave)
         skipped = _LEAF_TYPES.difference(dispatch).difference(tracked)
         parents = ctx.parents
 
@@ -285,6 +314,24 @@ class Checker:
 
 FirstLook = Callable[[ast.AST, FileContext], object]
 Group = Tuple[Optional[FirstLook], Tuple[Tuple[Rule, Callable], ...]]
+
+
+Tables = Tuple[Dict[Type[ast.AST], List[Group]], Dict[Type[ast.AST], List[Tuple[Rule, Callable]]], FrozenSet[type]]
+
+
+def _tables(rules: Sequence[Rule]) -> Tables:
+    """Per node type, the rules to visit in groups behind their shared first look (None:
+    visited at every node): rules offering the same `first_look` callable join the group of
+    the first of them, so the look runs once per node for all of them. Then the end-of-node
+    hooks, and the node types the walk must leave."""
+    dispatch: Dict[Type[ast.AST], List[Group]] = {}
+    leave_dispatch: Dict[Type[ast.AST], List[Tuple[Rule, Callable]]] = {}
+    for rule in rules:
+        for node_type in rule.node_types:
+            _join(dispatch.setdefault(node_type, []), rule.first_look(node_type), rule)
+        for node_type in rule.leave_node_types:
+            leave_dispatch.setdefault(node_type, []).append((rule, rule.leave))
+    return dispatch, leave_dispatch, _SCOPE_TYPES.union(leave_dispatch)
 
 
 def _join(groups: List[Group], first_look: Optional[FirstLook], rule: Rule) -> None:
