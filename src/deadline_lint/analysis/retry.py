@@ -318,7 +318,7 @@ class RetryAnalysis:
 
     def _sleeps(self, statements: List[ast.stmt], scope: Scope) -> Iterator[ast.Call]:
         for statement in statements:
-            for node in _walk_here(statement):
+            for node in walk_here(statement):
                 if isinstance(node, ast.Call) and self.catalog.is_sleep(self._qualname(node.func, scope)):
                     yield node
 
@@ -567,7 +567,7 @@ def _goes_round(handler: ast.ExceptHandler) -> bool:
     return True
 
 
-def _walk_here(node: ast.AST) -> Iterator[ast.AST]:
+def walk_here(node: ast.AST) -> Iterator[ast.AST]:
     """ast.walk without descending into nested defs, lambdas and classes."""
     stack = [node]
     while stack:
@@ -579,6 +579,6 @@ def _walk_here(node: ast.AST) -> Iterator[ast.AST]:
 
 
 def _statements_here(node: ast.AST) -> Iterator[ast.stmt]:
-    for child in _walk_here(node):
+    for child in walk_here(node):
         if isinstance(child, ast.stmt) and child is not node:
             yield child

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, FrozenSet, Iterator, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, FrozenSet, Optional, Sequence, Tuple
 
 from deadline_lint.analysis.budget import Budget, budget_in_scope
+from deadline_lint.analysis.handling import Span
 from deadline_lint.analysis.retry import RetryAnalysis, RetryPolicy
 from deadline_lint.catalog import Catalog
 from deadline_lint.catalog.retry import RetryCatalog
@@ -223,16 +223,6 @@ def budget_words(catalog: Catalog, profile: Profile) -> FrozenSet[str]:
     return frozenset(w for w in words if w)
 
 
-@dataclass(frozen=True)
-class Span:
-    """A place to report that is not one ast node: `except (A, B):` without its body."""
-
-    lineno: int
-    col_offset: int
-    end_lineno: int
-    end_col_offset: int
-
-
 def except_clause(handler: ast.ExceptHandler) -> Span:
     end = handler.type if handler.type is not None else None
     if end is None:
@@ -314,17 +304,6 @@ def elements_of(container: Optional[ast.AST]) -> Optional[Sequence[ast.expr]]:
     if isinstance(container, (ast.Tuple, ast.List)):
         return container.elts
     return None
-
-
-def walk_here(node: ast.AST) -> Iterator[ast.AST]:
-    """ast.walk that does not enter nested defs, lambdas and classes."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        for child in ast.iter_child_nodes(current):
-            if not isinstance(child, (*_FUNCTIONS, ast.Lambda, ast.ClassDef)):
-                stack.append(child)
 
 
 def first_report(ctx: "FileContext", key: str, node: object) -> bool:

@@ -4,7 +4,16 @@ import ast
 from typing import FrozenSet, Iterable, Optional
 
 from deadline_lint.analysis.budget import mentions_any
-from deadline_lint.analysis.retry import ATTEMPTS, DELAY, NEVER, RetryAnalysis, RetryLoop, RetryPolicy, Stop
+from deadline_lint.analysis.retry import (
+    ATTEMPTS,
+    DELAY,
+    NEVER,
+    RetryAnalysis,
+    RetryLoop,
+    RetryPolicy,
+    Stop,
+    walk_here,
+)
 from deadline_lint.rules.base import register
 from deadline_lint.rules.retry.common import (
     RetryRule,
@@ -15,7 +24,6 @@ from deadline_lint.rules.retry.common import (
     first_report,
     policy_head,
     shown,
-    walk_here,
     word_filter,
 )
 
