@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Callable, FrozenSet, Optional, Tuple
 
 from deadline_lint.analysis.scopes import FUNCTION, IMPORT, Scope, import_qualname
 from deadline_lint.analysis.time_values import TimeValues
-from deadline_lint.analysis.wire import literal_key_read
+from deadline_lint.analysis.wire import WireValues, literal_key_read
 from deadline_lint.catalog import Catalog
 from deadline_lint.catalog.clock import clock_catalog
 
@@ -35,6 +35,16 @@ def reads_literal_key_in_function(node: ast.AST, ctx: "FileContext") -> bool:
     """The first look of the rules judging an inbound header read (DL203, DL204): in a
     function, `x["key"]` or `x.get("key")` with a literal key."""
     return ctx.scope.kind == FUNCTION and literal_key_read(node) is not None
+
+
+def inbound_header_read(node: ast.AST, ctx: "FileContext") -> Optional[Tuple[WireValues, str]]:
+    """The start of DL203/DL204's visit: the wire analysis and the header key this node reads
+    in a function, or None."""
+    if not reads_literal_key_in_function(node, ctx):
+        return None
+    wire = ctx.analysis(WireValues)
+    key = wire.header_read(node, ctx.scope)
+    return None if key is None else (wire, key)
 
 
 _FROM_TIME = re.compile(r"^[ \t]*from time import (?:\(|[^\n]*\btime(?:_ns)?\b)", re.MULTILINE)

@@ -4,10 +4,14 @@ import ast
 
 from deadline_lint.analysis.expressions import mentions_any
 from deadline_lint.analysis.function_body import function_body
-from deadline_lint.analysis.scopes import FUNCTION
-from deadline_lint.analysis.wire import WireValues, literal_key_read
 from deadline_lint.rules.base import Rule, register
-from deadline_lint.rules.clock.common import DATE_WORDS, header_text_filter, reads_literal_key_in_function, shown
+from deadline_lint.rules.clock.common import (
+    DATE_WORDS,
+    header_text_filter,
+    inbound_header_read,
+    reads_literal_key_in_function,
+    shown,
+)
 
 _STATEMENTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Expr, ast.If, ast.While, ast.Assert)
 
@@ -75,12 +79,10 @@ class DeadlineFromDateHeader(Rule):
         return reads_literal_key_in_function
 
     def visit(self, node, ctx):
-        if ctx.scope.kind != FUNCTION or literal_key_read(node) is None:
+        read = inbound_header_read(node, ctx)
+        if read is None or not read[0].is_date_key(read[1]):
             return
-        wire = ctx.analysis(WireValues)
-        key = wire.header_read(node, ctx.scope)
-        if key is None or not wire.is_date_key(key):
-            return
+        wire = read[0]
         derived = wire.derived_names(ctx.scope, node)
         body = function_body(ctx.scope)
         words = wire.vocabulary.deadline_words + ("remaining", "deadline", "elapsed-budget")

@@ -5,10 +5,16 @@ from typing import Optional
 
 from deadline_lint.analysis.expressions import argument_at, mentions_any
 from deadline_lint.analysis.function_body import function_body
-from deadline_lint.analysis.scopes import FUNCTION
-from deadline_lint.analysis.wire import WireValues, literal_key_read
+from deadline_lint.analysis.wire import WireValues
 from deadline_lint.rules.base import Rule, register
-from deadline_lint.rules.clock.common import HEADER_WORDS, READ, key_text_filter, reads_literal_key_in_function, shown
+from deadline_lint.rules.clock.common import (
+    HEADER_WORDS,
+    READ,
+    inbound_header_read,
+    key_text_filter,
+    reads_literal_key_in_function,
+    shown,
+)
 
 _SINK_WORDS = ("timeout", "deadline", "budget")
 
@@ -79,12 +85,10 @@ class InboundBudgetNotCapped(Rule):
         return reads_literal_key_in_function
 
     def visit(self, node, ctx):
-        if ctx.scope.kind != FUNCTION or literal_key_read(node) is None:
+        read = inbound_header_read(node, ctx)
+        if read is None or not read[0].is_budget_key(read[1]):
             return
-        wire = ctx.analysis(WireValues)
-        key = wire.header_read(node, ctx.scope)
-        if key is None or not wire.is_budget_key(key):
-            return
+        wire = read[0]
         derived = wire.derived_names(ctx.scope, node)
         body = function_body(ctx.scope)
 
