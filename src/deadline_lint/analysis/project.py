@@ -589,7 +589,7 @@ def is_module_on_the_way(catalog: Catalog, qualname: str) -> bool:
 
 def _prefixes_of(catalog: Catalog):
     names = [*catalog.apis, *catalog.classes, *catalog.factories, *catalog.timeout_objects, *catalog.aliases]
-    leading = set()
+    leading: Set[str] = set()
     for qualname in names:
         parts = qualname.split(".")
         leading.update(".".join(parts[:cut]) for cut in range(1, len(parts) + 1))
