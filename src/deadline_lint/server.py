@@ -130,7 +130,10 @@ class DeadlineLintServer(LanguageServer):  # type: ignore[misc,valid-type]
     # -- project facts -------------------------------------------------------------------
     def project_changed(self, paths: Iterable[str], created: bool = False) -> None:
         """Files changed (on disk or in a buffer): forget the project index's memos and
-        check again every other open file whose findings were computed from them."""
+        check again every other open file whose findings were computed from them. Only
+        files checked with the index on hold such memos or depend on other files."""
+        if not any(known.result.project_index for known in self.checked.values()):
+            return
         self.engine.forget_project_facts()
         changed = {os.path.abspath(p) for p in paths}
         folders = {os.path.dirname(p) for p in changed}
@@ -202,11 +205,11 @@ def build_server() -> DeadlineLintServer:
         handle = ls.pending.pop(uri, None)
         if handle is not None:
             handle.cancel()
-        ls.checked.pop(uri, None)
         path = ls.path_of(uri)
         if path != UNSAVED_PATH:
             ls.engine.use_unsaved(path, None)  # the file on disk counts again
             ls._guarded(ls.project_changed, [path])
+        ls.checked.pop(uri, None)
         if not ls.pulls:
             ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 

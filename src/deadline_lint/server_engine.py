@@ -131,9 +131,9 @@ class Engine:
 
         use_unsaved_text(os.path.abspath(path), text)
 
-    def forget_project_facts(self) -> None:
+    @staticmethod
+    def forget_project_facts() -> None:
         forget_project_facts()
-        self.reload()  # rules hold no answers across files, but a fresh start costs little
 
 
 def _reach_of(checker: "Checker", text: str, path: str) -> Tuple[FrozenSet[str], FrozenSet[str]]:
