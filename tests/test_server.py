@@ -8,9 +8,10 @@ buffer, and send a syntax error and a broken profile.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import io
 import json
 import os
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -22,6 +23,8 @@ pytest.importorskip("pygls")
 pytest_lsp = pytest.importorskip("pytest_lsp")
 from lsprotocol import types  # noqa: E402
 from pygls.uris import from_fs_path  # noqa: E402
+
+from deadline_lint.cli import main  # noqa: E402
 
 HANDLER = textwrap.dedent('''\
     import time
@@ -103,17 +106,26 @@ def utf16(line: str, column: int) -> int:
     return len(line[:column - 1].encode("utf-16-le")) // 2
 
 
+def cli(project: Path, args: List[str], stdin: str = "") -> str:
+    """The command line's output, run in this process (from the project's folder)."""
+    out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", newline="")
+    before, sys.stdin = sys.stdin, io.TextIOWrapper(io.BytesIO(stdin.encode()))
+    try:
+        with contextlib.chdir(project), contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+            main(args)
+    finally:
+        sys.stdin = before
+    out.flush()
+    return out.buffer.getvalue().decode("utf-8")  # type: ignore[attr-defined]
+
+
 def cli_findings(project: Path, name: str, text: str) -> List[tuple]:
     """What `check --format json` reports for the file, as LSP ranges (UTF-16 columns)."""
-    done = subprocess.run(
-        [sys.executable, "-m", "deadline_lint", "check", "--format", "json", "--no-cache", name],
-        cwd=project, capture_output=True, text=True, check=False,
-    )
     lines = text.splitlines()
     return sorted(
         (d["code"], d["line"] - 1, utf16(lines[d["line"] - 1], d["column"]),
          d["end_line"] - 1, utf16(lines[d["end_line"] - 1], d["end_column"]), d["message"])
-        for d in json.loads(done.stdout)
+        for d in json.loads(cli(project, ["check", "--format", "json", "--no-cache", name]))
     )
 
 
@@ -206,11 +218,7 @@ def test_push_client_end_to_end(project: Path) -> None:
         (fix_all,) = await handler.actions(0, only=[types.CodeActionKind.SourceFixAll])
         assert fix_all.kind == "source.fixAll.deadline-lint"
         fixed = apply(handler.text, only_edit(fix_all, handler.uri))
-        by_cli = subprocess.run(
-            [sys.executable, "-m", "deadline_lint", "fix", "-", "--stdin-filename", "app/handler.py"],
-            cwd=project, input=handler.text, capture_output=True, text=True, check=False,
-        ).stdout
-        assert fixed == by_cli
+        assert fixed == cli(project, ["fix", "-", "--stdin-filename", "app/handler.py"], handler.text)
         handler.change(fixed)
         await until(lambda: not any(d.code == "DL201" for d in pushed[handler.uri]))
 
@@ -292,3 +300,24 @@ def test_pull_client_end_to_end(project: Path) -> None:
         assert client._server.returncode == 0  # noqa: SLF001
 
     run(scenario())
+
+
+def test_positions_and_edits_follow_the_encoding_and_line_endings() -> None:
+    """Engine columns are characters; LSP's are UTF-16 units by default, over lines ended by
+    \\n, \\r\\n or \\r. An edit never starts or ends inside a \\r\\n."""
+    from deadline_lint.server import Positions, text_edit
+
+    text = 'x = "\U0001F680"; y()\r\nz = 1\rw = 2\n'
+    utf16_positions = Positions(text, types.PositionEncodingKind.Utf16)
+    assert utf16_positions.at(1, 12) == types.Position(line=0, character=12)  # the rocket is two units
+    assert Positions(text, types.PositionEncodingKind.Utf32).at(1, 12) == types.Position(line=0, character=11)
+    assert Positions(text, types.PositionEncodingKind.Utf8).at(1, 12) == types.Position(line=0, character=14)
+    assert utf16_positions.at(3, 1) == types.Position(line=2, character=0)  # a lone \r ends line 2
+    after = text.replace("\r\nz = 1", "  # noqa: DL101\r\nz = 1")
+    edit = text_edit(text, after, utf16_positions)
+    assert edit == types.TextEdit(
+        range=types.Range(start=types.Position(line=0, character=13), end=types.Position(line=0, character=13)),
+        new_text="  # noqa: DL101",
+    )
+    joined = text_edit("a\r\nb\n", "a\nb\n", Positions("a\r\nb\n", types.PositionEncodingKind.Utf16))
+    assert joined.range.start == types.Position(line=0, character=1) and joined.new_text == "\n"

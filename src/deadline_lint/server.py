@@ -66,6 +66,7 @@ class DeadlineLintServer(LanguageServer):  # type: ignore[misc,valid-type]
         self.engine = Engine()
         self.checked: Dict[str, Checked] = {}
         self.pending: Dict[str, asyncio.TimerHandle] = {}
+        self._refresh: Optional[asyncio.TimerHandle] = None
         self._results = 0
 
     # -- what the client can do ----------------------------------------------------------
@@ -128,7 +129,7 @@ class DeadlineLintServer(LanguageServer):  # type: ignore[misc,valid-type]
             log.exception("deadline-lint server: %s failed", getattr(action, "__name__", action))
 
     # -- project facts -------------------------------------------------------------------
-    def project_changed(self, paths: Iterable[str], created: bool = False) -> None:
+    def project_changed(self, paths: Iterable[str], created: bool = False, delay: float = 0) -> None:
         """Files changed (on disk or in a buffer): forget the project index's memos and
         check again every other open file whose findings were computed from them. Only
         files checked with the index on hold such memos or depend on other files."""
@@ -142,24 +143,31 @@ class DeadlineLintServer(LanguageServer):  # type: ignore[misc,valid-type]
             if known.result.project_index and self.path_of(uri) not in changed
             and (changed & known.result.reach or (created and folders & known.result.folders))
         ]
-        self._recheck(dependents)
+        self._recheck(dependents, delay)
 
     def settings_changed(self) -> None:
         self.engine.reload()
         self.engine.forget_project_facts()
         self._recheck(list(self.checked))
 
-    def _recheck(self, uris: Sequence[str]) -> None:
+    def _recheck(self, uris: Sequence[str], delay: float = 0) -> None:
+        """Mark their findings stale; push them again after `delay`, or ask a pulling
+        client to pull again (once per burst of changes)."""
         for uri in uris:
             self.checked[uri].stale = True
         if not uris:
             return
-        if self.pulls:
-            if self._can_refresh():
-                self.workspace_diagnostic_refresh(None)
-            return
-        for uri in uris:
-            self.publish(uri)
+        if not self.pulls:
+            for uri in uris:
+                self.schedule(uri, delay)
+        elif self._can_refresh():
+            if self._refresh is not None:
+                self._refresh.cancel()
+            self._refresh = asyncio.get_running_loop().call_later(delay, self._send_refresh)
+
+    def _send_refresh(self) -> None:
+        self._refresh = None
+        self.workspace_diagnostic_refresh(None)
 
 
 def build_server() -> DeadlineLintServer:
@@ -254,9 +262,10 @@ def build_server() -> DeadlineLintServer:
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: DeadlineLintServer, params: Any) -> None:
-        for handle in ls.pending.values():
+        for handle in [*ls.pending.values(), *([ls._refresh] if ls._refresh else [])]:
             handle.cancel()
         ls.pending.clear()
+        ls._refresh = None
 
     return server
 
@@ -267,7 +276,7 @@ def _buffer_changed(ls: DeadlineLintServer, uri: str) -> None:
     if path == UNSAVED_PATH:
         return
     ls.engine.use_unsaved(path, ls.workspace.get_text_document(uri).source)
-    ls.project_changed([path])
+    ls.project_changed([path], delay=DEBOUNCE_SECONDS)
 
 
 # -- LSP shapes -----------------------------------------------------------------------------
