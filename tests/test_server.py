@@ -15,7 +15,7 @@ import os
 import sys
 import textwrap
 from pathlib import Path
-from typing import Callable, List
+from typing import Callable, List, Optional
 
 import pytest
 
@@ -83,8 +83,12 @@ def run(coroutine) -> None:
     asyncio.run(asyncio.wait_for(coroutine, 60))
 
 
-async def started(project: Path, capabilities: types.ClientCapabilities):
+async def started(project: Path, capabilities: types.ClientCapabilities, registered: Optional[list] = None):
     client = pytest_lsp.make_test_lsp_client()
+    if registered is not None:
+        @client.feature(types.CLIENT_REGISTER_CAPABILITY)
+        def register(params: types.RegistrationParams) -> None:
+            registered.extend(params.registrations)
     env = {**os.environ, "DEADLINE_LINT_CACHE_DIR": str(project / ".cache")}
     await client.start_io(sys.executable, "-m", "deadline_lint", "server", cwd=str(project), env=env)
     result = await client.initialize_session(types.InitializeParams(
@@ -270,11 +274,13 @@ def test_pull_client_end_to_end(project: Path) -> None:
         text_document=types.TextDocumentClientCapabilities(diagnostic=types.DiagnosticClientCapabilities()),
         workspace=types.WorkspaceClientCapabilities(
             diagnostics=types.DiagnosticWorkspaceClientCapabilities(refresh_support=True),
+            did_change_watched_files=types.DidChangeWatchedFilesClientCapabilities(dynamic_registration=True),
         ),
     )
 
     async def scenario() -> None:
-        client, _ = await started(project, capabilities)
+        registered: List[types.Registration] = []
+        client, _ = await started(project, capabilities, registered)
         handler = Buffer(client, project / "app" / "handler.py")
 
         async def pull(previous=None):
@@ -283,6 +289,9 @@ def test_pull_client_end_to_end(project: Path) -> None:
             ))
 
         report = await pull()
+        (watchers,) = registered  # a client that can watch files is asked to
+        assert watchers.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES
+        assert "**/*.py" in [w["globPattern"] for w in watchers.register_options["watchers"]]
         assert shown(report.items) == cli_findings(project, os.path.join("app", "handler.py"), HANDLER)
         again = await pull(report.result_id)
         assert again.kind == "unchanged"
