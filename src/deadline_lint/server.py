@@ -92,7 +92,10 @@ class DeadlineLintServer(LanguageServer):  # type: ignore[misc,valid-type]
             return known
         text = document.source
         self._results += 1
-        checked = Checked(document.version, text, self.engine.check(text, self.path_of(uri)), str(self._results))
+        # A client may open other languages' files too (a profile YAML, pyproject.toml).
+        python = document.language_id in (None, "", "python") or uri.endswith((".py", ".pyi"))
+        result = self.engine.check(text, self.path_of(uri)) if python else BufferCheck()
+        checked = Checked(document.version, text, result, str(self._results))
         self.checked[uri] = checked
         return checked
 
