@@ -303,6 +303,20 @@ def test_pull_client_end_to_end(project: Path) -> None:
         await until(lambda: client.diagnostic_refresh_count == 1)
         after = await pull(report.result_id)
         assert after.kind == "full" and [d.range.start.line for d in after.items] == [8, 12, 13, 22, 23]
+        # A module that did not exist appears: the file that imports it is checked again.
+        (project / "app" / "late.py").write_text("from app.later import get\n\n\ndef go(url):\n    return get(url)\n")
+        late = Buffer(client, project / "app" / "late.py")
+        first = await client.text_document_diagnostic_async(types.DocumentDiagnosticParams(
+            text_document=types.TextDocumentIdentifier(uri=late.uri)))
+        assert list(first.items) == []
+        (project / "app" / "later.py").write_text(TRANSPORT.replace("get_json", "get").replace(".json()", ""))
+        client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(changes=[
+            types.FileEvent(uri=from_fs_path(str(project / "app" / "later.py")), type=types.FileChangeType.Created)
+        ]))
+        await until(lambda: client.diagnostic_refresh_count == 2)
+        second = await client.text_document_diagnostic_async(types.DocumentDiagnosticParams(
+            text_document=types.TextDocumentIdentifier(uri=late.uri), previous_result_id=first.result_id))
+        assert [(d.code, d.range.start.line) for d in second.items] == [("DL101", 4)]
         assert client.diagnostics == {}  # a pulling client is never pushed to
 
         await client.shutdown_session()

@@ -23,7 +23,7 @@ import logging
 import os
 import sys
 from dataclasses import dataclass
-from typing import Any, Dict, Iterable, List, Optional, Sequence
+from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Sequence
 
 from deadline_lint import __version__
 from deadline_lint.diagnostics import Applicability, Diagnostic
@@ -140,11 +140,14 @@ class DeadlineLintServer(LanguageServer):  # type: ignore[misc,valid-type]
             return
         self.engine.forget_project_facts()
         changed = {os.path.abspath(p) for p in paths}
-        folders = {os.path.dirname(p) for p in changed}
+
+        def appears_in(folders: FrozenSet[str]) -> bool:  # a lookup failed there before
+            return any(path.startswith(folder + os.sep) for path in changed for folder in folders)
+
         dependents = [
             uri for uri, known in self.checked.items()
             if known.result.project_index and self.path_of(uri) not in changed
-            and (changed & known.result.reach or (created and folders & known.result.folders))
+            and (changed & known.result.reach or (created and appears_in(known.result.folders)))
         ]
         self._recheck(dependents, delay)
 
