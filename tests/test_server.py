@@ -290,7 +290,7 @@ def test_pull_client_end_to_end(project: Path) -> None:
 
         report = await pull()
         (watchers,) = registered  # a client that can watch files is asked to
-        assert watchers.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES
+        assert watchers.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES and watchers.register_options
         assert "**/*.py" in [w["globPattern"] for w in watchers.register_options["watchers"]]
         assert shown(report.items) == cli_findings(project, os.path.join("app", "handler.py"), HANDLER)
         again = await pull(report.result_id)
