@@ -58,6 +58,8 @@ class Checked:
     result: BufferCheck
     result_id: str
     stale: bool = False  # a project module it reaches has changed since
+    fixed: Optional[str] = None  # what "fix all safe" makes of `text`, once asked
+    fixed_known: bool = False
 
 
 class DeadlineLintServer(LanguageServer):  # type: ignore[misc,valid-type]
@@ -404,7 +406,9 @@ def _code_actions(ls: DeadlineLintServer, params: "types.CodeActionParams") -> L
                 action(f"Suppress {finding.code} on this line (# noqa)", types.CodeActionKind.QuickFix,
                        ls.engine.suppress(text, [finding]), [lsp])
     if _wanted(FIX_ALL_KIND, only) and _has_safe_fix(checked.result.diagnostics):
-        action("Fix all safe deadline-lint problems", FIX_ALL_KIND, ls.engine.fix_all(text, path), [])
+        if not checked.fixed_known:  # editors ask on every cursor move: the loop runs once per text
+            checked.fixed, checked.fixed_known = ls.engine.fix_all(text, path), True
+        action("Fix all safe deadline-lint problems", FIX_ALL_KIND, checked.fixed, [])
     return actions
 
 
