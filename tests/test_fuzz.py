@@ -17,7 +17,6 @@ import os
 import random
 
 import hypothesmith
-import pytest
 from hypothesis import HealthCheck, assume, given, seed, settings
 from hypothesis import strategies as st
 
@@ -98,8 +97,8 @@ def _statement(draw, depth: int = 0) -> str:
     header = draw(st.sampled_from([
         "if (left := context.time_remaining()) > 0.1:", "while (left := budget_s) > 0:", "for x in range(3):",
         "with open(url) as f:", "async with asyncio.timeout(2):", "try:",
-        "def fetch(url, budget=None):", "async def handler(request, context):", "def f(url, *, budget_s: float = 10.0):",
-        "class Service:", "@retry\ndef g(url, budget):",
+        "def fetch(url, budget=None):", "async def handler(request, context):",
+        "def f(url, *, budget_s: float = 10.0):", "class Service:", "@retry\ndef g(url, budget):",
     ]))
     tail = "\nexcept Exception:\n    pass" if header == "try:" else ""
     return f"{header}\n{body}{tail}"

@@ -7,8 +7,8 @@ it, a subprocess, for the shared folder; through the same entry point in this pr
 one-fixture profile folders (the commands themselves are tested as subprocesses in test_cli,
 test_flake8_plugin, test_projects and test_monorepo). Each copy is checked twice: as is,
 where all four front ends must report the same ordered list of (line, column, code, message),
-the folder's code must be exactly the snapshot and exactly on the `# expect:` lines; and with every marker turned into that
-front end's own suppression (CLI `# noqa: CODE`, flake8 `# noqa: CODE`, pylint
+the folder's code must be exactly the snapshot and exactly on the `# expect:` lines; and with
+every marker turned into that front end's own suppression (CLI `# noqa: CODE`, flake8 `# noqa: CODE`, pylint
 `# pylint: disable=<symbol>`), where the folder's code must be silent.
 """
 from __future__ import annotations
