@@ -9,9 +9,10 @@ import pytest
 
 @pytest.fixture(autouse=True, scope="session")
 def _one_results_cache_for_the_session(tmp_path_factory):
-    """Every command-line check in the suite goes through one results cache, so a later test
-    that checks what an earlier one checked is answered from it: the whole suite then also
-    shows that the cache never changes a result. It lives outside the checkout."""
+    """Every command-line check in a test process goes through one results cache (one per
+    pytest-xdist worker), so a later test that checks what an earlier one checked is answered
+    from it: the suite then also shows that the cache never changes a result. It lives outside
+    the checkout."""
     import os
 
     folder = str(tmp_path_factory.mktemp("results-cache"))
