@@ -16,7 +16,6 @@ import ast
 import os
 import random
 
-import hypothesmith
 from hypothesis import HealthCheck, assume, given, seed, settings
 from hypothesis import strategies as st
 
@@ -130,6 +129,8 @@ def test_fuzz_service_programs(capsys) -> None:
 
 
 def test_fuzz_hypothesmith_programs(capsys) -> None:
+    import hypothesmith  # a second of building its grammar: only in the process that runs this test
+
     _report(capsys, "hypothesmith")
 
     @seed(SEED)
