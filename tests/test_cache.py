@@ -66,7 +66,7 @@ def aged(tree: Path) -> Path:
 def test_cached_runs_report_exactly_what_an_uncached_run_reports(tmp_path, capsys, monkeypatch) -> None:
     counts = hits_and_misses(monkeypatch)
     folder = tmp_path / "cache"
-    fixtures = aged(Path(shutil.copytree(FIXTURES, tmp_path / "fixtures")))
+    aged(Path(shutil.copytree(FIXTURES, tmp_path / "fixtures")))
     monkeypatch.chdir(tmp_path)
     args = ["fixtures", "--jobs", "1", "--format", "json", "--extend-select", "ALL"]
     uncached = check(capsys, *args, "--no-cache")

@@ -85,7 +85,8 @@ def test_skips_virtualenvs_caches_and_excludes(tmp_path: Path) -> None:
         (b"import requests\ndef f(:\n", "DL001", "syntax error"),
         (b"import requests\nx = '\xff\xfe'\n", "DL002", "cannot decode"),
         (b"import requests\nx = 1\x00\n", "DL002", "NUL byte"),
-        (b"import requests\n" + b"x = " + b"(" * 300 + b"1" + b")" * 300 + b"\n", "DL007", "too deeply nested to analyse"),
+        (b"import requests\n" + b"x = " + b"(" * 300 + b"1" + b")" * 300 + b"\n", "DL007",
+         "too deeply nested to analyse"),
     ],
 )
 def test_bad_input_is_one_line_and_the_run_goes_on(tmp_path: Path, content: bytes, code: str, words: str) -> None:
