@@ -109,7 +109,7 @@ def lint_pass(python, corpus_dir, jobs, extra):
     if not ok:
         return {"error": f"cannot import deadline_lint with {python}: {why}"}
     cmd = [python, "-m", "deadline_lint", "check", str(corpus_dir), "--format", "json",
-           "--jobs", str(jobs), *extra]
+           "--jobs", str(jobs), "--no-respect-gitignore", *extra]  # the corpus may lie under a gitignored folder
     if "--cache-dir" not in extra:
         cmd.append("--no-cache")  # the check itself, not a cached answer
     code, out, err, wall, cpu, mib = measure(cmd, env)
