@@ -124,15 +124,15 @@ def _options(args: argparse.Namespace) -> Options:
     """The command line, translated for the API."""
     cache = args.command == "check" and not getattr(args, "no_cache", True) and args.paths != ["-"]
     return Options(
-        select=args.select, ignore=args.ignore, extend_select=args.extend_select,
-        extend_safe_fixes=getattr(args, "extend_safe_fixes", []),
-        extend_unsafe_fixes=getattr(args, "extend_unsafe_fixes", []),
+        select=tuple(args.select), ignore=tuple(args.ignore), extend_select=tuple(args.extend_select),
+        extend_safe_fixes=tuple(getattr(args, "extend_safe_fixes", ())),
+        extend_unsafe_fixes=tuple(getattr(args, "extend_unsafe_fixes", ())),
         profile=args.profile,
         unsafe_fixes=getattr(args, "unsafe_fixes", False), thread_budget=getattr(args, "thread_budget", False),
         write=not getattr(args, "diff", False),
         jobs=args.jobs,
         cache_dir=(args.cache_dir or default_cache_dir()) if cache else None,
-        exclude=args.exclude, respect_gitignore=args.respect_gitignore,
+        exclude=tuple(args.exclude), respect_gitignore=args.respect_gitignore,
     )
 
 

@@ -104,7 +104,7 @@ class InsertBudget(CodemodCommand):
         if not result.changed:
             return tree
         try:
-            return libcst.parse_module(result.text, config=tree.config_for_parsing)
+            return libcst.parse_module(result.text or code, config=tree.config_for_parsing)
         except libcst.ParserSyntaxError as exc:
             self.warn(f"deadline-lint: LibCST cannot parse the fixed code ({exc.message}); file left unchanged")
             return tree

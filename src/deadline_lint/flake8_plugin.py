@@ -1,6 +1,6 @@
 """flake8 adapter: `flake8 --select DL` reports what `deadline-lint check` reports.
 
-A thin translation. It reuses the tree flake8 already parsed (no second parse). Each file gets
+A thin translation through api.py. It reuses the tree flake8 already parsed (no second parse). Each file gets
 its own profile, resolved as the CLI resolves it (`--deadline-profile` for every file, else
 the nearest pyproject.toml with `[tool.deadline-lint]` walking up from the file), and yields
 what `deadline-lint check` would report under that profile: its `select`, `extend_select`,
@@ -17,7 +17,8 @@ A relative `deadline-profile` in a flake8 config file is relative to that file's
 Tool codes (DL0xx): flake8 reports syntax errors (E999) itself and never runs a tree plugin on
 them, so the plugin never yields DL001. Bytes that are not text in the file's encoding flake8
 decodes as latin-1 and checks anyway; the plugin yields DL002 for those, as the CLI does, and
-checks nothing else in them. DL003 and DL007 (a rule failed on the file, or it is nested too
+checks nothing else in them. flake8 runs no plugin on a file it cannot read (it reports its
+own E902, which `--select DL` hides): the plugin reports DL006 there, as the CLI does. DL003 and DL007 (a rule failed on the file, or it is nested too
 deeply) are yielded like any other finding, so flake8's selection decides whether they show
 (`--select DL` includes them; the CLI always reports tool codes).
 """
@@ -169,7 +170,7 @@ def _report_unreadable() -> None:
     `--select DL` hides, so the file would pass silently. Report DL006 there, as the CLI
     does (the file's profile decides: its `exclude` and `per_path_ignores` count)."""
     try:
-        from flake8.checker import FileChecker
+        from flake8.checker import FileChecker  # type: ignore[import-untyped]
     except ImportError:  # pragma: no cover - imported without flake8
         return
     unguarded = FileChecker._make_processor
@@ -180,9 +181,12 @@ def _report_unreadable() -> None:
         processor = unguarded(self)
         if processor is None and DeadlineLintFlake8.parsed:
             session = DeadlineLintFlake8.session()
-            if not session.excluded(self.filename):
-                for diagnostic in session.lint_path(self.filename).diagnostics:
-                    self.report(None, diagnostic.line, diagnostic.column - 1, f"{diagnostic.code} {diagnostic.message}")
+            try:
+                found = [] if session.excluded(self.filename) else session.lint_path(self.filename).diagnostics
+            except ProfileError as exc:
+                raise _critical(exc) from None
+            for diagnostic in found:
+                self.report(None, diagnostic.line, diagnostic.column - 1, f"{diagnostic.code} {diagnostic.message}")
         return processor
 
     make_processor.deadline_lint = True  # type: ignore[attr-defined]
