@@ -68,10 +68,13 @@ def wait_for(condition, seconds: float) -> bool:
     return condition()
 
 
-def workers_at_work(proc: "subprocess.Popen[bytes]", paths: List[Path]) -> List[int]:
-    """The run's workers, once the first file has been written."""
-    before = written(paths)
-    assert wait_for(lambda: written(paths) != before, 60), "no file was ever fixed"
+def workers_at_work(proc: "subprocess.Popen[bytes]", paths: List[Path], fixing: bool) -> List[int]:
+    """The run's workers, once they are at work (fixing: once the first file was written)."""
+    if fixing:
+        before = written(paths)
+        assert wait_for(lambda: written(paths) != before, 60), "no file was ever fixed"
+    else:
+        assert wait_for(lambda: len(children(proc.pid)) >= 2, 60)
     workers = children(proc.pid)
     assert workers, "the run has no worker processes"
     return workers
@@ -83,11 +86,7 @@ def test_workers_stop_when_the_run_is_killed(tmp_path: Path, command: List[str])
     proc = start([*command, "--jobs", "2", "tree"], tmp_path)
     workers: List[int] = []
     try:
-        if command[0] == "fix":
-            workers = workers_at_work(proc, paths)
-        else:
-            assert wait_for(lambda: len(children(proc.pid)) >= 2, 60)
-            workers = children(proc.pid)
+        workers = workers_at_work(proc, paths, fixing=command[0] == "fix")
         proc.kill()  # SIGKILL: the run gets no chance to stop them itself
         proc.wait()
         assert wait_for(lambda: not any(alive(pid) for pid in workers), 5), "workers outlived the run"
@@ -107,11 +106,7 @@ def test_a_terminated_worker_ends_the_run_quietly(tmp_path: Path, command: List[
     paths = many_files(tmp_path / "tree")
     proc = start([*command, "--jobs", "2", "tree"], tmp_path)
     try:
-        if command[0] == "fix":
-            workers = workers_at_work(proc, paths)
-        else:
-            assert wait_for(lambda: len(children(proc.pid)) >= 2, 60)
-            workers = children(proc.pid)
+        workers = workers_at_work(proc, paths, fixing=command[0] == "fix")
         os.kill(workers[0], signal.SIGTERM)
         _, err = proc.communicate(timeout=120)
     finally:

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple, TypeVar
 
 from deadline_lint.config import Checkers, ProfileResolver, silenced
 from deadline_lint.diagnostics import Diagnostic
@@ -54,6 +54,7 @@ PARALLEL_THRESHOLD = 64
 # What a checked file's findings were computed from, for the results cache:
 # (stat before the read, content hash, project dependencies or None).
 Record = Tuple["Stamp", str, Optional["Dependencies"]]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -201,28 +202,21 @@ class Session:
     # -- many files ---------------------------------------------------------------------
     def lint_paths(self, paths: Sequence[str]) -> Iterator[FileResult]:
         if self.options.cache_dir is not None:
-            yield from _lint_cached(self, paths, self.options.cache_dir)
-            return
-        workers = resolve_jobs(self.options.jobs, len(paths))
-        if workers == 1:
-            for path in paths:
-                yield self.lint_path(path)
-            return
-        from deadline_lint import workers as pool
-
-        for chunk in pool.run(self.options, _lint_chunk, paths, workers):
-            yield from chunk
+            return _lint_cached(self, paths, self.options.cache_dir)
+        return self.each(paths, self.lint_path, _lint_chunk)
 
     def fix_paths(self, paths: Sequence[str]) -> Iterator[FixResult]:
+        return self.each(paths, self.fix_path, _fix_chunk)
+
+    def each(self, paths: Sequence[str], one: Callable[[str], T], task: Callable[[Options, Sequence[str]], List[T]]) -> Iterator[T]:
+        """`one(path)` for each path in this process, or, for many files, `task` over chunks
+        of them in worker processes (workers.py); in order either way."""
         workers = resolve_jobs(self.options.jobs, len(paths))
         if workers == 1:
-            for path in paths:
-                yield self.fix_path(path)
-            return
+            return (one(path) for path in paths)
         from deadline_lint import workers as pool
 
-        for chunk in pool.run(self.options, _fix_chunk, paths, workers):
-            yield from chunk
+        return (result for chunk in pool.run(self.options, task, paths, workers) for result in chunk)
 
     def excluded(self, path: str) -> bool:
         """The profile's `exclude` names this file (a folder walk would skip it)."""
@@ -326,15 +320,9 @@ def _lint_cached(run: Session, paths: Sequence[str], cache_dir: str) -> Iterator
             misses.append(path)
         else:
             yield FileResult(path, cached)
-    workers = resolve_jobs(run.options.jobs, len(misses))
-    if workers == 1:
-        results: Iterable[Tuple[FileResult, Optional[Record]]] = (
-            run.lint_read(path, read_file(path), owner[path].sent, record=True) for path in misses
-        )
-    else:
-        from deadline_lint import workers as pool
-
-        results = (r for chunk in pool.run(run.options, _lint_chunk_recorded, misses, workers) for r in chunk)
+    results = run.each(
+        misses, lambda path: run.lint_read(path, read_file(path), owner[path].sent, record=True), _lint_chunk_recorded
+    )
     for result, record in results:
         if record is not None:
             owner[result.path].store(os.path.abspath(result.path), *record[:2], result.diagnostics, record[2])
