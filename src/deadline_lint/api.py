@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple, TypeVar
 
 from deadline_lint.config import Checkers, ProfileResolver, silenced
-from deadline_lint.diagnostics import Diagnostic
+from deadline_lint.diagnostics import Diagnostic, tool_diagnostic
 from deadline_lint.profile import ProfileError
 from deadline_lint.reading import Read, decode, read_file
 from deadline_lint.selection import SelectorError, check_selectors
@@ -218,9 +218,39 @@ class Session:
 
         return (result for chunk in pool.run(self.options, task, paths, workers) for result in chunk)
 
+    def files(self, paths: Sequence[str]) -> Tuple[List[str], List[Diagnostic]]:
+        """The Python files under `paths` that a run checks (`options.exclude`, the profiles'
+        `exclude`, .gitignore unless `options.respect_gitignore` is off), as the user wrote
+        them, and a DL006 for each folder that could not be listed. A path that does not
+        exist is a usage error (ProfileError)."""
+        from deadline_lint.files import discover, display_path
+
+        missing = [p for p in paths if not os.path.lexists(p) and not _unreachable(p)]
+        if missing:
+            raise ProfileError(f"{missing[0]}: no such file or directory")
+        unlistable: List[OSError] = []
+        found = discover(paths, self.options.exclude, self.checkers.excluded, self.options.respect_gitignore, unlistable)
+        files = [display_path(p) for p in found]
+        return files, [_unlistable(display_path(str(error.filename)), error) for error in unlistable]
+
     def excluded(self, path: str) -> bool:
         """The profile's `exclude` names this file (a folder walk would skip it)."""
         return self.checkers.excluded(path)
+
+
+def _unreachable(path: str) -> bool:
+    """Named, but inside a folder we may not search: checking it reports DL006."""
+    try:
+        os.stat(path)
+    except PermissionError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
+def _unlistable(folder: str, error: OSError) -> Diagnostic:
+    return tool_diagnostic(folder, "DL006", f"cannot list folder: {error.strerror or error}; its files were not checked")
 
 
 def recorded(checker: "Checker", path: str, read: Read, sent: Optional[Dict[str, Set[str]]] = None) -> Record:

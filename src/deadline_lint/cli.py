@@ -23,8 +23,7 @@ from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 from deadline_lint import __version__
 from deadline_lint.cache import CACHE_DIR_ENV, CACHE_DIR_NAME, default_cache_dir
 from deadline_lint.api import FixResult, Options, Session
-from deadline_lint.diagnostics import Diagnostic, tool_diagnostic
-from deadline_lint.files import discover, display_path
+from deadline_lint.diagnostics import Diagnostic
 from deadline_lint.output import DOCUMENT_FORMATS, WRITERS, write_statistics
 from deadline_lint.profile import ProfileError
 from deadline_lint.selection import parse_selectors
@@ -155,32 +154,10 @@ def _load(args: argparse.Namespace) -> Tuple[Session, List[str]]:
         session.checker(os.path.abspath(_stdin_name(args)))  # a broken profile: exit 2 now
         files: List[str] = []
     else:
-        missing = [p for p in args.paths if not os.path.lexists(p) and not _unreachable(p)]
-        if missing:
-            raise ProfileError(f"{missing[0]}: no such file or directory")
-        unlistable: List[OSError] = []
-        found = discover(args.paths, options.exclude, session.checkers.excluded, options.respect_gitignore, unlistable)
-        files = [display_path(p) for p in found]
-        args.unlistable = [_unlistable(error) for error in unlistable]
+        files, args.unlistable = session.files(args.paths)
     for warning in session.checkers.resolver.warnings():
         print(f"deadline-lint: warning: {warning}", file=sys.stderr)
     return session, files
-
-
-def _unreachable(path: str) -> bool:
-    """Named, but inside a folder we may not search: checking it reports DL006."""
-    try:
-        os.stat(path)
-    except PermissionError:
-        return True
-    except OSError:
-        return False
-    return False
-
-
-def _unlistable(error: OSError) -> Diagnostic:
-    folder = display_path(str(error.filename))
-    return tool_diagnostic(folder, "DL006", f"cannot list folder: {error.strerror or error}; its files were not checked")
 
 
 def _unused_flags(args: argparse.Namespace, fixing: bool) -> None:
