@@ -12,7 +12,10 @@ The contract:
   text saved at `path`: the profile resolved for `path` as on disk (`options.profile`, else
   the nearest pyproject.toml with `[tool.deadline-lint]`), its per-path ignores, and
   suppression comments. `path` is never read; it need not exist. `lint_bytes` takes
-  undecoded bytes (DL002 when they are not source text).
+  undecoded bytes (DL002 when they are not source text). A buffer is checked even where the
+  profile's `exclude` would skip the file in a folder walk: `Session.excluded(path)` says so.
+- `Session.files(paths)` is the folder walk (`options.exclude`, the profiles' `exclude`,
+  .gitignore unless `options.respect_gitignore` is False).
 - `FileResult.path` is the path as given; `FileResult.diagnostics` is a sorted list of
   `deadline_lint.diagnostics.Diagnostic` (1-based lines and columns), each with its `fix`
   (edits as character offsets into the text checked) or None. `FixResult` has the same two
