@@ -2,8 +2,9 @@
 
 A worker lives no longer than the process that started it: when that process dies (even by
 SIGKILL, which runs no clean-up of its own) each worker stops before it reads or writes
-another file. On Linux the kernel tells it (PR_SET_PDEATHSIG); elsewhere a thread watches
-for the parent to change. SIGTERM or SIGINT end a worker quietly, with no traceback: a file
+another file. On Linux the kernel tells it (PR_SET_PDEATHSIG; strictly, when the thread that
+started it ends, which is the thread iterating the run: keep iterating in that thread);
+elsewhere a thread watches for the parent to change. SIGTERM or SIGINT end a worker quietly, with no traceback: a file
 being written is left untouched or whole (writes.write_atomic removes its temporary file
 on the way out), and the run then ends as interrupted.
 """
