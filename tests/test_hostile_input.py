@@ -372,7 +372,7 @@ def test_non_positive_jobs_are_a_usage_error(value, capsys) -> None:
 def test_jobs_never_exceed_files_or_cpus(monkeypatch) -> None:
     import os
 
-    from deadline_lint.runner import resolve_jobs
+    from deadline_lint.api import resolve_jobs
 
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
     assert resolve_jobs(1000, 4) == 2
