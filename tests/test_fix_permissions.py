@@ -98,3 +98,27 @@ def test_a_cr_only_file_keeps_its_final_line_ending(tmp_path: Path) -> None:
     data = target.read_bytes()
     assert b"monotonic() < deadline" in data
     assert data.endswith(b"probe()\r") and b"\n" not in data
+
+
+def test_ctrl_c_during_fix_says_how_many_files_were_written(tmp_path: Path, monkeypatch, capsys) -> None:
+    import deadline_lint.fixes as fixes
+
+    paths = []
+    for index in range(4):
+        path = tmp_path / f"m{index}.py"
+        path.write_text(UNBUDGETED)
+        paths.append(str(path))
+    calls = []
+    real = fixes.fix_file
+
+    def interrupted_on_the_third(*args, **kwargs):
+        calls.append(args[1])
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(fixes, "fix_file", interrupted_on_the_third)
+    assert main(["fix", "--unsafe-fixes", "--jobs", "1", *paths]) == 130
+    err = capsys.readouterr().err
+    assert "deadline-lint: interrupted; 2 files already fixed and written, every other file untouched" in err
+    assert [("timeout=10.0" in Path(p).read_text()) for p in paths] == [True, True, False, False]

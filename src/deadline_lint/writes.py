@@ -19,7 +19,7 @@ import stat
 import tempfile
 import tokenize
 from dataclasses import dataclass
-from typing import BinaryIO, Optional
+from typing import Any, BinaryIO, Optional
 
 from deadline_lint.source import DecodeError, decode_source
 
@@ -28,6 +28,37 @@ TEMP_SUFFIX = ".deadline-lint.tmp"  # recognisable, should a SIGKILL ever leave 
 
 _LONE_LF = re.compile(r"(?<!\r)\n")
 _LONE_CR = re.compile(r"\r(?!\n)")
+
+
+# Files written so far in this run, shared with worker processes forked after
+# `count_writes()`, so an interrupted `fix` can say how many it had finished.
+_written: Optional[Any] = None
+
+
+def count_writes() -> None:
+    """Start counting writes (in this process and in workers forked from now on)."""
+    global _written
+    import multiprocessing
+
+    try:
+        _written = multiprocessing.Value("q", 0)
+    except (OSError, ImportError):  # no shared memory here: say nothing rather than guess
+        _written = None
+
+
+def stop_counting() -> None:
+    global _written
+    _written = None
+
+
+def writes_counted() -> Optional[int]:
+    return None if _written is None else int(_written.value)
+
+
+def _count_one() -> None:
+    if _written is not None:
+        with _written.get_lock():
+            _written.value += 1
 
 
 class WriteRefused(Exception):
@@ -134,6 +165,7 @@ def write_atomic(snapshot: SourceSnapshot, text: str) -> None:
         _keep_owner(temporary, original)
         _refuse_if_changed(snapshot, target)
         os.replace(temporary, target)
+        _count_one()
     except BaseException:  # also KeyboardInterrupt/SystemExit: never leave the temp file behind
         with contextlib.suppress(OSError):
             os.unlink(temporary)
@@ -164,6 +196,7 @@ def _write_in_place(snapshot: SourceSnapshot, target: str, data: bytes) -> None:
         handle.truncate()
         handle.flush()
         os.fsync(handle.fileno())
+    _count_one()
 
 
 def _write_all(handle: BinaryIO, data: bytes) -> None:
