@@ -574,7 +574,12 @@ def _cause(call: rt.Call, generator: Generator, fixed: Dict[str, str]) -> str:
             edge = "by-name"
         if caller is not None:
             edge += f" from {caller.style}"
+    if DETAILED:
+        return f"{generator.site_info.get(call.site, '?')} | fn {style} | reached {edge}"
     return f"fn {style} | reached {edge.split(' from ')[0]}"
+
+
+DETAILED = False
 
 
 def _signature_line(text: str, name: str) -> str:
@@ -625,7 +630,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--flat", action="store_true", help="no in-process calls: only each function's own hops")
     parser.add_argument("--only", default="", help="with --show: only violations whose kind and cause contain this")
     parser.add_argument("--tree", type=int, default=None, help="print one tree, generated and fixed")
+    parser.add_argument("--detailed", action="store_true", help="causes by call site and caller too")
     args = parser.parse_args(argv)
+    global DETAILED
+    DETAILED = args.detailed
     if args.tree is not None:
         texts, fixed = tree_texts(args.tree, args.seed, args.flat)
         for name in texts:
