@@ -64,3 +64,31 @@ def test_dl107_fix_keeps_a_statement_sharing_its_line() -> None:
     after = fixed(text, "DL107")
     assert "t = budget.timeout(); n = 1" in after
     ast.parse(after)
+
+
+RETRY_LOOP = (
+    "import requests\nimport time\n\n\n"
+    "def fetch(url):\n"
+    "    for attempt in range(3):\n"
+    "        try:\n"
+    "            return requests.get(url, timeout=2.0)\n"
+    "        except (requests.ConnectionError, requests.Timeout):\n"
+    "            time.sleep(0.1)\n"
+)
+
+
+def test_dl301_says_what_its_fix_leaves_admitting_expiry() -> None:
+    """Dropping `requests.Timeout` leaves `requests.ConnectionError`, whose subclass
+    `ConnectTimeout` is an expiry too (bench/simulate.py retried those after the deadline)."""
+    [finding] = Checker(select=["DL301"]).check_text(RETRY_LOOP, "m.py")
+    assert finding.message.endswith(
+        "; `requests.ConnectionError`, which stays, still lets its subclass `requests.ConnectTimeout` through:"
+        " re-raise it in a clause before this one (`except requests.ConnectTimeout: raise`)"
+    )
+    assert "except (requests.ConnectionError,):" in fixed(RETRY_LOOP, "DL301")
+
+
+def test_dl301_says_nothing_more_when_nothing_else_admits_expiry() -> None:
+    text = RETRY_LOOP.replace("requests.ConnectionError", "ValueError")
+    [finding] = Checker(select=["DL301"]).check_text(text, "m.py")
+    assert finding.message.endswith("let it propagate (or stop the loop) instead")
