@@ -613,8 +613,9 @@ def test_dl503_findings_settled_by_forwarding_are_counted_once() -> None:
 
 
 def test_dl503_forwarding_to_functions_is_a_budget_insertion_but_not_to_methods() -> None:
-    """The codemod's job and --thread-budget's: forwarding to a module function; a method may be
-    overridden elsewhere without the parameter, so only --unsafe-fixes forwards to it."""
+    """The codemod's job and --thread-budget's: forwarding to a module function. A method on
+    `self` may be overridden elsewhere without the parameter (`TypeError` there): it is never
+    given the keyword, not even with --unsafe-fixes, and the finding says why."""
     text = (
         "def load(key, budget=None):\n    return key\n\n"
         "class C:\n    def get(self, key, budget=None):\n        return key\n\n"
@@ -622,5 +623,20 @@ def test_dl503_forwarding_to_functions_is_a_budget_insertion_but_not_to_methods(
     )
     inserted = fix_text(Checker(select=["DL503"]), text, "m.py", FixMode(insert_budgets=True)).text
     assert "load(key, budget=budget)" in inserted and "self.get(key)\n" in inserted
-    unsafe = fix_text(Checker(select=["DL503"]), text, "m.py", FixMode(unsafe=True)).text
-    assert "self.get(key, budget=budget)" in unsafe
+    unsafe = fix_text(Checker(select=["DL503"]), text, "m.py", FixMode(unsafe=True))
+    assert "load(key, budget=budget)" in unsafe.text and "self.get(key)\n" in unsafe.text
+    [left] = unsafe.remaining
+    assert left.fix is None and "a subclass may override `get` without `budget`" in left.message
+
+
+def test_dl503_never_breaks_an_override() -> None:
+    """What the keyword would do: the subclass's override has no `budget`."""
+    text = (
+        "class Base:\n    def get(self, key, budget=None):\n        return key\n\n"
+        "    def run(self, key, budget):\n        return self.get(key)\n\n"
+        "class Cached(Base):\n    def get(self, key):\n        return key\n"
+    )
+    fixed = fix_text(Checker(select=["DL503"]), text, "m.py", FixMode(unsafe=True, thread_budget=True)).text
+    namespace: dict = {}
+    exec(compile(fixed, "m.py", "exec"), namespace)
+    assert namespace["Cached"]().run("k", budget=object()) == "k"
