@@ -25,6 +25,13 @@ up the call graph: a function with no budget that calls a threaded function by n
 threaded too (signature and forwarding only), and so are its callers, until a caller has a
 budget of its own or cannot be threaded; one run forwards the budget along a whole chain.
 
+`budget_s` is the time left at the call. A function that spends it more than once (two hops,
+a hop and a forward, a hop in a loop) would give each later hop the time an earlier one used:
+such a function turns it into a deadline on entry (`budget_deadline_s = time.monotonic() +
+budget_s`) and derives every timeout and forwarded budget from what is left of it then
+(bench/simulate.py runs fixed code and found the snapshot overspending). Where `time` is bound
+to something else, or the function has nested scopes, it keeps the plain parameter.
+
 Prove or bail: lambdas, `*args`/`**kwargs` signatures, decorators other than staticmethod and
 classmethod (a framework may read the signature), dunder methods, functions defined more than
 once (overloads, conditional defs), functions that already use the name and lines with a DL
