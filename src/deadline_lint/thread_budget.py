@@ -236,9 +236,13 @@ def _prepend_statement(source: SourceFile, function: ast.AST, statement: str) ->
     return Edit(at, at, f"{indent}{statement}{ending}")
 
 
+# Code that runs a call more than once, one after the other (a comprehension too).
+_REPEATS = (ast.For, ast.AsyncFor, ast.While, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
 def _in_loop(function: ast.AST, offset: int, source: SourceFile) -> bool:
     for node in ast.walk(function):
-        if isinstance(node, (ast.For, ast.AsyncFor, ast.While)) and node is not function:
+        if isinstance(node, _REPEATS) and node is not function:
             start, end = source.node_span(node)
             if start <= offset < end:
                 return True
