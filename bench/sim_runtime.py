@@ -51,6 +51,7 @@ class Call:
     deadline: float
     frames: List[str]  # generated functions on the stack, outermost first
     attempt: int = 1  # how many times this site was called so far in this request
+    checked_at: Optional[float] = None  # its function passed a refuse check then, before this call
 
     @property
     def remaining(self) -> float:
@@ -65,6 +66,9 @@ class Request:
     refuse_checks: int = 0
     package: str = ""
     attempts: Dict[str, int] = field(default_factory=dict)
+    # frame -> (when it passed a refuse check, hops made by then): the next hop is judged when
+    # nothing but sleeping happened in between
+    checked: Dict[str, Any] = field(default_factory=dict)
 
 
 class _State:
@@ -100,8 +104,12 @@ def _hop(site: Any, library: str, timeout: Optional[float], timeout_error: Calla
     assert request is not None, "an outbound call outside a simulated request"
     site = str(site)
     request.attempts[site] = request.attempts.get(site, 0) + 1
-    request.calls.append(Call(site, library, timeout, now(), request.deadline, _frames(request.package),
-                              request.attempts[site]))
+    frames = _frames(request.package)
+    caller = next((f for f in reversed(frames) if not f.split(".")[-1].startswith("fetch_")), "")
+    check = request.checked.pop(caller, None)
+    checked_at = check[0] if check is not None and check[1] == len(request.calls) else None
+    request.calls.append(Call(site, library, timeout, now(), request.deadline, frames,
+                              request.attempts[site], checked_at))
     rng = request.rng
     if rng.random() < 0.15:  # a transient failure early in the call
         spent = rng.uniform(0.001, 0.05)
@@ -518,8 +526,14 @@ def _budget_module() -> types.ModuleType:
         return max(0.0, current.get() - now())
 
     def note_refuse_check() -> None:
-        if STATE.request is not None:
-            STATE.request.refuse_checks += 1
+        """Generated code calls this right after its refuse check passed: the next hop of the
+        same function must start at or above the threshold."""
+        request = STATE.request
+        if request is not None:
+            request.refuse_checks += 1
+            frames = _frames(request.package)
+            if frames:
+                request.checked[frames[-1]] = (now(), len(request.calls))
 
     m.Budget, m.Refused, m.remaining_seconds, m.current_deadline = Budget, Refused, remaining_seconds, current
     m.note_refuse_check = note_refuse_check

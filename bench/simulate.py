@@ -241,8 +241,9 @@ class Generator:
         lines += ["        " + line for line in call]
         lines += ["        break", f"    except {errors}:"]
         if exprs and self.rng.random() < 0.5:
-            self.imports[function.module].add("from simbudget import Refused")
+            self.imports[function.module].add("from simbudget import Refused, note_refuse_check")
             lines += [f"        if {exprs['check']} < 0.1:", "            raise Refused()"]
+            lines += ["            note_refuse_check()"]
         lines += [f"        {sleep}(0.1 * (attempt + 1))"]
         return lines
 
@@ -551,6 +552,10 @@ def _judge(index: int, request: rt.Request, remaining: Dict[str, Dict[str, set]]
             found.append(Violation("exceeds", index, call.site, detail, tuple(sorted(left)), why))
         if call.remaining <= 0:
             found.append(Violation("after-deadline", index, call.site, detail, tuple(sorted(left)), why))
+        if call.checked_at is not None and call.remaining < rt.REFUSE_BELOW_S - 1e-9:
+            when = "after a backoff" if call.start > call.checked_at else "right after it"
+            found.append(Violation("below-refuse", index, call.site, f"{detail} (checked at t={call.checked_at:.3f}, {when})",
+                                   tuple(sorted(left)), why))
     return found
 
 
