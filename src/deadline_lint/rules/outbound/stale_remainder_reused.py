@@ -140,7 +140,7 @@ def _drop_if_dead(name: str, occurrences, snapshots, ctx) -> List[Edit]:
     """The fix also removes `name = <read>` when this call held its only uses, so no dead
     local is left (pyflakes F841). Only a plain `name = value` statement on lines of its own
     with no comment; a name read anywhere else in the function (a nested one too) stays."""
-    value = snapshots[name].value
+    value = getattr(snapshots[name], "value", None)
     function = ctx.scope.node
     statement = next((n for n in ast.walk(function) if isinstance(n, ast.Assign) and n.value is value), None)
     if statement is None or len(statement.targets) != 1 or not isinstance(statement.targets[0], ast.Name):
@@ -153,10 +153,11 @@ def _drop_if_dead(name: str, occurrences, snapshots, ctx) -> List[Edit]:
         return []
     source = ctx.source
     start, end = source.node_span(statement)
+    end_line = statement.end_lineno or statement.lineno
     first = source.line_text(statement.lineno)
-    last = source.line_text(statement.end_lineno)
+    last = source.line_text(end_line)
     line_start = source.line_starts[statement.lineno - 1]
-    last_start = source.line_starts[statement.end_lineno - 1]
+    last_start = source.line_starts[end_line - 1]
     if source.text[line_start:start].strip(" \t\f") or source.text[end:last_start + len(last)].strip():
         return []  # shares a line with another statement or a comment
     return [Edit(line_start, last_start + len(last), "")] if first else []
