@@ -195,8 +195,16 @@ def _spend_from_a_deadline(
                 text = text[: -len(forward)] + f"{PARAMETER}={fresh}"
             result[i] = Edit(edit.start, edit.end, text)
         result.append(opening)
-        imports.append("time")
+        if not _imports_time(module.tree):
+            imports.append("time")  # only when missing: adding one is a LibCST pass over the file
     return result, imports
+
+
+def _imports_time(tree: ast.Module) -> bool:
+    return any(
+        isinstance(node, ast.Import) and any(a.name == "time" and a.asname is None for a in node.names)
+        for node in tree.body
+    )
 
 
 def _has_nested_scope(function: ast.AST) -> bool:
