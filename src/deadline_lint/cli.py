@@ -8,7 +8,7 @@ remain (unfixable, unsafe-only without `--unsafe-fixes`, DL005 did-not-converge)
 file could not be written (it changed on disk meanwhile); `--exit-non-zero-on-fix` also
 exits 1 when anything was fixed. With `--diff` nothing is written: 1 if any file would
 change (or could not be fixed), else 0. 130 when interrupted (Ctrl-C or SIGTERM): every
-file is then either untouched or completely fixed.
+file is then either untouched or completely fixed, and the message says how many were written.
 """
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ from deadline_lint.output import DOCUMENT_FORMATS, WRITERS, write_statistics
 from deadline_lint.profile import ProfileError
 from deadline_lint.selection import parse_selectors
 from deadline_lint.tool_codes import TOOL_CODES
+from deadline_lint.writes import count_writes, stop_counting, writes_counted
 
 if TYPE_CHECKING:
     from deadline_lint.baseline import Entry
@@ -270,6 +271,8 @@ def cmd_fix(args: argparse.Namespace) -> int:
     session, files = _load(args)
     if _reads_stdin(args):
         return _fix_stdin(session, args)
+    if not args.diff:
+        count_writes()  # so an interruption can say how many files were already fixed
     with _sigterm_interrupts():
         outcomes = list(session.fix_paths(files))
     outcomes.extend(FixResult(d.path, [d]) for d in args.unlistable)
@@ -413,10 +416,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"deadline-lint: {exc}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
-        print("deadline-lint: interrupted", file=sys.stderr)
+        written = writes_counted()
+        done = "" if written is None else (
+            f"; {written} file{'' if written == 1 else 's'} already fixed and written, every other file untouched"
+        )
+        print(f"deadline-lint: interrupted{done}", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return EXIT_CLEAN
+    finally:
+        stop_counting()
 
 
 __all__ = ["main"]

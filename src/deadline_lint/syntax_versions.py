@@ -17,6 +17,9 @@ _TYPE_PARAMS = r"\s*(?:(?:async\s+)?def|class)\s+\w+\s*\["
 NEWER_SYNTAX: Sequence[Tuple[Version, str, "re.Pattern[str]"]] = (
     ((3, 12), "type parameters", re.compile(r"^" + _TYPE_PARAMS)),
     ((3, 12), "type aliases", re.compile(r"^\s*type\s+\w+\s*(?:\[[^\]]*\])?\s*=")),
+    # PEP 701: inside an f-string's braces, the string's own quote, a backslash or a comment.
+    ((3, 12), "f-strings with quotes, backslashes or comments in their braces", re.compile(
+        r"""(?<![\w.'"])(?:[fF][rR]?|[rR][fF])(?P<q>'|")(?:(?!(?P=q)).)*?(?<!\{)\{(?!\{)[^}]*?(?:(?P=q)|\\|#)""")),
     ((3, 13), "type parameter defaults", re.compile(r"^" + _TYPE_PARAMS + r"[^\]]*=")),
     ((3, 14), "template strings", re.compile(r"""(?<![\w.'"])(?:[tT][rR]?|[rR][tT])(?:'|")""")),
     ((3, 14), "except without parentheses", re.compile(r"^\s*except\*?\s+[^\s(:][^:]*,[^:]*:")),

@@ -25,6 +25,13 @@ up the call graph: a function with no budget that calls a threaded function by n
 threaded too (signature and forwarding only), and so are its callers, until a caller has a
 budget of its own or cannot be threaded; one run forwards the budget along a whole chain.
 
+`budget_s` is the time left at the call. A function that spends it more than once (two hops,
+a hop and a forward, a hop in a loop) would give each later hop the time an earlier one used:
+such a function turns it into a deadline on entry (`budget_deadline_s = time.monotonic() +
+budget_s`) and derives every timeout and forwarded budget from what is left of it then
+(bench/simulate.py runs fixed code and found the snapshot overspending). Where `time` is bound
+to something else, or the function has nested scopes, it keeps the plain parameter.
+
 Prove or bail: lambdas, `*args`/`**kwargs` signatures, decorators other than staticmethod and
 classmethod (a framework may read the signature), dunder methods, functions defined more than
 once (overloads, conditional defs), functions that already use the name and lines with a DL
@@ -64,6 +71,7 @@ if TYPE_CHECKING:
 PARAMETER = "budget_s"
 THREADED_CODE = "DL101"  # the finding that says "this function makes an unbudgeted outbound call"
 FORWARDING_CODE = "DL503"  # budget-not-forwarded: its presence threads callers too
+DEADLINE = "budget_deadline_s"  # a function that spends `budget_s` twice turns it into this
 PLACEHOLDER = "__deadline_lint_edge_default__"  # stands in for the edge default in fix texts
 _UNDERSTOOD_DECORATORS = frozenset({"staticmethod", "classmethod"})
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -141,9 +149,147 @@ def plan_thread_budget(
     forwarding = _forwarding_edits(module, threaded)
     edits.extend(forwarding)
     covered.update(_forwarding_findings(found, forwarding, source))
+    edits, clock_imports = _spend_from_a_deadline(module, threaded, edits)
+    imports.extend(clock_imports)
     if not edits or _overlapping(edits):
         return None
     return ThreadPlan(tuple(edits), tuple(dict.fromkeys(imports)), frozenset(covered), new_functions)
+
+
+def _spend_from_a_deadline(
+    module: _ModuleIndex, threaded: Dict[int, ast.AST], edits: List[Edit],
+) -> Tuple[List[Edit], List[str]]:
+    """`budget_s` is the time left when the function was called. A function that spends it more
+    than once (two hops, a hop and a forward, a hop in a loop) would give every later hop the
+    time the first one already used: it turns the parameter into a deadline on entry
+    (`budget_deadline_s = time.monotonic() + budget_s`) and derives each timeout and each
+    forwarded budget from what is left of it at that moment. Where `time` or the name means
+    something else there, the plain parameter stays (and the function says so in its docs)."""
+    profile = module.profile
+    seconds = profile.render("seconds_expression", PARAMETER)
+    fresh = profile.render("seconds_expression", f"({DEADLINE} - time.monotonic())")
+    forward = f"{PARAMETER}={PARAMETER}"
+    imports: List[str] = []
+    if not _module_time_is_the_module(module):
+        return edits, imports
+    result = list(edits)
+    for function in threaded.values():
+        start, end = module.source.node_span(function)
+        body_start = module.source.node_span(function.body[0])[0]  # type: ignore[attr-defined]
+        inside = [i for i, e in enumerate(result) if body_start <= e.start and e.end <= end]
+        uses = [i for i in inside if seconds in result[i].text or result[i].text.endswith(forward)]
+        if not uses or _has_deadline(function):
+            continue
+        in_loop = any(_in_loop(function, result[i].start, module.source) for i in uses)
+        if len(uses) < 2 and not in_loop:
+            continue
+        if _mentions_name(function, DEADLINE) or _binds_name(function, "time") or _has_nested_scope(function):
+            continue
+        opening = _prepend_statement(module.source, function, f"{DEADLINE} = time.monotonic() + {PARAMETER}")
+        if opening is None:
+            continue
+        for i in uses:
+            edit = result[i]
+            text = edit.text.replace(seconds, fresh)
+            if text.endswith(forward):
+                text = text[: -len(forward)] + f"{PARAMETER}={fresh}"
+            result[i] = Edit(edit.start, edit.end, text)
+        result.append(opening)
+        if not _imports_time(module.tree):
+            imports.append("time")  # only when missing: adding one is a LibCST pass over the file
+    return result, imports
+
+
+def _imports_time(tree: ast.Module) -> bool:
+    return any(
+        isinstance(node, ast.Import) and any(a.name == "time" and a.asname is None for a in node.names)
+        for node in tree.body
+    )
+
+
+def _has_nested_scope(function: ast.AST) -> bool:
+    """A nested def or lambda has its own `budget_s` (or none): its edits are not ours."""
+    return any(
+        isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)) and node is not function
+        for node in ast.walk(function)
+    )
+
+
+def _has_deadline(function: ast.AST) -> bool:
+    first = _first_statement(function)
+    return (
+        isinstance(first, ast.Assign) and len(first.targets) == 1
+        and isinstance(first.targets[0], ast.Name) and first.targets[0].id == DEADLINE
+    )
+
+
+def _first_statement(function: ast.AST) -> Optional[ast.stmt]:
+    body = list(function.body)  # type: ignore[attr-defined]
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+        body = body[1:]
+    return body[0] if body else None
+
+
+def _prepend_statement(source: SourceFile, function: ast.AST, statement: str) -> Optional[Edit]:
+    """`statement` on a line of its own before the body's first statement (after a docstring)."""
+    first = _first_statement(function)
+    if first is None or first.lineno == function.lineno:  # type: ignore[attr-defined]
+        return None
+    line = source.line_text(first.lineno)
+    indent = line[: source.char_column(first.lineno, first.col_offset)]
+    if indent.strip(" \t"):
+        return None  # shares its line with the docstring (`"doc"; x = 1`)
+    ending = line[len(line.rstrip("\r\n")):] or "\n"
+    at = source.line_starts[first.lineno - 1]
+    return Edit(at, at, f"{indent}{statement}{ending}")
+
+
+# Code that runs a call more than once, one after the other (a comprehension too).
+_REPEATS = (ast.For, ast.AsyncFor, ast.While, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def _in_loop(function: ast.AST, offset: int, source: SourceFile) -> bool:
+    for node in ast.walk(function):
+        if isinstance(node, _REPEATS) and node is not function:
+            start, end = source.node_span(node)
+            if start <= offset < end:
+                return True
+    return False
+
+
+def _mentions_name(function: ast.AST, name: str) -> bool:
+    return any(
+        (isinstance(node, ast.Name) and node.id == name) or (isinstance(node, ast.arg) and node.arg == name)
+        for node in ast.walk(function)
+    )
+
+
+def _binds_name(function: ast.AST, name: str) -> bool:
+    """A parameter, local or nested import called `name` in the function."""
+    for node in ast.walk(function):
+        if isinstance(node, ast.arg) and node.arg == name:
+            return True
+        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
+            return True
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and any((a.asname or a.name.split(".")[0]) == name for a in node.names):
+            return True
+    return False
+
+
+def _module_time_is_the_module(module: _ModuleIndex) -> bool:
+    """`time` at module level is unbound or only ever `import time`."""
+    for node in ast.walk(module.tree):
+        if isinstance(node, ast.Import):
+            if any((a.asname or a.name.split(".")[0]) == "time" and a.name != "time" for a in node.names):
+                return False
+        elif isinstance(node, ast.ImportFrom):
+            if any((a.asname or a.name) == "time" for a in node.names):
+                return False
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == "time":
+            return False
+        elif isinstance(node, ast.Name) and node.id == "time" and not isinstance(node.ctx, ast.Load):
+            return False
+    return True
 
 
 def _threads_callers(checker: "Checker", applies: Callable[[Optional[Fix]], bool]) -> bool:
@@ -237,6 +383,7 @@ class _ModuleIndex:
 
     def __init__(self, checker: "Checker", source: SourceFile, tree: ast.Module) -> None:
         self.source = source
+        self.tree = tree
         self.profile = checker.profile
         module_scope = Scope(tree, None)
         self.catalog = checker.catalog

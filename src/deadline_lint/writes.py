@@ -19,7 +19,7 @@ import stat
 import tempfile
 import tokenize
 from dataclasses import dataclass
-from typing import BinaryIO, Optional
+from typing import Any, BinaryIO, Optional
 
 from deadline_lint.source import DecodeError, decode_source
 
@@ -28,6 +28,37 @@ TEMP_SUFFIX = ".deadline-lint.tmp"  # recognisable, should a SIGKILL ever leave 
 
 _LONE_LF = re.compile(r"(?<!\r)\n")
 _LONE_CR = re.compile(r"\r(?!\n)")
+
+
+# Files written so far in this run, shared with worker processes forked after
+# `count_writes()`, so an interrupted `fix` can say how many it had finished.
+_written: Optional[Any] = None
+
+
+def count_writes() -> None:
+    """Start counting writes (in this process and in workers forked from now on)."""
+    global _written
+    import multiprocessing
+
+    try:
+        _written = multiprocessing.Value("q", 0)
+    except (OSError, ImportError):  # no shared memory here: say nothing rather than guess
+        _written = None
+
+
+def stop_counting() -> None:
+    global _written
+    _written = None
+
+
+def writes_counted() -> Optional[int]:
+    return None if _written is None else int(_written.value)
+
+
+def _count_one() -> None:
+    if _written is not None:
+        with _written.get_lock():
+            _written.value += 1
 
 
 class WriteRefused(Exception):
@@ -95,22 +126,35 @@ def newline_style(text: str) -> Optional[str]:
 
 
 def match_newlines(original: str, fixed: str) -> str:
-    """Give newlines a fix introduced (as `\\n`) the original's style, when it has a single one.
-    Python reads every style the same, so this changes no string's value."""
+    """Give newlines a fix introduced (as `\\n`) the original's style, when it has a single one,
+    and keep the original's final line ending (LibCST drops a lone CR at the end when it adds an
+    import). Python reads every style the same, so this changes no string's value."""
     style = newline_style(original)
-    if style is None or style == "\n" or "\n" not in fixed:
-        return fixed
-    if style == "\r\n":
-        return _LONE_LF.sub("\r\n", fixed)
-    return fixed.replace("\r\n", "\r").replace("\n", "\r")
+    if style is not None and style != "\n" and "\n" in fixed:
+        if style == "\r\n":
+            fixed = _LONE_LF.sub("\r\n", fixed)
+        else:
+            fixed = fixed.replace("\r\n", "\r").replace("\n", "\r")
+    if original.endswith(("\n", "\r")) and fixed and not fixed.endswith(("\n", "\r")):
+        fixed += "\r\n" if original.endswith("\r\n") else original[-1]
+    return fixed
 
 
 def write_atomic(snapshot: SourceSnapshot, text: str) -> None:
-    """Replace the file with `text`, or raise WriteRefused / OSError and leave it untouched."""
+    """Replace the file with `text`, or raise WriteRefused / OSError and leave it untouched.
+
+    A file the user may not write (its mode or its owner says so) is refused, even where the
+    folder would let a rename replace it. A file whose identity a rename would change is
+    rewritten in place instead (not atomic, but the same inode): one with other hard links,
+    or one owned by someone else that the user may write but could not give back (not root)."""
     data = encode_like(snapshot, text)
     target = os.path.realpath(snapshot.path)  # write through a symlink, not over it
     folder = os.path.dirname(target) or "."
     original = os.stat(target)
+    _refuse_if_unwritable(target, original)
+    if original.st_nlink > 1 or not _can_keep_owner(original):
+        _write_in_place(snapshot, target, data)
+        return
     fd, temporary = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=TEMP_SUFFIX, dir=folder)
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -121,11 +165,38 @@ def write_atomic(snapshot: SourceSnapshot, text: str) -> None:
         _keep_owner(temporary, original)
         _refuse_if_changed(snapshot, target)
         os.replace(temporary, target)
+        _count_one()
     except BaseException:  # also KeyboardInterrupt/SystemExit: never leave the temp file behind
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         raise
     _sync_folder(folder)
+
+
+def _refuse_if_unwritable(target: str, original: os.stat_result) -> None:
+    if not stat.S_IMODE(original.st_mode) & 0o222:
+        raise WriteRefused(f"read-only file (mode {stat.S_IMODE(original.st_mode):04o}); not written")
+    effective = os.access in os.supports_effective_ids
+    if not os.access(target, os.W_OK, effective_ids=effective):
+        raise WriteRefused("permission denied: you may not write this file; not written")
+
+
+def _can_keep_owner(original: os.stat_result) -> bool:
+    """A replaced file belongs to whoever wrote the new one unless root gives it back."""
+    if not hasattr(os, "geteuid"):
+        return True
+    return (original.st_uid, original.st_gid) == (os.geteuid(), os.getegid()) or os.geteuid() == 0
+
+
+def _write_in_place(snapshot: SourceSnapshot, target: str, data: bytes) -> None:
+    """Overwrite the file's own bytes: owner, mode and hard links stay as they are."""
+    _refuse_if_changed(snapshot, target)
+    with open(target, "r+b") as handle:
+        _write_all(handle, data)
+        handle.truncate()
+        handle.flush()
+        os.fsync(handle.fileno())
+    _count_one()
 
 
 def _write_all(handle: BinaryIO, data: bytes) -> None:

@@ -47,8 +47,11 @@ def inbound_header_read(node: ast.AST, ctx: "FileContext") -> Optional[Tuple[Wir
     return None if key is None else (wire, key)
 
 
-_FROM_TIME = re.compile(r"^[ \t]*from time import (?:\(|[^\n]*\btime(?:_ns)?\b)", re.MULTILINE)
-_TIME_ALIAS = re.compile(r"^[ \t]*import time as (\w+)", re.MULTILINE)
+# A statement starts a line (any line ending: CR-only files too) or follows a `;`; Python's
+# tokenizer takes form feeds as indentation whitespace.
+_STATEMENT_START = r"(?:^|(?<=[\r;]))[ \t\f]*"
+_FROM_TIME = re.compile(_STATEMENT_START + r"from time import (?:\(|[^\r\n]*\btime(?:_ns)?\b)", re.MULTILINE)
+_TIME_ALIAS = re.compile(_STATEMENT_START + r"import time as (\w+)", re.MULTILINE)
 
 
 def wall_read_text_filter(catalog: Catalog) -> Callable[[str], bool]:

@@ -9,7 +9,7 @@ from deadline_lint.analysis.flow import enclosing_loop, runs_before
 from deadline_lint.analysis.outbound import FROM_CALL, outbound_call, timeout_object
 from deadline_lint.analysis.scopes import ASSIGN, IMPORT, PARAM, is_builtin
 from deadline_lint.catalog import CLIENT
-from deadline_lint.diagnostics import Applicability
+from deadline_lint.diagnostics import Applicability, Edit
 from deadline_lint.edits import replace_node
 from deadline_lint.rules.base import register
 from deadline_lint.rules.outbound.common import (
@@ -74,6 +74,9 @@ class StaleRemainderReused(OutboundRule):
     computed from, so the remainder is read again at that call. It changes the timeout the
     call gets (that is the point), and is offered only when that expression reads nothing but
     the budget, numbers and module-level names, so re-evaluating it has no other effect.
+    When that call held the name's only uses, the fix also removes the read it leaves unused
+    (`t = budget.timeout()` on a line of its own), so no dead local remains; a read with a
+    comment on its line, or sharing its line, is kept.
 
     ## Options
     - `budget.*`: what counts as a budget and its accessors.
@@ -123,6 +126,7 @@ class StaleRemainderReused(OutboundRule):
                 replace_node(ctx.source, o, _bare(fresh[o.id]) if o is call.timeout else _wrapped(fresh[o.id]))
                 for o in occurrences
             ]
+            edits += _drop_if_dead(name, occurrences, snapshots, ctx)
         else:
             advice, edits = "read the remainder again for this call", []
         what = f"`{name}` was read once (line {line})" if name == read else (
@@ -130,6 +134,33 @@ class StaleRemainderReused(OutboundRule):
         )
         message = f"{what} and {why}: {advice}"
         ctx.report(self, occurrences[0], message, edits, description=f"recompute {name} for this call")
+
+
+def _drop_if_dead(name: str, occurrences, snapshots, ctx) -> List[Edit]:
+    """The fix also removes `name = <read>` when this call held its only uses, so no dead
+    local is left (pyflakes F841). Only a plain `name = value` statement on lines of its own
+    with no comment; a name read anywhere else in the function (a nested one too) stays."""
+    value = getattr(snapshots[name], "value", None)
+    function = ctx.scope.node
+    statement = next((n for n in ast.walk(function) if isinstance(n, ast.Assign) and n.value is value), None)
+    if statement is None or len(statement.targets) != 1 or not isinstance(statement.targets[0], ast.Name):
+        return []
+    replaced = {id(o) for o in occurrences}
+    if any(
+        isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) and id(n) not in replaced
+        for n in ast.walk(function)
+    ):
+        return []
+    source = ctx.source
+    start, end = source.node_span(statement)
+    end_line = statement.end_lineno or statement.lineno
+    first = source.line_text(statement.lineno)
+    last = source.line_text(end_line)
+    line_start = source.line_starts[statement.lineno - 1]
+    last_start = source.line_starts[end_line - 1]
+    if source.text[line_start:start].strip(" \t\f") or source.text[end:last_start + len(last)].strip():
+        return []  # shares a line with another statement or a comment
+    return [Edit(line_start, last_start + len(last), "")] if first else []
 
 
 def _roots(name: str, snapshots: Dict[str, object]) -> List[str]:

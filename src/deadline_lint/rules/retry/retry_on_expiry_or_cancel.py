@@ -156,7 +156,7 @@ class RetryOnExpiryOrCancel(RetryRule):
                 message = (
                     f"the retry filter of `{policy.api.qualname}` names `{_short(ctx, admitted)}`, {_WHY[admitted.kind]}; "
                     f"remove it from the filter"
-                )
+                ) + _still_admitted(part.admission, admitted, ctx, "exclude that too (`retry_if_not_exception_type`, see DL302)")
                 ctx.report(self, admitted.node, message, edits=fix, description=f"Remove `{_short(ctx, admitted)}` from the retry filter")
 
     def _handler(self, handler: ast.ExceptHandler, admission: Admission, caught: Set[str], ctx) -> None:
@@ -168,8 +168,24 @@ class RetryOnExpiryOrCancel(RetryRule):
         message = (
             f"this retry loop catches `{_short(ctx, admitted)}` and tries again; that is {_WHY[admitted.kind]}; "
             f"let it propagate (or stop the loop) instead"
-        )
+        ) + _still_admitted(admission, admitted, ctx, "re-raise it in a clause before this one (`except {type}: raise`)")
         ctx.report(self, except_clause(handler), message, edits=fix, description=f"Stop retrying `{_short(ctx, admitted)}`")
+
+
+def _still_admitted(admission: Admission, admitted: Admitted, ctx, advice: str) -> str:
+    """What the filter lets through by a base class once the named type is gone
+    (`requests.ConnectionError` still admits `requests.ConnectTimeout`): the fix cannot remove
+    that, so the message says so."""
+    for element in admission.elements:
+        if element.node is admitted.node:
+            continue
+        for other in element.admitted:
+            if other.kind == admitted.kind and not other.direct:
+                return (
+                    f"; `{shown(ctx, element.node) if isinstance(element.node, ast.expr) else other.named}`, which stays, "
+                    f"still lets its subclass `{other.type}` through: {advice.format(type=other.type)}"
+                )
+    return ""
 
 
 def _named(admission: Admission) -> Iterator[Admitted]:

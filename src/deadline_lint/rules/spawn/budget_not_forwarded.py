@@ -51,9 +51,10 @@ class BudgetNotForwarded(Rule):
     ## Fix safety
     Unsafe: the callee's calls become bounded by the caller's remainder, so a call that used
     to wait may now fail. For a function called by name it inserts a budget, so the LibCST
-    codemod and `fix --thread-budget` apply it without `--unsafe-fixes`, as they do DL101's;
-    for a method (`self.lookup(...)`) only `--unsafe-fixes` does, since an override elsewhere
-    may lack the parameter. The fix passes the budget object as it is (`budget=budget`), or
+    codemod and `fix --thread-budget` apply it without `--unsafe-fixes`, as they do DL101's.
+    A method called on `self` (`self.lookup(...)`) gets no fix: an override in a subclass,
+    in this module or any other, may lack the parameter, and the added keyword would be a
+    `TypeError` there; the message says so. The fix passes the budget object as it is (`budget=budget`), or
     for a seconds parameter the caller's own seconds parameter, else the timeout it would
     give an outbound call (`budget_s=budget.timeout()`, the hop margin already taken off).
     `fix --thread-budget --unsafe-fixes` (and the LibCST codemod with the same options),
@@ -101,12 +102,16 @@ class BudgetNotForwarded(Rule):
                        "forward the budget")
             return
         argument = f"{parameter.name}={value}"
+        message = f"`{callee}()` accepts `{parameter.name}` but is called without it: pass `{argument}`"
+        if isinstance(node.func, ast.Attribute):
+            # `self.m(...)` may run an override in a subclass (in any module) that lacks the
+            # parameter: a keyword added here would be a TypeError there. No fix.
+            ctx.report(self, node, message + f" (not fixed: a subclass may override `{callee}` without "
+                       f"`{parameter.name}`; pass it through the class's overrides together)")
+            return
         edit = insert_keyword(ctx.source, node, parameter.name, value)
-        ctx.report(self, node, f"`{callee}()` accepts `{parameter.name}` but is called without it: pass `{argument}`",
-                   [edit] if edit else (), description=f"pass {argument}",
-                   # a method may be overridden elsewhere without the parameter: only
-                   # --unsafe-fixes forwards to it, never the codemod or --thread-budget alone
-                   inserts_budget=isinstance(node.func, ast.Name))
+        ctx.report(self, node, message, [edit] if edit else (), description=f"pass {argument}",
+                   inserts_budget=True)
 
 
 def may_forward(node: ast.Call, ctx) -> bool:

@@ -1,0 +1,663 @@
+"""Run what deadline-lint's fixes write: randomized service call trees, fixed, then executed.
+
+    python bench/simulate.py --trees 1000 --seed 7         # a report per violation kind
+    python bench/simulate.py --trees 200 --show 3          # also print 3 trees per kind
+
+A seeded generator writes each tree as a small Python package (1-4 modules): sync and async
+functions that call out through `requests`, `httpx`, `aiohttp` and a gRPC stub, call each
+other in sequence, in parallel (`asyncio.gather`, `TaskGroup`), across modules and through
+methods of project classes, with a budget object, a gRPC servicer context, a remainder read
+from request state, seconds, or nothing; with fixed, unbounded, raw and stale timeouts, retry
+loops, tenacity and timeout-forwarding wrappers sprinkled in. Each tree is fixed in-process
+the way `deadline-lint fix --unsafe-fixes --thread-budget` fixes it, and by the LibCST codemod
+(`InsertBudget --unsafe-fixes --thread-budget`), whose output must be the same; then the fixed
+tree is imported (it is our own generated code) under a virtual clock with recording fake
+transports (bench/sim_runtime.py) and every entry point is called as a request.
+
+On every outbound call the contract is asserted:
+  infinite        the call may wait forever (no timeout, or None)
+  exceeds         its timeout is more than the caller's remainder minus the hop margin (the
+                  1 ms floor of the fix templates allowed): the budget grew at this hop
+  after-deadline  the call started when the request's deadline had passed
+  below-refuse    the code checked the refuse threshold right before it and still started it
+  crash           the fixed program raised something no transport raises (a fix broke it)
+
+A violation the fixed code still reports (a remaining finding in the same function, such as
+DL105 or DL303, which have no mechanical fix) counts as `reported`; one nothing reports is
+`silent`: a missing rule or a wrong fix. Standard library plus deadline-lint itself.
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import asyncio
+import os
+import random
+import sys
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "src"))
+
+import sim_runtime as rt  # noqa: E402
+
+PROFILE = {
+    "budget": {"accessors": ["simbudget.remaining_seconds"]},
+}
+STYLES = ("budget", "context", "seconds", "state", "none")  # where a function's budget comes from
+TRANSPORTS_SYNC = ("requests", "session", "httpx", "grpc")
+TRANSPORTS_ASYNC = ("httpx_async", "aiohttp", "grpc")
+ERRORS = {
+    "requests": "requests.ConnectionError", "session": "requests.ConnectionError",
+    "httpx": "httpx.ConnectError", "httpx_async": "httpx.ConnectError",
+    "aiohttp": "aiohttp.ClientConnectionError", "grpc": "grpc.RpcError",
+}
+EXPIRY = {
+    "requests": "requests.Timeout", "session": "requests.Timeout",
+    "httpx": "httpx.TimeoutException", "httpx_async": "httpx.TimeoutException",
+    "aiohttp": "asyncio.TimeoutError", "grpc": None,
+}
+
+
+# -- the generator ------------------------------------------------------------------------
+@dataclass
+class Function:
+    name: str
+    module: int
+    is_async: bool
+    style: str
+    klass: Optional[str] = None  # a method of this project class
+    entry: bool = False
+    decorated: bool = False  # tenacity on the whole function
+    body: List[str] = field(default_factory=list)
+    callers: int = 0
+
+
+class Generator:
+    """One tree: functions assigned to modules, a call DAG (callees later in the order)."""
+
+    def __init__(self, rng: random.Random, index: int, flat: bool = False) -> None:
+        self.rng = rng
+        self.flat = flat  # no function calls another: every hop is the function's own
+        self.package = f"simtree{index}"
+        self.modules = rng.randint(1, 4)
+        self.sites = 0
+        self.functions: List[Function] = []
+        self.imports: Dict[int, set] = defaultdict(set)
+        self.module_lines: Dict[int, List[str]] = defaultdict(list)
+        self.wrappers: Dict[int, List[str]] = defaultdict(list)
+        self.site_info: Dict[str, str] = {}  # site -> how its timeout was written
+        self._retrying = False
+
+    def site(self, function: Function, how: str = "") -> str:
+        self.sites += 1
+        site = f"{function.name}/{self.sites}"
+        self.site_info[site] = how + (" in retry loop" if self._retrying else "")
+        return site
+
+    def by_name(self, name: str) -> Optional[Function]:
+        return next((f for f in self.functions if f.name == name), None)
+
+    def build(self) -> Dict[str, str]:
+        rng = self.rng
+        count = rng.randint(2, 7)
+        any_async = rng.random() < 0.4
+        for i in range(count):
+            is_async = any_async and (i == 0 or rng.random() < 0.6)
+            style = rng.choice(STYLES) if i else rng.choice(("budget", "context", "state", "none", "budget"))
+            module = 0 if i == 0 else rng.randrange(self.modules)
+            if i and module < self.functions[-1].module:
+                module = self.functions[-1].module  # imports only go to later modules: no cycles
+            function = Function(f"f{i}", module, is_async, style)
+            if style == "context":
+                function.klass = f"Svc{i}"  # servicer methods: (self, request, context)
+            elif i and rng.random() < 0.25:
+                function.klass = f"Repo{i}"
+            self.functions.append(function)
+        for function in self.functions:
+            self._body(function)
+        for function in self.functions:
+            function.entry = function.callers == 0
+        return self._render()
+
+    # What a function may pass on.
+    def _pass(self, caller: Function, callee: Function) -> Optional[str]:
+        """The argument text for calling `callee` from `caller`, or None if impossible."""
+        if callee.style == "budget":
+            return "budget" if caller.style == "budget" else None
+        if callee.style == "context":
+            return None  # servicer methods are entry points only
+        if callee.style == "seconds":
+            forward = {
+                "budget": "budget_s=budget.timeout()",
+                "context": "budget_s=max(0.001, context.time_remaining() - 0.05)",
+                "seconds": "budget_s=max(0.001, budget_s - 0.05)",
+                "state": "budget_s=max(0.001, remaining_seconds() - 0.05)",
+                "none": "",
+            }[caller.style]
+            if forward and self.rng.random() < 0.2:
+                return ""  # forgot to forward: DL503
+            return forward
+        return ""
+
+    def _budget_exprs(self, style: str) -> Dict[str, str]:
+        return {
+            "budget": {"good": "budget.timeout()", "raw": "budget.remaining()", "read": "budget.timeout()",
+                       "check": "budget.remaining()"},
+            "context": {"good": "max(0.001, context.time_remaining() - 0.05)", "raw": "context.time_remaining()",
+                        "read": "context.time_remaining() - 0.05", "check": "context.time_remaining()"},
+            "seconds": {"good": "max(0.001, budget_s - 0.05)", "raw": "budget_s", "read": "budget_s - 0.05",
+                        "check": "budget_s"},
+            "state": {"good": "max(0.001, remaining_seconds() - 0.05)", "raw": "remaining_seconds()",
+                      "read": "remaining_seconds() - 0.05", "check": "remaining_seconds()"},
+            "none": {},
+        }[style]
+
+    def _timeout(self, function: Function, stale: Optional[str]) -> Tuple[str, Optional[str]]:
+        """(variant, seconds expression or None for no keyword)."""
+        exprs = self._budget_exprs(function.style)
+        choices = ["missing", "missing", "fixed", "none"]
+        if exprs:
+            choices += ["good", "good", "raw", "floor"]
+            if stale:
+                choices += ["stale", "stale"]
+        variant = self.rng.choice(choices)
+        value = {
+            "missing": None,
+            "none": "None",
+            "fixed": repr(self.rng.choice((0.5, 2.0, 5.0, 30.0))),
+            "good": exprs.get("good"),
+            "raw": exprs.get("raw"),
+            "stale": stale,
+            "floor": f"max({exprs.get('raw')} - 0.05, 1.0)" if exprs else None,
+        }[variant]
+        return variant, value
+
+    def _outbound(self, function: Function, stale: Optional[str]) -> Tuple[List[str], str]:
+        """Lines for one outbound call, and its transport."""
+        rng = self.rng
+        transport = rng.choice(TRANSPORTS_ASYNC if function.is_async else TRANSPORTS_SYNC)
+        variant, value = self._timeout(function, stale)
+        site = self.site(function, f"{variant} {transport}")
+        module = function.module
+        if transport == "aiohttp":
+            self.imports[module].add("import aiohttp")
+            keyword = "" if value is None else f", timeout=aiohttp.ClientTimeout(total={value})"
+            return [
+                "async with aiohttp.ClientSession() as session:",
+                f"    await session.get({site!r}{keyword})",
+            ], transport
+        keyword = "" if value is None else f", timeout={value}"
+        if transport == "requests":
+            self.imports[module].add("import requests")
+            return [f"requests.get({site!r}{keyword})"], transport
+        if transport == "session":
+            self.imports[module].add("import requests")
+            self.module_lines[module].append("HTTP = requests.Session()")
+            return [f"HTTP.post({site!r}{keyword})"], transport
+        if transport == "httpx":
+            self.imports[module].add("import httpx")
+            return [f"httpx.get({site!r}{keyword})"], transport
+        if transport == "httpx_async":
+            self.imports[module].add("import httpx")
+            self.module_lines[module].append("ACLIENT = httpx.AsyncClient()")
+            return [f"await ACLIENT.get({site!r}{keyword})"], transport
+        self.imports[module].add("import grpc")
+        self.imports[module].add("from . import svc_pb2_grpc")
+        self.module_lines[module].append("STUB = svc_pb2_grpc.StockStub(grpc.insecure_channel('stock'))")
+        return [f"STUB.Reserve({site!r}{keyword})"], transport
+
+    def _wrapped(self, function: Function) -> List[str]:
+        """A call through a module-level wrapper that forwards its `timeout` to requests."""
+        module = function.module
+        self.imports[module].add("import requests")
+        name = f"fetch_{function.name}"
+        wrapper = f"def {name}(url, timeout=None):\n    return requests.get(url, timeout=timeout)\n"
+        if wrapper not in self.wrappers[module]:
+            self.wrappers[module].append(wrapper)
+        exprs = self._budget_exprs(function.style)
+        if exprs and self.rng.random() < 0.5:
+            site = self.site(function, "good wrapper")
+            return [f"{name}({site!r}, timeout={exprs['good']})"]
+        site = self.site(function, "missing wrapper")
+        return [f"{name}({site!r})"]
+
+    def _retry_loop(self, function: Function, stale: Optional[str]) -> List[str]:
+        self._retrying = True
+        call, transport = self._outbound(function, stale)
+        self._retrying = False
+        errors = ERRORS[transport]
+        if EXPIRY[transport] and self.rng.random() < 0.3:
+            errors = f"({errors}, {EXPIRY[transport]})"  # retries on expiry: DL301
+        sleep = "await asyncio.sleep" if function.is_async else "time.sleep"
+        self.imports[function.module].add("import asyncio" if function.is_async else "import time")
+        exprs = self._budget_exprs(function.style)
+        lines = ["for attempt in range(3):", "    try:"]
+        lines += ["        " + line for line in call]
+        lines += ["        break", f"    except {errors}:"]
+        if exprs and self.rng.random() < 0.5:
+            self.imports[function.module].add("from simbudget import Refused, note_refuse_check")
+            lines += [f"        if {exprs['check']} < 0.1:", "            raise Refused()"]
+            lines += ["            note_refuse_check()"]
+        lines += [f"        {sleep}(0.1 * (attempt + 1))"]
+        return lines
+
+    def _call(self, caller: Function, callee: Function, argument: str) -> str:
+        prefix = "await " if callee.is_async else ""
+        if callee.klass is not None:
+            if caller.klass == callee.klass:
+                target = f"self.{callee.name}"
+            else:
+                target = f"{callee.klass.upper()}.{callee.name}"
+                if callee.module != caller.module:
+                    self.imports[caller.module].add(f"from .m{callee.module} import {callee.klass.upper()}")
+        else:
+            target = callee.name
+            if callee.module != caller.module:
+                self.imports[caller.module].add(f"from .m{callee.module} import {callee.name}")
+        return f"{prefix}{target}({argument})"
+
+    def _body(self, function: Function) -> None:
+        rng = self.rng
+        lines: List[str] = []
+        exprs = self._budget_exprs(function.style)
+        if function.style == "state":
+            self.imports[function.module].add("from simbudget import remaining_seconds")
+        if exprs and rng.random() < 0.3:
+            self.imports[function.module].add("from simbudget import Refused, note_refuse_check")
+            lines += [f"if {exprs['check']} < 0.1:", "    raise Refused()", "note_refuse_check()"]
+        stale = None
+        if exprs and rng.random() < 0.3:
+            lines.append(f"t = {exprs['read']}")
+            stale = "t"
+        later = [f for f in self.functions if int(f.name[1:]) > int(function.name[1:])]
+        for _ in range(rng.randint(1, 4)):
+            roll = rng.random()
+            callees = [c for c in later if (function.is_async or not c.is_async) and self._pass(function, c) is not None]
+            if roll < 0.4 or not callees or self.flat:
+                if rng.random() < 0.2:
+                    lines += self._retry_loop(function, stale)
+                elif rng.random() < 0.15:
+                    lines += self._wrapped(function)
+                else:
+                    lines += self._outbound(function, stale)[0]
+                continue
+            if function.is_async and rng.random() < 0.4:
+                group = rng.sample(callees, min(len(callees), rng.randint(2, 3)))
+                group = [c for c in group if c.is_async] or group[:1]
+                calls = []
+                for callee in group:
+                    callee.callers += 1
+                    calls.append(self._call(function, callee, self._pass(function, callee) or "").removeprefix("await "))
+                if all(c.is_async for c in group) and len(group) > 1:
+                    self.imports[function.module].add("import asyncio")
+                    if rng.random() < 0.5:
+                        lines.append(f"await asyncio.gather({', '.join(calls)})")
+                    else:
+                        lines.append("async with asyncio.TaskGroup() as tg:")
+                        lines += [f"    tg.create_task({c})" for c in calls]
+                    continue
+                callee = group[0]
+                lines.append(self._call(function, callee, self._pass(function, callee) or ""))
+                continue
+            callee = rng.choice(callees)
+            callee.callers += 1
+            lines.append(self._call(function, callee, self._pass(function, callee) or ""))
+        if rng.random() < 0.1 and not function.klass:
+            function.decorated = True
+            self.imports[function.module].add("import tenacity")
+            self.imports[function.module].add("import requests")
+        function.body = lines
+
+    def _signature(self, function: Function) -> str:
+        params = {
+            "budget": ["budget: Budget"],
+            "context": ["request", "context"],
+            "seconds": ["*", "budget_s: float = 10.0"],
+            "state": [],
+            "none": [],
+        }[function.style]
+        if function.klass is not None:
+            params = ["self", *params]
+        if function.style == "budget":
+            self.imports[function.module].add("from simbudget import Budget")
+        keyword = "async def" if function.is_async else "def"
+        return f"{keyword} {function.name}({', '.join(params)}):"
+
+    def _render(self) -> Dict[str, str]:
+        texts: Dict[str, str] = {}
+        for module in range(self.modules):
+            mine = [f for f in self.functions if f.module == module]
+            chunks: List[str] = []
+            classes: Dict[str, List[Function]] = defaultdict(list)
+            for function in mine:
+                if function.klass is not None:
+                    classes[function.klass].append(function)
+                    continue
+                chunks.append(self._def(function, ""))
+            for klass, methods in classes.items():
+                base = "(svc_pb2_grpc.StockServicer)" if methods[0].style == "context" else ""
+                if base:
+                    self.imports[module].add("from . import svc_pb2_grpc")
+                body = "".join(self._def(m, "    ") for m in methods)
+                chunks.append(f"class {klass}{base}:\n{body}\n{klass.upper()} = {klass}()\n")
+            head = sorted(self.imports[module])
+            lines = list(dict.fromkeys(self.module_lines[module]))
+            texts[f"m{module}"] = "\n".join([*head, "", *lines, "", *self.wrappers[module], *chunks]) + "\n"
+        return texts
+
+    def _def(self, function: Function, indent: str) -> str:
+        out: List[str] = []
+        if function.decorated:
+            out.append(
+                "@tenacity.retry(stop=tenacity.stop_after_attempt(3), wait=tenacity.wait_fixed(0.2),"
+                " retry=tenacity.retry_if_exception_type(requests.ConnectionError))"
+            )
+        out.append(self._signature(function))
+        out += ["    " + line for line in (function.body or ["pass"])]
+        return "".join(indent + line + "\n" for line in out) + "\n"
+
+
+# -- fixing -------------------------------------------------------------------------------
+class Fixer:
+    def __init__(self, codemod: bool = True) -> None:
+        from deadline_lint.engine import Checker
+        from deadline_lint.fixes import FixMode
+        from deadline_lint.profile import build_profile
+
+        self.profile = build_profile(PROFILE, "<simulate>")
+        self.checker = Checker(self.profile)
+        self.mode = FixMode(unsafe=True, thread_budget=True)
+        self.codemod = codemod
+        self.codemod_mode = FixMode(unsafe=True, thread_budget=True, insert_budgets=True)
+
+    def fix(self, package: str, texts: Dict[str, str]) -> Tuple[Dict[str, str], Dict[str, Dict[str, set]], List[str]]:
+        """Fixed texts, the findings left per module per function, and any disagreement of
+        the codemod with the CLI's fix."""
+        from deadline_lint.fixes import fix_text
+
+        fixed: Dict[str, str] = {}
+        remaining: Dict[str, Dict[str, set]] = {}
+        problems: List[str] = []
+        for name, text in texts.items():
+            path = f"{package}/{name}.py"
+            result = fix_text(self.checker, text, path, self.mode)
+            if result.gave_up:
+                problems.append(f"{path}: fix gave up: {[d.message for d in result.remaining if d.code in ('DL003', 'DL005')]}")
+            if self.codemod:
+                other = self._codemod(text, path)
+                if other != result.text:
+                    problems.append(f"{path}: the codemod's output differs from `fix`'s")
+            fixed[name] = result.text
+            remaining[name] = _by_function(result.text, result.remaining)
+        return fixed, remaining, problems
+
+    def _codemod(self, text: str, path: str) -> str:
+        from deadline_lint.fixes import fix_text
+
+        # What InsertBudget.transform_module_impl runs for a file (codemod.py), without the
+        # LibCST round trip of the command line tool.
+        return fix_text(self.checker, text, path, self.codemod_mode).text
+
+
+def _by_function(text: str, diagnostics: Sequence[Any]) -> Dict[str, set]:
+    """Codes left in each function (`Class.method` or `name`), by line span."""
+    spans: List[Tuple[int, int, str]] = []
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            spans.append((node.lineno, node.end_lineno or node.lineno, node.name))
+        elif isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    spans.append((item.lineno, item.end_lineno or item.lineno, f"{node.name}.{item.name}"))
+    found: Dict[str, set] = defaultdict(set)
+    for diagnostic in diagnostics:
+        for start, end, name in spans:
+            if start <= diagnostic.line <= end:
+                found[name].add(diagnostic.code)
+    return found
+
+
+# -- running ------------------------------------------------------------------------------
+@dataclass
+class Violation:
+    kind: str
+    tree: int
+    site: str
+    detail: str
+    reported: Tuple[str, ...]  # codes still reported in the function of the call
+    why: str = ""
+
+
+@dataclass
+class Totals:
+    trees: int = 0
+    modules: int = 0
+    requests: int = 0
+    calls: int = 0
+    silent: Counter = field(default_factory=Counter)
+    reported: Counter = field(default_factory=Counter)
+    causes: Counter = field(default_factory=Counter)
+    examples: Dict[str, List[int]] = field(default_factory=lambda: defaultdict(list))
+    problems: List[str] = field(default_factory=list)
+
+
+def _entry_call(function: Function, deadline: float, budget_module: Any) -> Tuple[str, Dict[str, Any]]:
+    target = f"{function.klass.upper()}.{function.name}" if function.klass else function.name
+    if function.style == "budget":
+        return f"{target}(budget)", {"budget": budget_module.Budget(deadline)}
+    if function.style == "context":
+        grpc = sys.modules.get("grpc")
+        return f"{target}('request', context)", {"context": None}
+    return f"{target}()", {}
+
+
+def run_tree(index: int, seed: int, fixer: Fixer, totals: Totals, loop: asyncio.AbstractEventLoop,
+             flat: bool = False) -> List[Violation]:
+    rng = random.Random(f"{seed}:{index}")
+    generator = Generator(rng, index, flat)
+    texts = generator.build()
+    fixed, remaining, problems = fixer.fix(generator.package, texts)
+    totals.trees += 1
+    totals.modules += len(texts)
+    for problem in problems:
+        totals.problems.append(f"tree {index}: {problem}")
+    fakes = rt.fakes()
+    violations: List[Violation] = []
+    try:
+        tree = rt.Tree(generator.package, fixed, fakes)
+        loaded = {name: tree.module(name) for name in fixed}
+    except Exception as exc:  # a fix that makes the module fail to import
+        violations.append(Violation("crash", index, "<import>", f"{type(exc).__name__}: {exc}", ()))
+        return violations
+    for function in generator.functions:
+        if not function.entry:
+            continue
+        module = loaded[f"m{function.module}"]
+        owner = getattr(module, function.klass.upper()) if function.klass else module
+        target = getattr(owner, function.name)
+        total = rt.EDGE_TOTAL_S if function.style == "none" else rng.choice((0.05, 0.3, 1.0, 3.0, 10.0))
+        request = rt.Request(deadline=total, rng=random.Random(rng.random()), package=generator.package)
+        rt.STATE.request = request
+        fakes["simbudget"].current_deadline.set(total)  # the request state holds its deadline
+        args: List[Any] = []
+        kwargs: Dict[str, Any] = {}
+        if function.style == "budget":
+            args = [fakes["simbudget"].Budget(total)]
+        elif function.style == "context":
+            args = ["request", fakes["grpc"].ServicerContext(total)]
+        elif function.style == "seconds":
+            kwargs = {"budget_s": total}
+        outcome = _run(target, args, kwargs, function.is_async, loop)
+        totals.requests += 1
+        totals.calls += len(request.calls)
+        if outcome is not None:
+            violations.append(Violation("crash", index, function.name, outcome, ()))
+        violations += _judge(index, request, remaining, generator, fixed)
+    rt.STATE.request = None
+    return violations
+
+
+def _run(target: Any, args: List[Any], kwargs: Dict[str, Any], is_async: bool, loop: asyncio.AbstractEventLoop) -> Optional[str]:
+    """None when the request ended normally (a reply or a simulated error), else why not."""
+    context = rt.contextvars.copy_context()
+    rt_now = rt._now
+
+    def call() -> Any:
+        rt_now.set(0.0)
+        if is_async:
+            return loop.run_until_complete(target(*args, **kwargs))
+        return target(*args, **kwargs)
+
+    try:
+        context.run(call)
+    except rt.Simulated:
+        return None
+    except BaseExceptionGroup as group:  # TaskGroup
+        _, unexpected = group.split(rt.Simulated)
+        if unexpected is None:
+            return None
+        first = unexpected
+        while isinstance(first, BaseExceptionGroup):
+            first = first.exceptions[0]
+        return f"{type(first).__name__}: {first}"
+    except Exception as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
+def _judge(index: int, request: rt.Request, remaining: Dict[str, Dict[str, set]],
+           generator: Generator, fixed: Dict[str, str]) -> List[Violation]:
+    found: List[Violation] = []
+    for call in request.calls:
+        frames = [f.partition(".") for f in call.frames]
+        left: set = set()
+        for module, _, function in frames[-2:] if call.frames[-1].split(".")[-1].startswith("fetch_") else frames[-1:]:
+            left |= remaining.get(module, {}).get(function, set())
+        allowed = max(rt.TIMEOUT_FLOOR_S, call.remaining - rt.HOP_MARGIN_S)
+        detail = f"{call.library} {call.site} at t={call.start:.3f} remaining={call.remaining:.3f} timeout={call.timeout} attempt {call.attempt} via {' > '.join(call.frames)}"
+        why = _cause(call, generator, fixed)
+        if call.timeout is None:
+            found.append(Violation("infinite", index, call.site, detail, tuple(sorted(left)), why))
+        elif call.timeout > allowed + 1e-9:
+            found.append(Violation("exceeds", index, call.site, detail, tuple(sorted(left)), why))
+        if call.remaining <= 0:
+            found.append(Violation("after-deadline", index, call.site, detail, tuple(sorted(left)), why))
+        if call.checked_at is not None and call.remaining < rt.REFUSE_BELOW_S - 1e-9:
+            when = "after a backoff" if call.start > call.checked_at else "right after it"
+            found.append(Violation("below-refuse", index, call.site, f"{detail} (checked at t={call.checked_at:.3f}, {when})",
+                                   tuple(sorted(left)), why))
+    return found
+
+
+def _cause(call: rt.Call, generator: Generator, fixed: Dict[str, str]) -> str:
+    """The call site's timeout as generated, its function's budget, and how it was reached."""
+    names = [frame.split(".")[-1] for frame in call.frames if not frame.split(".")[-1].startswith("fetch_")]
+    site_function = generator.by_name(names[-1]) if names else None
+    if site_function is None:
+        return generator.site_info.get(call.site, "?")
+    threaded = "budget_s" in _signature_line(fixed[f"m{site_function.module}"], site_function.name)
+    style = site_function.style + ("+threaded" if threaded and site_function.style != "seconds" else "")
+    if len(names) < 2:
+        edge = "entry"
+    else:
+        caller = generator.by_name(names[-2])
+        if site_function.klass is not None:
+            edge = "self-method" if caller is not None and caller.klass == site_function.klass else "method"
+        elif caller is not None and caller.module != site_function.module:
+            edge = "cross-module"
+        else:
+            edge = "by-name"
+        if caller is not None:
+            edge += f" from {caller.style}"
+    if DETAILED:
+        return f"{generator.site_info.get(call.site, '?')} | fn {style} | reached {edge}"
+    return f"fn {style} | reached {edge.split(' from ')[0]}"
+
+
+DETAILED = False
+
+
+def _signature_line(text: str, name: str) -> str:
+    for line in text.splitlines():
+        if f"def {name}(" in line:
+            return line
+    return ""
+
+
+def simulate(trees: int, seed: int, codemod: bool = True, show: int = 0, start: int = 0, only: str = "",
+             flat: bool = False) -> Totals:
+    fixer = Fixer(codemod)
+    totals = Totals()
+    loop = asyncio.new_event_loop()
+    try:
+        for index in range(start, start + trees):
+            for violation in run_tree(index, seed, fixer, totals, loop, flat):
+                bucket = totals.reported if violation.reported else totals.silent
+                bucket[violation.kind] += 1
+                if not violation.reported:
+                    totals.causes[f"{violation.kind}: {violation.why}"] += 1
+                    if only not in f"{violation.kind}: {violation.why}":
+                        continue
+                    if len(totals.examples[violation.kind]) < show and index not in totals.examples[violation.kind]:
+                        totals.examples[violation.kind].append(index)
+                        print(f"-- tree {index} {violation.kind}: {violation.detail} [{violation.why}]", file=sys.stderr)
+    finally:
+        loop.close()
+    return totals
+
+
+def tree_texts(index: int, seed: int, flat: bool = False) -> Tuple[Dict[str, str], Dict[str, str]]:
+    """The generated and the fixed texts of one tree, for looking at a violation."""
+    rng = random.Random(f"{seed}:{index}")
+    generator = Generator(rng, index, flat)
+    texts = generator.build()
+    fixed, _, _ = Fixer(codemod=False).fix(generator.package, texts)
+    return texts, fixed
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--trees", type=int, default=1000)
+    parser.add_argument("--seed", type=int, default=int(time.time()) % 100000)
+    parser.add_argument("--start", type=int, default=0, help="first tree index (to split a run)")
+    parser.add_argument("--no-codemod", action="store_true", help="skip the codemod comparison")
+    parser.add_argument("--show", type=int, default=0, help="print this many violating calls per kind")
+    parser.add_argument("--flat", action="store_true", help="no in-process calls: only each function's own hops")
+    parser.add_argument("--only", default="", help="with --show: only violations whose kind and cause contain this")
+    parser.add_argument("--tree", type=int, default=None, help="print one tree, generated and fixed")
+    parser.add_argument("--detailed", action="store_true", help="causes by call site and caller too")
+    args = parser.parse_args(argv)
+    global DETAILED
+    DETAILED = args.detailed
+    if args.tree is not None:
+        texts, fixed = tree_texts(args.tree, args.seed, args.flat)
+        for name in texts:
+            print(f"==== {name}.py (generated)\n{texts[name]}==== {name}.py (fixed)\n{fixed[name]}")
+        return 0
+    print(f"seed {args.seed}, trees {args.start}..{args.start + args.trees - 1}", flush=True)
+    began = time.process_time()
+    totals = simulate(args.trees, args.seed, not args.no_codemod, args.show, args.start, args.only, args.flat)
+    spent = time.process_time() - began
+    print(f"trees {totals.trees}, modules {totals.modules}, requests {totals.requests}, calls {totals.calls}")
+    print(f"silent violations {sum(totals.silent.values())}: {dict(sorted(totals.silent.items()))}")
+    print(f"reported (a finding remains) {sum(totals.reported.values())}: {dict(sorted(totals.reported.items()))}")
+    for key, count in totals.causes.most_common():
+        print(f"  {count:6d}  {key}")
+    for problem in totals.problems[:20]:
+        print(f"problem: {problem}")
+    print(f"{spent:.1f} CPU s, {totals.trees / spent if spent else 0:.1f} trees/s")
+    return 1 if totals.silent or totals.problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,58 @@
+"""tests/goldens/: `fix --unsafe-fixes --thread-budget` and the codemod thread a budget along a
+whole chain in one module, and the threaded code, run under bench/sim_runtime.py's virtual
+clock and recording transports, keeps the contract on every hop."""
+from __future__ import annotations
+
+import random
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from libcst.codemod import CodemodContext, TransformSuccess, transform_module
+
+from deadline_lint.codemod import InsertBudget
+from deadline_lint.engine import Checker
+from deadline_lint.fixes import FixMode, fix_text
+
+ROOT = Path(__file__).resolve().parent.parent
+GOLDENS = ROOT / "tests" / "goldens"
+sys.path.insert(0, str(ROOT / "bench"))
+
+import sim_runtime as rt  # noqa: E402
+
+NAMES = ["thread_chain.py", "thread_spending.py"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_fix_and_the_codemod_write_the_golden(name: str) -> None:
+    before = (GOLDENS / name).read_text(encoding="utf-8")
+    golden = (GOLDENS / f"{name}.fixed").read_text(encoding="utf-8")
+    result = fix_text(Checker(), before, name, FixMode(unsafe=True, thread_budget=True))
+    assert result.text == golden and result.remaining == ()
+    command = InsertBudget(CodemodContext(), unsafe_fixes=True, thread_budget=True)
+    transformed = transform_module(command, before)
+    assert isinstance(transformed, TransformSuccess) and transformed.code == golden
+    assert fix_text(Checker(), golden, name, FixMode(unsafe=True, thread_budget=True)).text == golden
+
+
+@pytest.mark.parametrize("total", [0.2, 1.0, 10.0])
+@pytest.mark.parametrize("seed", range(15))
+def test_the_threaded_chain_never_gives_a_hop_more_than_is_left(total: float, seed: int) -> None:
+    fakes = rt.fakes()
+    text = (GOLDENS / "thread_spending.py.fixed").read_text(encoding="utf-8")
+    module = rt.Tree("golden", {"m": text}, fakes).module("m")
+    request = rt.Request(deadline=total, rng=random.Random(seed), package="golden")
+    rt.STATE.request = request
+    try:
+        rt._now.set(0.0)
+        try:
+            module.handler(SimpleNamespace(user_ids=["a", "b", "c"]), fakes["simbudget"].Budget(total))
+        except rt.Simulated:
+            pass
+    finally:
+        rt.STATE.request = None
+    assert request.calls
+    for call in request.calls:
+        assert call.timeout is not None
+        assert call.timeout <= max(rt.TIMEOUT_FLOOR_S, call.remaining - rt.HOP_MARGIN_S) + 1e-9, call
