@@ -14,7 +14,8 @@ from deadline_lint.context import FileContext
 from deadline_lint.diagnostics import Applicability
 from deadline_lint.engine import Checker
 from deadline_lint.profile import ProfileError, build_profile, default_profile
-from deadline_lint.rules.base import DOC_SECTIONS, all_rules
+from deadline_lint.rules.base import DOC_SECTIONS
+from deadline_lint.registry import all_rules
 from deadline_lint.source import SourceFile
 
 OUTBOUND_CODES = [f"DL10{n}" for n in range(1, 9)]

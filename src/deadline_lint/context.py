@@ -16,17 +16,7 @@ from deadline_lint.profile import Profile
 from deadline_lint.source import SourceFile
 
 if TYPE_CHECKING:
-    from typing import Protocol
-
     from deadline_lint.rules.base import Rule
-
-    class AnalysisInputs(Protocol):
-        """What an analysis may be built from: the file's resolver, catalog and profile."""
-
-        resolver: Resolver
-        catalog: Catalog
-        profile: Profile
-
 
 _A = TypeVar("_A")
 SCOPE_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)

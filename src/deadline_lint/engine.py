@@ -15,7 +15,8 @@ from deadline_lint.collector import collector_paused as _collector_paused
 from deadline_lint.context import SCOPE_TYPES, FileContext
 from deadline_lint.diagnostics import Applicability, Diagnostic, tool_diagnostic
 from deadline_lint.profile import Profile, code_selected, default_profile
-from deadline_lint.rules.base import Rule, all_rules
+from deadline_lint.rules.base import Rule
+from deadline_lint.registry import all_rules
 from deadline_lint.source import DecodeError, SourceFile, decode_source
 from deadline_lint.syntax_versions import newer_syntax_message
 

@@ -33,7 +33,7 @@ from deadline_lint.config import Checkers, ProfileResolver
 from deadline_lint.engine import Checker
 from deadline_lint.profile import ProfileError
 from deadline_lint.selection import SelectorError, check_selectors
-from deadline_lint.rules.base import all_rules
+from deadline_lint.registry import all_rules
 from deadline_lint.runner import apply_path_ignores
 from deadline_lint.source import DecodeError, SourceFile, decode_source
 

@@ -39,7 +39,7 @@ from deadline_lint.catalog import Catalog, ClientClass, OutboundApi, TimeoutObje
 from deadline_lint.collector import collector_paused
 
 if TYPE_CHECKING:
-    from deadline_lint.context import FileContext
+    from deadline_lint.file_view import FileView
 
 # Where the effective timeout of a call comes from.
 FROM_CALL = "call"  # passed to the call itself
@@ -522,7 +522,7 @@ class OutboundSites:
     """Per file (`ctx.analysis(OutboundSites)`): each call's outbound views, classified once,
     in the scope where the walk meets it."""
 
-    def __init__(self, ctx: "FileContext") -> None:
+    def __init__(self, ctx: "FileView") -> None:
         self.ctx = ctx
         # Receivers of unlisted method names only matter when a gRPC stub could be the receiver.
         self._stubs_possible = any(p.module_suffix in ctx.source.text for p in ctx.catalog.stubs)
@@ -614,13 +614,13 @@ class OutboundSites:
         return sites
 
 
-def outbound_sites(ctx: "FileContext", call: ast.Call) -> Tuple[OutboundCall, ...]:
+def outbound_sites(ctx: "FileView", call: ast.Call) -> Tuple[OutboundCall, ...]:
     # Every outbound rule asks this of every call: answer a repeat from the cache directly.
     analysis = ctx.analysis(OutboundSites)
     found = analysis._sites.get(id(call))
     return found if found is not None else analysis.sites(call)
 
 
-def outbound_call(ctx: "FileContext", call: ast.Call) -> Optional[OutboundCall]:
+def outbound_call(ctx: "FileView", call: ast.Call) -> Optional[OutboundCall]:
     """The call as an outbound call, after the cheap first look (`outbound_sites`)."""
     return ctx.analysis(OutboundSites).call(call) if outbound_sites(ctx, call) else None

@@ -25,7 +25,7 @@ from deadline_lint.roots import root_above
 from deadline_lint.source import DecodeError, decode_source
 
 if TYPE_CHECKING:
-    from deadline_lint.context import FileContext
+    from deadline_lint.file_view import FileView
 
 _MAX_MODULE_BYTES = 2 * 1024 * 1024
 _MAX_CHAIN = 8  # re-export chains longer than this stay unknown
@@ -554,7 +554,7 @@ def attach_project(resolver: Resolver, path: str, text: str, catalog: Catalog) -
         index.attach(resolver, name, is_package)
 
 
-def project_of(ctx: "FileContext") -> Optional[ProjectIndex]:
+def project_of(ctx: "FileView") -> Optional[ProjectIndex]:
     return getattr(ctx.resolver, "project", None)
 
 
@@ -568,7 +568,7 @@ def imports_outbound_project_module(path: str, text: str, catalog: Catalog) -> b
     return index.text_leads_outbound(text, name, is_package)
 
 
-def project_imports_outbound(ctx: "FileContext") -> bool:
+def project_imports_outbound(ctx: "FileView") -> bool:
     return imports_outbound_project_module(ctx.source.path, ctx.source.text, ctx.catalog)
 
 

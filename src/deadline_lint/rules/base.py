@@ -1,4 +1,5 @@
-"""What a rule is: one small class with its code, name, message, docs and fix safety."""
+"""What a rule is: one small class with its code, name, message, docs and fix safety. A leaf:
+importing it loads no rule (`registry.py` loads them all)."""
 from __future__ import annotations
 
 import ast
@@ -10,7 +11,7 @@ from deadline_lint.diagnostics import Applicability
 from deadline_lint.profile import Profile
 
 if TYPE_CHECKING:
-    from deadline_lint.context import FileContext
+    from deadline_lint.file_view import FileView
 
 REGISTRY: Dict[str, Type["Rule"]] = {}
 
@@ -45,7 +46,7 @@ class Rule:
         None means the rule can fire anywhere (the file is always parsed)."""
         return None
 
-    def first_look(self, node_type: Type[ast.AST]) -> Optional[Callable[[ast.AST, "FileContext"], object]]:
+    def first_look(self, node_type: Type[ast.AST]) -> Optional[Callable[[ast.AST, "FileView"], object]]:
         """A cheap test, (node, ctx) -> truthy, that every node of `node_type` this rule can
         report on passes: `visit` returns at once on the others. Rules that start alike offer
         the same callable object, and the engine asks it once per node for all of them,
@@ -54,10 +55,10 @@ class Rule:
         stays correct when called without the engine."""
         return None
 
-    def visit(self, node: ast.AST, ctx: "FileContext") -> None:
+    def visit(self, node: ast.AST, ctx: "FileView") -> None:
         raise NotImplementedError
 
-    def leave(self, node: ast.AST, ctx: "FileContext") -> None:
+    def leave(self, node: ast.AST, ctx: "FileView") -> None:
         """Called once every descendant of `node` was visited (types in leave_node_types).
         `ctx.parents` holds the node's ancestors; for a function or class `ctx.scope` is
         still its own scope."""
@@ -72,21 +73,3 @@ def register(cls: Type[Rule]) -> Type[Rule]:
         raise RuntimeError(f"duplicate rule code {cls.code}")
     REGISTRY[cls.code] = cls
     return cls
-
-
-def all_rules() -> Dict[str, Type[Rule]]:
-    import deadline_lint.rules  # noqa: F401  (importing registers every rule)
-
-    return dict(sorted(REGISTRY.items()))
-
-
-def known_codes() -> Tuple[str, ...]:
-    """Every code the tool can report, from the registry at run time (rules merged later
-    count automatically) plus the tool codes DL0xx."""
-    from deadline_lint.tool_codes import TOOL_CODES
-
-    return tuple(sorted({*TOOL_CODES, *all_rules()}))
-
-
-def keys_read_by_rules() -> FrozenSet[str]:
-    return frozenset(key for cls in all_rules().values() for key in cls.profile_keys)

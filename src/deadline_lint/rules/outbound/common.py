@@ -39,7 +39,7 @@ from deadline_lint.profile import TIMEOUT_FLOOR_S
 from deadline_lint.rules.base import Rule
 
 if TYPE_CHECKING:
-    from deadline_lint.context import FileContext
+    from deadline_lint.file_view import FileView
 
 _MAX_FOLLOW = 4  # how many `name = value` links a helper follows before giving up
 
@@ -153,7 +153,7 @@ def describe_default(default_timeout) -> str:
 
 
 # -- calls -----------------------------------------------------------------------
-def bounded_externally(node: ast.Call, ctx: "FileContext") -> bool:
+def bounded_externally(node: ast.Call, ctx: "FileView") -> bool:
     """Awaited inside a cancel scope, or handed to a bounded `asyncio.wait_for`."""
     if bounded_by_cancel_scope(ctx, node):
         return True
@@ -173,7 +173,7 @@ def bounded_externally(node: ast.Call, ctx: "FileContext") -> bool:
     return not is_unbounded(wrapper.timeout, ctx.scope, ctx.resolver)  # type: ignore[arg-type]
 
 
-def is_sequential(node: ast.Call, call: OutboundCall, ctx: "FileContext") -> bool:
+def is_sequential(node: ast.Call, call: OutboundCall, ctx: "FileView") -> bool:
     """The call runs to completion before the function goes on: awaited in async code, or a
     blocking call in sync code. A coroutine handed to `gather` or a grpc `.future()` is not."""
     if not call.blocking:
@@ -184,7 +184,7 @@ def is_sequential(node: ast.Call, call: OutboundCall, ctx: "FileContext") -> boo
     return isinstance(function, ast.FunctionDef)
 
 
-def budget_expression(ctx: "FileContext", budget: Budget) -> Optional[str]:
+def budget_expression(ctx: "FileView", budget: Budget) -> Optional[str]:
     """The seconds expression a fix derives from the budget in scope (None: no template)."""
     return budget.timeout_expression(ctx.profile)
 
@@ -247,7 +247,7 @@ def proven_number(expr: ast.expr, scope: Scope, depth: int = 0) -> bool:
     return True
 
 
-def is_fixed_timeout(expr: ast.expr, scope: Scope, ctx: "FileContext", depth: int = 0) -> bool:
+def is_fixed_timeout(expr: ast.expr, scope: Scope, ctx: "FileView", depth: int = 0) -> bool:
     """A timeout set by configuration, not computed per request: a literal, a constant (a name
     bound once to a fixed value, or imported), an attribute (`settings.HTTP_TIMEOUT`; `self.x`
     when every value the class assigns to it is fixed), a tuple or timeout object of those.
@@ -295,7 +295,7 @@ def is_fixed_timeout(expr: ast.expr, scope: Scope, ctx: "FileContext", depth: in
 _REMAINDER_WORDS = re.compile(r"remain|budget|deadline|left", re.I)
 
 
-def _self_attribute_values(expr: ast.Attribute, scope: Scope, ctx: "FileContext"):
+def _self_attribute_values(expr: ast.Attribute, scope: Scope, ctx: "FileView"):
     """For `self.x`: each value the class assigns to it (None for one it cannot see, such as
     `self.x += 1`) with its scope; None when `expr` is not such an attribute or is never assigned."""
     method = scope
@@ -312,7 +312,7 @@ def _self_attribute_values(expr: ast.Attribute, scope: Scope, ctx: "FileContext"
     return [(b.value if b.kind == ASSIGN else None, b.scope) for b in bindings]
 
 
-def timeout_values(expr: ast.expr, ctx: "FileContext") -> Iterator[ast.expr]:
+def timeout_values(expr: ast.expr, ctx: "FileView") -> Iterator[ast.expr]:
     """The parts of a timeout expression that each become a limit, seeing through tuples,
     timeout objects, `min(...)`, `float(...)` and clamps such as `max(0.0, x)`."""
     stack = [expr]
@@ -344,7 +344,7 @@ def name_occurrences(expr: ast.expr, names) -> Iterator[ast.Name]:
             yield node
 
 
-def first_report(ctx: "FileContext", key: str, node: ast.AST) -> bool:
+def first_report(ctx: "FileView", key: str, node: ast.AST) -> bool:
     """True the first time a rule reports `node` in this scope (a shared assignment reached
     from several calls is reported once)."""
     seen: Set[int] = ctx.scope.facts.setdefault(key, set())  # type: ignore[assignment]
@@ -354,7 +354,7 @@ def first_report(ctx: "FileContext", key: str, node: ast.AST) -> bool:
     return True
 
 
-def outbound_first_look(node: ast.Call, ctx: "FileContext") -> bool:
+def outbound_first_look(node: ast.Call, ctx: "FileView") -> bool:
     """The outbound rules' first look at a call: does it take a timeout at all, or may it
     build a timeout object (`aiohttp.ClientTimeout(...)`, which DL103 judges)?"""
     return bool(outbound_sites(ctx, node)) or may_build_timeout_object(node, ctx.scope, ctx.resolver, ctx.catalog)

@@ -17,7 +17,7 @@ from deadline_lint.rules.base import Rule
 from deadline_lint.source import SourceFile
 
 if TYPE_CHECKING:
-    from deadline_lint.context import FileContext
+    from deadline_lint.file_view import FileView
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
@@ -55,7 +55,7 @@ class RetryRule(Rule):
     # file imports a retry library (or names a profile decorator).
     judges_policy_calls = False
 
-    def applies(self, ctx: "FileContext") -> bool:
+    def applies(self, ctx: "FileView") -> bool:
         """The rule's own second look at this file, once per file: with the prefilter off, or
         when another rule's words let the file in, most files have nothing for it. Visits
         read the cached answer inline (`self._applies if ctx.source.text is self._text else
@@ -96,7 +96,7 @@ def policy_text_filter(catalog: Catalog, profile: Profile) -> Callable[[str], bo
     return catalog.cached(key, lambda: PolicyImports(catalog.retry, profile))
 
 
-def policy_call_first_look(catalog: Catalog, profile: Profile) -> Callable[[ast.AST, "FileContext"], bool]:
+def policy_call_first_look(catalog: Catalog, profile: Profile) -> Callable[[ast.AST, "FileView"], bool]:
     text_filter = policy_text_filter(catalog, profile)
     key = ("retry.first_look", tuple(profile["retry_decorators"]))
     return catalog.cached(key, lambda: lambda node, ctx: text_filter(ctx.source.text))
@@ -236,17 +236,17 @@ def policy_head(policy: RetryPolicy) -> ast.AST:
     return policy.call.func if policy.call is not None else policy.node
 
 
-def budget_of(ctx: "FileContext") -> Optional[Budget]:
+def budget_of(ctx: "FileView") -> Optional[Budget]:
     """The budget in the scope being visited."""
     return budget_in_scope(ctx)
 
 
-def decorated_policies(ctx: "FileContext", node: ast.AST) -> Tuple[RetryPolicy, ...]:
+def decorated_policies(ctx: "FileView", node: ast.AST) -> Tuple[RetryPolicy, ...]:
     """The retry decorators of a def that retry at all (not `stop_after_attempt(1)`)."""
     return tuple(p for p in ctx.analysis(RetryAnalysis).decorators(node) if p.retries)
 
 
-def called_policy(ctx: "FileContext", call: ast.Call) -> Optional[RetryPolicy]:
+def called_policy(ctx: "FileView", call: ast.Call) -> Optional[RetryPolicy]:
     """The retrying policy `call` builds (`Retrying(...)`, `Retry(...)`), unless it decorates
     a def (those are seen from the def) or makes one attempt only."""
     policy = ctx.analysis(RetryAnalysis).policy_call(call, ctx.scope)
@@ -255,12 +255,12 @@ def called_policy(ctx: "FileContext", call: ast.Call) -> Optional[RetryPolicy]:
     return policy
 
 
-def is_decorator(ctx: "FileContext", call: ast.AST) -> bool:
+def is_decorator(ctx: "FileView", call: ast.AST) -> bool:
     parent = ctx.parent
     return isinstance(parent, (*_FUNCTIONS, ast.ClassDef)) and any(d is call for d in parent.decorator_list)
 
 
-def enclosing_function(ctx: "FileContext") -> Optional[ast.AST]:
+def enclosing_function(ctx: "FileView") -> Optional[ast.AST]:
     for parent in reversed(ctx.parents):
         if isinstance(parent, _FUNCTIONS):
             return parent
@@ -269,7 +269,7 @@ def enclosing_function(ctx: "FileContext") -> Optional[ast.AST]:
     return None
 
 
-def shown(ctx: "FileContext", node: ast.AST) -> str:
+def shown(ctx: "FileView", node: ast.AST) -> str:
     return " ".join(ctx.source.segment(node).split())
 
 
@@ -306,7 +306,7 @@ def elements_of(container: Optional[ast.AST]) -> Optional[Sequence[ast.expr]]:
     return None
 
 
-def first_report(ctx: "FileContext", key: str, node: object) -> bool:
+def first_report(ctx: "FileView", key: str, node: object) -> bool:
     """True the first time `node` is reported under `key` in this file (a tuple bound to a
     name and used by several policies is reported once)."""
     seen = ctx.module_scope.facts.setdefault(key, set())

@@ -11,7 +11,7 @@ from deadline_lint.catalog.statuses import Status, status_vocabulary
 from deadline_lint.rules.base import Rule
 
 if TYPE_CHECKING:
-    from deadline_lint.context import FileContext
+    from deadline_lint.file_view import FileView
 
 
 class WordFilter:
@@ -38,7 +38,7 @@ class GatedRule(Rule):
     def text_filter(self) -> Callable[[str], bool]:
         raise NotImplementedError
 
-    def applies(self, ctx: "FileContext") -> bool:
+    def applies(self, ctx: "FileView") -> bool:
         text = ctx.source.text
         if text is not self._text:
             self._text = text
@@ -51,7 +51,7 @@ class HandlingRule(GatedRule):
 
     node_types = (ast.ExceptHandler, ast.If)
 
-    def handlings(self, node: ast.AST, ctx: "FileContext") -> Tuple[Handling, ...]:
+    def handlings(self, node: ast.AST, ctx: "FileView") -> Tuple[Handling, ...]:
         if not self.applies(ctx):
             return ()
         return ctx.analysis(HandlingAnalysis).at(node)
@@ -102,6 +102,6 @@ def first_per_statement(outcomes: Iterable[Outcome]) -> Iterable[Outcome]:
             yield outcome
 
 
-def shown(ctx: "FileContext", node: Optional[ast.AST], limit: int = 60) -> str:
+def shown(ctx: "FileView", node: Optional[ast.AST], limit: int = 60) -> str:
     text = " ".join(ctx.source.segment(node).split()) if node is not None else ""
     return text if len(text) <= limit else text[: limit - 3] + "..."
