@@ -12,16 +12,15 @@ from __future__ import annotations
 
 import ast
 import re
-import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, FrozenSet, Iterator, Optional, Set, Tuple
 
+from deadline_lint.analysis.catalog_imports import STDLIB_MODULES
 from deadline_lint.analysis.expressions import argument_at, is_unbounded
 from deadline_lint.analysis.project import (
     MAX_HOPS,
     catalog_import_filter,
     import_table,
-    imports_outbound_project_module,
     index_for,
     release_parsed_modules,
 )
@@ -463,7 +462,6 @@ def _class_words(catalog: Catalog) -> Tuple[Tuple[Tuple[str, ...], FrozenSet[str
     )
 
 
-STDLIB_MODULES = frozenset(getattr(sys, "stdlib_module_names", ())) | {"asyncio", "socket", "http", "urllib"}
 
 
 def mention_word(qualname: str) -> str:

@@ -16,6 +16,7 @@ from deadline_lint.analysis.time_values import (
 )
 from deadline_lint.diagnostics import Applicability, Edit
 from deadline_lint.edits import replace_node
+from deadline_lint.requires import Look, Text, Words
 from deadline_lint.rules.base import Rule, register
 from deadline_lint.rules.clock.common import CLOCK_WORDS, may_read_clock, wall_read_text_filter, spell_function
 
@@ -106,14 +107,8 @@ class WallClockDeadlineMath(Rule):
     fix_applicability = Applicability.SAFE
     node_types = (ast.Call,)
 
-    def trigger_words(self):
-        return CLOCK_WORDS
-
-    def text_filter(self):
-        return wall_read_text_filter(self.catalog)
-
-    def first_look(self, node_type):
-        return may_read_clock
+    requires = Words(*CLOCK_WORDS) & Text(lambda rule: wall_read_text_filter(rule.catalog))
+    first_looks = {ast.Call: Look(may_read_clock)}
 
     def visit(self, node, ctx):
         analysis = ctx.analysis(TimeValues)
