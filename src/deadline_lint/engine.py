@@ -228,6 +228,7 @@ class Checker:
                 inner = tuple((i, m, False) for i, m, _ in selection if i not in dropped)
                 if not inner:
                     stats.skipped += 1
+                    stats.skipped_lines += node.end_lineno - first + 1  # type: ignore[attr-defined]
                     continue  # no rule can find anything in it: not walked at all
                 if dropped:
                     stats.narrowed += 1
@@ -332,6 +333,7 @@ class PrefilterStats:
     bodies: int = 0
     narrowed: int = 0
     skipped: int = 0
+    skipped_lines: int = 0
 
 
 class _FileTables:

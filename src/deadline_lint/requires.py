@@ -8,6 +8,9 @@ class body) which rules may fire. No rule looks at its own file's text.
 - `Words("a", "b")`: the text contains one of them (substring tests, as flake8-async's and
   ruff's prefilters); `Words.of(derive)` takes them from the rule's catalog and profile,
   `Words.each(derive)` needs a word of every group `derive` gives.
+- `Names(...)` / `Names.of(derive)`: one of them as a whole identifier (`time` in
+  `time.time()`, not in `timeout`); `Aliases()`: a name some `as` in the file binds (`from
+  time import time as now`), for a body whose calls may use one. Both are meant for bodies.
 - `Text(derive)`: a finer look at the whole text (an import line of a listed module, a header
   key in a literal): `derive(rule)` returns a shared predicate `text -> bool`. In a body it
   cannot tell, so it passes there.
@@ -24,6 +27,7 @@ declare the same need share one answer.
 from __future__ import annotations
 
 import ast
+import re
 from bisect import bisect_left
 from typing import (
     TYPE_CHECKING,
@@ -86,6 +90,23 @@ class Words(Need):
 
     def __repr__(self) -> str:
         return f"Words({', '.join(sorted(self.words))})" if self._derive is None else f"Words.of({self._derive.__name__})"
+
+
+class Names(Words):
+    """One of `words` as a whole identifier."""
+
+    def bind(self, rule: object) -> Need:
+        return self if self._derive is None else Names(*self._derive(rule))
+
+    def __repr__(self) -> str:
+        return "Names(...)"
+
+
+class Aliases(Need):
+    """A name bound by an `as` anywhere in the file (a superset of the import aliases)."""
+
+    def __repr__(self) -> str:
+        return "Aliases()"
 
 
 class _EachGroup(Need):
@@ -180,6 +201,10 @@ class Look:
 
 # -- evaluation ----------------------------------------------------------------------------
 def _key(leaf: Need) -> Hashable:
+    if isinstance(leaf, Names):
+        return ("names", leaf.words)
+    if isinstance(leaf, Aliases):
+        return ("aliases",)
     if isinstance(leaf, Words):
         return ("words", leaf.words)
     return (type(leaf).__name__, id(getattr(leaf, "test", None)))
@@ -195,7 +220,8 @@ class FileAnswers:
         self.path = path
         self._words: Dict[str, bool] = {}
         self._tests: Dict[int, bool] = {}
-        self._positions: Dict[str, List[int]] = {}
+        self._positions: Dict[object, List[int]] = {}
+        self._alias_names: Optional[FrozenSet[str]] = None
 
     def word(self, word: str) -> bool:
         found = self._words.get(word)
@@ -204,8 +230,10 @@ class FileAnswers:
         return found
 
     def holds(self, need: Optional[Need]) -> bool:
-        if need is None:
+        if need is None or isinstance(need, Aliases):
             return True
+        if isinstance(need, Names):
+            return bool(self._identifier_positions(need.words))
         if isinstance(need, Words):
             return any(self.word(w) for w in need.words)
         if isinstance(need, AllOf):
@@ -229,6 +257,10 @@ class FileAnswers:
     def in_span(self, need: Optional[Need], start: int, end: int) -> bool:
         if need is None or isinstance(need, (Text, Project)):
             return True
+        if isinstance(need, Names):
+            return _between(self._identifier_positions(need.words), start, end)
+        if isinstance(need, Aliases):
+            return _between(self._identifier_positions(self._aliases()), start, end)
         if isinstance(need, Words):
             return any(self._word_between(w, start, end) for w in need.words)
         if isinstance(need, AllOf):
@@ -245,6 +277,33 @@ class FileAnswers:
             positions = self._positions[word] = _occurrences(self.text, word)
         index = bisect_left(positions, start)
         return index < len(positions) and positions[index] + len(word) <= end
+
+
+    def _identifier_positions(self, names: FrozenSet[str]) -> List[int]:
+        """Where any of `names` stands as a whole identifier, in order (one regex pass)."""
+        positions = self._positions.get(names)
+        if positions is None:
+            present = sorted(n for n in names if self.word(n))
+            if not present:
+                positions = []
+            else:
+                pattern = re.compile(r"\b(?:%s)\b" % "|".join(map(re.escape, present)))
+                positions = [match.start() for match in pattern.finditer(self.text)]
+            self._positions[names] = positions
+        return positions
+
+    def _aliases(self) -> FrozenSet[str]:
+        if self._alias_names is None:
+            self._alias_names = frozenset(_AS_NAME.findall(self.text))
+        return self._alias_names
+
+
+_AS_NAME = re.compile(r"\bas\s+(\w+)")
+
+
+def _between(positions: List[int], start: int, end: int) -> bool:
+    index = bisect_left(positions, start)
+    return index < len(positions) and positions[index] < end
 
 
 def _occurrences(text: str, word: str) -> List[int]:
@@ -269,4 +328,4 @@ def describe(need: Optional[Need]) -> str:
     return "anywhere" if need is None else repr(need)
 
 
-__all__ = ["Need", "Words", "Text", "Project", "Look", "AnyOf", "AllOf", "FileAnswers", "signature", "describe"]
+__all__ = ["Need", "Words", "Names", "Aliases", "Text", "Project", "Look", "AnyOf", "AllOf", "FileAnswers", "signature", "describe"]

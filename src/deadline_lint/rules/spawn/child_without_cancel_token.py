@@ -6,7 +6,7 @@ from deadline_lint.analysis.budget import budget_in_scope
 from deadline_lint.analysis.budget_text import BudgetText
 from deadline_lint.analysis.expressions import mentions_any
 from deadline_lint.analysis.spawn import CHILD_KINDS, Spawns
-from deadline_lint.requires import Look, Words
+from deadline_lint.requires import Aliases, Look, Names, Words
 from deadline_lint.rules.base import Rule, register
 from deadline_lint.rules.spawn.common import may_start, budget_words, child_words, start_first_look
 
@@ -65,6 +65,9 @@ class ChildWithoutCancelToken(Rule):
         lambda rule: budget_words(rule.profile, rule.catalog)
     )
     first_looks = {ast.Call: Look.of(lambda rule: start_first_look(rule.profile, rule.catalog))}
+    # Every finding is at a call that may start a child: `x.<word>()`, `<word>()` or an
+    # imported name, under its own name (a word) or another.
+    body_requires = Names.of(lambda rule: child_words(rule.profile, rule.catalog)) | Aliases()
 
     def __init__(self, profile, catalog):
         super().__init__(profile, catalog)

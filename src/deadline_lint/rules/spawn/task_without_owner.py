@@ -6,7 +6,7 @@ from typing import List, Tuple
 from deadline_lint.analysis.scopes import FUNCTION, GLOBAL
 from deadline_lint.analysis.spawn import TASK, Spawns
 from deadline_lint.analysis.usage import loaded_names
-from deadline_lint.requires import Look, Words
+from deadline_lint.requires import Aliases, Look, Names, Words
 from deadline_lint.rules.base import Rule, register
 from deadline_lint.rules.spawn.common import may_start, task_words, start_first_look
 
@@ -77,6 +77,9 @@ class TaskWithoutOwner(Rule):
 
     requires = Words.of(lambda rule: task_words(rule.profile, rule.catalog))
     first_looks = {ast.Call: Look.of(lambda rule: start_first_look(rule.profile, rule.catalog))}
+    # Every finding starts at a call that may start a task: `x.<word>()`, `<word>()` or an
+    # imported name, under its own name (a word) or another.
+    body_requires = Names.of(lambda rule: task_words(rule.profile, rule.catalog)) | Aliases()
 
     def __init__(self, profile, catalog):
         super().__init__(profile, catalog)
