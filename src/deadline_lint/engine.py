@@ -301,7 +301,7 @@ class Checker:
 
 
 _BODY_TYPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
-FirstLook = Callable[[ast.AST, FileContext], object]
+FirstLook = Callable[..., object]  # (node, ctx) -> truthy
 Group = Tuple[Optional[FirstLook], Tuple[Tuple[Rule, Callable], ...]]
 # The rules chosen for a file (or a body): each rule's index, the node types it skips there,
 # and whether its `body_requires` is still to be asked of the functions and classes inside.

@@ -26,11 +26,9 @@ declare the same need share one answer.
 """
 from __future__ import annotations
 
-import ast
 import re
 from bisect import bisect_left
 from typing import (
-    TYPE_CHECKING,
     Callable,
     Dict,
     FrozenSet,
@@ -41,12 +39,9 @@ from typing import (
     Sequence,
 )
 
-if TYPE_CHECKING:
-    from deadline_lint.file_view import FileView
-
 TextTest = Callable[[str], bool]
 PathTest = Callable[[str, str], bool]
-NodeTest = Callable[[ast.AST, "FileView"], object]
+NodeTest = Callable[..., object]  # (node, ctx) -> truthy, for the node types it is declared for
 
 
 class Need:

@@ -88,7 +88,7 @@ class ImportTextFilter:
 
 def _prefixes(qualnames) -> FrozenSet[str]:
     """Every dotted prefix of every name: `redis.asyncio` leads to `redis.asyncio.Redis`."""
-    found = set()
+    found: Set[str] = set()
     for qualname in qualnames:
         parts = qualname.split(".")
         found.update(".".join(parts[:cut]) for cut in range(1, len(parts) + 1))

@@ -7,10 +7,12 @@ import re
 from typing import (
     TYPE_CHECKING,
     Callable,
+    ClassVar,
     FrozenSet,
     Iterator,
     Mapping,
     Optional,
+    Tuple,
     Type,
 )
 
@@ -292,9 +294,9 @@ class OutboundRule(Rule):
     from the call's outbound views (DL103 also from the timeout object it may build): one
     first look at them for all."""
 
-    node_types = (ast.Call,)
+    node_types: ClassVar[Tuple[Type[ast.AST], ...]] = (ast.Call,)
     requires = Words.of(_outbound_words) & Text(_catalog_imports) | Project(_leads_to_a_client)
-    first_looks = {ast.Call: Look(outbound_first_look)}
+    first_looks: ClassVar[Mapping[Type[ast.AST], Look]] = {ast.Call: Look(outbound_first_look)}
 
 
 class BudgetValueRule(OutboundRule):
@@ -307,4 +309,4 @@ class BudgetValueRule(OutboundRule):
         Words.of(_hop_keywords) & (Text(_catalog_imports) | Text(_passes_a_budget_at_a_hop))
         | Project(_leads_to_a_client)
     )
-    first_looks: Mapping[Type[ast.AST], Look] = {}
+    first_looks: ClassVar[Mapping[Type[ast.AST], Look]] = {}

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import ast
-from typing import FrozenSet, List, Mapping, Optional, Tuple, Type
+from typing import ClassVar, FrozenSet, List, Mapping, Optional, Tuple, Type
 
 from deadline_lint.analysis.budget import budget_in_scope
 from deadline_lint.analysis.expressions import mentions_any
@@ -79,7 +79,7 @@ class NoRefuseCheck(OutboundRule):
     default_enabled = False
     node_types = (ast.Call, ast.Compare)
     leave_node_types = _FUNCTIONS
-    first_looks: Mapping[Type[ast.AST], Look] = {}  # its refuse checks are no outbound calls
+    first_looks: ClassVar[Mapping[Type[ast.AST], Look]] = {}  # its refuse checks are no outbound calls
 
     def visit(self, node, ctx):
         if ctx.scope.kind != FUNCTION:

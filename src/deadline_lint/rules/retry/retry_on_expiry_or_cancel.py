@@ -37,7 +37,8 @@ def _type_words(rule: Rule) -> FrozenSet[str]:
 
 def _names_a_type(rule: Rule) -> Callable[[str], bool]:
     words = _type_words(rule)
-    return rule.catalog.cached(("DL301.names_a_type", words), lambda: NamedInMatch(_EXCEPT_OR_CONSTANT, words))
+    key = ("DL301.names_a_type", words)
+    return rule.catalog.cached(key, lambda: NamedInMatch(_EXCEPT_OR_CONSTANT, words))  # type: ignore[arg-type, no-any-return]
 
 
 class NamedInMatch:
