@@ -38,8 +38,7 @@ def check_engine(data):
         # bench/run.py passes the rules of `--all-rules` or `-- --select X` (default: default rules).
         codes = [c for c in os.environ.get("DL_BENCH_SELECT", "").split(",") if c]
         _checker = Checker(select=codes)
-        _checker.trigger_words, _checker.text_filters = None, ()  # parse every file
-        _checker.per_rule_prefilter = False  # and walk it for every rule
+        _checker.prefilter = False  # parse every file and walk it for every rule
     found = _checker.check_bytes(data, "corpus.py")
     tool_errors = [d for d in found if d.code < "DL100"]
     if tool_errors:

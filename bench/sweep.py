@@ -33,7 +33,7 @@ from deadline_lint.engine import Checker  # noqa: E402
 from deadline_lint.files import discover  # noqa: E402
 from deadline_lint.fixes import FixMode, check_for_fixing, fix_text  # noqa: E402
 from deadline_lint.profile import Profile, resolve_profile  # noqa: E402
-from deadline_lint.rules.base import all_rules  # noqa: E402
+from deadline_lint.registry import all_rules  # noqa: E402
 from deadline_lint.source import DecodeError, decode_source  # noqa: E402
 
 _worker: Dict[str, object] = {}

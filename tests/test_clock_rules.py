@@ -8,7 +8,7 @@ import pytest
 
 from deadline_lint.engine import Checker
 from deadline_lint.fixes import FixMode, fix_text
-from deadline_lint.rules.base import all_rules
+from deadline_lint.registry import all_rules
 
 CLOCK_CODES = [code for code in all_rules() if code.startswith("DL2")]
 _BLOCK = re.compile(r"## (?P<heading>Example|Use instead)\s*```python\n(?P<code>.*?)```", re.DOTALL)

@@ -19,7 +19,8 @@ from libcst.codemod import (
 
 from deadline_lint.codemod import InsertBudget
 from deadline_lint.cli import main
-from deadline_lint.rules.base import REGISTRY, Rule, all_rules
+from deadline_lint.rules.base import REGISTRY, Rule
+from deadline_lint.registry import all_rules
 from fixture_cases import FixtureCase, fixture_cases
 from fixture_fixing import ALL_FIXED, SAFE_FIXED, SERVICE, fix_case
 

@@ -198,7 +198,7 @@ def test_every_key_example_yaml_sets_is_read_except_the_families_not_installed_y
 
     example = Path(__file__).resolve().parent.parent / "example.yaml"
     warned = check_profile(build_profile(load_profile_file(example), "example.yaml")).warnings
-    from deadline_lint.rules.base import keys_read_by_rules
+    from deadline_lint.registry import keys_read_by_rules
 
     # The families that read these land separately: the warning disappears as each one merges.
     families = {"exceptions", "retry_decorators", "spawn_helpers", "statuses"}

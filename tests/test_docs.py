@@ -5,7 +5,8 @@ import re
 from pathlib import Path
 
 from deadline_lint import docs
-from deadline_lint.rules.base import DOC_SECTIONS, all_rules
+from deadline_lint.rules.base import DOC_SECTIONS
+from deadline_lint.registry import all_rules
 from deadline_lint.tool_codes import TOOL_CODES
 
 ROOT = Path(__file__).resolve().parent.parent

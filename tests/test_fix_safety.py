@@ -11,7 +11,7 @@ from deadline_lint.cli import main
 from deadline_lint.diagnostics import Applicability
 from deadline_lint.engine import Checker
 from deadline_lint.profile import build_profile
-from deadline_lint.rules.base import all_rules
+from deadline_lint.registry import all_rules
 
 
 def fixes(text: str, checker: Optional[Checker] = None) -> Dict[int, Applicability]:

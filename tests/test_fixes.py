@@ -13,7 +13,8 @@ from deadline_lint.diagnostics import Applicability
 from deadline_lint.edits import replace_node
 from deadline_lint.engine import Checker
 from deadline_lint.fixes import MAX_ROUNDS, FixMode, add_imports, apply_edits, fix_text, parse_import
-from deadline_lint.rules.base import REGISTRY, Rule, all_rules
+from deadline_lint.rules.base import REGISTRY, Rule
+from deadline_lint.registry import all_rules
 from fixture_cases import FIXTURES, FixtureCase, fixture_cases
 from fixture_fixing import (
     ALL_FIXED,

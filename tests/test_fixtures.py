@@ -6,7 +6,7 @@ import pytest
 
 from deadline_lint.engine import Checker
 from deadline_lint.profile import build_profile, default_profile, load_profile_file
-from deadline_lint.rules.base import all_rules
+from deadline_lint.registry import all_rules
 from fixture_cases import FixtureCase, fixture_cases, missing_snapshot_message
 
 CASES = fixture_cases()

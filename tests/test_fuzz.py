@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from deadline_lint.engine import Checker
 from deadline_lint.fixes import FixMode, fix_text
-from deadline_lint.rules.base import all_rules
+from deadline_lint.registry import all_rules
 
 SEED = int(os.environ.get("DEADLINE_LINT_FUZZ_SEED", random.randrange(2**32)))
 COUNT = int(os.environ.get("DEADLINE_LINT_FUZZ_COUNT", "40"))

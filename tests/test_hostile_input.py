@@ -207,7 +207,7 @@ def test_code_at_the_interpreters_nesting_limit_is_checked() -> None:
     "    x = " + "lambda: " * 900 + "httpx.get(u, timeout=2.0)\n",  # budget_of recursed
 ])
 def test_shared_analyses_do_not_recurse_on_deep_code(shape: str) -> None:
-    from deadline_lint.rules.base import all_rules
+    from deadline_lint.registry import all_rules
 
     text = "import httpx\ndef f(budget, u):\n" + shape
     found = Checker(select=list(all_rules())).check_text(text, "deep.py")

@@ -11,10 +11,12 @@ from deadline_lint.analysis.budget import GRPC_CONTEXT, OBJECT, SECONDS, BudgetA
 from deadline_lint.analysis.outbound import OutboundSites
 from deadline_lint.catalog import CLIENT, WAIT, load_catalog
 from deadline_lint.context import FileContext
+from deadline_lint.requires import Text
 from deadline_lint.diagnostics import Applicability
 from deadline_lint.engine import Checker
 from deadline_lint.profile import ProfileError, build_profile, default_profile
-from deadline_lint.rules.base import DOC_SECTIONS, all_rules
+from deadline_lint.rules.base import DOC_SECTIONS
+from deadline_lint.registry import all_rules
 from deadline_lint.source import SourceFile
 
 OUTBOUND_CODES = [f"DL10{n}" for n in range(1, 9)]
@@ -159,13 +161,16 @@ def test_a_file_is_parsed_only_when_it_imports_a_listed_module(text: str, parsed
     assert Checker(select=OUTBOUND_CODES).could_fire(text) is parsed
 
 
-def test_text_filter_is_shared_by_all_outbound_rules() -> None:
+def test_the_import_look_is_shared_by_all_outbound_rules() -> None:
     checker = Checker(select=["DL1"], extend_select=["DL106", "DL108"])
-    # One import filter for all; DL104 and DL105 share one more that also admits budget hops.
-    assert len(checker.rules) == 8 and len(checker.text_filters) == 2
-    filters = {rule.code: rule.text_filter() for rule in checker.rules}
-    assert filters["DL104"] is filters["DL105"] is not filters["DL101"]
-    assert {id(f) for f in filters.values()} == {id(f) for f in checker.text_filters}
+    looks = {
+        rule.code: {id(leaf.test) for leaf in needs.requires.leaves() if isinstance(leaf, Text)}
+        for rule, needs in zip(checker.rules, checker.needs)
+    }
+    # One import look for all (the engine asks it once per file); DL104 and DL105 also share
+    # the look that admits budget hops.
+    assert len(checker.rules) == 8 and len(set.intersection(*looks.values())) == 1
+    assert looks["DL104"] == looks["DL105"] and len(looks["DL104"]) == 2 and len(looks["DL101"]) == 1
 
 
 @pytest.mark.parametrize(

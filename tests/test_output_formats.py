@@ -11,7 +11,7 @@ import pytest
 from deadline_lint.cli import build_parser, main
 from deadline_lint.diagnostics import Diagnostic
 from deadline_lint.output import WRITERS, write_github
-from deadline_lint.rules.base import all_rules
+from deadline_lint.registry import all_rules
 from deadline_lint.tool_codes import TOOL_CODES
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -101,7 +101,7 @@ def test_schema_and_loader_give_the_same_verdict(dotted: str, value: Any, valid:
 def test_example_yaml_names_only_rules_that_exist() -> None:
     import re
 
-    from deadline_lint.rules.base import known_codes
+    from deadline_lint.registry import known_codes
 
     named = set(re.findall(r"\bDL[0-9]{3}\b", (ROOT / "example.yaml").read_text(encoding="utf-8")))
     assert named and named <= set(known_codes()), sorted(named - set(known_codes()))

@@ -18,7 +18,8 @@ from pylint.reporters import JSON2Reporter
 from deadline_lint import pylint_plugin
 from deadline_lint.engine import Checker
 from deadline_lint.pylint_plugin import checker_classes, mapping, message_id, symbol
-from deadline_lint.rules.base import REGISTRY, Rule, all_rules
+from deadline_lint.rules.base import REGISTRY, Rule
+from deadline_lint.registry import all_rules
 from deadline_lint.tool_codes import TOOL_CODES
 
 BAD = (

@@ -12,7 +12,7 @@ import yaml
 
 from deadline_lint.cli import main
 from deadline_lint.engine import parse_source
-from deadline_lint.rules.base import all_rules
+from deadline_lint.registry import all_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")

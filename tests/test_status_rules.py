@@ -28,7 +28,7 @@ from deadline_lint.edits import append_statement
 from deadline_lint.engine import Checker
 from deadline_lint.fixes import apply_edits
 from deadline_lint.profile import build_profile, default_profile
-from deadline_lint.rules.base import all_rules
+from deadline_lint.registry import all_rules
 from deadline_lint.source import SourceFile
 from fixture_cases import ROOT
 

@@ -373,7 +373,7 @@ def _sigterm_interrupts():
 
 
 def cmd_rules(_: argparse.Namespace) -> int:
-    from deadline_lint.rules.base import all_rules
+    from deadline_lint.registry import all_rules
 
     print(f"{'code':6}  {'name':40}  {'default':7}  fix")
     for code, tool in TOOL_CODES.items():
@@ -387,7 +387,7 @@ def cmd_rules(_: argparse.Namespace) -> int:
 def cmd_explain(args: argparse.Namespace) -> int:
     """The rule's page from docs/rules/, word for word (without its "generated" comment)."""
     from deadline_lint.docs import GENERATED, rule_page, tool_page
-    from deadline_lint.rules.base import all_rules
+    from deadline_lint.registry import all_rules
 
     code = args.code.upper()
     rules = all_rules()

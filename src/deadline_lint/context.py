@@ -4,7 +4,7 @@ family's facts live in `analysis/` and are asked for with `ctx.analysis(Kind)`."
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple, Type, TypeVar
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Set, Tuple, Type, TypeVar
 
 from deadline_lint.analysis.imports import bind_imports
 from deadline_lint.analysis.project import attach_project
@@ -16,19 +16,10 @@ from deadline_lint.profile import Profile
 from deadline_lint.source import SourceFile
 
 if TYPE_CHECKING:
-    from typing import Protocol
-
     from deadline_lint.rules.base import Rule
 
-    class AnalysisInputs(Protocol):
-        """What an analysis may be built from: the file's resolver, catalog and profile."""
-
-        resolver: Resolver
-        catalog: Catalog
-        profile: Profile
-
-
 _A = TypeVar("_A")
+_S = TypeVar("_S")
 SCOPE_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
@@ -49,7 +40,9 @@ class FileContext:
         self.scope = self.module_scope
         self.parents: List[ast.AST] = []  # ancestors of the node being visited, innermost last
         self.diagnostics: List[Diagnostic] = []
+        self._reported: Set[Tuple[str, int, int, int, int, str]] = set()
         self._analyses: Dict[type, object] = {}
+        self._states: Dict[Scope, Dict[object, object]] = {}
 
     def analysis(self, kind: Type[_A]) -> _A:
         """The per-file instance of a shared analysis, built on first request as `kind(ctx)`.
@@ -59,11 +52,24 @@ class FileContext:
             found = self._analyses[kind] = kind(self)  # type: ignore[call-arg]
         return found  # type: ignore[return-value]
 
+    def state(self, owner: object, factory: Callable[[], _S], scope: Optional[Scope] = None) -> _S:
+        """`owner`'s state (a rule's, by the rule) in the scope being walked, or in `scope`:
+        built by `factory()` on first request, dropped when the walk leaves that scope, after
+        the rules' `leave` hooks have judged it. Module-scope state lasts for the file."""
+        slots = self._states.get(scope or self.scope)
+        if slots is None:
+            slots = self._states[scope or self.scope] = {}
+        found = slots.get(owner)
+        if found is None:
+            found = slots[owner] = factory()
+        return found  # type: ignore[return-value]
+
     def close(self) -> None:
         """Drop what the analyses remembered once the file is done. They hold the context and
         each scope's bindings hold the scope: left as cycles, the whole tree would wait for
         the cyclic collector, which walks every node before freeing it."""
         self._analyses.clear()
+        self._states.clear()
         for scope in self._scopes.values():
             scope.clear_caches()
 
@@ -95,13 +101,19 @@ class FileContext:
             ):
                 safety = Applicability.UNSAFE  # never silently drop or move a comment
             fix = Fix(tuple(edits), safety, description or message, imports, inserts_budget)
-        self.diagnostics.append(node_diagnostic(self.source, rule.code, rule.name, node, message, fix))
+        found = node_diagnostic(self.source, rule.code, rule.name, node, message, fix)
+        key = (found.code, found.line, found.column, found.end_line, found.end_column, found.message)
+        if key in self._reported:
+            return  # the same finding reached twice (a shared value judged from two calls)
+        self._reported.add(key)
+        self.diagnostics.append(found)
 
     # The walk keeps `parents` itself and tells the context when it enters or leaves a scope.
     def enter_scope(self, node: ast.AST) -> None:
         self.scope = self.resolver.scope_of(node, self.scope)
 
     def leave_scope(self) -> None:
+        self._states.pop(self.scope, None)
         self.scope = self.scope.parent or self.module_scope
 
 

@@ -15,8 +15,10 @@ from deadline_lint.collector import collector_paused as _collector_paused
 from deadline_lint.context import SCOPE_TYPES, FileContext
 from deadline_lint.diagnostics import Applicability, Diagnostic, tool_diagnostic
 from deadline_lint.profile import Profile, code_selected, default_profile
-from deadline_lint.rules.base import Rule, all_rules
 from deadline_lint.reading import decode, read_file
+from deadline_lint.registry import all_rules
+from deadline_lint.requires import FileAnswers, Need, signature
+from deadline_lint.rules.base import Rule
 from deadline_lint.source import SourceFile
 from deadline_lint.syntax_versions import newer_syntax_message
 
@@ -45,12 +47,6 @@ def _child_fields(node_type: type) -> Tuple[str, ...]:
         fields = tuple(reversed([f for f in node_type._fields if f not in _SKIPPED_FIELDS and f not in own]))  # type: ignore[attr-defined]
         _FIELDS_BY_TYPE[node_type] = fields
     return fields
-
-
-def _shortest(words) -> Tuple[str, ...]:
-    """The words none of the others occurs in, sorted: any of them occurs in a text exactly
-    when any of `words` does."""
-    return tuple(sorted(w for w in set(words) if not any(o != w and o in w for o in words)))
 
 
 class Checker:
@@ -87,45 +83,14 @@ class Checker:
             for code, cls in all_rules().items()
             if rule_enabled(cls, select, ignore, extend_select) and (restricted is None or code in restricted)
         ]
-        self.dispatch, self.leave_dispatch, self._tracked_types = _tables(self.rules)
-        words: Optional[set] = set()
-        for rule in self.rules:
-            rule_words = rule.trigger_words()
-            if rule_words is None:
-                words = None
-                break
-            words.update(rule_words)  # type: ignore[union-attr]
-        # A word containing another is found whenever that one is: only the shortest are searched.
-        self.trigger_words: Optional[Tuple[str, ...]] = _shortest(words) if words is not None else None
-        # A finer second look, for rules that offer one (an optional `text_filter()` returning
-        # a shared callable): the file is parsed if any selected rule may fire in it.
-        filters: List[Callable[[str], bool]] = []
-        for rule in self.rules:
-            text_filter = getattr(rule, "text_filter", lambda: None)()
-            if text_filter is None:
-                filters = []  # this rule has no second look: trigger words decide alone
-                break
-            if all(text_filter is not known for known in filters):
-                filters.append(text_filter)
-        self.text_filters: Tuple[Callable[[str], bool], ...] = tuple(filters)
-        # A file the text says nothing about may still reach what a rule knows through the
-        # modules of its project (a wrapper, a re-export): rules may offer `path_filter()`,
-        # a shared callable (text, path) -> bool, asked only when the text alone says no.
-        path_filters: List[Callable[[str, str], bool]] = []
-        for rule in self.rules:
-            path_filter = getattr(rule, "path_filter", lambda: None)()
-            if path_filter is not None and all(path_filter is not known for known in path_filters):
-                path_filters.append(path_filter)
-        self.path_filters: Tuple[Callable[[str, str], bool], ...] = tuple(path_filters)
-        # The same three looks per rule: a file let in for one rule is walked only for the
-        # rules whose own looks let it in (see `_rules_for`). Off: every rule on every file.
-        self.per_rule_prefilter = True
-        self._looks = tuple(
-            (rule, rule.trigger_words(), getattr(rule, "text_filter", lambda: None)(),
-             getattr(rule, "path_filter", lambda: None)())
-            for rule in self.rules
-        )
-        self._tables_by_rules: Dict[Tuple[int, ...], Tables] = {}
+        # Every rule's needs, bound to its profile and catalog once: the one matcher all files ask.
+        self.needs = tuple(BoundNeeds(rule) for rule in self.rules)
+        self._all: Selection = tuple((index, frozenset(), False) for index in range(len(self.rules)))
+        self._tables_by_selection: Dict[Selection, Tables] = {}
+        # Off (the benchmark's "every rule on every node of every file"): no file, body or
+        # visit is left out for any rule.
+        self.prefilter = True
+        self.stats = PrefilterStats()
 
     @property
     def codes(self) -> List[str]:
@@ -141,12 +106,17 @@ class Checker:
         return [text] if isinstance(text, Diagnostic) else self.check_text(text, path)
 
     def check_text(self, text: str, path: str, tree: Optional[ast.Module] = None) -> List[Diagnostic]:
-        if not self.rules or not self.could_fire(text, path):
+        if not self.rules:
+            return []
+        selection, answers = self._selection_for(text, path)
+        if not selection:
             return []
         with _collector_paused():
-            return self._check_text(text, path, tree)
+            return self._check_text(text, path, tree, selection, answers)
 
-    def _check_text(self, text: str, path: str, tree: Optional[ast.Module]) -> List[Diagnostic]:
+    def _check_text(
+        self, text: str, path: str, tree: Optional[ast.Module], selection: "Selection", answers: Optional[FileAnswers]
+    ) -> List[Diagnostic]:
         if tree is None:
             tree_or_error = parse_source(text, path)
             if isinstance(tree_or_error, Diagnostic):
@@ -155,7 +125,7 @@ class Checker:
         source = SourceFile(text, path)
         ctx = FileContext(source, tree, self.profile, self.catalog)
         try:
-            self._walk(ctx, self._rules_for(text, path))
+            self._walk(ctx, selection, answers)
         finally:
             ctx.close()
         found = self.fix_classes.apply(ctx.diagnostics, source)
@@ -165,76 +135,96 @@ class Checker:
         return sorted(found, key=Diagnostic.sort_key)
 
     def could_fire(self, text: str, path: str = "") -> bool:
-        """The text prefilter: skip parsing files that mention nothing any selected rule needs
-        (themselves, or through their project's modules)."""
-        words = self.trigger_words
-        if words is None or any(word in text for word in words):
-            if not self.text_filters or any(text_filter(text) for text_filter in self.text_filters):
-                return True
-        return any(path_filter(text, path) for path_filter in self.path_filters)
+        """The prefilter: does any selected rule's need hold for this text (or its project)?
+        Files it rejects are not parsed."""
+        answers = FileAnswers(text, path)
+        return any(answers.holds(needs.requires) for needs in self.needs)
 
-    def _rules_for(self, text: str, path: str) -> "Tables":
-        """The dispatch tables of the rules that may fire in this file by their own looks
-        (trigger words, then text filter, else path filter): each is sound for its rule, so
-        a rule left out could not have reported anything here."""
-        if not self.per_rule_prefilter:
-            return self.dispatch, self.leave_dispatch, self._tracked_types
-        found: Dict[object, bool] = {}  # each word and filter asked once per file
-
-        def asked(key: object, answer: Callable[[], bool]) -> bool:
-            known = found.get(key)
-            if known is None:
-                known = found[key] = bool(answer())
-            return known
-
+    def _selection_for(self, text: str, path: str) -> Tuple["Selection", Optional[FileAnswers]]:
+        """The rules that may fire in this file by their own needs, each with the node types it
+        is not visited on here (`visit_requires` failing), and the file's answers, which the
+        walk asks again about bodies."""
+        if not self.prefilter:
+            return self._all, None
+        answers = FileAnswers(text, path)
         chosen = []
-        for index, (_, words, text_filter, path_filter) in enumerate(self._looks):
-            may = words is None or any(asked(word, lambda w=word: w in text) for word in words)
-            if may and text_filter is not None:
-                may = asked(text_filter, lambda f=text_filter: f(text))
-            if not may and path_filter is not None:
-                may = asked(path_filter, lambda f=path_filter: f(text, path))
-            if may:
-                chosen.append(index)
-        if len(chosen) == len(self._looks):
-            return self.dispatch, self.leave_dispatch, self._tracked_types
-        key = tuple(chosen)
-        tables = self._tables_by_rules.get(key)
+        for index, needs in enumerate(self.needs):
+            if answers.holds(needs.requires):
+                masked = frozenset(t for t, need in needs.visit_requires if not answers.holds(need))
+                chosen.append((index, masked, needs.body_requires is not None))
+        return tuple(chosen), answers
+
+    def _tables_for(self, selection: "Selection") -> "Tables":
+        tables = self._tables_by_selection.get(selection)
         if tables is None:
-            tables = self._tables_by_rules[key] = _tables([self._looks[i][0] for i in chosen])
+            tables = self._tables_by_selection[selection] = _tables(self.rules, self.needs, selection)
         return tables
 
     # -- the walk ------------------------------------------------------------------
-    def _walk(self, ctx: FileContext, tables: Optional["Tables"] = None) -> None:
+    def _walk(self, ctx: FileContext, selection: "Selection", answers: Optional[FileAnswers]) -> None:
         """Pre-order, in source order. Each stack entry carries its depth, so the ancestors
         list is cut back to it on the way down instead of every node being visited a second
-        time on the way up; only scopes and `with` statements need a "leave" step."""
-        rules_dispatch, rules_leave, tracked = tables or (self.dispatch, self.leave_dispatch, self._tracked_types)
-        dispatch = dict(rules_dispatch)  # per file: a failing rule is dropped for this file only
-        leave_dispatch = dict(rules_leave)
-        skipped = _LEAF_TYPES.difference(dispatch).difference(tracked)
-        parents = ctx.parents
+        time on the way up; only scopes and `with` statements need a "leave" step.
 
-        def leave(depth: int, node: ast.AST) -> None:
+        A function or class whose text holds no `body_requires` of some rules is walked
+        without them (their tables are switched for its subtree and switched back when the
+        walk leaves it), and not at all when no rule is left. A rule whose need a function or
+        class holds is not asked again inside it: what the rule judges there may come from
+        the enclosing code (a closure's budget, a class's base)."""
+        walk = _FileTables(self, selection)
+        dispatch, leave_dispatch, tracked, skipped, bodies, selection = walk.current
+        if answers is None:
+            bodies = ()
+        parents = ctx.parents
+        line_starts = ctx.source.line_starts if bodies or walk.any_bodies else ()
+        stats = self.stats
+
+        def leave(depth: int, node: ast.AST, leave_dispatch: dict) -> None:
             del parents[depth:]
             for rule, on_leave in leave_dispatch.get(type(node)) or ():
                 try:
                     on_leave(node, ctx)
                 except Exception as exc:  # a rule bug must not end the run
-                    self._rule_failed(ctx, rule, node, exc, dispatch, leave_dispatch)
+                    self._rule_failed(ctx, rule, node, exc, walk)
             if type(node) in _SCOPE_TYPES:
                 ctx.leave_scope()
 
-        entered: List[Tuple[int, ast.AST]] = []  # open scopes / `with`s and their depth
+        # Open scopes / `with`s: their depth, node, and the tables to go back to after them.
+        entered: List[Tuple[int, ast.AST, Optional[list]]] = []
         stack: List[Tuple[ast.AST, int]] = [(ctx.tree, 0)]
         pop, push = stack.pop, stack.append
         fields_by_type = _FIELDS_BY_TYPE
         while stack:
             node, depth = pop()
             while entered and entered[-1][0] >= depth:
-                leave(*entered.pop())
+                left_depth, left, restore = entered.pop()
+                leave(left_depth, left, leave_dispatch)
+                if restore is not None:
+                    walk.current = restore
+                    dispatch, leave_dispatch, tracked, skipped, bodies, selection = restore
+                    if answers is None:
+                        bodies = ()
             del parents[depth:]
             node_type = type(node)
+            restore = None
+            if bodies and node_type in _BODY_TYPES:
+                stats.bodies += 1
+                first = min([node.lineno, *(d.lineno for d in node.decorator_list)])  # type: ignore[attr-defined]
+                start, end = line_starts[first - 1], line_starts[node.end_lineno]  # type: ignore[attr-defined]
+                dropped: set = set()
+                for need, members in bodies:
+                    if not answers.in_span(need, start, end):  # type: ignore[union-attr]
+                        dropped.update(members)
+                inner = tuple((i, m, False) for i, m, _ in selection if i not in dropped)
+                if not inner:
+                    stats.skipped += 1
+                    stats.skipped_lines += node.end_lineno - first + 1  # type: ignore[attr-defined]
+                    continue  # no rule can find anything in it: not walked at all
+                if dropped:
+                    stats.narrowed += 1
+                restore = walk.current
+                walk.current = walk.tables(inner)
+                dispatch, leave_dispatch, tracked, skipped, bodies, selection = walk.current
             groups = dispatch.get(node_type)
             if groups:
                 # A failing rule gets new lists in `dispatch`: these stay safe to iterate.
@@ -245,17 +235,17 @@ class Checker:
                                 continue
                         except Exception as exc:  # each rule would have failed on it in turn
                             for rule, _ in members:
-                                self._rule_failed(ctx, rule, node, exc, dispatch, leave_dispatch)
+                                self._rule_failed(ctx, rule, node, exc, walk)
                             continue
                     for rule, visit in members:
                         try:
                             visit(node, ctx)
                         except Exception as exc:  # a rule bug must not end the run
-                            self._rule_failed(ctx, rule, node, exc, dispatch, leave_dispatch)
+                            self._rule_failed(ctx, rule, node, exc, walk)
             if node_type in tracked:
                 if node_type in _SCOPE_TYPES:
                     ctx.enter_scope(node)
-                entered.append((depth, node))
+                entered.append((depth, node, restore))
             parents.append(node)
             depth += 1
             fields = fields_by_type.get(node_type)
@@ -274,17 +264,15 @@ class Checker:
                 elif isinstance(value, ast.AST) and type(value) not in skipped:
                     push((value, depth))
         while entered:
-            leave(*entered.pop())
+            left_depth, left, restore = entered.pop()
+            leave(left_depth, left, leave_dispatch)
+            if restore is not None:
+                walk.current = restore
+                leave_dispatch = restore[1]
         del parents[:]
 
-    def _rule_failed(
-        self, ctx: FileContext, rule: Rule, node: ast.AST, exc: Exception, dispatch: dict, leave_dispatch: dict
-    ) -> None:
-        for node_type, groups in list(dispatch.items()):
-            kept = [(look, tuple(m for m in members if m[0] is not rule)) for look, members in groups]
-            dispatch[node_type] = [(look, members) for look, members in kept if members]
-        for node_type, handlers in list(leave_dispatch.items()):
-            leave_dispatch[node_type] = [h for h in handlers if h[0] is not rule]
+    def _rule_failed(self, ctx: FileContext, rule: Rule, node: ast.AST, exc: Exception, walk: "_FileTables") -> None:
+        walk.drop(rule)
         line = getattr(node, "lineno", 1)
         if isinstance(exc, RecursionError):  # the code, not the rule, is the problem
             message = f"too deeply nested to analyse; {rule.code} was skipped for this file"
@@ -302,26 +290,99 @@ class Checker:
         )
 
 
-FirstLook = Callable[[ast.AST, FileContext], object]
+_BODY_TYPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
+FirstLook = Callable[..., object]  # (node, ctx) -> truthy
 Group = Tuple[Optional[FirstLook], Tuple[Tuple[Rule, Callable], ...]]
+# The rules chosen for a file (or a body): each rule's index, the node types it skips there,
+# and whether its `body_requires` is still to be asked of the functions and classes inside.
+Selection = Tuple[Tuple[int, FrozenSet[type], bool], ...]
+Dispatch = Dict[Type[ast.AST], List[Group]]
+LeaveDispatch = Dict[Type[ast.AST], List[Tuple[Rule, Callable]]]
+# Per node type the groups to visit, the end-of-node hooks, the node types the walk must
+# leave, and, per distinct `body_requires`, the rules (by index) that need it.
+Tables = Tuple[Dispatch, LeaveDispatch, FrozenSet[type], Tuple[Tuple[Need, FrozenSet[int]], ...]]
 
 
-Tables = Tuple[Dict[Type[ast.AST], List[Group]], Dict[Type[ast.AST], List[Tuple[Rule, Callable]]], FrozenSet[type]]
+class BoundNeeds:
+    """One rule's declared needs, bound to its profile and catalog."""
+
+    __slots__ = ("requires", "visit_requires", "body_requires", "first_looks")
+
+    def __init__(self, rule: Rule) -> None:
+        self.requires = rule.requires.bind(rule) if rule.requires is not None else None
+        self.visit_requires = tuple((t, need.bind(rule)) for t, need in rule.visit_requires.items())
+        self.body_requires = rule.body_requires.bind(rule) if rule.body_requires is not None else None
+        self.first_looks = {t: look.bind(rule) for t, look in rule.first_looks.items()}
 
 
-def _tables(rules: Sequence[Rule]) -> Tables:
-    """Per node type, the rules to visit in groups behind their shared first look (None:
-    visited at every node): rules offering the same `first_look` callable join the group of
-    the first of them, so the look runs once per node for all of them. Then the end-of-node
-    hooks, and the node types the walk must leave."""
-    dispatch: Dict[Type[ast.AST], List[Group]] = {}
-    leave_dispatch: Dict[Type[ast.AST], List[Tuple[Rule, Callable]]] = {}
-    for rule in rules:
+@dataclasses.dataclass
+class PrefilterStats:
+    """What the walk left out (functions and classes looked at, walked for fewer rules, not
+    walked at all), for the benchmark."""
+
+    bodies: int = 0
+    narrowed: int = 0
+    skipped: int = 0
+    skipped_lines: int = 0
+
+
+class _FileTables:
+    """The tables one file's walk uses, copied from the checker's on first use, so that a rule
+    failing in this file is dropped from all of them (and from those made later)."""
+
+    def __init__(self, checker: Checker, selection: Selection) -> None:
+        self._checker = checker
+        self._local: Dict[Selection, list] = {}
+        self._failed: List[Rule] = []
+        self.current = self.tables(selection)
+        self.any_bodies = any(n.body_requires is not None for n in checker.needs)
+
+    def tables(self, selection: Selection) -> list:
+        found = self._local.get(selection)
+        if found is None:
+            dispatch, leave_dispatch, tracked, bodies = self._checker._tables_for(selection)
+            found = [dict(dispatch), dict(leave_dispatch), tracked, None, bodies, selection]
+            for rule in self._failed:
+                _drop_rule(found, rule)
+            found[3] = _LEAF_TYPES.difference(found[0]).difference(tracked)
+            self._local[selection] = found
+        return found
+
+    def drop(self, rule: Rule) -> None:
+        self._failed.append(rule)
+        for found in self._local.values():
+            _drop_rule(found, rule)
+
+
+def _drop_rule(tables: list, rule: Rule) -> None:
+    dispatch, leave_dispatch = tables[0], tables[1]
+    for node_type, groups in list(dispatch.items()):
+        kept = [(look, tuple(m for m in members if m[0] is not rule)) for look, members in groups]
+        dispatch[node_type] = [(look, members) for look, members in kept if members]
+    for node_type, handlers in list(leave_dispatch.items()):
+        leave_dispatch[node_type] = [h for h in handlers if h[0] is not rule]
+
+
+def _tables(rules: Sequence[Rule], needs: Sequence[BoundNeeds], selection: Selection) -> Tables:
+    """Per node type, the selected rules to visit in groups behind their shared first look
+    (None: visited at every node): rules declaring the same look join the group of the first
+    of them, so it runs once per node for all of them. Then the end-of-node hooks, the node
+    types the walk must leave, and the rules grouped by their `body_requires`."""
+    dispatch: Dispatch = {}
+    leave_dispatch: LeaveDispatch = {}
+    bodies: Dict[object, Tuple[Need, List[int]]] = {}
+    for index, masked, open_body in selection:
+        rule = rules[index]
         for node_type in rule.node_types:
-            _join(dispatch.setdefault(node_type, []), rule.first_look(node_type), rule)
+            if node_type not in masked:
+                _join(dispatch.setdefault(node_type, []), needs[index].first_looks.get(node_type), rule)
         for node_type in rule.leave_node_types:
             leave_dispatch.setdefault(node_type, []).append((rule, rule.leave))
-    return dispatch, leave_dispatch, _SCOPE_TYPES.union(leave_dispatch)
+        body = needs[index].body_requires
+        if body is not None and open_body:
+            bodies.setdefault(signature(body), (body, []))[1].append(index)
+    grouped = tuple((need, frozenset(members)) for need, members in bodies.values())
+    return dispatch, leave_dispatch, _SCOPE_TYPES.union(leave_dispatch), grouped
 
 
 def _join(groups: List[Group], first_look: Optional[FirstLook], rule: Rule) -> None:

@@ -34,7 +34,7 @@ from deadline_lint.api import Options, Session
 from deadline_lint.engine import Checker
 from deadline_lint.profile import ProfileError
 from deadline_lint.selection import SelectorError, check_selectors
-from deadline_lint.rules.base import all_rules
+from deadline_lint.registry import all_rules
 from deadline_lint.source import DecodeError, decode_source
 
 Result = Tuple[int, int, str, type]

@@ -62,7 +62,7 @@ def _level(code: str) -> str:
 def sarif_rules() -> List[Dict[str, Any]]:
     """A reportingDescriptor for every code, tool codes first, with help text and help URI."""
     from deadline_lint.docs import doc_section, help_url
-    from deadline_lint.rules.base import all_rules
+    from deadline_lint.registry import all_rules
 
     descriptors: List[Dict[str, Any]] = []
     for code, tool in TOOL_CODES.items():

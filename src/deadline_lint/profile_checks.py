@@ -24,7 +24,7 @@ def check_profile(profile: Profile) -> Profile:
         raise ProfileError(str(exc)) from None
     unread = profile.keys_set - ENGINE_KEYS
     if unread:  # the rules are loaded only to answer this (a cached run may need none)
-        from deadline_lint.rules.base import keys_read_by_rules
+        from deadline_lint.registry import keys_read_by_rules
 
         unread -= keys_read_by_rules()
     warnings = tuple(

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Tuple, Type
 from deadline_lint.api import Options, Session
 from deadline_lint.diagnostics import Diagnostic
 from deadline_lint.profile import ProfileError
-from deadline_lint.rules.base import all_rules
+from deadline_lint.registry import all_rules
 from deadline_lint.tool_codes import TOOL_CODES
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -22,7 +22,7 @@ def parse_selectors(value: str) -> List[str]:
 
 
 def _known() -> Sequence[str]:
-    from deadline_lint.rules.base import known_codes
+    from deadline_lint.registry import known_codes
 
     return known_codes()
 

@@ -19,7 +19,7 @@ from deadline_lint.analysis.time_values import DEADLINE, REMAINING, TimeValues
 from deadline_lint.profile import Profile
 
 if TYPE_CHECKING:
-    from deadline_lint.context import AnalysisInputs, FileContext
+    from deadline_lint.file_view import AnalysisInputs, FileView
 
 OBJECT, GRPC_CONTEXT, SECONDS, INSTANT, DERIVED = "object", "grpc_context", "seconds", "instant", "derived"
 
@@ -327,17 +327,17 @@ def _annotation_admits_none(annotation) -> bool:
 
 
 # -- what rules ask ---------------------------------------------------------------
-def budget_in_scope(ctx: "FileContext") -> Optional[Budget]:
+def budget_in_scope(ctx: "FileView") -> Optional[Budget]:
     """The budget visible where the walk is (None: no budget in scope)."""
     return ctx.analysis(BudgetAnalysis).budget_of(ctx.scope)
 
 
-def given_timeout(ctx: "FileContext") -> Optional[Budget]:
+def given_timeout(ctx: "FileView") -> Optional[Budget]:
     """The time the caller gave the function where the walk is (opt-in, for DL102)."""
     return ctx.analysis(BudgetAnalysis).given_timeout(ctx.scope)
 
 
-def given_timeout_polls(ctx: "FileContext", given: Budget) -> bool:
+def given_timeout_polls(ctx: "FileView", given: Budget) -> bool:
     """The walk is inside a loop that compares the given timeout (`while time.time() - start <
     timeout:`, `if time.monotonic() >= deadline: raise`): the parameter bounds a polling loop,
     and each attempt's short fixed timeout is deliberate (as for local deadlines, measured)."""
@@ -348,7 +348,7 @@ def given_timeout_polls(ctx: "FileContext", given: Budget) -> bool:
     return False
 
 
-def timeout_expression(ctx: "FileContext") -> Tuple[str, bool]:
+def timeout_expression(ctx: "FileView") -> Tuple[str, bool]:
     """The expression a fix inserts as a timeout where the walk is, and whether it comes from
     a budget (True) or is the profile's edge default (False)."""
     budget = budget_in_scope(ctx)

@@ -30,7 +30,7 @@ from deadline_lint.catalog.clock import clock_catalog
 from deadline_lint.profile import Profile
 
 if TYPE_CHECKING:
-    from deadline_lint.context import FileContext
+    from deadline_lint.file_view import FileView
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ def _budget_names(catalog: Catalog, key: str) -> FrozenSet[str]:
     return frozenset((catalog.data.get("budget", {}) or {}).get(key, []) or [])
 
 
-def budget_hop(ctx: "FileContext", call: ast.Call) -> Optional[BudgetHop]:
+def budget_hop(ctx: "FileView", call: ast.Call) -> Optional[BudgetHop]:
     """The call as a hop of unknown type given a budget-derived timeout, or None."""
     if not call.keywords:
         return None  # most calls: asked of every call by two rules
@@ -70,11 +70,11 @@ def budget_hop(ctx: "FileContext", call: ast.Call) -> Optional[BudgetHop]:
 class BudgetPossible:
     """Per file: whether any function in it can have a budget (the prefilter's second half)."""
 
-    def __init__(self, ctx: "FileContext") -> None:
+    def __init__(self, ctx: "FileView") -> None:
         self.possible = hop_text_filter(ctx.catalog, ctx.profile).budget_possible(ctx.source.text)
 
 
-def _from_budget(value: ast.expr, ctx: "FileContext") -> bool:
+def _from_budget(value: ast.expr, ctx: "FileView") -> bool:
     """The value mentions a name carrying the budget in scope, or calls a budget accessor."""
     budget = budget_in_scope(ctx)
     if budget is not None and mentions_any(value, budget.names):
@@ -86,7 +86,7 @@ def _from_budget(value: ast.expr, ctx: "FileContext") -> bool:
     )
 
 
-def _known_callee(func: ast.expr, ctx: "FileContext") -> bool:
+def _known_callee(func: ast.expr, ctx: "FileView") -> bool:
     resolver, scope = ctx.resolver, ctx.scope
     if _standard(resolver.qualified_name(func, scope)) or resolver.definition(func, scope) is not None:
         return True
@@ -108,7 +108,7 @@ _LITERALS = (ast.Constant, ast.JoinedStr, ast.Dict, ast.List, ast.Set, ast.Tuple
              ast.DictComp, ast.ListComp, ast.SetComp)
 
 
-def _built_by_standard_library(receiver: ast.expr, ctx: "FileContext") -> bool:
+def _built_by_standard_library(receiver: ast.expr, ctx: "FileView") -> bool:
     """`q = queue.Queue()` then `q.get(timeout=...)`, `options = {}` then
     `options.update(timeout=...)`, `"{timeout}".format(timeout=...)`, `super().__init__(...)`:
     the receiver is a literal or `super()`, or every binding of it (a local, or `self.x` in a
@@ -125,13 +125,13 @@ def _built_by_standard_library(receiver: ast.expr, ctx: "FileContext") -> bool:
     return bool(bindings) and all(b.kind in (ASSIGN, WITH) and _standard_value(b.value, b.scope, ctx) for b in bindings)
 
 
-def _standard_value(value, scope, ctx: "FileContext") -> bool:
+def _standard_value(value, scope, ctx: "FileView") -> bool:
     if isinstance(value, _LITERALS):
         return True
     return isinstance(value, ast.Call) and _standard(ctx.resolver.qualified_name(value.func, scope))
 
 
-def _is_super(receiver: ast.expr, ctx: "FileContext") -> bool:
+def _is_super(receiver: ast.expr, ctx: "FileView") -> bool:
     """`super()`: the class's base, a constructor or method it overrides, not a new hop."""
     return isinstance(receiver, ast.Call) and ctx.resolver.qualified_name(receiver.func, ctx.scope) == "super"
 

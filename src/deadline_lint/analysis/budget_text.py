@@ -11,7 +11,7 @@ from deadline_lint.catalog import Catalog
 from deadline_lint.profile import Profile
 
 if TYPE_CHECKING:
-    from deadline_lint.context import FileContext
+    from deadline_lint.file_view import FileView
 
 
 def budget_words(profile: Profile, catalog: Catalog) -> FrozenSet[str]:
@@ -36,7 +36,7 @@ def budget_parameter_words(profile: Profile, catalog: Catalog) -> FrozenSet[str]
 
 
 class BudgetText:
-    def __init__(self, ctx: "FileContext") -> None:
+    def __init__(self, ctx: "FileView") -> None:
         text = ctx.source.text
         self.possible = any(word in text for word in budget_words(ctx.profile, ctx.catalog))
         # ... and whether a function can receive one (what DL503 forwards to).

@@ -10,7 +10,7 @@ from deadline_lint.analysis.expressions import argument_at, is_unbounded
 from deadline_lint.analysis.scopes import IMPORT, Scope
 
 if TYPE_CHECKING:
-    from deadline_lint.context import FileContext
+    from deadline_lint.file_view import FileView
 
 _SCOPE_BOUNDARIES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
@@ -18,7 +18,7 @@ _SCOPE_BOUNDARIES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.Clas
 class CancelScopes:
     """Per file: which `with` statements open a cancel scope (each judged once)."""
 
-    def __init__(self, ctx: "FileContext") -> None:
+    def __init__(self, ctx: "FileView") -> None:
         self.ctx = ctx
         data = ctx.catalog.data.get("budget", {}) or {}
         self.specs: Dict[str, dict] = dict(data.get("cancel_scopes", {}) or {})
@@ -76,7 +76,7 @@ class CancelScopes:
         return False
 
 
-def is_awaited(ctx: "FileContext", call: ast.Call) -> bool:
+def is_awaited(ctx: "FileView", call: ast.Call) -> bool:
     """Awaited directly, or entered as `async with call(...)` / iterated by `async for`."""
     parent = ctx.parent
     if isinstance(parent, ast.Await):
@@ -86,7 +86,7 @@ def is_awaited(ctx: "FileContext", call: ast.Call) -> bool:
     return isinstance(parent, ast.AsyncFor) and parent.iter is call
 
 
-def bounded_by_cancel_scope(ctx: "FileContext", call: ast.Call) -> bool:
+def bounded_by_cancel_scope(ctx: "FileView", call: ast.Call) -> bool:
     """Awaited inside a cancel scope, or made anywhere inside one that interrupts blocking
     calls (`with eventlet.Timeout(5):`)."""
     scopes = ctx.analysis(CancelScopes)

@@ -16,7 +16,7 @@ from deadline_lint.analysis.scopes import ASSIGN, NESTED_STATEMENTS, Scope
 from deadline_lint.catalog.clock import MONOTONIC, WALL, ClockCatalog, clock_catalog
 
 if TYPE_CHECKING:
-    from deadline_lint.context import AnalysisInputs
+    from deadline_lint.file_view import AnalysisInputs
 
 _MAX_FOLLOW = 4  # `loop = other_loop` links followed before giving up
 

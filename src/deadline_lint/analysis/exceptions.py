@@ -58,7 +58,7 @@ from deadline_lint.catalog.exceptions import (
 )
 
 if TYPE_CHECKING:
-    from deadline_lint.context import FileContext
+    from deadline_lint.file_view import FileView
 
 __all__ = [
     "EXPIRY", "CANCEL", "BREAKER", "KINDS", "Admitted", "Element", "Admission", "StatusTest",
@@ -130,7 +130,7 @@ class StatusTest:
 class ExceptionAnalysis:
     """Per file; answers are remembered by node (the node is kept alive with its answer)."""
 
-    def __init__(self, ctx: "FileContext") -> None:
+    def __init__(self, ctx: "FileView") -> None:
         self.ctx = ctx
         self.resolver = ctx.resolver
         own = profile_types(ctx.profile["exceptions"])

@@ -14,7 +14,7 @@ from deadline_lint.analysis.scopes import OTHER, PARAM, Scope
 from deadline_lint.profile import Profile
 
 if TYPE_CHECKING:
-    from deadline_lint.context import FileContext
+    from deadline_lint.file_view import FileView
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
@@ -28,7 +28,7 @@ class BudgetParameter:
 
 
 class Forwarding:
-    def __init__(self, ctx: "FileContext") -> None:
+    def __init__(self, ctx: "FileView") -> None:
         self.resolver = ctx.resolver
         self.budgets = ctx.analysis(BudgetAnalysis)
 

@@ -25,7 +25,7 @@ from deadline_lint.analysis.scopes import Scope
 from deadline_lint.analysis.statuses import ProducedStatus, StatusAnalysis
 
 if TYPE_CHECKING:
-    from deadline_lint.context import FileContext
+    from deadline_lint.file_view import FileView
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 _TRY_TYPES = (ast.Try, ast.TryStar)
@@ -67,7 +67,7 @@ class Handling:
 
 
 class HandlingAnalysis:
-    def __init__(self, ctx: "FileContext") -> None:
+    def __init__(self, ctx: "FileView") -> None:
         self.ctx = ctx
         self.exceptions = ctx.analysis(ExceptionAnalysis)
         self.statuses = ctx.analysis(StatusAnalysis)

@@ -12,16 +12,15 @@ from __future__ import annotations
 
 import ast
 import re
-import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, FrozenSet, Iterator, Optional, Set, Tuple
 
+from deadline_lint.analysis.catalog_imports import STDLIB_MODULES
 from deadline_lint.analysis.expressions import argument_at, is_unbounded
 from deadline_lint.analysis.project import (
     MAX_HOPS,
     catalog_import_filter,
     import_table,
-    imports_outbound_project_module,
     index_for,
     release_parsed_modules,
 )
@@ -39,7 +38,7 @@ from deadline_lint.catalog import Catalog, ClientClass, OutboundApi, TimeoutObje
 from deadline_lint.collector import collector_paused
 
 if TYPE_CHECKING:
-    from deadline_lint.context import FileContext
+    from deadline_lint.file_view import FileView
 
 # Where the effective timeout of a call comes from.
 FROM_CALL = "call"  # passed to the call itself
@@ -463,7 +462,6 @@ def _class_words(catalog: Catalog) -> Tuple[Tuple[Tuple[str, ...], FrozenSet[str
     )
 
 
-STDLIB_MODULES = frozenset(getattr(sys, "stdlib_module_names", ())) | {"asyncio", "socket", "http", "urllib"}
 
 
 def mention_word(qualname: str) -> str:
@@ -522,7 +520,7 @@ class OutboundSites:
     """Per file (`ctx.analysis(OutboundSites)`): each call's outbound views, classified once,
     in the scope where the walk meets it."""
 
-    def __init__(self, ctx: "FileContext") -> None:
+    def __init__(self, ctx: "FileView") -> None:
         self.ctx = ctx
         # Receivers of unlisted method names only matter when a gRPC stub could be the receiver.
         self._stubs_possible = any(p.module_suffix in ctx.source.text for p in ctx.catalog.stubs)
@@ -614,13 +612,13 @@ class OutboundSites:
         return sites
 
 
-def outbound_sites(ctx: "FileContext", call: ast.Call) -> Tuple[OutboundCall, ...]:
+def outbound_sites(ctx: "FileView", call: ast.Call) -> Tuple[OutboundCall, ...]:
     # Every outbound rule asks this of every call: answer a repeat from the cache directly.
     analysis = ctx.analysis(OutboundSites)
     found = analysis._sites.get(id(call))
     return found if found is not None else analysis.sites(call)
 
 
-def outbound_call(ctx: "FileContext", call: ast.Call) -> Optional[OutboundCall]:
+def outbound_call(ctx: "FileView", call: ast.Call) -> Optional[OutboundCall]:
     """The call as an outbound call, after the cheap first look (`outbound_sites`)."""
     return ctx.analysis(OutboundSites).call(call) if outbound_sites(ctx, call) else None

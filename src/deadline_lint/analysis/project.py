@@ -14,10 +14,10 @@ from __future__ import annotations
 import ast
 import os
 import re
-import sys
 from collections import OrderedDict
 from typing import Callable, Dict, FrozenSet, List, Optional, Set, Tuple
 
+from deadline_lint.analysis.catalog_imports import catalog_imports
 from deadline_lint.analysis.resolve import Definition, Resolver
 from deadline_lint.analysis.scopes import IMPORT, OTHER, Scope
 from deadline_lint.catalog import Catalog
@@ -27,7 +27,6 @@ from deadline_lint.source import DecodeError, decode_source
 _MAX_MODULE_BYTES = 2 * 1024 * 1024
 _MAX_CHAIN = 8  # re-export chains longer than this stay unknown
 MAX_HOPS = 3  # project definitions between a call and the client it reaches, at most
-STDLIB_MODULES = frozenset(getattr(sys, "stdlib_module_names", ())) | {"asyncio", "socket", "http", "urllib"}  # re-export and wrapper chains longer than this stay unknown
 _FROM_IMPORT = re.compile(r"^[ \t]*from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n;#]*)", re.M)
 _PLAIN_IMPORT = re.compile(r"^[ \t]*import[ \t]+([^\n;#]+)", re.M)
 
@@ -609,47 +608,10 @@ def _listed(prefixes, parts) -> bool:
     return any(".".join(parts[:cut]) in names for cut in range(1, len(parts)))  # an attribute of one
 
 
-def use_module_filter(catalog: Catalog, module_filter: Callable[[str], bool]) -> None:
-    """The outbound rules register their own import filter (finer than the fallback below)
-    when they are set up, before any file is checked, so every question sees the same one."""
-    catalog.cached("project.import_filter", lambda: module_filter)
-
-
 def catalog_import_filter(catalog: Catalog) -> Callable[[str], bool]:
-    """True for a text with an import line naming a module the catalog lists (a standard
-    library one only when the text also spells one of its listed names, as `import socket`
-    is everywhere), or naming a generated stub module: the outbound rules' own first look."""
-    def build() -> Callable[[str], bool]:
-        names: Dict[str, Set[str]] = {}
-        aliased_only: Dict[str, Set[str]] = {}
-        for qualname in [*catalog.apis, *catalog.classes, *catalog.factories, *catalog.timeout_objects]:
-            top = qualname.split(".")[0]
-            names.setdefault(top, set()).add(qualname.rpartition(".")[2])
-        for alias in catalog.aliases:  # another path to a listed object, spelled by its own name
-            top, _, rest = alias.partition(".")
-            if top not in names:  # a module known only by aliases (gevent): its aliased part spelled
-                aliased_only.setdefault(top, set()).add(rest.split(".")[0] or top)
-        for top, spelled in aliased_only.items():
-            names.setdefault(top, set()).update(spelled)
-        stdlib = {
-            top: tuple(sorted(found)) for top, found in names.items() if top in STDLIB_MODULES or top in aliased_only
-        }
-        modules = "|".join(sorted(re.escape(m) for m in names))
-        pattern = re.compile(rf"^[ \t]*(?:from|import)[ \t]+[^\n]*?\b({modules})\b", re.M)
-        suffixes = tuple(p.module_suffix for p in catalog.stubs)
-
-        def imports_listed(text: str) -> bool:
-            if any(s in text for s in suffixes):
-                return True
-            for match in pattern.finditer(text):
-                spelled = stdlib.get(match.group(1))
-                if spelled is None or any(name in text for name in spelled):
-                    return True
-            return False
-
-        return imports_listed
-
-    return catalog.cached("project.import_filter", build)
+    """True for a text with an import line naming a module the catalog lists (see
+    `catalog_imports`): the outbound rules' own prefilter, so every question sees the same one."""
+    return catalog_imports(catalog)
 
 
 __all__ = ["ProjectIndex", "attach_project", "index_for", "imports_outbound_project_module"]

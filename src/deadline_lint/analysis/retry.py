@@ -45,7 +45,7 @@ from deadline_lint.catalog.retry import (
 )
 
 if TYPE_CHECKING:
-    from deadline_lint.context import FileContext
+    from deadline_lint.file_view import FileView
 
 UNKNOWN = "unknown"
 _MAX_DEPTH = 6
@@ -106,7 +106,7 @@ class RetryLoop:
 
 
 class RetryAnalysis:
-    def __init__(self, ctx: "FileContext") -> None:
+    def __init__(self, ctx: "FileView") -> None:
         self.ctx = ctx
         self.resolver = ctx.resolver
         own = tuple(ctx.profile["retry_decorators"])

@@ -13,7 +13,7 @@ from deadline_lint.analysis.scopes import OTHER, Scope
 from deadline_lint.catalog.spawn import SpawnCatalog, spawn_catalog
 
 if TYPE_CHECKING:
-    from deadline_lint.context import FileContext
+    from deadline_lint.file_view import FileView
 
 TASK = "task"  # returns a task someone must own (DL501)
 THREAD = "thread"  # threading.Thread(target=...)
@@ -33,7 +33,7 @@ class Spawn:
 
 
 class Spawns:
-    def __init__(self, ctx: "FileContext") -> None:
+    def __init__(self, ctx: "FileView") -> None:
         self.resolver = ctx.resolver
         self.catalog: SpawnCatalog = spawn_catalog(ctx.catalog, ctx.profile["spawn_helpers"])
         spawn = self.catalog

@@ -25,7 +25,7 @@ from deadline_lint.analysis.scopes import IMPORT, Scope
 from deadline_lint.catalog.statuses import CLASS, CONSTANT, NamedStatus, Status, status_vocabulary
 
 if TYPE_CHECKING:
-    from deadline_lint.context import FileContext
+    from deadline_lint.file_view import FileView
 
 QUOTA, EXPIRED, CANCELLED, REFUSED = "quota", "expired", "cancelled", "refused"
 _PROFILE_KEYS = {EXPIRED: ("expired", "grpc_expired"), CANCELLED: ("cancelled", "grpc_cancelled"),
@@ -43,7 +43,7 @@ class ProducedStatus:
 class StatusAnalysis:
     """Per file; answers for a node are computed once."""
 
-    def __init__(self, ctx: "FileContext") -> None:
+    def __init__(self, ctx: "FileView") -> None:
         self.ctx = ctx
         self.vocabulary = status_vocabulary(ctx.catalog)
         statuses = ctx.profile["statuses"]

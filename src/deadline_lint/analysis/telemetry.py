@@ -13,7 +13,7 @@ from deadline_lint.analysis.scopes import ASSIGN, Scope
 from deadline_lint.catalog.trace import TraceCatalog, trace_catalog
 
 if TYPE_CHECKING:
-    from deadline_lint.context import FileContext
+    from deadline_lint.file_view import FileView
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,7 @@ class MetricLabels:
 
 
 class Telemetry:
-    def __init__(self, ctx: "FileContext") -> None:
+    def __init__(self, ctx: "FileView") -> None:
         self.resolver = ctx.resolver
         self.catalog: TraceCatalog = trace_catalog(ctx.catalog)
         trace = self.catalog

@@ -49,7 +49,7 @@ from deadline_lint.analysis.scopes import ASSIGN, FUNCTION, Scope
 from deadline_lint.catalog.clock import MONOTONIC, WALL
 
 if TYPE_CHECKING:
-    from deadline_lint.context import FileContext
+    from deadline_lint.file_view import FileView
 
 INSTANT, DEADLINE, SPAN = "instant", "deadline", "span"
 # Kinds of DeadlineUse.
@@ -483,17 +483,17 @@ def _with_local(value: TimeValue, local: bool) -> TimeValue:
 
 
 # -- what rules ask -------------------------------------------------------------------------------
-def function_times(ctx: "FileContext") -> Optional[FunctionTimes]:
+def function_times(ctx: "FileView") -> Optional[FunctionTimes]:
     """The time values of the function the walk is in (None at module or class level)."""
     return ctx.analysis(TimeValues).function(ctx.scope)
 
 
-def time_value(ctx: "FileContext", expr: ast.expr) -> Optional[TimeValue]:
+def time_value(ctx: "FileView", expr: ast.expr) -> Optional[TimeValue]:
     times = function_times(ctx)
     return times.value(expr) if times is not None else None
 
 
-def is_absolute_instant(ctx: "FileContext", expr: ast.expr, any_clock: bool = False) -> bool:
+def is_absolute_instant(ctx: "FileView", expr: ast.expr, any_clock: bool = False) -> bool:
     """A wall-clock instant or a deadline on the wall clock, in any spelling (`str(...)`,
     `int(...)`, an f-string, `x.isoformat()`, `x.timestamp()`). With `any_clock`, monotonic
     instants count too (an instant of this process's own clock means even less elsewhere)."""

@@ -28,7 +28,7 @@ from deadline_lint.analysis.scopes import ASSIGN, Scope
 from deadline_lint.catalog.clock import WireVocabulary, clock_catalog, normalise_key
 
 if TYPE_CHECKING:
-    from deadline_lint.context import AnalysisInputs
+    from deadline_lint.file_view import AnalysisInputs
 
 _GETTERS = frozenset({"get", "getheader", "get_all", "getlist", "getone", "get_header"})
 _MAX_FOLLOW = 4

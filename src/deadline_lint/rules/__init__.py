@@ -1,2 +1,1 @@
-"""Every rule family; importing this package registers all rules."""
-from deadline_lint.rules import clock, outbound, retry, spawn, status, trace  # noqa: F401
+"""The rule families, one package each; `deadline_lint.registry` imports them all."""

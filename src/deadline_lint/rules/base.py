@@ -1,16 +1,18 @@
-"""What a rule is: one small class with its code, name, message, docs and fix safety."""
+"""What a rule is: one small class with its code, name, message, docs and fix safety. A leaf:
+importing it loads no rule (`registry.py` loads them all)."""
 from __future__ import annotations
 
 import ast
 import inspect
-from typing import TYPE_CHECKING, Callable, ClassVar, Dict, FrozenSet, Optional, Tuple, Type
+from typing import TYPE_CHECKING, ClassVar, Dict, FrozenSet, Mapping, Optional, Tuple, Type
 
 from deadline_lint.catalog import Catalog
 from deadline_lint.diagnostics import Applicability
 from deadline_lint.profile import Profile
+from deadline_lint.requires import Look, Need
 
 if TYPE_CHECKING:
-    from deadline_lint.context import FileContext
+    from deadline_lint.file_view import FileView
 
 REGISTRY: Dict[str, Type["Rule"]] = {}
 
@@ -32,6 +34,15 @@ class Rule:
     node_types: ClassVar[Tuple[Type[ast.AST], ...]] = ()
     # Types whose end the rule wants to see (`leave`), e.g. a function it judges as a whole.
     leave_node_types: ClassVar[Tuple[Type[ast.AST], ...]] = ()
+    # What the prefilter asks before the rule runs (the vocabulary is `requires.py`): the file's
+    # text must hold `requires`; visits of a node type in `visit_requires` also need that; a
+    # function or class (decorators, signature and body) whose text lacks `body_requires` is
+    # not walked for the rule (None: every body is); `first_looks` are the shared per-node
+    # tests. Each must be sound: a file, body or node failing it holds nothing the rule reports.
+    requires: ClassVar[Optional[Need]] = None
+    visit_requires: ClassVar[Mapping[Type[ast.AST], Need]] = {}
+    body_requires: ClassVar[Optional[Need]] = None
+    first_looks: ClassVar[Mapping[Type[ast.AST], Look]] = {}
     # Top-level profile keys the rule reads (`statuses`, `retry_decorators`, ...). A key that
     # no registered rule (and not the engine) reads is accepted with a "not used yet" warning.
     profile_keys: ClassVar[FrozenSet[str]] = frozenset()
@@ -40,24 +51,10 @@ class Rule:
         self.profile = profile
         self.catalog = catalog
 
-    def trigger_words(self) -> Optional[FrozenSet[str]]:
-        """Words at least one of which must occur in a file's text for this rule to fire there.
-        None means the rule can fire anywhere (the file is always parsed)."""
-        return None
-
-    def first_look(self, node_type: Type[ast.AST]) -> Optional[Callable[[ast.AST, "FileContext"], object]]:
-        """A cheap test, (node, ctx) -> truthy, that every node of `node_type` this rule can
-        report on passes: `visit` returns at once on the others. Rules that start alike offer
-        the same callable object, and the engine asks it once per node for all of them,
-        visiting them only where it passes. None (the default): visit every such node. The
-        test must have no effect on what the rule finds; `visit` keeps its own checks, so it
-        stays correct when called without the engine."""
-        return None
-
-    def visit(self, node: ast.AST, ctx: "FileContext") -> None:
+    def visit(self, node: ast.AST, ctx: "FileView") -> None:
         raise NotImplementedError
 
-    def leave(self, node: ast.AST, ctx: "FileContext") -> None:
+    def leave(self, node: ast.AST, ctx: "FileView") -> None:
         """Called once every descendant of `node` was visited (types in leave_node_types).
         `ctx.parents` holds the node's ancestors; for a function or class `ctx.scope` is
         still its own scope."""
@@ -72,21 +69,3 @@ def register(cls: Type[Rule]) -> Type[Rule]:
         raise RuntimeError(f"duplicate rule code {cls.code}")
     REGISTRY[cls.code] = cls
     return cls
-
-
-def all_rules() -> Dict[str, Type[Rule]]:
-    import deadline_lint.rules  # noqa: F401  (importing registers every rule)
-
-    return dict(sorted(REGISTRY.items()))
-
-
-def known_codes() -> Tuple[str, ...]:
-    """Every code the tool can report, from the registry at run time (rules merged later
-    count automatically) plus the tool codes DL0xx."""
-    from deadline_lint.tool_codes import TOOL_CODES
-
-    return tuple(sorted({*TOOL_CODES, *all_rules()}))
-
-
-def keys_read_by_rules() -> FrozenSet[str]:
-    return frozenset(key for cls in all_rules().values() for key in cls.profile_keys)

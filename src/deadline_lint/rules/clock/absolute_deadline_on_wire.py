@@ -4,6 +4,7 @@ import ast
 
 from deadline_lint.analysis.time_values import is_absolute_instant
 from deadline_lint.analysis.wire import WireValues
+from deadline_lint.requires import Look, Text, Words
 from deadline_lint.rules.base import Rule, register
 from deadline_lint.rules.clock.common import WIRE_WORDS, WRITE, key_text_filter, shown
 
@@ -61,14 +62,8 @@ class AbsoluteDeadlineOnWire(Rule):
     summary = "a header or metadata entry carries an absolute deadline instead of a remaining duration"
     node_types = (ast.Assign, ast.keyword, ast.Call)
 
-    def trigger_words(self):
-        return WIRE_WORDS
-
-    def text_filter(self):
-        return key_text_filter(self.catalog, self.profile["budget_header"], WIRE_WORDS, WRITE)
-
-    def first_look(self, node_type):
-        return _may_write_headers
+    requires = Words(*WIRE_WORDS) & Text(lambda rule: key_text_filter(rule.catalog, rule.profile["budget_header"], WIRE_WORDS, WRITE))
+    first_looks = dict.fromkeys(node_types, Look.of(lambda rule: _may_write_headers))
 
     def visit(self, node, ctx):
         if not _may_write_headers(node):

@@ -13,7 +13,7 @@ from deadline_lint.catalog import Catalog
 from deadline_lint.catalog.clock import clock_catalog
 
 if TYPE_CHECKING:
-    from deadline_lint.context import FileContext
+    from deadline_lint.file_view import FileView
 
 # Every spelling of a wall-clock read contains one of these: `time.time()` and `t.time()`
 # after `import time as t`, `from time import time`, `datetime.now()` in any import form.
@@ -26,18 +26,18 @@ DATE_WORDS = frozenset({'"Date"', "'Date'", '"date"', "'date'", "HTTP_DATE", '"D
 HEADER_WORDS = frozenset({"header", "metadata", "META"})
 
 
-def may_read_clock(node: ast.Call, ctx: "FileContext") -> bool:
+def may_read_clock(node: ast.Call, ctx: "FileView") -> bool:
     """DL201's first look at a call: its name can be a clock's."""
     return ctx.analysis(TimeValues).may_read_clock(node, ctx.scope)
 
 
-def reads_literal_key_in_function(node: ast.AST, ctx: "FileContext") -> bool:
+def reads_literal_key_in_function(node: ast.AST, ctx: "FileView") -> bool:
     """The first look of the rules judging an inbound header read (DL203, DL204): in a
     function, `x["key"]` or `x.get("key")` with a literal key."""
     return ctx.scope.kind == FUNCTION and literal_key_read(node) is not None
 
 
-def inbound_header_read(node: ast.AST, ctx: "FileContext") -> Optional[Tuple[WireValues, str]]:
+def inbound_header_read(node: ast.AST, ctx: "FileView") -> Optional[Tuple[WireValues, str]]:
     """The start of DL203/DL204's visit: the wire analysis and the header key this node reads
     in a function, or None."""
     if not reads_literal_key_in_function(node, ctx):
@@ -118,7 +118,7 @@ def key_text_filter(catalog: Catalog, profile_header: str, words: FrozenSet[str]
     return catalog.cached(f"clock.key_text_filter:{profile_header}:{shape}:{sorted(words)}", build)
 
 
-def shown(ctx: "FileContext", node) -> str:
+def shown(ctx: "FileView", node) -> str:
     """The node's source for a message: one line, at most 60 characters."""
     text = " ".join(ctx.source.segment(node).split())
     return text if len(text) <= 60 else text[:57] + "..."
@@ -138,7 +138,7 @@ def module_name_bound_to(module: str, scope: Scope) -> Optional[str]:
     return None
 
 
-def spell_function(qualname: str, ctx: "FileContext") -> Optional[Tuple[str, Tuple[str, ...]]]:
+def spell_function(qualname: str, ctx: "FileView") -> Optional[Tuple[str, Tuple[str, ...]]]:
     """How to call `qualname` (`time.monotonic`) here: the text and the imports it needs.
     Uses the module's own name for it when bound (`t.monotonic` after `import time as t`);
     else imports the module if its name is free, else the function if its name is free."""

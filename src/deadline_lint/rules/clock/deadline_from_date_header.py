@@ -4,6 +4,7 @@ import ast
 
 from deadline_lint.analysis.expressions import mentions_any
 from deadline_lint.analysis.function_body import function_body
+from deadline_lint.requires import Look, Text, Words
 from deadline_lint.rules.base import Rule, register
 from deadline_lint.rules.clock.common import (
     DATE_WORDS,
@@ -69,14 +70,8 @@ class DeadlineFromDateHeader(Rule):
     summary = "remaining time computed from an inbound Date header"
     node_types = (ast.Subscript, ast.Call)
 
-    def trigger_words(self):
-        return DATE_WORDS
-
-    def text_filter(self):
-        return header_text_filter(self.catalog)
-
-    def first_look(self, node_type):
-        return reads_literal_key_in_function
+    requires = Words(*DATE_WORDS) & Text(lambda rule: header_text_filter(rule.catalog))
+    first_looks = dict.fromkeys(node_types, Look(reads_literal_key_in_function))
 
     def visit(self, node, ctx):
         read = inbound_header_read(node, ctx)

@@ -6,6 +6,7 @@ from typing import Optional
 from deadline_lint.analysis.expressions import argument_at, mentions_any
 from deadline_lint.analysis.function_body import function_body
 from deadline_lint.analysis.wire import WireValues
+from deadline_lint.requires import Look, Text, Words
 from deadline_lint.rules.base import Rule, register
 from deadline_lint.rules.clock.common import (
     HEADER_WORDS,
@@ -75,14 +76,8 @@ class InboundBudgetNotCapped(Rule):
     summary = "an inbound budget reaches a timeout without a cap or a check for negative values"
     node_types = (ast.Subscript, ast.Call)
 
-    def trigger_words(self):
-        return HEADER_WORDS
-
-    def text_filter(self):
-        return key_text_filter(self.catalog, self.profile["budget_header"], HEADER_WORDS, READ)
-
-    def first_look(self, node_type):
-        return reads_literal_key_in_function
+    requires = Words(*HEADER_WORDS) & Text(lambda rule: key_text_filter(rule.catalog, rule.profile["budget_header"], HEADER_WORDS, READ))
+    first_looks = dict.fromkeys(node_types, Look(reads_literal_key_in_function))
 
     def visit(self, node, ctx):
         read = inbound_header_read(node, ctx)

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import ast
-from typing import List, Optional, Tuple
+from typing import FrozenSet, List, Optional, Tuple
 
 from deadline_lint.analysis.time_values import (
     COMPARE,
@@ -14,8 +14,10 @@ from deadline_lint.analysis.time_values import (
     FunctionTimes,
     TimeValues,
 )
+from deadline_lint.catalog.clock import clock_catalog
 from deadline_lint.diagnostics import Applicability, Edit
 from deadline_lint.edits import replace_node
+from deadline_lint.requires import Aliases, Look, Names, Text, Words
 from deadline_lint.rules.base import Rule, register
 from deadline_lint.rules.clock.common import CLOCK_WORDS, may_read_clock, wall_read_text_filter, spell_function
 
@@ -26,6 +28,12 @@ _WHAT = {
     SPAN_CHECK: "used to check elapsed or remaining time against a limit",
     TIMEOUT: "used to compute a timeout",
 }
+
+
+
+def _clock_names(rule: Rule) -> FrozenSet[str]:
+    clocks = clock_catalog(rule.catalog)
+    return clocks.final_names | frozenset(clocks.instant_methods)
 
 
 @register
@@ -106,14 +114,11 @@ class WallClockDeadlineMath(Rule):
     fix_applicability = Applicability.SAFE
     node_types = (ast.Call,)
 
-    def trigger_words(self):
-        return CLOCK_WORDS
-
-    def text_filter(self):
-        return wall_read_text_filter(self.catalog)
-
-    def first_look(self, node_type):
-        return may_read_clock
+    requires = Words(*CLOCK_WORDS) & Text(lambda rule: wall_read_text_filter(rule.catalog))
+    first_looks = {ast.Call: Look(may_read_clock)}
+    # Every finding starts at a clock read: `x.<clock name>()` or a name imported from a clock
+    # module, under its own name or another.
+    body_requires = Names.of(_clock_names) | Aliases()
 
     def visit(self, node, ctx):
         analysis = ctx.analysis(TimeValues)

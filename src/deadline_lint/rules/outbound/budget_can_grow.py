@@ -10,7 +10,6 @@ from deadline_lint.analysis.outbound import FROM_CALL, outbound_sites
 from deadline_lint.rules.base import register
 from deadline_lint.rules.outbound.common import (
     BudgetValueRule,
-    first_report,
     is_clamp_floor,
     is_non_positive_constant,
     is_number_constant,
@@ -78,14 +77,15 @@ class BudgetCanGrow(BudgetValueRule):
         if budget is None:
             return
         for call in sites:
+            # A shared assignment reached from several calls is one finding (the engine drops
+            # the repeats).
             for growth, how in _growth(call.timeout, budget.names, ctx):
-                if first_report(ctx, "DL105.reported", growth):
-                    shown = " ".join(ctx.source.segment(growth).split())
-                    message = (
-                        f"`{shown}` can exceed the remaining budget ({how}): never give a hop more time than its "
-                        f"caller has left; refuse or fail fast when the budget is short"
-                    )
-                    ctx.report(self, growth, message)
+                shown = " ".join(ctx.source.segment(growth).split())
+                message = (
+                    f"`{shown}` can exceed the remaining budget ({how}): never give a hop more time than its "
+                    f"caller has left; refuse or fail fast when the budget is short"
+                )
+                ctx.report(self, growth, message)
 
 
 def _growth(expr: ast.expr, names, ctx) -> Iterator:

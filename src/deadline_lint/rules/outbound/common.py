@@ -7,22 +7,23 @@ import re
 from typing import (
     TYPE_CHECKING,
     Callable,
-    Dict,
+    ClassVar,
     FrozenSet,
     Iterator,
+    Mapping,
     Optional,
-    Set,
     Tuple,
+    Type,
 )
 
 from deadline_lint.analysis.budget import Budget
 from deadline_lint.analysis.budget_hops import hop_keywords, hop_text_filter
+from deadline_lint.analysis.catalog_imports import STDLIB_MODULES, catalog_imports, is_method
 from deadline_lint.analysis.cancel_scopes import bounded_by_cancel_scope, is_awaited
 from deadline_lint.analysis.outbound import (
     imports_outbound_project_name,
     FROM_CALL,
     HIDDEN,
-    STDLIB_MODULES,
     OutboundCall,
     OutboundSites,
     is_unbounded,
@@ -32,14 +33,14 @@ from deadline_lint.analysis.outbound import (
     timeout_fields,
     timeout_object,
 )
-from deadline_lint.analysis.project import use_module_filter
 from deadline_lint.analysis.scopes import ASSIGN, IMPORT, Scope
 from deadline_lint.catalog import WAIT, Catalog
 from deadline_lint.profile import TIMEOUT_FLOOR_S
+from deadline_lint.requires import Look, Project, Text, Words
 from deadline_lint.rules.base import Rule
 
 if TYPE_CHECKING:
-    from deadline_lint.context import FileContext
+    from deadline_lint.file_view import FileView
 
 _MAX_FOLLOW = 4  # how many `name = value` links a helper follows before giving up
 
@@ -48,102 +49,12 @@ _MAX_FOLLOW = 4  # how many `name = value` links a helper follows before giving 
 def outbound_words(catalog: Catalog) -> FrozenSet[str]:
     """A file that names none of these cannot contain a call the outbound rules know."""
     names = [*catalog.apis, *catalog.classes, *catalog.factories, *catalog.timeout_objects]
-    words = {mention_word(name) for name in names if not _is_method(name, catalog)}
+    words = {mention_word(name) for name in names if not is_method(name, catalog)}
     # An alias is another path to a listed object, whose own name the file then still spells
     # (`from asyncio.tasks import wait_for`); a third-party alias needs its module imported.
     words.update(alias.split(".")[0] for alias in catalog.aliases if alias.split(".")[0] not in STDLIB_MODULES)
     words.update(pattern.module_suffix for pattern in catalog.stubs)
     return frozenset(words)
-
-
-def outbound_text_filter(catalog: Catalog) -> Callable[[str], bool]:
-    """The second look at a file that passed the trigger words (one shared callable per
-    catalog, so the engine runs it once for all the outbound rules)."""
-    return catalog.cached("outbound.text_filter", lambda: ImportTextFilter(catalog))
-
-
-class ImportTextFilter:
-    """True when the text imports something the catalog lists (and, for the standard library,
-    also spells one of the listed names: `import asyncio` alone is everywhere). Code that
-    uses a listed API has to import it: `import os, requests`, `from requests.api import get`
-    and `from redis import asyncio` count; `from requests.exceptions import Timeout` does not,
-    since nothing it binds leads to a listed name. Generated gRPC stub modules are recognised
-    by their suffix. Anything unusual (a backslash continuation) counts, to stay safe."""
-
-    def __init__(self, catalog: Catalog) -> None:
-        self._canonical = catalog.canonical
-        self._leads_somewhere = _prefixes([*catalog.apis, *catalog.classes, *catalog.factories,
-                                           *catalog.timeout_objects, *catalog.aliases])
-        needs: Dict[str, Set[Optional[str]]] = {}
-        names = [*catalog.apis, *catalog.classes, *catalog.factories, *catalog.timeout_objects]
-        for qualname in names:
-            if not _is_method(qualname, catalog):
-                module = qualname.split(".")[0]
-                needs.setdefault(module, set()).add(qualname.rpartition(".")[2] if module in STDLIB_MODULES else None)
-        for alias in catalog.aliases:
-            module = alias.split(".")[0]
-            if module not in STDLIB_MODULES:
-                needs.setdefault(module, set()).add(None)
-        self._needs = tuple((module, frozenset(n for n in wanted if n)) for module, wanted in sorted(needs.items()))
-        self._anywhere = frozenset(module for module, wanted in needs.items() if None in wanted)
-        self._suffixes = tuple(pattern.module_suffix for pattern in catalog.stubs)
-        self._patterns: Dict[str, Tuple["re.Pattern[str]", "re.Pattern[str]"]] = {}
-        # DL104/DL105's filter asks again right after the engine did (see BudgetValueRule).
-        self._last: Tuple[Optional[str], bool] = (None, False)
-
-    def __call__(self, text: str) -> bool:
-        if text is self._last[0]:
-            return self._last[1]
-        answer = self._answer(text)
-        self._last = (text, answer)
-        return answer
-
-    def _answer(self, text: str) -> bool:
-        if any(suffix in text for suffix in self._suffixes):
-            return True
-        for module, names in self._needs:
-            if module not in text:
-                continue
-            if module not in self._anywhere and not any(name in text for name in names):
-                continue
-            if self._imports(module, text):
-                return True
-        return False
-
-    def _imports(self, module: str, text: str) -> bool:
-        patterns = self._patterns.get(module)
-        if patterns is None:
-            name = re.escape(module)
-            patterns = self._patterns[module] = (
-                re.compile(rf"import[ \t]+(?:[\w.]+(?:[ \t]+as[ \t]+\w+)?[ \t]*,[ \t]*)*{name}\b"),
-                re.compile(rf"from[ \t]+({name}(?:\.\w+)*)[ \t]+import[ \t]*(\([^)]*\)|[^\n;#]*)"),
-            )
-        plain, from_import = patterns
-        if plain.search(text):
-            return True  # `import redis` binds the module: anything in it can follow
-        for match in from_import.finditer(text):
-            source, names = match.group(1), match.group(2)
-            if "\\" in names or "*" in names:
-                return True
-            for item in re.sub(r"#[^\n]*", "", names).strip("() \t\r\n").split(","):
-                imported = item.split(" as ")[0].strip()
-                if imported and self._canonical(f"{source}.{imported}") in self._leads_somewhere:
-                    return True
-        return False
-
-
-def _prefixes(qualnames) -> FrozenSet[str]:
-    """Every dotted prefix of every name: `redis.asyncio` leads to `redis.asyncio.Redis`."""
-    found = set()
-    for qualname in qualnames:
-        parts = qualname.split(".")
-        found.update(".".join(parts[:cut]) for cut in range(1, len(parts) + 1))
-    return frozenset(found)
-
-
-def _is_method(qualname: str, catalog: Catalog) -> bool:
-    # A method is reached through an instance, whose class or factory already gave a word.
-    return qualname.rpartition(".")[0] in catalog.classes
 
 
 def describe_default(default_timeout) -> str:
@@ -153,7 +64,7 @@ def describe_default(default_timeout) -> str:
 
 
 # -- calls -----------------------------------------------------------------------
-def bounded_externally(node: ast.Call, ctx: "FileContext") -> bool:
+def bounded_externally(node: ast.Call, ctx: "FileView") -> bool:
     """Awaited inside a cancel scope, or handed to a bounded `asyncio.wait_for`."""
     if bounded_by_cancel_scope(ctx, node):
         return True
@@ -173,7 +84,7 @@ def bounded_externally(node: ast.Call, ctx: "FileContext") -> bool:
     return not is_unbounded(wrapper.timeout, ctx.scope, ctx.resolver)  # type: ignore[arg-type]
 
 
-def is_sequential(node: ast.Call, call: OutboundCall, ctx: "FileContext") -> bool:
+def is_sequential(node: ast.Call, call: OutboundCall, ctx: "FileView") -> bool:
     """The call runs to completion before the function goes on: awaited in async code, or a
     blocking call in sync code. A coroutine handed to `gather` or a grpc `.future()` is not."""
     if not call.blocking:
@@ -184,7 +95,7 @@ def is_sequential(node: ast.Call, call: OutboundCall, ctx: "FileContext") -> boo
     return isinstance(function, ast.FunctionDef)
 
 
-def budget_expression(ctx: "FileContext", budget: Budget) -> Optional[str]:
+def budget_expression(ctx: "FileView", budget: Budget) -> Optional[str]:
     """The seconds expression a fix derives from the budget in scope (None: no template)."""
     return budget.timeout_expression(ctx.profile)
 
@@ -247,7 +158,7 @@ def proven_number(expr: ast.expr, scope: Scope, depth: int = 0) -> bool:
     return True
 
 
-def is_fixed_timeout(expr: ast.expr, scope: Scope, ctx: "FileContext", depth: int = 0) -> bool:
+def is_fixed_timeout(expr: ast.expr, scope: Scope, ctx: "FileView", depth: int = 0) -> bool:
     """A timeout set by configuration, not computed per request: a literal, a constant (a name
     bound once to a fixed value, or imported), an attribute (`settings.HTTP_TIMEOUT`; `self.x`
     when every value the class assigns to it is fixed), a tuple or timeout object of those.
@@ -295,7 +206,7 @@ def is_fixed_timeout(expr: ast.expr, scope: Scope, ctx: "FileContext", depth: in
 _REMAINDER_WORDS = re.compile(r"remain|budget|deadline|left", re.I)
 
 
-def _self_attribute_values(expr: ast.Attribute, scope: Scope, ctx: "FileContext"):
+def _self_attribute_values(expr: ast.Attribute, scope: Scope, ctx: "FileView"):
     """For `self.x`: each value the class assigns to it (None for one it cannot see, such as
     `self.x += 1`) with its scope; None when `expr` is not such an attribute or is never assigned."""
     method = scope
@@ -312,7 +223,7 @@ def _self_attribute_values(expr: ast.Attribute, scope: Scope, ctx: "FileContext"
     return [(b.value if b.kind == ASSIGN else None, b.scope) for b in bindings]
 
 
-def timeout_values(expr: ast.expr, ctx: "FileContext") -> Iterator[ast.expr]:
+def timeout_values(expr: ast.expr, ctx: "FileView") -> Iterator[ast.expr]:
     """The parts of a timeout expression that each become a limit, seeing through tuples,
     timeout objects, `min(...)`, `float(...)` and clamps such as `max(0.0, x)`."""
     stack = [expr]
@@ -344,71 +255,58 @@ def name_occurrences(expr: ast.expr, names) -> Iterator[ast.Name]:
             yield node
 
 
-def first_report(ctx: "FileContext", key: str, node: ast.AST) -> bool:
-    """True the first time a rule reports `node` in this scope (a shared assignment reached
-    from several calls is reported once)."""
-    seen: Set[int] = ctx.scope.facts.setdefault(key, set())  # type: ignore[assignment]
-    if id(node) in seen:
-        return False
-    seen.add(id(node))
-    return True
-
-
-def outbound_first_look(node: ast.Call, ctx: "FileContext") -> bool:
+def outbound_first_look(node: ast.Call, ctx: "FileView") -> bool:
     """The outbound rules' first look at a call: does it take a timeout at all, or may it
     build a timeout object (`aiohttp.ClientTimeout(...)`, which DL103 judges)?"""
     return bool(outbound_sites(ctx, node)) or may_build_timeout_object(node, ctx.scope, ctx.resolver, ctx.catalog)
 
 
+def _outbound_words(rule: Rule) -> FrozenSet[str]:
+    return outbound_words(rule.catalog)
+
+
+def _catalog_imports(rule: Rule) -> Callable[[str], bool]:
+    return catalog_imports(rule.catalog)
+
+
+def _leads_to_a_client(rule: Rule) -> Optional[Callable[[str, str], bool]]:
+    """A file whose text imports nothing listed may still import a project name that leads to
+    a client (with the project index on; without it a file is judged by its text alone)."""
+    if not rule.profile["project_index"]:
+        return None
+    catalog = rule.catalog
+    return catalog.cached(  # type: ignore[no-any-return]
+        "outbound.path_filter", lambda: lambda text, path: imports_outbound_project_name(path, text, catalog)
+    )
+
+
+def _hop_keywords(rule: Rule) -> FrozenSet[str]:
+    return outbound_words(rule.catalog) | hop_keywords(rule.catalog)
+
+
+def _passes_a_budget_at_a_hop(rule: Rule) -> Callable[[str], bool]:
+    return hop_text_filter(rule.catalog, rule.profile)
+
+
 class OutboundRule(Rule):
-    """Base of the outbound rules: they look at calls, in files that import a catalog module."""
+    """Base of the outbound rules: they look at calls, in files that import a catalog module
+    (or, with the project index, a project name leading to one). Every outbound rule starts
+    from the call's outbound views (DL103 also from the timeout object it may build): one
+    first look at them for all."""
 
-    node_types = (ast.Call,)
-
-    def __init__(self, profile, catalog) -> None:
-        super().__init__(profile, catalog)
-        # The project index judges its modules with the same import filter as the rules.
-        use_module_filter(catalog, outbound_text_filter(catalog))
-
-    def first_look(self, node_type):
-        # Every outbound rule starts from the call's outbound views (DL103 also from the
-        # timeout object it may build): one look at them for all.
-        return outbound_first_look if node_type is ast.Call else None
-
-    def trigger_words(self):
-        return outbound_words(self.catalog)
-
-    def text_filter(self):
-        return outbound_text_filter(self.catalog)
-
-    def path_filter(self):
-        if not self.profile["project_index"]:
-            return None  # without the index a file is judged by its own text alone
-        catalog = self.catalog
-        return catalog.cached(
-            "outbound.path_filter", lambda: lambda text, path: imports_outbound_project_name(path, text, catalog)
-        )
+    node_types: ClassVar[Tuple[Type[ast.AST], ...]] = (ast.Call,)
+    requires = Words.of(_outbound_words) & Text(_catalog_imports) | Project(_leads_to_a_client)
+    first_looks: ClassVar[Mapping[Type[ast.AST], Look]] = {ast.Call: Look(outbound_first_look)}
 
 
 class BudgetValueRule(OutboundRule):
     """Outbound rules that judge a budget value passed on as a timeout: they also judge it at
     calls of unknown type that the budget itself shows are hops (`analysis/budget_hops.py`),
-    so their prefilter also lets in files that pass a budget at a hop keyword."""
+    so their prefilter also lets in files that pass a budget at a hop keyword, and no shared
+    first look covers their calls."""
 
-    def first_look(self, node_type):
-        return None  # a call of unknown type may be a hop: no shared first look covers it yet
-
-    def trigger_words(self):
-        return outbound_words(self.catalog) | hop_keywords(self.catalog)
-
-    def text_filter(self):
-        outbound, hops = outbound_text_filter(self.catalog), hop_text_filter(self.catalog, self.profile)
-        return self.catalog.cached(("budget_value.text_filter", hops), lambda: _Either(outbound, hops))
-
-
-class _Either:
-    def __init__(self, first: Callable[[str], bool], second: Callable[[str], bool]) -> None:
-        self.first, self.second = first, second
-
-    def __call__(self, text: str) -> bool:
-        return self.first(text) or self.second(text)
+    requires = (
+        Words.of(_hop_keywords) & (Text(_catalog_imports) | Text(_passes_a_budget_at_a_hop))
+        | Project(_leads_to_a_client)
+    )
+    first_looks: ClassVar[Mapping[Type[ast.AST], Look]] = {}

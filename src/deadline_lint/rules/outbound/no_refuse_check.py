@@ -1,12 +1,14 @@
 from __future__ import annotations
 
 import ast
-from typing import Optional, Tuple
+from typing import ClassVar, FrozenSet, List, Mapping, Optional, Tuple, Type
 
 from deadline_lint.analysis.budget import budget_in_scope
 from deadline_lint.analysis.expressions import mentions_any
 from deadline_lint.analysis.outbound import outbound_call
+from deadline_lint.analysis.scopes import FUNCTION
 from deadline_lint.catalog import CALL
+from deadline_lint.requires import Look
 from deadline_lint.rules.base import register
 from deadline_lint.rules.outbound.common import OutboundRule
 
@@ -75,26 +77,54 @@ class NoRefuseCheck(OutboundRule):
     summary = "a budgeted function calls downstream without checking the remainder first"
     profile_keys = frozenset({"refuse_below_ms"})
     default_enabled = False
+    node_types = (ast.Call, ast.Compare)
+    leave_node_types = _FUNCTIONS
+    first_looks: ClassVar[Mapping[Type[ast.AST], Look]] = {}  # its refuse checks are no outbound calls
+
     def visit(self, node, ctx):
-        facts = ctx.scope.facts
-        if facts.get("DL106.reported"):
-            return  # one finding per function: the check belongs at its top
+        if ctx.scope.kind != FUNCTION:
+            return
+        if isinstance(node, ast.Compare) or _on_a_refuse_method(node, ctx):
+            budget = budget_in_scope(ctx)
+            if budget is not None and _is_refuse_check(node, budget.names, _refuse_methods(ctx)) and _in_body(node, ctx):
+                function = ctx.state(self, _Function)
+                position = (node.lineno, node.col_offset)
+                if function.first_check is None or position < function.first_check:
+                    function.first_check = position
+            return
         call = outbound_call(ctx, node)
         if call is None or call.api.kind != CALL:
             return
         budget = budget_in_scope(ctx)
         if budget is None or not _has_own_budget(budget, ctx):
             return
-        first_check = _first_refuse_check(ctx, budget)
-        if first_check is not None and first_check < (node.lineno, node.col_offset):
+        ctx.state(self, _Function).calls.append((node, call.display_name))
+
+    def leave(self, node, ctx):
+        """One finding per function, at its first call to downstream that no refuse check
+        precedes: the check belongs at its top."""
+        function = ctx.state(self, _Function)
+        for call, display_name in function.calls:
+            if function.first_check is not None and function.first_check < (call.lineno, call.col_offset):
+                continue
+            ms = self.profile["refuse_below_ms"]
+            message = (
+                f"`{display_name}` starts downstream work without checking the remaining budget first: "
+                f"refuse when less than {ms} ms remain"
+            )
+            ctx.report(self, call, message)
             return
-        facts["DL106.reported"] = True
-        ms = self.profile["refuse_below_ms"]
-        message = (
-            f"`{call.display_name}` starts downstream work without checking the remaining budget first: "
-            f"refuse when less than {ms} ms remain"
-        )
-        ctx.report(self, node, message)
+
+
+class _Function:
+    """What DL106 saw in one function: its outbound calls with their budget, in walk order, and
+    where it first compares the remainder with something."""
+
+    __slots__ = ("calls", "first_check")
+
+    def __init__(self) -> None:
+        self.calls: List[Tuple[ast.Call, str]] = []
+        self.first_check: Optional[Position] = None
 
 
 def _has_own_budget(budget, ctx) -> bool:
@@ -104,27 +134,26 @@ def _has_own_budget(budget, ctx) -> bool:
     return any(name in own for name, _ in budget.kinds)
 
 
-def _first_refuse_check(ctx, budget) -> Optional[Position]:
-    """Where the function first compares the remainder with something, cached per function."""
-    facts = ctx.scope.facts
-    if "DL106.first_check" in facts:
-        return facts["DL106.first_check"]  # type: ignore[return-value]
-    refuse_methods = frozenset((ctx.catalog.data.get("budget", {}) or {}).get("refuse_methods", []) or [])
-    found: Optional[Position] = None
+def _refuse_methods(ctx) -> FrozenSet[str]:
+    return frozenset((ctx.catalog.data.get("budget", {}) or {}).get("refuse_methods", []) or [])
+
+
+def _on_a_refuse_method(call: ast.Call, ctx) -> bool:
+    func = call.func
+    return isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.attr in _refuse_methods(ctx)
+
+
+def _in_body(node: ast.AST, ctx) -> bool:
+    """The node is in the body of the function being walked (not in its decorators, defaults
+    or annotations, which are evaluated outside it)."""
     function = ctx.scope.node
-    body = getattr(function, "body", [])
-    stack = list(body) if isinstance(body, list) else [body]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, _FUNCTIONS) or isinstance(node, ast.ClassDef):
-            continue  # a nested function's checks do not guard this one's calls
-        if _is_refuse_check(node, budget.names, refuse_methods):
-            position = (node.lineno, node.col_offset)  # type: ignore[attr-defined]
-            found = position if found is None or position < found else found
-            continue
-        stack.extend(ast.iter_child_nodes(node))
-    facts["DL106.first_check"] = found
-    return found
+    parents = ctx.parents
+    for index in range(len(parents) - 1, -1, -1):
+        if parents[index] is function:
+            child = parents[index + 1] if index + 1 < len(parents) else node
+            body = function.body
+            return any(child is stmt for stmt in body) if isinstance(body, list) else child is body
+    return False
 
 
 def _is_refuse_check(node: ast.AST, names, refuse_methods) -> bool:

@@ -93,14 +93,17 @@ class StaleRemainderReused(OutboundRule):
         budget = budget_in_scope(ctx)
         if budget is None:
             return
-        snapshots = _snapshots(ctx, budget)
+        function = ctx.state(self, _Function)
+        if function.snapshots is None:
+            function.snapshots = _snapshots(ctx, budget)
+        snapshots = function.snapshots
         if not snapshots or not is_sequential(node, call, ctx):
             return
         used = [n for n in snapshots if mentions_any(call.timeout, (n,))]
         if not used or _recomputed_here(call.timeout, ctx):
             return
         # Uses are counted per read: `derived = remaining - 0.01` is the same read as `remaining`.
-        uses: Dict[str, List[Tuple[ast.AST, Tuple[ast.AST, ...]]]] = ctx.scope.facts.setdefault("DL107.uses", {})
+        uses = ctx.state(self, _Function).uses
         chain = tuple(ctx.parents)
         reads = sorted({root for name in used for root in _roots(name, snapshots)})
         stale = None
@@ -163,6 +166,17 @@ def _drop_if_dead(name: str, occurrences, snapshots, ctx) -> List[Edit]:
     return [Edit(line_start, last_start + len(last), "")] if first else []
 
 
+class _Function:
+    """What DL107 knows of one function: its snapshots of the budget (computed at its first
+    outbound call), and per snapshot the calls that used it so far, in walk order."""
+
+    __slots__ = ("snapshots", "uses")
+
+    def __init__(self) -> None:
+        self.snapshots: Optional[Dict[str, object]] = None
+        self.uses: Dict[str, List[Tuple[ast.AST, Tuple[ast.AST, ...]]]] = {}
+
+
 def _roots(name: str, snapshots: Dict[str, object]) -> List[str]:
     """The reads a snapshot name is computed from (itself, when it reads the budget)."""
     binding = snapshots[name]
@@ -176,9 +190,6 @@ def _snapshots(ctx, budget) -> Dict[str, object]:
     """Names of this function bound once to a value read from the budget at that moment: the
     value mentions the budget and calls something (`budget.timeout()`, an accessor, a helper
     given the budget), or is computed from another such name."""
-    facts = ctx.scope.facts
-    if "DL107.snapshots" in facts:
-        return facts["DL107.snapshots"]  # type: ignore[return-value]
     found: Dict[str, object] = {}
     candidates = []
     for name, bindings in ctx.scope.bindings().items():
@@ -191,7 +202,6 @@ def _snapshots(ctx, budget) -> Dict[str, object]:
         reads_now = mentions_any(value, budget.names) and any(isinstance(n, ast.Call) for n in ast.walk(value))
         if reads_now or mentions_any(value, found):
             found[name] = binding
-    facts["DL107.snapshots"] = found
     return found
 
 

@@ -1,12 +1,14 @@
 from __future__ import annotations
 
 import ast
-from typing import FrozenSet, Iterator, Optional, Sequence, Set, Tuple
+import re
+from typing import Callable, FrozenSet, Iterator, Optional, Sequence, Set, Tuple
 
 from deadline_lint.analysis.exceptions import CANCEL, EXPIRY, Admission, Admitted, ExceptionAnalysis
 from deadline_lint.analysis.retry import TYPES, RetryAnalysis, RetryPolicy
 from deadline_lint.diagnostics import Applicability
-from deadline_lint.rules.base import register
+from deadline_lint.requires import Text, Words
+from deadline_lint.rules.base import Rule, register
 from deadline_lint.rules.retry.common import (
     RetryRule,
     called_policy,
@@ -14,12 +16,47 @@ from deadline_lint.rules.retry.common import (
     drop_element,
     elements_of,
     except_clause,
-    first_report,
+    reported_once,
     shown,
-    pattern_filter,
+    library_imports,
+    library_words,
 )
 
 _KINDS = (EXPIRY, CANCEL)
+# Hand-written loops name the type itself: one of these is in the file's text.
+# (`from socket import timeout` then `except timeout:` is not among them: socket.timeout
+# has been TimeoutError since Python 3.10, and the bare lowercase word is everywhere.)
+LOOP_WORDS = frozenset({"Timeout", "socket.timeout", "Deadline", "Cancel", "Expired", "TooSlow"})
+_EXCEPT_OR_CONSTANT = re.compile(r"(?m)\bexcept\b([^:]*):|^[ \t]*[A-Z_][A-Z0-9_]*[ \t]*=[ \t]*[(\[]([^)\]]*)")
+
+
+def _type_words(rule: Rule) -> FrozenSet[str]:
+    own = {name.rpartition(".")[2] for kind in _KINDS for name in rule.profile["exceptions"][kind]}
+    return LOOP_WORDS | frozenset(own)
+
+
+def _names_a_type(rule: Rule) -> Callable[[str], bool]:
+    words = _type_words(rule)
+    key = ("DL301.names_a_type", words)
+    return rule.catalog.cached(key, lambda: NamedInMatch(_EXCEPT_OR_CONSTANT, words))  # type: ignore[arg-type, no-any-return]
+
+
+class NamedInMatch:
+    """True when some match of `pattern` has one of `words` in the group it matched (a plain
+    regex with the words inside would backtrack)."""
+
+    def __init__(self, pattern: "re.Pattern[str]", words: FrozenSet[str]) -> None:
+        self._pattern = pattern
+        self._words = tuple(sorted(words))
+
+    def __call__(self, text: str) -> bool:
+        words = self._words
+        if any(word in text for word in words):
+            for match in self._pattern.finditer(text):
+                group = match.group(match.lastindex or 0)
+                if any(word in group for word in words):
+                    return True
+        return False
 _WHY = {
     EXPIRY: "an expiry error: the deadline is gone, another attempt only spends time nobody waits for",
     CANCEL: "cancellation: the caller has gone, another attempt works for nobody",
@@ -104,27 +141,12 @@ class RetryOnExpiryOrCancel(RetryRule):
     # has been TimeoutError since Python 3.10, and the bare lowercase word is everywhere.)
     loop_words = frozenset({"Timeout", "socket.timeout", "Deadline", "Cancel", "Expired", "TooSlow"})
 
-    def _type_words(self) -> FrozenSet[str]:
-        own = {name.rpartition(".")[2] for kind in _KINDS for name in self.profile["exceptions"][kind]}
-        return self.loop_words | frozenset(own)
-
-    def trigger_words(self) -> Optional[FrozenSet[str]]:
-        return self.policy_words() | self._type_words()
-
-    def text_filter(self):
-        # An except clause naming such a type, or a tuple of them bound to a constant first
-        # (`RETRYABLE = (ReadTimeout, ...)`; a lowercase local tuple is left to the policies).
-        words = self._type_words()
-        pattern = r"(?m)\bexcept\b([^:]*):|^[ \t]*[A-Z_][A-Z0-9_]*[ \t]*=[ \t]*[(\[]([^)\]]*)"
-        return pattern_filter(self.code, self.catalog, self.profile, pattern, words)
-
-    judges_policy_calls = True
+    # A policy, or an except clause naming such a type or a tuple of them bound to a constant
+    # first (`RETRYABLE = (ReadTimeout, ...)`; a lowercase local tuple is left to the policies).
+    requires = (Words.of(library_words) | Words.of(_type_words)) & (Text(library_imports) | Text(_names_a_type))
+    visit_requires = RetryRule.POLICY_CALLS
 
     def visit(self, node: ast.AST, ctx) -> None:
-        if not (self._applies if ctx.source.text is self._text else self.applies(ctx)):
-            return
-        if not self._policies and isinstance(node, ast.Call):
-            return
         retry = ctx.analysis(RetryAnalysis)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             for policy in decorated_policies(ctx, node):
@@ -150,7 +172,7 @@ class RetryOnExpiryOrCancel(RetryRule):
             if part.state != TYPES or part.admission is None:
                 continue
             for admitted in _named(part.admission):
-                if not first_report(ctx, self.code, admitted.node):
+                if not reported_once(self, ctx, admitted.node):
                     continue
                 fix = _drop(ctx, part.node, part.admission, admitted)
                 message = (

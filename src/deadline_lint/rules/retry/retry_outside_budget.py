@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import ast
-from typing import FrozenSet, Iterable, Optional
+from typing import FrozenSet, Iterable
 
 from deadline_lint.analysis.budget import mentions_any
 from deadline_lint.analysis.retry import (
@@ -14,20 +14,30 @@ from deadline_lint.analysis.retry import (
     Stop,
     walk_here,
 )
-from deadline_lint.rules.base import register
+from deadline_lint.requires import Text, Words
+from deadline_lint.rules.base import Rule, register
 from deadline_lint.rules.retry.common import (
     RetryRule,
     budget_of,
     budget_words,
     called_policy,
     decorated_policies,
-    first_report,
+    reported_once,
     policy_head,
     shown,
-    word_filter,
+    library_imports,
 )
 
 _KNOWN_STOPS = (ATTEMPTS, DELAY, NEVER)
+
+
+
+def _budget_words(rule: Rule) -> FrozenSet[str]:
+    return budget_words(rule.catalog, rule.profile)
+
+
+def _sleep_words(rule: Rule) -> FrozenSet[str]:
+    return frozenset(name.rpartition(".")[2] for name in rule.catalog.retry.sleeps)
 
 
 @register
@@ -107,15 +117,12 @@ class RetryOutsideBudget(RetryRule):
     node_types = (ast.Call, ast.For, ast.AsyncFor, ast.While)
     leave_node_types = (ast.FunctionDef, ast.AsyncFunctionDef)
 
-    def trigger_words(self) -> Optional[FrozenSet[str]]:
-        return budget_words(self.catalog, self.profile)  # only budgeted functions are judged
-
-    def text_filter(self):
-        sleeps = frozenset(name.rpartition(".")[2] for name in self.catalog.retry.sleeps)
-        return word_filter(self.code, self.catalog, self.profile, sleeps, budget_words(self.catalog, self.profile))
+    # Only budgeted functions are judged, for a policy or for a loop that sleeps.
+    requires = Words.of(_budget_words) & (Text(library_imports) | Words.of(_sleep_words))
+    visit_requires = RetryRule.POLICY_CALLS
 
     def leave(self, node: ast.AST, ctx) -> None:
-        if not getattr(node, "decorator_list", None) or not self.applies(ctx):
+        if not getattr(node, "decorator_list", None):
             return
         budget = budget_of(ctx)  # the decorated function's own scope, at its end
         if budget is None:
@@ -123,13 +130,8 @@ class RetryOutsideBudget(RetryRule):
         for policy in decorated_policies(ctx, node):
             self._policy(policy, budget.names, ctx, f"`{getattr(node, 'name', '?')}` takes a budget, but ")
 
-    judges_policy_calls = True
 
     def visit(self, node: ast.AST, ctx) -> None:
-        if not (self._applies if ctx.source.text is self._text else self.applies(ctx)):
-            return
-        if not self._policies and isinstance(node, ast.Call):
-            return
         if isinstance(node, ast.Call):
             policy = called_policy(ctx, node)
             if policy is None:
@@ -144,14 +146,13 @@ class RetryOutsideBudget(RetryRule):
         loop = ctx.analysis(RetryAnalysis).loop(node, ctx.scope)
         if loop is None or not loop.sleeps or _checks_remainder(loop, budget.names):
             return
-        sleep = loop.sleeps[0]
-        if first_report(ctx, self.code, sleep):
-            ctx.report(
-                self,
-                sleep,
-                f"this retry loop waits (`{shown(ctx, sleep.func)}`) and tries again without checking the remaining "
-                f"budget first: stop retrying when what is left cannot cover the wait and another attempt",
-            )
+        sleep = loop.sleeps[0]  # nested retry loops share it: the engine drops the repeat
+        ctx.report(
+            self,
+            sleep,
+            f"this retry loop waits (`{shown(ctx, sleep.func)}`) and tries again without checking the remaining "
+            f"budget first: stop retrying when what is left cannot cover the wait and another attempt",
+        )
 
     def _policy(self, policy: RetryPolicy, names: FrozenSet[str], ctx, lead: str) -> None:
         stops = policy.stops
@@ -160,7 +161,7 @@ class RetryOutsideBudget(RetryRule):
         if any(stop.node is not None and mentions_any(stop.node, names) for stop in stops):
             return
         head = policy_head(policy)
-        if first_report(ctx, self.code, head):
+        if reported_once(self, ctx, head):
             ctx.report(
                 self,
                 head,

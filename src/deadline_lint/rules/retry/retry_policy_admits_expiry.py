@@ -6,7 +6,7 @@ from typing import Optional
 from deadline_lint.analysis.exceptions import EXPIRY, Admitted, ExceptionAnalysis
 from deadline_lint.analysis.retry import ALL, ALL_BUT, TYPES, RetryPolicy
 from deadline_lint.rules.base import register
-from deadline_lint.rules.retry.common import RetryRule, called_policy, decorated_policies, first_report, policy_head
+from deadline_lint.rules.retry.common import RetryRule, called_policy, decorated_policies, policy_head, reported_once
 
 _ANY_ERROR = "Exception"
 
@@ -78,12 +78,10 @@ class RetryPolicyAdmitsExpiry(RetryRule):
     name = "retry-policy-admits-expiry"
     summary = "a retry policy with no exception filter, or one admitting expiry through a base class"
     node_types = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Call)
+    visit_requires = RetryRule.POLICY_CALLS
 
-    judges_policy_calls = True
 
     def visit(self, node: ast.AST, ctx) -> None:
-        if not (self._applies if ctx.source.text is self._text else self.applies(ctx)):
-            return
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             for policy in decorated_policies(ctx, node):
                 self._policy(policy, ctx)
@@ -123,7 +121,7 @@ class RetryPolicyAdmitsExpiry(RetryRule):
                 )
 
     def _report(self, ctx, node: Optional[ast.AST], message: str) -> None:
-        if node is not None and first_report(ctx, self.code, node):
+        if node is not None and reported_once(self, ctx, node):
             ctx.report(self, node, message)
 
 

@@ -4,10 +4,22 @@ import ast
 from typing import FrozenSet, Optional
 
 from deadline_lint.analysis.retry import RetryAnalysis
-from deadline_lint.rules.base import register
-from deadline_lint.rules.retry.common import RetryRule, enclosing_function, both_words_filter, first_report, shown
+from deadline_lint.rules.base import Rule, register
+from deadline_lint.requires import Text, Words
+from deadline_lint.rules.retry.common import (
+    RetryRule,
+    enclosing_function,
+    library_imports,
+    library_words,
+    shown,
+)
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
+
+
+
+def _client_builders(rule: Rule) -> FrozenSet[str]:
+    return frozenset(name.rpartition(".")[2] for name in rule.catalog.retry.client_retries)
 
 
 @register
@@ -75,17 +87,12 @@ class StackedRetries(RetryRule):
     client_words = frozenset({"retries", "aiohttp_retry"})
     retry_arguments = frozenset({"retries=", "retries =", "aiohttp_retry"})
 
-    def trigger_words(self) -> Optional[FrozenSet[str]]:
-        return self.policy_words() | self.client_words
-
-    def text_filter(self):
-        # ... and its constructor is spelled in the file (`HTTPAdapter`, `Config`, `PoolManager`).
-        builders = frozenset(name.rpartition(".")[2] for name in self.catalog.retry.client_retries)
-        return both_words_filter(self.code, self.catalog, self.profile, self.retry_arguments, builders)
+    # ... and its constructor is spelled in the file (`HTTPAdapter`, `Config`, `PoolManager`).
+    requires = (Words.of(library_words) | Words(*client_words)) & (
+        Text(library_imports) | Words(*retry_arguments) & Words.of(_client_builders)
+    )
 
     def visit(self, node: ast.AST, ctx) -> None:
-        if not (self._applies if ctx.source.text is self._text else self.applies(ctx)):
-            return
         outer = self._retrying_context(node, ctx)
         if outer is None:
             return
@@ -107,8 +114,7 @@ class StackedRetries(RetryRule):
                 f"{outer} calls a client that retries on its own (`{_head(shown(ctx, configured))}`): the attempts "
                 f"multiply; let one layer own retries"
             )
-        if first_report(ctx, self.code, call):
-            ctx.report(self, call, message)
+        ctx.report(self, call, message)
 
     def _retrying_context(self, node: ast.AST, ctx) -> Optional[str]:
         """How retries already happen around the call being visited, or None."""

@@ -8,8 +8,8 @@ from deadline_lint.analysis.expressions import mentions_any
 from deadline_lint.analysis.forwarding import Forwarding, forwarded_value
 from deadline_lint.diagnostics import Applicability
 from deadline_lint.edits import insert_keyword
+from deadline_lint.requires import Look, Words
 from deadline_lint.rules.base import Rule, register
-from deadline_lint.rules.spawn.common import words_filter
 
 
 @register
@@ -73,14 +73,8 @@ class BudgetNotForwarded(Rule):
     fix_applicability = Applicability.UNSAFE
     node_types = (ast.Call,)
 
-    def trigger_words(self):
-        return budget_parameter_words(self.profile, self.catalog)
-
-    def text_filter(self):
-        return words_filter(self.catalog, "budget parameters", budget_parameter_words(self.profile, self.catalog))
-
-    def first_look(self, node_type):
-        return may_forward
+    requires = Words.of(lambda rule: budget_parameter_words(rule.profile, rule.catalog))
+    first_looks = {ast.Call: Look.of(lambda rule: may_forward)}
 
     def visit(self, node, ctx):
         if not isinstance(node.func, (ast.Name, ast.Attribute)):

@@ -6,8 +6,9 @@ from deadline_lint.analysis.budget import budget_in_scope
 from deadline_lint.analysis.budget_text import BudgetText
 from deadline_lint.analysis.expressions import mentions_any
 from deadline_lint.analysis.spawn import CHILD_KINDS, Spawns
+from deadline_lint.requires import Aliases, Look, Names, Words
 from deadline_lint.rules.base import Rule, register
-from deadline_lint.rules.spawn.common import may_start, budget_words, child_words, words_filter, start_first_look
+from deadline_lint.rules.spawn.common import may_start, budget_words, child_words, start_first_look
 
 
 @register
@@ -60,18 +61,17 @@ class ChildWithoutCancelToken(Rule):
     profile_keys = frozenset({"spawn_helpers"})
     node_types = (ast.Call,)
 
-    def trigger_words(self):
-        return child_words(self.profile, self.catalog)
-
-    def text_filter(self):
-        return words_filter(self.catalog, "budget", budget_words(self.profile, self.catalog))
+    requires = Words.of(lambda rule: child_words(rule.profile, rule.catalog)) & Words.of(
+        lambda rule: budget_words(rule.profile, rule.catalog)
+    )
+    first_looks = {ast.Call: Look.of(lambda rule: start_first_look(rule.profile, rule.catalog))}
+    # Every finding is at a call that may start a child: `x.<word>()`, `<word>()` or an
+    # imported name, under its own name (a word) or another.
+    body_requires = Names.of(lambda rule: child_words(rule.profile, rule.catalog)) | Aliases()
 
     def __init__(self, profile, catalog):
         super().__init__(profile, catalog)
         self._words = child_words(profile, catalog)
-
-    def first_look(self, node_type):
-        return start_first_look(self.profile, self.catalog)
 
     def visit(self, node, ctx):
         if not may_start(node.func, self._words, ctx):

@@ -11,12 +11,6 @@ from deadline_lint.analysis.budget_text import budget_words  # noqa: F401  (re-e
 from deadline_lint.profile import Profile
 
 
-def words_filter(catalog: Catalog, key: str, words: FrozenSet[str]) -> Callable[[str], bool]:
-    """One shared callable per word set, so the engine runs it once for every rule using it."""
-    ordered = tuple(sorted(words))
-    return catalog.cached(("words", key, ordered), lambda: lambda text: any(w in text for w in ordered))
-
-
 def task_words(profile: Profile, catalog: Catalog) -> FrozenSet[str]:
     return spawn_catalog(catalog, profile["spawn_helpers"]).task_words
 

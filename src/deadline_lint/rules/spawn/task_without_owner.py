@@ -1,14 +1,15 @@
 from __future__ import annotations
 
 import ast
+from typing import List, Tuple
 
 from deadline_lint.analysis.scopes import FUNCTION, GLOBAL
 from deadline_lint.analysis.spawn import TASK, Spawns
 from deadline_lint.analysis.usage import loaded_names
+from deadline_lint.requires import Aliases, Look, Names, Words
 from deadline_lint.rules.base import Rule, register
-from deadline_lint.rules.spawn.common import may_start, task_words, words_filter, start_first_look
+from deadline_lint.rules.spawn.common import may_start, task_words, start_first_look
 
-_PENDING = "DL501.unused"  # per function scope: (name, call, display) bound and maybe never read
 
 
 @register
@@ -74,18 +75,15 @@ class TaskWithoutOwner(Rule):
     node_types = (ast.Call,)
     leave_node_types = (ast.FunctionDef, ast.AsyncFunctionDef)
 
-    def trigger_words(self):
-        return task_words(self.profile, self.catalog)
-
-    def text_filter(self):
-        return words_filter(self.catalog, "tasks", task_words(self.profile, self.catalog))
+    requires = Words.of(lambda rule: task_words(rule.profile, rule.catalog))
+    first_looks = {ast.Call: Look.of(lambda rule: start_first_look(rule.profile, rule.catalog))}
+    # Every finding starts at a call that may start a task: `x.<word>()`, `<word>()` or an
+    # imported name, under its own name (a word) or another.
+    body_requires = Names.of(lambda rule: task_words(rule.profile, rule.catalog)) | Aliases()
 
     def __init__(self, profile, catalog):
         super().__init__(profile, catalog)
         self._words = task_words(profile, catalog)
-
-    def first_look(self, node_type):
-        return start_first_look(self.profile, self.catalog)
 
     def visit(self, node, ctx):
         if not may_start(node.func, self._words, ctx):
@@ -109,10 +107,10 @@ class TaskWithoutOwner(Rule):
         scope = ctx.scope
         if scope.kind != FUNCTION or any(b.kind == GLOBAL for b in scope.bindings().get(target, [])):
             return  # a module, class or global name may be read from anywhere
-        scope.facts.setdefault(_PENDING, []).append((target, node, display))  # type: ignore[union-attr]
+        ctx.state(self, list).append((target, node, display))  # judged when the walk leaves the function
 
     def leave(self, node, ctx):
-        pending = ctx.scope.facts.pop(_PENDING, None)
+        pending: List[Tuple[str, ast.Call, str]] = ctx.state(self, list)
         if not pending:
             return
         used = loaded_names(ctx.scope)

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import ast
+from typing import FrozenSet
 
 from deadline_lint.analysis.exceptions import CANCEL, ExceptionAnalysis
 from deadline_lint.analysis.handler_flow import (
@@ -14,16 +15,25 @@ from deadline_lint.analysis.handler_flow import (
 from deadline_lint.analysis.handling import HandlingAnalysis, except_keyword
 from deadline_lint.diagnostics import Applicability
 from deadline_lint.edits import append_statement
-from deadline_lint.rules.base import register
-from deadline_lint.rules.status.common import GatedRule, WordFilter, shown
+from deadline_lint.requires import Words
+from deadline_lint.rules.base import Rule, register
+from deadline_lint.rules.status.common import shown
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _TRY_TYPES = (ast.Try, ast.TryStar)
 _CATCH_ALL_WORDS = ("BaseException", "except:")  # the only other spellings that catch it
 
 
+def _cancel_words(rule: Rule) -> FrozenSet[str]:
+    vocabulary = rule.catalog.exceptions
+    words = {t.short_name for t in vocabulary.types.values() if t.kind == CANCEL and not t.status}
+    words.update(vocabulary.conventions.get(CANCEL, ()))
+    words.update(_CATCH_ALL_WORDS)
+    return frozenset(words)
+
+
 @register
-class CancellationSwallowed(GatedRule):
+class CancellationSwallowed(Rule):
     """
     ## What it does
     In an `async def`, flags an `except` clause that catches the task's cancellation
@@ -98,21 +108,14 @@ class CancellationSwallowed(GatedRule):
     fix_applicability = Applicability.UNSAFE
     node_types = (ast.ExceptHandler, ast.With, ast.AsyncWith)
 
-    def _words(self):
-        vocabulary = self.catalog.exceptions
-        words = {t.short_name for t in vocabulary.types.values() if t.kind == CANCEL and not t.status}
-        words.update(vocabulary.conventions.get(CANCEL, ()))
-        words.update(_CATCH_ALL_WORDS)
-        return frozenset(words)
-
-    def trigger_words(self):
-        return self._words()
-
-    def text_filter(self):
-        return self.catalog.cached(f"text_filter.{self.code}", lambda: WordFilter(self._words(), ("async ",)))  # only async code
+    # Only async code can swallow a task's cancellation.
+    requires = Words.of(_cancel_words) & Words("async ")
+    # A handler is judged only when its nearest enclosing function (a class stops the search)
+    # is an `async def`, which lies inside any function or class around the handler.
+    body_requires = Words("async")
 
     def visit(self, node, ctx):
-        if not self.applies(ctx) or not _in_async_function(ctx):
+        if not _in_async_function(ctx):
             return
         if isinstance(node, ast.ExceptHandler):
             self._handler(node, ctx)

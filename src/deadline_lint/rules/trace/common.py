@@ -1,7 +1,7 @@
 """What the trace family's rules share: prefilter words from the trace catalog."""
 from __future__ import annotations
 
-from typing import Callable, FrozenSet
+from typing import FrozenSet
 
 from deadline_lint.catalog import Catalog
 from deadline_lint.catalog.trace import trace_catalog
@@ -14,13 +14,6 @@ def span_words(catalog: Catalog) -> FrozenSet[str]:
 def metric_words(catalog: Catalog) -> FrozenSet[str]:
     trace = trace_catalog(catalog)
     return trace.label_methods | trace.instrument_methods
-
-
-def import_filter(catalog: Catalog, key: str, modules: FrozenSet[str]) -> Callable[[str], bool]:
-    """Second look: the file mentions one of the modules the listed APIs live in (a tracer or
-    a metric cannot come from anywhere else)."""
-    ordered = tuple(sorted(modules))
-    return catalog.cached(("trace-imports", key), lambda: lambda text: any(m in text for m in ordered))
 
 
 def tracer_modules(catalog: Catalog) -> FrozenSet[str]:

@@ -8,8 +8,9 @@ from deadline_lint.analysis.budget import SECONDS, INSTANT as BUDGET_INSTANT, bu
 from deadline_lint.analysis.telemetry import Telemetry
 from deadline_lint.analysis.time_values import DEADLINE, INSTANT, SPAN, is_absolute_instant, time_value
 from deadline_lint.catalog.trace import trace_catalog
+from deadline_lint.requires import Words
 from deadline_lint.rules.base import Rule, register
-from deadline_lint.rules.trace.common import import_filter, metric_modules, metric_words
+from deadline_lint.rules.trace.common import metric_modules, metric_words
 
 _CONVERSIONS = frozenset({"str", "int", "float", "round", "repr"})
 _WHAT = {INSTANT: "a clock reading", DEADLINE: "a deadline", SPAN: "a remaining or elapsed time"}
@@ -69,11 +70,10 @@ class DeadlineInMetricLabel(Rule):
     summary = "deadline, timestamp or remaining-time value used as a metric label"
     node_types = (ast.Call,)
 
-    def trigger_words(self):
-        return metric_words(self.catalog)
-
-    def text_filter(self):
-        return import_filter(self.catalog, "metrics", metric_modules(self.catalog))
+    # A metric cannot come from anywhere but the modules the listed APIs live in.
+    requires = Words.of(lambda rule: metric_words(rule.catalog)) & Words.of(lambda rule: metric_modules(rule.catalog))
+    # Every finding is at a call of a label or record method, which spells the method's name.
+    body_requires = Words.of(lambda rule: trace_catalog(rule.catalog).label_methods | trace_catalog(rule.catalog).record_methods)
 
     def __init__(self, profile, catalog):
         super().__init__(profile, catalog)

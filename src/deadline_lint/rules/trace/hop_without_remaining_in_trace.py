@@ -10,8 +10,9 @@ from deadline_lint.analysis.usage import string_constants
 from deadline_lint.catalog.trace import trace_catalog
 from deadline_lint.diagnostics import Applicability, Edit
 from deadline_lint.edits import insert_keyword
+from deadline_lint.requires import Words
 from deadline_lint.rules.base import Rule, register
-from deadline_lint.rules.trace.common import import_filter, span_words, tracer_modules
+from deadline_lint.rules.trace.common import span_words, tracer_modules
 
 
 @register
@@ -75,11 +76,10 @@ class HopWithoutRemainingInTrace(Rule):
     profile_keys = frozenset({"trace_remaining_attribute"})
     node_types = (ast.Call,)
 
-    def trigger_words(self):
-        return span_words(self.catalog)
-
-    def text_filter(self):
-        return import_filter(self.catalog, "tracers", tracer_modules(self.catalog))
+    # A tracer cannot come from anywhere but the modules the listed APIs live in.
+    requires = Words.of(lambda rule: span_words(rule.catalog)) & Words.of(lambda rule: tracer_modules(rule.catalog))
+    # Every finding is at a call of a span method, which spells the method's name.
+    body_requires = Words.of(lambda rule: trace_catalog(rule.catalog).span_methods)
 
     def __init__(self, profile, catalog):
         super().__init__(profile, catalog)

@@ -1,0 +1,326 @@
+"""The prefilter's vocabulary: what a file's text must hold for a rule to fire there, declared by
+the rule (`Rule.requires`, `Rule.visit_requires`, `Rule.body_requires`, `Rule.first_looks`) and
+compiled once per `Checker` into one `Matcher`, which answers per file (and per function or
+class body) which rules may fire. No rule looks at its own file's text.
+
+    requires = Words.of(outbound_words) & Text(outbound_imports) | Project(leads_to_a_client)
+
+- `Words("a", "b")`: the text contains one of them (substring tests, as flake8-async's and
+  ruff's prefilters); `Words.of(derive)` takes them from the rule's catalog and profile,
+  `Words.each(derive)` needs a word of every group `derive` gives.
+- `Names(...)` / `Names.of(derive)`: one of them as a whole identifier (`time` in
+  `time.time()`, not in `timeout`); `Aliases()`: a name some `as` in the file binds (`from
+  time import time as now`), for a body whose calls may use one. Both are meant for bodies.
+- `Text(derive)`: a finer look at the whole text (an import line of a listed module, a header
+  key in a literal): `derive(rule)` returns a shared predicate `text -> bool`. In a body it
+  cannot tell, so it passes there.
+- `Project(derive)`: the file's project (`(text, path) -> bool`, or None when the rule does not
+  look beyond the text), asked only where the text alone says no.
+- `a | b`, `a & b`: either, both (evaluated left to right, each leaf asked once per file).
+- `Look(test)` / `Look.of(derive)`: not a text need but a per-node first look, `(node, ctx)
+  -> truthy`, that every node the rule can report on passes; rules offering the same test are
+  visited behind one call of it per node.
+
+Leaves are compared by value (words) or by the identity of their predicate, so rules that
+declare the same need share one answer.
+"""
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from typing import (
+    Callable,
+    Dict,
+    FrozenSet,
+    Hashable,
+    Iterable,
+    List,
+    Optional,
+    Sequence,
+)
+
+TextTest = Callable[[str], bool]
+PathTest = Callable[[str, str], bool]
+NodeTest = Callable[..., object]  # (node, ctx) -> truthy, for the node types it is declared for
+
+
+class Need:
+    """A condition on a file's text; combine with `|` and `&`."""
+
+    def __or__(self, other: "Need") -> "Need":
+        return AnyOf((self, other))
+
+    def __and__(self, other: "Need") -> "Need":
+        return AllOf((self, other))
+
+    def bind(self, rule: object) -> "Need":
+        """This need with everything taken from `rule`'s catalog and profile resolved."""
+        return self
+
+    def leaves(self) -> Iterable["Need"]:
+        yield self
+
+
+class Words(Need):
+    """The text contains one of `words`."""
+
+    def __init__(self, *words: str) -> None:
+        self.words: FrozenSet[str] = frozenset(words)
+        self._derive: Optional[Callable[[object], Iterable[str]]] = None
+
+    @classmethod
+    def of(cls, derive: Callable[..., Iterable[str]]) -> "Words":
+        """Words taken from the rule: `derive(rule)`."""
+        need = cls()
+        need._derive = derive
+        return need
+
+    @classmethod
+    def each(cls, derive: Callable[..., Iterable[Iterable[str]]]) -> Need:
+        """A word of every group `derive(rule)` gives (e.g. a quota status and an expiry error)."""
+        return _EachGroup(derive)
+
+    def bind(self, rule: object) -> Need:
+        return self if self._derive is None else Words(*self._derive(rule))
+
+    def __repr__(self) -> str:
+        return f"Words({', '.join(sorted(self.words))})" if self._derive is None else f"Words.of({self._derive.__name__})"
+
+
+class Names(Words):
+    """One of `words` as a whole identifier."""
+
+    def bind(self, rule: object) -> Need:
+        return self if self._derive is None else Names(*self._derive(rule))
+
+    def __repr__(self) -> str:
+        return "Names(...)"
+
+
+class Aliases(Need):
+    """A name bound by an `as` anywhere in the file (a superset of the import aliases)."""
+
+    def __repr__(self) -> str:
+        return "Aliases()"
+
+
+class _EachGroup(Need):
+    def __init__(self, derive: Callable[..., Iterable[Iterable[str]]]) -> None:
+        self._derive = derive
+
+    def bind(self, rule: object) -> Need:
+        # The smallest group first: a text lacking it is dismissed after the fewest searches.
+        groups = sorted((frozenset(group) for group in self._derive(rule)), key=len)
+        return AllOf([Words(*group) for group in groups])
+
+
+class Text(Need):
+    """A finer look at the whole text: `derive(rule)` gives a shared `text -> bool`."""
+
+    def __init__(self, derive: Callable[..., TextTest], test: Optional[TextTest] = None) -> None:
+        self._derive = derive
+        self.test = test
+
+    def bind(self, rule: object) -> Need:
+        return self if self.test is not None else Text(self._derive, self._derive(rule))
+
+    def __repr__(self) -> str:
+        return f"Text({getattr(self._derive, '__name__', '?')})"
+
+
+class Project(Need):
+    """The file's project: `derive(rule)` gives a shared `(text, path) -> bool`, or None."""
+
+    def __init__(self, derive: Callable[..., Optional[PathTest]], test: Optional[PathTest] = None) -> None:
+        self._derive = derive
+        self.test = test
+        self._bound = test is not None
+
+    def bind(self, rule: object) -> Need:
+        if self._bound:
+            return self
+        bound = Project(self._derive, self._derive(rule))
+        bound._bound = True
+        return bound
+
+    def __repr__(self) -> str:
+        return f"Project({getattr(self._derive, '__name__', '?')})"
+
+
+class AnyOf(Need):
+    def __init__(self, parts: Sequence[Need]) -> None:
+        self.parts = tuple(parts)
+
+    def bind(self, rule: object) -> Need:
+        return AnyOf([p.bind(rule) for p in self.parts])
+
+    def leaves(self) -> Iterable[Need]:
+        for part in self.parts:
+            yield from part.leaves()
+
+    def __repr__(self) -> str:
+        return "(" + " | ".join(map(repr, self.parts)) + ")"
+
+
+class AllOf(Need):
+    def __init__(self, parts: Sequence[Need]) -> None:
+        self.parts = tuple(parts)
+
+    def bind(self, rule: object) -> Need:
+        return AllOf([p.bind(rule) for p in self.parts])
+
+    def leaves(self) -> Iterable[Need]:
+        for part in self.parts:
+            yield from part.leaves()
+
+    def __repr__(self) -> str:
+        return "(" + " & ".join(map(repr, self.parts)) + ")"
+
+
+class Look:
+    """A per-node first look, `(node, ctx) -> truthy`, shared by the rules offering the same test."""
+
+    def __init__(self, test: Optional[NodeTest] = None, derive: Optional[Callable[..., NodeTest]] = None) -> None:
+        self.test = test
+        self._derive = derive
+
+    @classmethod
+    def of(cls, derive: Callable[..., NodeTest]) -> "Look":
+        return cls(derive=derive)
+
+    def bind(self, rule: object) -> NodeTest:
+        test = self.test if self._derive is None else self._derive(rule)
+        assert test is not None
+        return test
+
+
+# -- evaluation ----------------------------------------------------------------------------
+def _key(leaf: Need) -> Hashable:
+    if isinstance(leaf, Names):
+        return ("names", leaf.words)
+    if isinstance(leaf, Aliases):
+        return ("aliases",)
+    if isinstance(leaf, Words):
+        return ("words", leaf.words)
+    return (type(leaf).__name__, id(getattr(leaf, "test", None)))
+
+
+class FileAnswers:
+    """One file's answers, each leaf asked at most once: `holds(need)` at file level, and
+    `in_span(need, start, end)` for a body (words found between two character offsets; a
+    `Text` or `Project` leaf cannot tell there and passes)."""
+
+    def __init__(self, text: str, path: str) -> None:
+        self.text = text
+        self.path = path
+        self._words: Dict[str, bool] = {}
+        self._tests: Dict[int, bool] = {}
+        self._positions: Dict[object, List[int]] = {}
+        self._alias_names: Optional[FrozenSet[str]] = None
+
+    def word(self, word: str) -> bool:
+        found = self._words.get(word)
+        if found is None:
+            found = self._words[word] = word in self.text
+        return found
+
+    def holds(self, need: Optional[Need]) -> bool:
+        if need is None or isinstance(need, Aliases):
+            return True
+        if isinstance(need, Names):
+            return bool(self._identifier_positions(need.words))
+        if isinstance(need, Words):
+            return any(self.word(w) for w in need.words)
+        if isinstance(need, AllOf):
+            return all(self.holds(p) for p in need.parts)
+        if isinstance(need, AnyOf):
+            return any(self.holds(p) for p in need.parts)
+        if isinstance(need, Text):
+            return self._asked(need.test, lambda: need.test(self.text))  # type: ignore[misc]
+        if isinstance(need, Project):
+            if need.test is None:
+                return False
+            return self._asked(need.test, lambda: need.test(self.text, self.path))  # type: ignore[misc]
+        raise TypeError(f"not a need: {need!r}")
+
+    def _asked(self, test: object, answer: Callable[[], bool]) -> bool:
+        found = self._tests.get(id(test))
+        if found is None:
+            found = self._tests[id(test)] = bool(answer())
+        return found
+
+    def in_span(self, need: Optional[Need], start: int, end: int) -> bool:
+        if need is None or isinstance(need, (Text, Project)):
+            return True
+        if isinstance(need, Names):
+            return _between(self._identifier_positions(need.words), start, end)
+        if isinstance(need, Aliases):
+            return _between(self._identifier_positions(self._aliases()), start, end)
+        if isinstance(need, Words):
+            return any(self._word_between(w, start, end) for w in need.words)
+        if isinstance(need, AllOf):
+            return all(self.in_span(p, start, end) for p in need.parts)
+        if isinstance(need, AnyOf):
+            return any(self.in_span(p, start, end) for p in need.parts)
+        raise TypeError(f"not a need: {need!r}")
+
+    def _word_between(self, word: str, start: int, end: int) -> bool:
+        if not self.word(word):
+            return False
+        positions = self._positions.get(word)
+        if positions is None:
+            positions = self._positions[word] = _occurrences(self.text, word)
+        index = bisect_left(positions, start)
+        return index < len(positions) and positions[index] + len(word) <= end
+
+
+    def _identifier_positions(self, names: FrozenSet[str]) -> List[int]:
+        """Where any of `names` stands as a whole identifier, in order (one regex pass)."""
+        positions = self._positions.get(names)
+        if positions is None:
+            present = sorted(n for n in names if self.word(n))
+            if not present:
+                positions = []
+            else:
+                pattern = re.compile(r"\b(?:%s)\b" % "|".join(map(re.escape, present)))
+                positions = [match.start() for match in pattern.finditer(self.text)]
+            self._positions[names] = positions
+        return positions
+
+    def _aliases(self) -> FrozenSet[str]:
+        if self._alias_names is None:
+            self._alias_names = frozenset(_AS_NAME.findall(self.text))
+        return self._alias_names
+
+
+_AS_NAME = re.compile(r"\bas\s+(\w+)")
+
+
+def _between(positions: List[int], start: int, end: int) -> bool:
+    index = bisect_left(positions, start)
+    return index < len(positions) and positions[index] < end
+
+
+def _occurrences(text: str, word: str) -> List[int]:
+    found = []
+    at = text.find(word)
+    while at >= 0:
+        found.append(at)
+        at = text.find(word, at + 1)
+    return found
+
+
+def signature(need: Optional[Need]) -> Hashable:
+    """Equal for needs that always give the same answer (rules grouped behind one question)."""
+    if need is None:
+        return None
+    if isinstance(need, (AnyOf, AllOf)):
+        return (type(need).__name__, tuple(signature(p) for p in need.parts))
+    return _key(need)
+
+
+def describe(need: Optional[Need]) -> str:
+    return "anywhere" if need is None else repr(need)
+
+
+__all__ = ["Need", "Words", "Names", "Aliases", "Text", "Project", "Look", "AnyOf", "AllOf", "FileAnswers", "signature", "describe"]
