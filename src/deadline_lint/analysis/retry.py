@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Tuple
 
 from deadline_lint.analysis.exceptions import Admission, ExceptionAnalysis
+from deadline_lint.analysis.polling import only_waits_locally
 from deadline_lint.analysis.resolve import dotted_parts
 from deadline_lint.analysis.scopes import ASSIGN, CLASS, OTHER, Scope
 from deadline_lint.catalog.retry import (
@@ -297,8 +298,8 @@ class RetryAnalysis:
                 if not isinstance(node, ast.Try) or not _exits_on_success(node, body[index + 1:]):
                     continue
                 going_round = [h for h in node.handlers if _goes_round(h)]
-                if not going_round:
-                    continue
+                if not going_round or only_waits_locally(self.ctx, node, self.catalog.local_waits, self._qualname_here(scope)):
+                    continue  # nothing goes round, or it waits again on this process: polling
                 tries.append(node)
                 handlers.extend(going_round)
                 for handler in going_round:
@@ -309,6 +310,9 @@ class RetryAnalysis:
         if isinstance(loop, ast.While) and not sleeps and _polls(loop, tries):
             return None
         return RetryLoop(loop, tuple(handlers), tuple(dict.fromkeys(sleeps)), tuple(tries))
+
+    def _qualname_here(self, scope: Scope):
+        return lambda expr: self._qualname(expr, scope)
 
     def _counting(self, iterable: ast.expr, scope: Scope) -> bool:
         """`range(...)` or `itertools.count(...)`: the loop counts attempts."""

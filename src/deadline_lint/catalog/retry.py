@@ -16,7 +16,9 @@ ALL_BUT, NOTHING = "all_but", "nothing"
 
 _FILE_KEYS = {
     "policies", "predicates", "stop_builders", "sleeps", "client_retries", "retry_objects", "aliases",
+    "local_waits",
 }
+_LOCAL_WAIT_KEYS = {"methods", "queue_methods", "wrappers", "sends"}
 _POLICY_KEYS = {"form", "bare", "filter", "default", "giveup", "stops", "positions", "default_stop", "retries_results", "hint"}
 _PREDICATE_KEYS = {"admits", "position", "keyword", "default", "varargs"}
 
@@ -60,6 +62,16 @@ class Predicate:
 
 
 @dataclass(frozen=True)
+class LocalWaits:
+    """Calls that wait on this process, not on another service (see retry.yaml)."""
+
+    methods: FrozenSet[str] = frozenset()  # `event.wait()`, `future.result(timeout=)`
+    queue_methods: FrozenSet[str] = frozenset()  # `q.get(timeout=)`: only without a key or URL
+    wrappers: FrozenSet[str] = frozenset()  # `asyncio.wait_for(q.get(), 1)`: judged by what they wrap
+    sends: FrozenSet[str] = frozenset()  # methods that send: an attempt calling one re-sends
+
+
+@dataclass(frozen=True)
 class RetryCatalog:
     policies: Mapping[str, RetryApi] = field(default_factory=dict)
     predicates: Mapping[str, Predicate] = field(default_factory=dict)
@@ -68,6 +80,7 @@ class RetryCatalog:
     client_retries: Mapping[str, Argument] = field(default_factory=dict)
     retry_objects: Mapping[str, Argument] = field(default_factory=dict)
     aliases: Mapping[str, str] = field(default_factory=dict)
+    local_waits: LocalWaits = LocalWaits()
 
     def canonical(self, qualname: str) -> str:
         return canonical_name(self.aliases, qualname)
@@ -101,7 +114,10 @@ class RetryCatalog:
         policies = dict(self.policies)
         for name in names:
             policies.setdefault(name, RetryApi(name, DECORATOR, bare=True, filter_as=CALLABLE, default_stop=STOP, source="profile"))
-        return RetryCatalog(policies, self.predicates, self.stop_builders, self.sleeps, self.client_retries, self.retry_objects, self.aliases)
+        return RetryCatalog(
+            policies, self.predicates, self.stop_builders, self.sleeps, self.client_retries, self.retry_objects,
+            self.aliases, self.local_waits,
+        )
 
 
 def _argument(spec: Mapping[str, Any]) -> Argument:
@@ -139,7 +155,12 @@ def build_retry_catalog(content: Optional[Mapping[str, Any]]) -> RetryCatalog:
         client_retries={k: _argument(v or {}) for k, v in (content.get("client_retries") or {}).items()},
         retry_objects={k: _argument(v or {}) for k, v in (content.get("retry_objects") or {}).items()},
         aliases=dict(content.get("aliases") or {}),
+        local_waits=_local_waits(content.get("local_waits") or {}),
     )
+
+
+def _local_waits(spec: Mapping[str, Any]) -> LocalWaits:
+    return LocalWaits(*(frozenset(spec.get(key) or ()) for key in ("methods", "queue_methods", "wrappers", "sends")))
 
 
 def _argument_problem(spec: Any) -> Optional[str]:
@@ -197,6 +218,11 @@ def validate_retry_catalog(content: Any) -> Optional[str]:
             problem = _argument_problem(spec or {})
             if problem:
                 return f"`{key}.{name}` with {problem}"
+    waits = content.get("local_waits") or {}
+    if not isinstance(waits, dict) or set(waits) - _LOCAL_WAIT_KEYS or not all(
+        isinstance(v, list) and all(isinstance(n, str) for n in v) for v in waits.values()
+    ):
+        return f"`local_waits` as a mapping of {sorted(_LOCAL_WAIT_KEYS)} to lists of names"
     aliases = content.get("aliases") or {}
     if not isinstance(aliases, dict) or not all(isinstance(v, str) for v in aliases.values()):
         return "`aliases` as a mapping of import path to canonical path"

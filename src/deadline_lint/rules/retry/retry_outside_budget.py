@@ -191,11 +191,22 @@ def _checks_remainder(loop: RetryLoop, names: FrozenSet[str]) -> bool:
     if any(mentions_any(sleep, names) for sleep in loop.sleeps):
         return True
     for node in walk_here(statement):
-        if isinstance(node, (ast.If, ast.While, ast.Assert, ast.IfExp)) and mentions_any(node.test, names):
+        if isinstance(node, (ast.If, ast.While, ast.Assert)) and mentions_any(node.test, names) and not _presence(node.test, names):
             return True
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and _on_budget(node.value.func, names):
             return True
     return False
+
+
+def _presence(test: ast.expr, names: FrozenSet[str]) -> bool:
+    """`if budget:` / `if budget is None:` asks whether there is a budget, not what is left.
+    (A conditional expression, `budget.timeout() if budget else 2.0`, chooses a timeout: it
+    checks nothing either, so it is not looked at.)"""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test = test.operand
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.IsNot)):
+        test = test.left if isinstance(test.comparators[0], ast.Constant) else test
+    return isinstance(test, ast.Name) and test.id in names
 
 
 def _on_budget(func: ast.expr, names: FrozenSet[str]) -> bool:
