@@ -6,9 +6,15 @@ from typing import Optional
 from deadline_lint.analysis.exceptions import EXPIRY, Admitted, ExceptionAnalysis
 from deadline_lint.analysis.retry import ALL, ALL_BUT, TYPES, RetryPolicy
 from deadline_lint.rules.base import register
-from deadline_lint.rules.retry.common import RetryRule, called_policy, decorated_policies, first_report, policy_head
+from deadline_lint.analysis.budget import BudgetAnalysis
+from deadline_lint.rules.retry.common import RetryRule, budget_of, called_policy, decorated_policies, first_report, policy_head
 
 _ANY_ERROR = "Exception"
+# A filter naming one of these retries everything, like no filter; a narrower base class
+# (`requests.ConnectionError`, parent of `ConnectTimeout`) retries expiry only where the
+# attempt's timeout is the caller's budget: outside one (a job with its own fixed timeout) a
+# connect timeout is a transient error like any other.
+_EVERY_ERROR = frozenset({"Exception", "BaseException", "builtins.Exception", "builtins.BaseException"})
 
 
 @register
@@ -85,14 +91,17 @@ class RetryPolicyAdmitsExpiry(RetryRule):
         if not (self._applies if ctx.source.text is self._text else self.applies(ctx)):
             return
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            for policy in decorated_policies(ctx, node):
-                self._policy(policy, ctx)
+            policies = decorated_policies(ctx, node)
+            if policies:
+                budgeted = _budgeted_def(ctx, node)
+                for policy in policies:
+                    self._policy(policy, ctx, budgeted)
         else:
             policy = called_policy(ctx, node)  # type: ignore[arg-type]
             if policy is not None:
-                self._policy(policy, ctx)
+                self._policy(policy, ctx, budget_of(ctx) is not None)
 
-    def _policy(self, policy: RetryPolicy, ctx) -> None:
+    def _policy(self, policy: RetryPolicy, ctx, budgeted: bool) -> None:
         if policy.giveup:
             return
         hint = f"; keep expiry out with {policy.api.hint}" if policy.api.hint else ""
@@ -106,7 +115,7 @@ class RetryPolicyAdmitsExpiry(RetryRule):
             elif part.state == TYPES and part.admission is not None:
                 for element in part.admission.elements:
                     through = _through_base(element.admitted)
-                    if through is not None:
+                    if through is not None and (budgeted or through.named in _EVERY_ERROR):
                         self._report(
                             ctx,
                             element.node,
@@ -125,6 +134,15 @@ class RetryPolicyAdmitsExpiry(RetryRule):
     def _report(self, ctx, node: Optional[ast.AST], message: str) -> None:
         if node is not None and first_report(ctx, self.code, node):
             ctx.report(self, node, message)
+
+
+def _budgeted_def(ctx, function: ast.AST) -> bool:
+    """The decorated def has a budget (its parameters, or a servicer method's `context`)."""
+    outer = ctx.scope if ctx.scope.node is not function else ctx.scope.parent
+    if outer is None:
+        return False
+    scope = ctx.resolver.scope_of(function, outer)
+    return scope is not None and ctx.analysis(BudgetAnalysis).budget_of(scope) is not None
 
 
 def _through_base(admitted) -> Optional[Admitted]:
