@@ -26,7 +26,10 @@ class RetryPolicyAdmitsExpiry(RetryRule):
     `Retrying(...)` without `retry=`, `@retrying.retry`), a filter that is a base class of an
     expiry type (`Exception`, `OSError`, `requests.RequestException`,
     `requests.ConnectionError`, parent of `ConnectTimeout`, aiohttp's `ClientError`,
-    `grpc.RpcError`, which carries `DEADLINE_EXCEEDED`), `retry_if_exception_type()` with no
+    `grpc.RpcError`, which carries `DEADLINE_EXCEEDED`) where a budget is in scope (the
+    decorated def's, or the one the policy is built in: only then is the attempt's timeout the
+    caller's deadline; outside a budget a connect timeout is a transient error like any other,
+    while `Exception` retries everything anywhere), `retry_if_exception_type()` with no
     argument, or `retry_if_not_exception_type(X)` where `X` excludes no expiry type. The
     message names an expiry type the policy lets through (preferring a library the file uses)
     and how to keep it out in that library.
@@ -52,8 +55,8 @@ class RetryPolicyAdmitsExpiry(RetryRule):
     import requests
 
     @backoff.on_exception(backoff.expo, requests.RequestException, max_tries=5)
-    def fetch(url):
-        return requests.get(url, timeout=2)
+    def fetch(url, budget):
+        return requests.get(url, timeout=budget.timeout())
     ```
 
     ## Use instead
@@ -67,8 +70,8 @@ class RetryPolicyAdmitsExpiry(RetryRule):
         max_tries=5,
         giveup=lambda exc: isinstance(exc, requests.Timeout),
     )
-    def fetch(url):
-        return requests.get(url, timeout=2)
+    def fetch(url, budget):
+        return requests.get(url, timeout=budget.timeout())
     ```
 
     ## Fix safety
