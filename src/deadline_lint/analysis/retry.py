@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, Iterator, List, Mapping, Optional, Tuple
 
 from deadline_lint.analysis.exceptions import Admission, ExceptionAnalysis
 from deadline_lint.analysis.polling import only_waits_locally
@@ -85,6 +85,7 @@ class RetryPolicy:
     filter_given: bool  # False: the library default decides what is retried
     stops: Tuple[Stop, ...]  # a union: retrying ends at the first that fires
     giveup: bool  # a giveup callable may exclude some errors
+    own_timeouts: bool = False  # retries the library's own expiry type (api.timeouts) as written
 
     @property
     def library(self) -> str:
@@ -118,6 +119,7 @@ class RetryAnalysis:
         self._loops: Dict[int, Optional[RetryLoop]] = {}
         self._retrying: Dict[int, Optional[ast.expr]] = {}
         self._around: Optional[Dict[int, Scope]] = None  # module-level defs and methods -> their scope
+        self._subclasses: Optional[Dict[str, RetryApi]] = None
         self._final_names = frozenset(name.rpartition(".")[2] for name in [*self.catalog.policies, *self.catalog.aliases])
 
     def _qualname(self, expr: ast.expr, scope: Scope) -> Optional[str]:
@@ -154,14 +156,41 @@ class RetryAnalysis:
         if not self._may_name_policy(call.func, scope):
             return None
         api = self.catalog.policy(self._qualname(call.func, scope))
+        if api is None and isinstance(call.func, ast.Name):
+            api = self._subclassed(call.func.id)
         return self._remember(call, self._build(api, call, call, scope) if api is not None else None)
 
     def _may_name_policy(self, func: ast.expr, scope: Scope) -> bool:
         """A first look, before resolving: a policy is reached through an imported name, or as
-        an attribute spelled like one (`tenacity.Retrying`, `retry.Retry`)."""
+        an attribute spelled like one (`tenacity.Retrying`, `retry.Retry`), or is a class of
+        this module deriving from one (`class ApiRetry(Retry)`)."""
         if isinstance(func, ast.Name):
-            return func.id in self.resolver.imported_names(scope)
+            return func.id in self.resolver.imported_names(scope) or func.id in self._policy_classes()
         return isinstance(func, ast.Attribute) and func.attr in self._final_names
+
+    def _policy_classes(self) -> Dict[str, RetryApi]:
+        """Module-level classes whose base is a policy object: `class ApiRetry(Retry): ...`."""
+        if self._subclasses is None:
+            module = self.ctx.module_scope
+            found: Dict[str, RetryApi] = {}
+            for statement in module.node.body:  # type: ignore[attr-defined]
+                if not isinstance(statement, ast.ClassDef):
+                    continue
+                for base in statement.bases:
+                    api = self.catalog.policy(self._qualname(base, module)) if self._spelled_like_policy(base) else None
+                    api = api or (found.get(base.id) if isinstance(base, ast.Name) else None)
+                    if api is not None and api.form == OBJECT:
+                        found[statement.name] = api
+                        break
+            self._subclasses = found
+        return self._subclasses
+
+    def _spelled_like_policy(self, base: ast.expr) -> bool:
+        name = base.id if isinstance(base, ast.Name) else base.attr if isinstance(base, ast.Attribute) else None
+        return name in self._final_names
+
+    def _subclassed(self, name: str) -> Optional[RetryApi]:
+        return self._policy_classes().get(name)
 
     def _remember(self, node: ast.AST, policy: Optional[RetryPolicy]) -> Optional[RetryPolicy]:
         self._policies[id(node)] = (node, policy)
@@ -185,7 +214,8 @@ class RetryAnalysis:
         stops = self._stops(api, call, scope)
         if dynamic and all(stop.node is None for stop in stops):
             stops = (Stop(UNKNOWN, None),)
-        return RetryPolicy(api, node, call, parts, value is not None, stops, giveup)
+        own = api.timeouts is not None and value is None and not dynamic and not _turned_off(call, api.timeouts.unless, api.positions)
+        return RetryPolicy(api, node, call, parts, value is not None, stops, giveup, own)
 
     def _types_part(self, value: ast.expr, scope: Scope) -> FilterPart:
         admission = self.exceptions.admits(value, scope)
@@ -483,6 +513,15 @@ def _argument(call: Optional[ast.Call], where: Argument) -> Optional[ast.expr]:
         if not any(isinstance(a, ast.Starred) for a in call.args[: where.position + 1]):
             return call.args[where.position]
     return None
+
+
+def _turned_off(call: Optional[ast.Call], keywords: Tuple[str, ...], positions: Mapping[str, int]) -> bool:
+    """One of `keywords` is given a literal 0 / False (`Retry(read=0)`; None defers to `total`)."""
+    for keyword in keywords:
+        value = _argument(call, Argument(keyword, positions.get(keyword)))
+        if isinstance(value, ast.Constant) and value.value is not None and value.value in (0, False):
+            return True
+    return False
 
 
 def _retries(policy: Optional[RetryPolicy]) -> bool:

@@ -16,10 +16,11 @@ ALL_BUT, NOTHING = "all_but", "nothing"
 
 _FILE_KEYS = {
     "policies", "predicates", "stop_builders", "sleeps", "client_retries", "retry_objects", "aliases",
-    "local_waits",
+    "local_waits", "timeout_flags",
 }
 _LOCAL_WAIT_KEYS = {"methods", "queue_methods", "wrappers", "sends"}
-_POLICY_KEYS = {"form", "bare", "filter", "default", "giveup", "stops", "positions", "default_stop", "retries_results", "hint"}
+_POLICY_KEYS = {"form", "bare", "filter", "default", "giveup", "stops", "positions", "default_stop", "retries_results", "hint", "timeouts"}
+_TIMEOUTS_KEYS = {"type", "what", "unless", "hint"}
 _PREDICATE_KEYS = {"admits", "position", "keyword", "default", "varargs"}
 
 
@@ -29,6 +30,17 @@ class Argument:
 
     keyword: Optional[str]
     position: Optional[int] = None
+
+
+@dataclass(frozen=True)
+class OwnTimeouts:
+    """An expiry type a policy retries by itself when no filter is given (urllib3's read
+    timeouts, redis's default `supported_errors`), unless a keyword of `unless` is 0/False/None."""
+
+    type: str
+    what: str
+    unless: Tuple[str, ...] = ()
+    hint: str = ""
 
 
 @dataclass(frozen=True)
@@ -45,6 +57,7 @@ class RetryApi:
     default_stop: str = NEVER
     retries_results: bool = False
     hint: str = ""  # how to keep expiry out of the filter
+    timeouts: Optional[OwnTimeouts] = None
     source: str = "catalog"  # or "profile": a decorator the profile names (nothing else known)
 
     @property
@@ -81,6 +94,7 @@ class RetryCatalog:
     retry_objects: Mapping[str, Argument] = field(default_factory=dict)
     aliases: Mapping[str, str] = field(default_factory=dict)
     local_waits: LocalWaits = LocalWaits()
+    timeout_flags: Mapping[str, str] = field(default_factory=dict)
 
     def canonical(self, qualname: str) -> str:
         return canonical_name(self.aliases, qualname)
@@ -96,6 +110,9 @@ class RetryCatalog:
 
     def is_sleep(self, qualname: Optional[str]) -> bool:
         return bool(qualname) and self.canonical(qualname) in self.sleeps  # type: ignore[arg-type]
+
+    def timeout_flag(self, qualname: Optional[str]) -> Optional[str]:
+        return self.timeout_flags.get(self.canonical(qualname)) if qualname else None
 
     def client_retry_argument(self, qualname: Optional[str]) -> Optional[Argument]:
         return self.client_retries.get(self.canonical(qualname)) if qualname else None
@@ -116,7 +133,7 @@ class RetryCatalog:
             policies.setdefault(name, RetryApi(name, DECORATOR, bare=True, filter_as=CALLABLE, default_stop=STOP, source="profile"))
         return RetryCatalog(
             policies, self.predicates, self.stop_builders, self.sleeps, self.client_retries, self.retry_objects,
-            self.aliases, self.local_waits,
+            self.aliases, self.local_waits, self.timeout_flags,
         )
 
 
@@ -142,6 +159,7 @@ def build_retry_catalog(content: Optional[Mapping[str, Any]]) -> RetryCatalog:
             default_stop=spec.get("default_stop", NEVER),
             retries_results=bool(spec.get("retries_results", False)),
             hint=spec.get("hint") or "",
+            timeouts=_own_timeouts(spec.get("timeouts")),
         )
     predicates = {
         name: Predicate(name, spec["admits"], _argument(spec), spec.get("default"), bool(spec.get("varargs", False)))
@@ -156,7 +174,14 @@ def build_retry_catalog(content: Optional[Mapping[str, Any]]) -> RetryCatalog:
         retry_objects={k: _argument(v or {}) for k, v in (content.get("retry_objects") or {}).items()},
         aliases=dict(content.get("aliases") or {}),
         local_waits=_local_waits(content.get("local_waits") or {}),
+        timeout_flags=dict(content.get("timeout_flags") or {}),
     )
+
+
+def _own_timeouts(spec: Optional[Mapping[str, Any]]) -> Optional[OwnTimeouts]:
+    if not spec:
+        return None
+    return OwnTimeouts(spec["type"], spec.get("what") or spec["type"], tuple(spec.get("unless") or ()), spec.get("hint") or "")
 
 
 def _local_waits(spec: Mapping[str, Any]) -> LocalWaits:
@@ -196,6 +221,11 @@ def validate_retry_catalog(content: Any) -> Optional[str]:
         stops = spec.get("stops") or {}
         if not isinstance(stops, dict) or any(v not in (ATTEMPTS, DELAY, STOP) for v in stops.values()):
             return f"`policies.{name}.stops` as a mapping of keyword to attempts, delay or stop"
+        timeouts = spec.get("timeouts")
+        if timeouts is not None and (
+            not isinstance(timeouts, dict) or set(timeouts) - _TIMEOUTS_KEYS or not isinstance(timeouts.get("type"), str)
+        ):
+            return f"`policies.{name}.timeouts` as a mapping with `type` and keys among {sorted(_TIMEOUTS_KEYS)}"
         positions = spec.get("positions") or {}
         if not isinstance(positions, dict) or set(positions) - set(stops):
             return f"`policies.{name}.positions` as a mapping of stop keyword to index"
@@ -218,6 +248,9 @@ def validate_retry_catalog(content: Any) -> Optional[str]:
             problem = _argument_problem(spec or {})
             if problem:
                 return f"`{key}.{name}` with {problem}"
+    flags = content.get("timeout_flags") or {}
+    if not isinstance(flags, dict) or not all(isinstance(v, str) for v in flags.values()):
+        return "`timeout_flags` as a mapping of constructor to keyword"
     waits = content.get("local_waits") or {}
     if not isinstance(waits, dict) or set(waits) - _LOCAL_WAIT_KEYS or not all(
         isinstance(v, list) and all(isinstance(n, str) for n in v) for v in waits.values()

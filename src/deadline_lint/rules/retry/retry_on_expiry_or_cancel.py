@@ -133,6 +133,8 @@ class RetryOnExpiryOrCancel(RetryRule):
             policy = called_policy(ctx, node)
             if policy is not None:
                 self._policy(policy, ctx)
+            elif node.keywords:
+                self._timeout_flag(node, ctx)
         else:
             loop = retry.loop(node, ctx.scope)
             if loop is None:
@@ -158,6 +160,18 @@ class RetryOnExpiryOrCancel(RetryRule):
                     f"remove it from the filter"
                 )
                 ctx.report(self, admitted.node, message, edits=fix, description=f"Remove `{_short(ctx, admitted)}` from the retry filter")
+
+    def _timeout_flag(self, call: ast.Call, ctx) -> None:
+        """`redis.Redis(retry_on_timeout=True)`: the client retries its own timeouts."""
+        catalog = ctx.analysis(RetryAnalysis).catalog
+        flag = next((k for k in call.keywords if isinstance(k.value, ast.Constant) and k.value.value is True), None)
+        if flag is None or flag.arg != catalog.timeout_flag(ctx.resolver.qualified_name(call.func, ctx.scope)):
+            return
+        message = (
+            f"`{flag.arg}=True` makes this client retry its timeouts; that is {_WHY[EXPIRY]}; "
+            f"leave it off (the default)"
+        )
+        ctx.report(self, flag, message)
 
     def _handler(self, handler: ast.ExceptHandler, admission: Admission, caught: Set[str], ctx) -> None:
         named = [a for a in _named(admission) if a.named not in caught]

@@ -132,8 +132,8 @@ class RetryOutsideBudget(RetryRule):
             return
         if isinstance(node, ast.Call):
             policy = called_policy(ctx, node)
-            if policy is None:
-                return
+            if policy is None or _in_signature(ctx):
+                return  # a parameter's default is built once, when the def runs: outside its budget
             budget = budget_of(ctx)
             if budget is not None:
                 self._policy(policy, budget.names, ctx, "a budget is in scope, but ")
@@ -196,6 +196,10 @@ def _checks_remainder(loop: RetryLoop, names: FrozenSet[str]) -> bool:
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and _on_budget(node.value.func, names):
             return True
     return False
+
+
+def _in_signature(ctx) -> bool:
+    return any(isinstance(parent, ast.arguments) for parent in reversed(ctx.parents))
 
 
 def _presence(test: ast.expr, names: FrozenSet[str]) -> bool:

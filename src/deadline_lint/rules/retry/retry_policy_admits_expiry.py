@@ -109,6 +109,10 @@ class RetryPolicyAdmitsExpiry(RetryRule):
             return
         hint = f"; keep expiry out with {policy.api.hint}" if policy.api.hint else ""
         name = policy.api.qualname
+        own = policy.api.timeouts
+        if policy.own_timeouts and own is not None:
+            keep = f"; keep expiry out with {own.hint}" if own.hint else ""
+            self._report(ctx, policy_head(policy), f"`{name}` retries {own.what} by default (`{own.type}`), so it retries deadline expiry{keep}")
         for part in policy.filter:
             if part.state == ALL:
                 witness = _any_error(ctx, part.node or policy_head(policy))
