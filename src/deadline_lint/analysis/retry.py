@@ -23,7 +23,7 @@ import ast
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, Iterator, List, Mapping, Optional, Tuple
 
-from deadline_lint.analysis.exceptions import Admission, ExceptionAnalysis
+from deadline_lint.analysis.exceptions import Admission, ExceptionAnalysis, StatusTest
 from deadline_lint.analysis.polling import only_waits_locally
 from deadline_lint.analysis.resolve import dotted_parts
 from deadline_lint.analysis.scopes import ASSIGN, CLASS, OTHER, Scope
@@ -105,6 +105,9 @@ class RetryLoop:
     handlers: Tuple[ast.ExceptHandler, ...]  # the handlers that retry
     sleeps: Tuple[ast.Call, ...]  # waits between attempts (in those handlers or after the try)
     tries: Tuple[ast.Try, ...]
+    # `if err.code() in RETRYABLE: continue` / `if err.code() not in RETRYABLE: raise`: the
+    # handler, the test, and the expiry / cancel status codes it goes round for
+    status_retries: Tuple[Tuple[ast.ExceptHandler, ast.Compare, StatusTest], ...] = ()
 
 
 class RetryAnalysis:
@@ -322,24 +325,64 @@ class RetryAnalysis:
         handlers: List[ast.ExceptHandler] = []
         sleeps: List[ast.Call] = []
         tries: List[ast.Try] = []
+        by_status: List[Tuple[ast.ExceptHandler, ast.Compare, StatusTest]] = []
         body = loop.body  # type: ignore[attr-defined]
         for index, statement in enumerate(body):
             for node in _loop_level(statement):
                 if not isinstance(node, ast.Try) or not _exits_on_success(node, body[index + 1:]):
                     continue
                 going_round = [h for h in node.handlers if _goes_round(h)]
-                if not going_round or only_waits_locally(self.ctx, node, self.catalog.local_waits, self._qualname_here(scope)):
+                statuses = [(h, test, found) for h in node.handlers for test, found in self._status_retries(h, scope)]
+                if not (going_round or statuses) or only_waits_locally(self.ctx, node, self.catalog.local_waits, self._qualname_here(scope)):
                     continue  # nothing goes round, or it waits again on this process: polling
                 tries.append(node)
                 handlers.extend(going_round)
-                for handler in going_round:
+                by_status.extend(statuses)
+                for handler in dict.fromkeys([*going_round, *(h for h, _, _ in statuses)]):
                     sleeps.extend(self._sleeps(handler.body, scope))
                 sleeps.extend(self._sleeps(body[index + 1:], scope))
-        if not handlers:
+        if not handlers and not by_status:
             return None
         if isinstance(loop, ast.While) and not sleeps and _polls(loop, tries):
             return None
-        return RetryLoop(loop, tuple(handlers), tuple(dict.fromkeys(sleeps)), tuple(tries))
+        return RetryLoop(loop, tuple(handlers), tuple(dict.fromkeys(sleeps)), tuple(tries), tuple(by_status))
+
+    def _status_retries(self, handler: ast.ExceptHandler, scope: Scope) -> Iterator[Tuple[ast.Compare, StatusTest]]:
+        """The handler's own `if`s on a status code that send expiry or cancel codes round:
+        `if err.code() == DEADLINE_EXCEEDED: continue`, or `if err.code() not in RETRYABLE:
+        raise` followed by going round (RETRYABLE holding DEADLINE_EXCEEDED or CANCELLED)."""
+        body = handler.body
+        for index, statement in enumerate(body):
+            if not isinstance(statement, ast.If):
+                continue
+            test, negated = statement.test, False
+            while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+                test, negated = test.operand, not negated
+            if not isinstance(test, ast.Compare):
+                continue
+            found = self._status_test(test, scope)
+            if found is None or not found.kinds:
+                continue
+            if negated != found.negated:  # the codes compared against get past the `if`
+                if _block_exits(statement.body) and not _block_exits(body[index + 1:]):
+                    yield test, found
+            elif statement.body and not _block_exits(statement.body):
+                yield test, found
+
+    def _status_test(self, test: ast.Compare, scope: Scope) -> Optional[StatusTest]:
+        """A status test, with a name bound once to a tuple / set / list of codes followed."""
+        found = self.exceptions.status_test(test, scope)
+        right = test.comparators[0] if len(test.comparators) == 1 else None
+        if found is not None or not isinstance(right, ast.Name) or not isinstance(test.ops[0], (ast.In, ast.NotIn)):
+            return found
+        bound = _single_assignment(right, scope)
+        value = bound[0] if bound is not None else None
+        if isinstance(value, ast.Call) and len(value.args) == 1 and isinstance(value.func, ast.Name) and value.func.id in ("frozenset", "set", "tuple"):
+            value = value.args[0]
+        if not isinstance(value, (ast.Tuple, ast.List, ast.Set)):
+            return None
+        literal = ast.Compare(left=test.left, ops=test.ops, comparators=[value])
+        return self.exceptions.status_test(literal, bound[1])  # type: ignore[index]
 
     def _qualname_here(self, scope: Scope):
         return lambda expr: self._qualname(expr, scope)
@@ -598,16 +641,24 @@ def _polls(loop: ast.While, tries: List[ast.Try]) -> bool:
     )
 
 
+def _block_exits(block: List[ast.stmt]) -> bool:
+    """The block ends by leaving the loop (an empty block falls through)."""
+    return bool(block) and _leaves(block[-1])
+
+
 def _goes_round(handler: ast.ExceptHandler) -> bool:
     """The handler can reach the next iteration: its last statement does not leave the loop."""
-    last = handler.body[-1]
+    return not _leaves(handler.body[-1])
+
+
+def _leaves(last: ast.stmt) -> bool:
     if isinstance(last, (ast.Raise, ast.Return, ast.Break)):
-        return False
+        return True
     if isinstance(last, ast.Expr) and isinstance(last.value, ast.Call):
         name = dotted_parts(last.value.func)
         if name and name[-1] in ("exit", "_exit", "abort"):
-            return False
-    return True
+            return True
+    return False
 
 
 def walk_here(node: ast.AST) -> Iterator[ast.AST]:

@@ -8,6 +8,7 @@ from deadline_lint.analysis.retry import TYPES, RetryAnalysis, RetryPolicy
 from deadline_lint.diagnostics import Applicability
 from deadline_lint.rules.base import register
 from deadline_lint.rules.retry.common import (
+    AnyWord,
     RetryRule,
     called_policy,
     decorated_policies,
@@ -39,18 +40,25 @@ class RetryOnExpiryOrCancel(RetryRule):
     vocabulary (catalog `exceptions.yaml`, the profile's `exceptions`, and classes named like
     `*Timeout*`, `*Deadline*`, `*Expired*`, `*Cancel(l)ed*`), through any import spelling, a
     tuple, or a name bound to a tuple. A filter that only admits expiry through a base class
-    (`OSError`, `Exception`) is DL302's.
+    (`OSError`, `Exception`) is DL302's. Also: a redis-py `Retry(..., supported_errors=...)`
+    naming `TimeoutError`, a redis client built with `retry_on_timeout=True`, and a gRPC retry
+    loop whose handler goes round for `DEADLINE_EXCEEDED` or `CANCELLED` (`if err.code() in
+    (UNAVAILABLE, DEADLINE_EXCEEDED): continue`, or `if err.code() not in RETRYABLE: raise`
+    with `RETRYABLE` holding one of them).
 
     A loop counts as a retry loop when it counts attempts (`range`, `itertools.count`) or is a
     `while`, leaves on success (`return`/`break` in the `try` or right after it) and the
     handler can reach the next iteration (it does not end in `raise`, `return` or `break`).
-    Loops over data (`for item in items`), polling loops that never leave on success, and a
+    Loops over data (`for item in items`), polling loops that never leave on success, an
+    attempt that only waits on this process (`q.get(timeout=1)`, `event.wait()`,
+    `fut.result(timeout=1)`, `asyncio.wait_for(q.get(), 1)`: waiting again sends nothing
+    downstream; catalog `retry.yaml` `local_waits`), and a
     `while` that checks an exit condition of its own (`if stop.is_set(): return`) and neither
     sleeps nor counts attempts (a socket timeout used as a tick) stay quiet, as does a handler
     whose type an earlier handler of the same `try` already catches.
 
-    The finding is on the exception type inside the retry filter, and on the `except` clause
-    of a hand-written loop.
+    The finding is on the exception type inside the retry filter, on the `except` clause
+    of a hand-written loop, on the status test of a gRPC loop, and on `retry_on_timeout=True`.
 
     ## Why is this bad?
     An expired deadline does not get better by trying again: the caller has already given up
@@ -108,15 +116,20 @@ class RetryOnExpiryOrCancel(RetryRule):
         own = {name.rpartition(".")[2] for kind in _KINDS for name in self.profile["exceptions"][kind]}
         return self.loop_words | frozenset(own)
 
+    # A gRPC retry loop tests the status code in the handler's body.
+    status_words = frozenset({"DEADLINE_EXCEEDED", "CANCELLED"})
+
     def trigger_words(self) -> Optional[FrozenSet[str]]:
-        return self.policy_words() | self._type_words()
+        return self.policy_words() | self._type_words() | self.status_words
 
     def text_filter(self):
         # An except clause naming such a type, or a tuple of them bound to a constant first
         # (`RETRYABLE = (ReadTimeout, ...)`; a lowercase local tuple is left to the policies).
         words = self._type_words()
         pattern = r"(?m)\bexcept\b([^:]*):|^[ \t]*[A-Z_][A-Z0-9_]*[ \t]*=[ \t]*[(\[]([^)\]]*)"
-        return pattern_filter(self.code, self.catalog, self.profile, pattern, words)
+        names = pattern_filter(self.code, self.catalog, self.profile, pattern, words)
+        key = (self.code, "status", tuple(self.profile["retry_decorators"]), words)
+        return self.catalog.cached(key, lambda: AnyWord(names, self.status_words))
 
     judges_policy_calls = True
 
@@ -139,6 +152,8 @@ class RetryOnExpiryOrCancel(RetryRule):
             loop = retry.loop(node, ctx.scope)
             if loop is None:
                 return
+            for handler, test, found in loop.status_retries:
+                self._status(test, found, ctx)
             for attempt in loop.tries:
                 caught: Set[str] = set()  # by an earlier handler of the same try: never reaches this one
                 for handler in attempt.handlers:
@@ -160,6 +175,15 @@ class RetryOnExpiryOrCancel(RetryRule):
                     f"remove it from the filter"
                 )
                 ctx.report(self, admitted.node, message, edits=fix, description=f"Remove `{_short(ctx, admitted)}` from the retry filter")
+
+    def _status(self, test: ast.Compare, found, ctx) -> None:
+        status = next(s for s in found.statuses if s.kind in _KINDS)
+        short = status.qualname.rpartition(".")[2]
+        message = (
+            f"this retry loop tries again when the status is `{short}` (`{shown(ctx, test)}`); that is "
+            f"{_WHY[status.kind]}; let it propagate instead"
+        )
+        ctx.report(self, test, message)
 
     def _timeout_flag(self, call: ast.Call, ctx) -> None:
         """`redis.Redis(retry_on_timeout=True)`: the client retries its own timeouts."""
