@@ -67,13 +67,17 @@ class Stop:
     node: Optional[ast.AST]  # the value as written; None for the library default
     keyword: Optional[str] = None  # the policy's argument it was given as
 
-    @property
-    def single(self) -> bool:
-        """An attempt count of at most 1, written as a literal: no retry at all."""
+    def single(self, retries: bool = False) -> bool:
+        """An attempt count of at most 1 (with `retries`, a count of retries of 0 / False),
+        written as a literal: no retry at all."""
         value = self.node
         if isinstance(value, ast.Call) and len(value.args) == 1:
             value = value.args[0]
-        return isinstance(value, ast.Constant) and type(value.value) is int and value.value <= 1
+        if not isinstance(value, ast.Constant):
+            return False
+        if retries:
+            return value.value is not None and value.value in (0, False)
+        return type(value.value) is int and value.value <= 1
 
 
 @dataclass(frozen=True)
@@ -94,7 +98,8 @@ class RetryPolicy:
     @property
     def retries(self) -> bool:
         """False for a policy that makes one attempt only (`stop_after_attempt(1)`, `max_tries=1`)."""
-        return not any(stop.kind == ATTEMPTS and stop.single for stop in self.stops)
+        retries = self.api.counts_retries
+        return not any(stop.kind == ATTEMPTS and stop.single(retries) for stop in self.stops)
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ _FILE_KEYS = {
     "local_waits", "timeout_flags",
 }
 _LOCAL_WAIT_KEYS = {"methods", "queue_methods", "wrappers", "sends"}
-_POLICY_KEYS = {"form", "bare", "filter", "default", "giveup", "stops", "positions", "default_stop", "retries_results", "hint", "timeouts"}
+_POLICY_KEYS = {"form", "bare", "filter", "default", "giveup", "stops", "positions", "default_stop", "retries_results", "hint", "timeouts", "counts"}
 _TIMEOUTS_KEYS = {"type", "what", "unless", "hint"}
 _PREDICATE_KEYS = {"admits", "position", "keyword", "default", "varargs"}
 
@@ -58,6 +58,7 @@ class RetryApi:
     retries_results: bool = False
     hint: str = ""  # how to keep expiry out of the filter
     timeouts: Optional[OwnTimeouts] = None
+    counts_retries: bool = False  # its attempt stop counts retries after the first attempt (urllib3, redis)
     source: str = "catalog"  # or "profile": a decorator the profile names (nothing else known)
 
     @property
@@ -160,6 +161,7 @@ def build_retry_catalog(content: Optional[Mapping[str, Any]]) -> RetryCatalog:
             retries_results=bool(spec.get("retries_results", False)),
             hint=spec.get("hint") or "",
             timeouts=_own_timeouts(spec.get("timeouts")),
+            counts_retries=spec.get("counts") == "retries",
         )
     predicates = {
         name: Predicate(name, spec["admits"], _argument(spec), spec.get("default"), bool(spec.get("varargs", False)))
@@ -210,6 +212,8 @@ def validate_retry_catalog(content: Any) -> Optional[str]:
             return f"`policies.{name}.form` as decorator or object"
         if spec.get("default", ALL) not in (ALL, NONE):
             return f"`policies.{name}.default` as all or none"
+        if spec.get("counts", "attempts") not in ("attempts", "retries"):
+            return f"`policies.{name}.counts` as attempts or retries"
         if spec.get("default_stop", NEVER) not in (NEVER, ATTEMPTS, DELAY):
             return f"`policies.{name}.default_stop` as never, attempts or delay"
         if "filter" in spec:
