@@ -26,12 +26,10 @@ def only_waits_locally(ctx: "FileContext", attempt: ast.Try, waits: LocalWaits, 
     """The attempt (a `try` body) waits on this process and calls nothing that may send: no
     outbound call the catalog knows, no method that sends (`sendall`, `request`), nothing
     awaited but a local wait."""
-    from deadline_lint.analysis.retry import walk_here  # retry.py uses this module
-
     calls: List[ast.Call] = []
     awaited: Set[int] = set()
     for statement in attempt.body:
-        for node in walk_here(statement):
+        for node in _inside(statement):
             if isinstance(node, ast.Call):
                 calls.append(node)
             elif isinstance(node, ast.Await):
@@ -93,3 +91,11 @@ def _sends(call: ast.Call, waits: LocalWaits) -> bool:
     func = call.func
     name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
     return name in waits.sends
+
+
+def _inside(node: ast.AST):
+    """The node and what it holds, not what nested defs, lambdas and classes hold."""
+    yield node
+    for child in ast.iter_child_nodes(node):
+        if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            yield from _inside(child)
