@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Tuple
 
 from deadline_lint.analysis.resolve import dotted_parts
-from deadline_lint.analysis.scopes import ASSIGN, CLASS, OTHER, Binding, Scope
+from deadline_lint.analysis.scopes import ASSIGN, CLASS, OTHER, PARAM, Binding, Scope
 from deadline_lint.catalog.exceptions import (
     BREAKER,
     CANCEL,
@@ -177,6 +177,10 @@ class ExceptionAnalysis:
         if bound is not None:
             value, value_scope = bound
             return self._expand(value, value_scope, out, depth + 1)
+        alternatives = self._bound_collections(expr, scope)
+        if alternatives:  # `ERRORS = ()` then `ERRORS = (Timeout,)` under an optional import
+            results = [self._expand(value, value_scope, out, depth + 1) for value, value_scope in alternatives]
+            return all(results)
         found = self.type_of(expr, scope)
         if found is None:
             out.append(Element(expr, None, ()))
@@ -194,6 +198,22 @@ class ExceptionAnalysis:
         if isinstance(value, (ast.Tuple, ast.List, ast.Set, ast.BinOp)):
             return value, binding.scope
         return None
+
+    def _bound_collections(self, expr: ast.expr, scope: Scope) -> List[Tuple[ast.expr, Scope]]:
+        """Every value a name may hold, when each is a collection: a name assigned tuples
+        more than once (judged as their union), or a parameter whose default is one
+        (`def call(..., retry_on=(Timeout, ConnectionError))`)."""
+        if not isinstance(expr, ast.Name):
+            return []
+        bindings = scope.lookup(expr.id) or []
+        collections = (ast.Tuple, ast.List, ast.Set, ast.BinOp)
+        if len(bindings) > 1 and all(b.kind == ASSIGN and isinstance(b.value, collections) for b in bindings):
+            return [(b.value, b.scope) for b in bindings]  # type: ignore[misc]
+        if len(bindings) == 1 and bindings[0].kind == PARAM:
+            default = _parameter_default(bindings[0].scope.node, bindings[0].value)  # type: ignore[arg-type]
+            if isinstance(default, collections) and bindings[0].scope.parent is not None:
+                return [(default, bindings[0].scope.parent)]  # defaults are evaluated outside the def
+        return []
 
     def _single_binding(self, expr: ast.expr, scope: Scope) -> Optional[Binding]:
         if isinstance(expr, ast.Name):
@@ -333,3 +353,19 @@ class ExceptionAnalysis:
         if self.resolver.qualified_name(call.func, scope or self.ctx.scope) != "isinstance":
             return None
         return call.args[0], self.admits(call.args[1], scope)
+
+
+def _parameter_default(function: ast.AST, param: ast.arg) -> Optional[ast.expr]:
+    """The default value of `param` in `function`'s signature, if it has one."""
+    args = getattr(function, "args", None)
+    if not isinstance(args, ast.arguments):
+        return None
+    positional = [*args.posonlyargs, *args.args]
+    offset = len(positional) - len(args.defaults)
+    for index, arg in enumerate(positional):
+        if arg is param and index >= offset:
+            return args.defaults[index - offset]
+    for arg, default in zip(args.kwonlyargs, args.kw_defaults):
+        if arg is param:
+            return default
+    return None

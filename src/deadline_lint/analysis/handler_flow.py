@@ -5,7 +5,9 @@ raise the caller counts as handing it on (for cancellation: raising a new cancel
 leaks when it falls off the end of the body, `return`s, `break`s or `continue`s out of the
 handler, or raises something else (with or without `from`: the caught exception becomes the
 new one's cause, it no longer propagates). What cannot be judged (a bare `raise` inside a
-nested handler, a raise inside a `try` that may catch it) is never counted as a leak.
+nested handler, a raise inside a `try` that may catch it) is never counted as a leak. Ending
+the process (`sys.exit()`, `os._exit()`, `raise SystemExit`) ends the handler as surely as
+`raise` and leaks nothing: there is no task left to go on.
 
 Also here: "the code cancelled this task itself just before awaiting it" (`task.cancel()`
 then `await task` under the handler's `try`), where swallowing the cancellation is the point.
@@ -23,6 +25,7 @@ FALLS_THROUGH, RETURNS, BREAKS, CONTINUES, RAISES_OTHER = (
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _TRY_TYPES = (ast.Try, ast.TryStar)
+_PROCESS_EXITS = frozenset({("sys", "exit"), ("os", "_exit"), ("os", "abort"), ("exit",), ("quit",)})
 
 
 @dataclass(frozen=True)
@@ -82,6 +85,8 @@ class _Walker:
             return _Block(False, [] if self._reraises(stmt, nested_handler, guarded) else [Leak(RAISES_OTHER, stmt)])
         if isinstance(stmt, ast.Return):
             return _Block(False, [Leak(RETURNS, stmt)])
+        if isinstance(stmt, ast.Expr) and ends_process(stmt.value):
+            return _Block(False)
         if isinstance(stmt, (ast.Break, ast.Continue)):
             if loop_depth:
                 return _Block(False)  # leaves an inner loop, not the handler
@@ -109,8 +114,8 @@ class _Walker:
         return _Block(True)  # simple statements and nested definitions
 
     def _reraises(self, stmt: ast.Raise, nested_handler: bool, guarded: bool) -> bool:
-        if stmt.exc is None:
-            return True  # ours, or (in a nested handler) not something we can judge
+        if stmt.exc is None or _is_system_exit(stmt.exc):
+            return True  # ours, or (in a nested handler) not something we can judge; or the process ends
         if isinstance(stmt.exc, ast.Name) and stmt.exc.id == self.caught:
             return True
         return guarded or self.hands_on(stmt)
@@ -142,6 +147,25 @@ class _Walker:
             if not after.falls_through:
                 result.falls_through = False
         return result
+
+
+def ends_process(expr: ast.expr) -> bool:
+    """`sys.exit(...)`, `os._exit(...)`, `exit()`: the process ends here."""
+    if not isinstance(expr, ast.Call):
+        return False
+    parts: List[str] = []
+    func = expr.func
+    while isinstance(func, ast.Attribute):
+        parts.insert(0, func.attr)
+        func = func.value
+    if isinstance(func, ast.Name):
+        parts.insert(0, func.id)
+    return tuple(parts) in _PROCESS_EXITS
+
+
+def _is_system_exit(exc: ast.expr) -> bool:
+    target = exc.func if isinstance(exc, ast.Call) else exc
+    return isinstance(target, ast.Name) and target.id == "SystemExit"
 
 
 def _always_true(test: ast.expr) -> bool:

@@ -154,7 +154,7 @@ class HandlingAnalysis:
     # -- what the body does ---------------------------------------------------------------
     def _outcomes(self, body: List[ast.stmt], scope: Scope) -> Tuple[Tuple[Outcome, ...], bool]:
         found: List[Outcome] = []
-        distinguishes = False
+        distinguishes = any(_reraises_on_a_branch(stmt) for stmt in body)
         stack: List[Tuple[ast.stmt, bool]] = [(stmt, False) for stmt in reversed(body)]
         while stack:
             stmt, conditional = stack.pop()
@@ -226,6 +226,14 @@ class HandlingAnalysis:
             and not exc.status
             and _TASK_CANCEL_BASE not in self.exceptions.vocabulary.ancestors(exc.qualname)
         )
+
+
+def _reraises_on_a_branch(stmt: ast.stmt) -> bool:
+    """`if not expired: raise` at the handler's own level: one kind goes on as it came, the
+    rest is mapped after it; the handler tells them apart by a test of its own."""
+    if not isinstance(stmt, ast.If):
+        return False
+    return any(block and isinstance(block[-1], ast.Raise) and block[-1].exc is None for block in (stmt.body, stmt.orelse))
 
 
 def except_keyword(handler: ast.ExceptHandler) -> Span:

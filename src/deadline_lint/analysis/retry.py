@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, Iterator, List, Mapping, Optional, Tuple
 
-from deadline_lint.analysis.exceptions import Admission, ExceptionAnalysis
+from deadline_lint.analysis.exceptions import Admission, ExceptionAnalysis, StatusTest
+from deadline_lint.analysis.polling import only_waits_locally
 from deadline_lint.analysis.resolve import dotted_parts
 from deadline_lint.analysis.scopes import ASSIGN, CLASS, OTHER, Scope
 from deadline_lint.catalog.retry import (
@@ -66,13 +67,17 @@ class Stop:
     node: Optional[ast.AST]  # the value as written; None for the library default
     keyword: Optional[str] = None  # the policy's argument it was given as
 
-    @property
-    def single(self) -> bool:
-        """An attempt count of at most 1, written as a literal: no retry at all."""
+    def single(self, retries: bool = False) -> bool:
+        """An attempt count of at most 1 (with `retries`, a count of retries of 0 / False),
+        written as a literal: no retry at all."""
         value = self.node
         if isinstance(value, ast.Call) and len(value.args) == 1:
             value = value.args[0]
-        return isinstance(value, ast.Constant) and type(value.value) is int and value.value <= 1
+        if not isinstance(value, ast.Constant):
+            return False
+        if retries:
+            return value.value is not None and value.value in (0, False)
+        return type(value.value) is int and value.value <= 1
 
 
 @dataclass(frozen=True)
@@ -84,6 +89,7 @@ class RetryPolicy:
     filter_given: bool  # False: the library default decides what is retried
     stops: Tuple[Stop, ...]  # a union: retrying ends at the first that fires
     giveup: bool  # a giveup callable may exclude some errors
+    own_timeouts: bool = False  # retries the library's own expiry type (api.timeouts) as written
 
     @property
     def library(self) -> str:
@@ -92,7 +98,8 @@ class RetryPolicy:
     @property
     def retries(self) -> bool:
         """False for a policy that makes one attempt only (`stop_after_attempt(1)`, `max_tries=1`)."""
-        return not any(stop.kind == ATTEMPTS and stop.single for stop in self.stops)
+        retries = self.api.counts_retries
+        return not any(stop.kind == ATTEMPTS and stop.single(retries) for stop in self.stops)
 
 
 @dataclass(frozen=True)
@@ -103,6 +110,9 @@ class RetryLoop:
     handlers: Tuple[ast.ExceptHandler, ...]  # the handlers that retry
     sleeps: Tuple[ast.Call, ...]  # waits between attempts (in those handlers or after the try)
     tries: Tuple[ast.Try, ...]
+    # `if err.code() in RETRYABLE: continue` / `if err.code() not in RETRYABLE: raise`: the
+    # handler, the test, and the expiry / cancel status codes it goes round for
+    status_retries: Tuple[Tuple[ast.ExceptHandler, ast.Compare, StatusTest], ...] = ()
 
 
 class RetryAnalysis:
@@ -117,6 +127,7 @@ class RetryAnalysis:
         self._loops: Dict[int, Optional[RetryLoop]] = {}
         self._retrying: Dict[int, Optional[ast.expr]] = {}
         self._around: Optional[Dict[int, Scope]] = None  # module-level defs and methods -> their scope
+        self._subclasses: Optional[Dict[str, RetryApi]] = None
         self._final_names = frozenset(name.rpartition(".")[2] for name in [*self.catalog.policies, *self.catalog.aliases])
 
     def _qualname(self, expr: ast.expr, scope: Scope) -> Optional[str]:
@@ -153,14 +164,41 @@ class RetryAnalysis:
         if not self._may_name_policy(call.func, scope):
             return None
         api = self.catalog.policy(self._qualname(call.func, scope))
+        if api is None and isinstance(call.func, ast.Name):
+            api = self._subclassed(call.func.id)
         return self._remember(call, self._build(api, call, call, scope) if api is not None else None)
 
     def _may_name_policy(self, func: ast.expr, scope: Scope) -> bool:
         """A first look, before resolving: a policy is reached through an imported name, or as
-        an attribute spelled like one (`tenacity.Retrying`, `retry.Retry`)."""
+        an attribute spelled like one (`tenacity.Retrying`, `retry.Retry`), or is a class of
+        this module deriving from one (`class ApiRetry(Retry)`)."""
         if isinstance(func, ast.Name):
-            return func.id in self.resolver.imported_names(scope)
+            return func.id in self.resolver.imported_names(scope) or func.id in self._policy_classes()
         return isinstance(func, ast.Attribute) and func.attr in self._final_names
+
+    def _policy_classes(self) -> Dict[str, RetryApi]:
+        """Module-level classes whose base is a policy object: `class ApiRetry(Retry): ...`."""
+        if self._subclasses is None:
+            module = self.ctx.module_scope
+            found: Dict[str, RetryApi] = {}
+            for statement in module.node.body:  # type: ignore[attr-defined]
+                if not isinstance(statement, ast.ClassDef):
+                    continue
+                for base in statement.bases:
+                    api = self.catalog.policy(self._qualname(base, module)) if self._spelled_like_policy(base) else None
+                    api = api or (found.get(base.id) if isinstance(base, ast.Name) else None)
+                    if api is not None and api.form == OBJECT:
+                        found[statement.name] = api
+                        break
+            self._subclasses = found
+        return self._subclasses
+
+    def _spelled_like_policy(self, base: ast.expr) -> bool:
+        name = base.id if isinstance(base, ast.Name) else base.attr if isinstance(base, ast.Attribute) else None
+        return name in self._final_names
+
+    def _subclassed(self, name: str) -> Optional[RetryApi]:
+        return self._policy_classes().get(name)
 
     def _remember(self, node: ast.AST, policy: Optional[RetryPolicy]) -> Optional[RetryPolicy]:
         self._policies[id(node)] = (node, policy)
@@ -184,7 +222,8 @@ class RetryAnalysis:
         stops = self._stops(api, call, scope)
         if dynamic and all(stop.node is None for stop in stops):
             stops = (Stop(UNKNOWN, None),)
-        return RetryPolicy(api, node, call, parts, value is not None, stops, giveup)
+        own = api.timeouts is not None and value is None and not dynamic and not _turned_off(call, api.timeouts.unless, api.positions)
+        return RetryPolicy(api, node, call, parts, value is not None, stops, giveup, own)
 
     def _types_part(self, value: ast.expr, scope: Scope) -> FilterPart:
         admission = self.exceptions.admits(value, scope)
@@ -291,24 +330,67 @@ class RetryAnalysis:
         handlers: List[ast.ExceptHandler] = []
         sleeps: List[ast.Call] = []
         tries: List[ast.Try] = []
+        by_status: List[Tuple[ast.ExceptHandler, ast.Compare, StatusTest]] = []
         body = loop.body  # type: ignore[attr-defined]
         for index, statement in enumerate(body):
             for node in _loop_level(statement):
                 if not isinstance(node, ast.Try) or not _exits_on_success(node, body[index + 1:]):
                     continue
                 going_round = [h for h in node.handlers if _goes_round(h)]
-                if not going_round:
-                    continue
+                statuses = [(h, test, found) for h in node.handlers for test, found in self._status_retries(h, scope)]
+                if not (going_round or statuses) or only_waits_locally(self.ctx, node, self.catalog.local_waits, self._qualname_here(scope)):
+                    continue  # nothing goes round, or it waits again on this process: polling
                 tries.append(node)
                 handlers.extend(going_round)
-                for handler in going_round:
+                by_status.extend(statuses)
+                for handler in dict.fromkeys([*going_round, *(h for h, _, _ in statuses)]):
                     sleeps.extend(self._sleeps(handler.body, scope))
                 sleeps.extend(self._sleeps(body[index + 1:], scope))
-        if not handlers:
+        if not handlers and not by_status:
             return None
         if isinstance(loop, ast.While) and not sleeps and _polls(loop, tries):
             return None
-        return RetryLoop(loop, tuple(handlers), tuple(dict.fromkeys(sleeps)), tuple(tries))
+        return RetryLoop(loop, tuple(handlers), tuple(dict.fromkeys(sleeps)), tuple(tries), tuple(by_status))
+
+    def _status_retries(self, handler: ast.ExceptHandler, scope: Scope) -> Iterator[Tuple[ast.Compare, StatusTest]]:
+        """The handler's own `if`s on a status code that send expiry or cancel codes round:
+        `if err.code() == DEADLINE_EXCEEDED: continue`, or `if err.code() not in RETRYABLE:
+        raise` followed by going round (RETRYABLE holding DEADLINE_EXCEEDED or CANCELLED)."""
+        body = handler.body
+        for index, statement in enumerate(body):
+            if not isinstance(statement, ast.If):
+                continue
+            test, negated = statement.test, False
+            while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+                test, negated = test.operand, not negated
+            if not isinstance(test, ast.Compare):
+                continue
+            found = self._status_test(test, scope)
+            if found is None or not found.kinds:
+                continue
+            if negated != found.negated:  # the codes compared against get past the `if`
+                if _block_exits(statement.body) and not _block_exits(body[index + 1:]):
+                    yield test, found
+            elif statement.body and not _block_exits(statement.body):
+                yield test, found
+
+    def _status_test(self, test: ast.Compare, scope: Scope) -> Optional[StatusTest]:
+        """A status test, with a name bound once to a tuple / set / list of codes followed."""
+        found = self.exceptions.status_test(test, scope)
+        right = test.comparators[0] if len(test.comparators) == 1 else None
+        if found is not None or not isinstance(right, ast.Name) or not isinstance(test.ops[0], (ast.In, ast.NotIn)):
+            return found
+        bound = _single_assignment(right, scope)
+        value = bound[0] if bound is not None else None
+        if isinstance(value, ast.Call) and len(value.args) == 1 and isinstance(value.func, ast.Name) and value.func.id in ("frozenset", "set", "tuple"):
+            value = value.args[0]
+        if not isinstance(value, (ast.Tuple, ast.List, ast.Set)):
+            return None
+        literal = ast.Compare(left=test.left, ops=test.ops, comparators=[value])
+        return self.exceptions.status_test(literal, bound[1])  # type: ignore[index]
+
+    def _qualname_here(self, scope: Scope):
+        return lambda expr: self._qualname(expr, scope)
 
     def _counting(self, iterable: ast.expr, scope: Scope) -> bool:
         """`range(...)` or `itertools.count(...)`: the loop counts attempts."""
@@ -481,6 +563,15 @@ def _argument(call: Optional[ast.Call], where: Argument) -> Optional[ast.expr]:
     return None
 
 
+def _turned_off(call: Optional[ast.Call], keywords: Tuple[str, ...], positions: Mapping[str, int]) -> bool:
+    """One of `keywords` is given a literal 0 / False (`Retry(read=0)`; None defers to `total`)."""
+    for keyword in keywords:
+        value = _argument(call, Argument(keyword, positions.get(keyword)))
+        if isinstance(value, ast.Constant) and value.value is not None and value.value in (0, False):
+            return True
+    return False
+
+
 def _retries(policy: Optional[RetryPolicy]) -> bool:
     return policy is not None and policy.retries
 
@@ -555,16 +646,24 @@ def _polls(loop: ast.While, tries: List[ast.Try]) -> bool:
     )
 
 
+def _block_exits(block: List[ast.stmt]) -> bool:
+    """The block ends by leaving the loop (an empty block falls through)."""
+    return bool(block) and _leaves(block[-1])
+
+
 def _goes_round(handler: ast.ExceptHandler) -> bool:
     """The handler can reach the next iteration: its last statement does not leave the loop."""
-    last = handler.body[-1]
+    return not _leaves(handler.body[-1])
+
+
+def _leaves(last: ast.stmt) -> bool:
     if isinstance(last, (ast.Raise, ast.Return, ast.Break)):
-        return False
+        return True
     if isinstance(last, ast.Expr) and isinstance(last.value, ast.Call):
         name = dotted_parts(last.value.func)
         if name and name[-1] in ("exit", "_exit", "abort"):
-            return False
-    return True
+            return True
+    return False
 
 
 def walk_here(node: ast.AST) -> Iterator[ast.AST]:

@@ -16,8 +16,11 @@ ALL_BUT, NOTHING = "all_but", "nothing"
 
 _FILE_KEYS = {
     "policies", "predicates", "stop_builders", "sleeps", "client_retries", "retry_objects", "aliases",
+    "local_waits", "timeout_flags",
 }
-_POLICY_KEYS = {"form", "bare", "filter", "default", "giveup", "stops", "positions", "default_stop", "retries_results", "hint"}
+_LOCAL_WAIT_KEYS = {"methods", "queue_methods", "wrappers", "sends"}
+_POLICY_KEYS = {"form", "bare", "filter", "default", "giveup", "stops", "positions", "default_stop", "retries_results", "hint", "timeouts", "counts"}
+_TIMEOUTS_KEYS = {"type", "what", "unless", "hint"}
 _PREDICATE_KEYS = {"admits", "position", "keyword", "default", "varargs"}
 
 
@@ -27,6 +30,17 @@ class Argument:
 
     keyword: Optional[str]
     position: Optional[int] = None
+
+
+@dataclass(frozen=True)
+class OwnTimeouts:
+    """An expiry type a policy retries by itself when no filter is given (urllib3's read
+    timeouts, redis's default `supported_errors`), unless a keyword of `unless` is 0/False/None."""
+
+    type: str
+    what: str
+    unless: Tuple[str, ...] = ()
+    hint: str = ""
 
 
 @dataclass(frozen=True)
@@ -43,6 +57,8 @@ class RetryApi:
     default_stop: str = NEVER
     retries_results: bool = False
     hint: str = ""  # how to keep expiry out of the filter
+    timeouts: Optional[OwnTimeouts] = None
+    counts_retries: bool = False  # its attempt stop counts retries after the first attempt (urllib3, redis)
     source: str = "catalog"  # or "profile": a decorator the profile names (nothing else known)
 
     @property
@@ -60,6 +76,16 @@ class Predicate:
 
 
 @dataclass(frozen=True)
+class LocalWaits:
+    """Calls that wait on this process, not on another service (see retry.yaml)."""
+
+    methods: FrozenSet[str] = frozenset()  # `event.wait()`, `future.result(timeout=)`
+    queue_methods: FrozenSet[str] = frozenset()  # `q.get(timeout=)`: only without a key or URL
+    wrappers: FrozenSet[str] = frozenset()  # `asyncio.wait_for(q.get(), 1)`: judged by what they wrap
+    sends: FrozenSet[str] = frozenset()  # methods that send: an attempt calling one re-sends
+
+
+@dataclass(frozen=True)
 class RetryCatalog:
     policies: Mapping[str, RetryApi] = field(default_factory=dict)
     predicates: Mapping[str, Predicate] = field(default_factory=dict)
@@ -68,6 +94,8 @@ class RetryCatalog:
     client_retries: Mapping[str, Argument] = field(default_factory=dict)
     retry_objects: Mapping[str, Argument] = field(default_factory=dict)
     aliases: Mapping[str, str] = field(default_factory=dict)
+    local_waits: LocalWaits = LocalWaits()
+    timeout_flags: Mapping[str, str] = field(default_factory=dict)
 
     def canonical(self, qualname: str) -> str:
         return canonical_name(self.aliases, qualname)
@@ -83,6 +111,9 @@ class RetryCatalog:
 
     def is_sleep(self, qualname: Optional[str]) -> bool:
         return bool(qualname) and self.canonical(qualname) in self.sleeps  # type: ignore[arg-type]
+
+    def timeout_flag(self, qualname: Optional[str]) -> Optional[str]:
+        return self.timeout_flags.get(self.canonical(qualname)) if qualname else None
 
     def client_retry_argument(self, qualname: Optional[str]) -> Optional[Argument]:
         return self.client_retries.get(self.canonical(qualname)) if qualname else None
@@ -101,7 +132,10 @@ class RetryCatalog:
         policies = dict(self.policies)
         for name in names:
             policies.setdefault(name, RetryApi(name, DECORATOR, bare=True, filter_as=CALLABLE, default_stop=STOP, source="profile"))
-        return RetryCatalog(policies, self.predicates, self.stop_builders, self.sleeps, self.client_retries, self.retry_objects, self.aliases)
+        return RetryCatalog(
+            policies, self.predicates, self.stop_builders, self.sleeps, self.client_retries, self.retry_objects,
+            self.aliases, self.local_waits, self.timeout_flags,
+        )
 
 
 def _argument(spec: Mapping[str, Any]) -> Argument:
@@ -126,6 +160,8 @@ def build_retry_catalog(content: Optional[Mapping[str, Any]]) -> RetryCatalog:
             default_stop=spec.get("default_stop", NEVER),
             retries_results=bool(spec.get("retries_results", False)),
             hint=spec.get("hint") or "",
+            timeouts=_own_timeouts(spec.get("timeouts")),
+            counts_retries=spec.get("counts") == "retries",
         )
     predicates = {
         name: Predicate(name, spec["admits"], _argument(spec), spec.get("default"), bool(spec.get("varargs", False)))
@@ -139,7 +175,19 @@ def build_retry_catalog(content: Optional[Mapping[str, Any]]) -> RetryCatalog:
         client_retries={k: _argument(v or {}) for k, v in (content.get("client_retries") or {}).items()},
         retry_objects={k: _argument(v or {}) for k, v in (content.get("retry_objects") or {}).items()},
         aliases=dict(content.get("aliases") or {}),
+        local_waits=_local_waits(content.get("local_waits") or {}),
+        timeout_flags=dict(content.get("timeout_flags") or {}),
     )
+
+
+def _own_timeouts(spec: Optional[Mapping[str, Any]]) -> Optional[OwnTimeouts]:
+    if not spec:
+        return None
+    return OwnTimeouts(spec["type"], spec.get("what") or spec["type"], tuple(spec.get("unless") or ()), spec.get("hint") or "")
+
+
+def _local_waits(spec: Mapping[str, Any]) -> LocalWaits:
+    return LocalWaits(*(frozenset(spec.get(key) or ()) for key in ("methods", "queue_methods", "wrappers", "sends")))
 
 
 def _argument_problem(spec: Any) -> Optional[str]:
@@ -164,6 +212,8 @@ def validate_retry_catalog(content: Any) -> Optional[str]:
             return f"`policies.{name}.form` as decorator or object"
         if spec.get("default", ALL) not in (ALL, NONE):
             return f"`policies.{name}.default` as all or none"
+        if spec.get("counts", "attempts") not in ("attempts", "retries"):
+            return f"`policies.{name}.counts` as attempts or retries"
         if spec.get("default_stop", NEVER) not in (NEVER, ATTEMPTS, DELAY):
             return f"`policies.{name}.default_stop` as never, attempts or delay"
         if "filter" in spec:
@@ -175,6 +225,11 @@ def validate_retry_catalog(content: Any) -> Optional[str]:
         stops = spec.get("stops") or {}
         if not isinstance(stops, dict) or any(v not in (ATTEMPTS, DELAY, STOP) for v in stops.values()):
             return f"`policies.{name}.stops` as a mapping of keyword to attempts, delay or stop"
+        timeouts = spec.get("timeouts")
+        if timeouts is not None and (
+            not isinstance(timeouts, dict) or set(timeouts) - _TIMEOUTS_KEYS or not isinstance(timeouts.get("type"), str)
+        ):
+            return f"`policies.{name}.timeouts` as a mapping with `type` and keys among {sorted(_TIMEOUTS_KEYS)}"
         positions = spec.get("positions") or {}
         if not isinstance(positions, dict) or set(positions) - set(stops):
             return f"`policies.{name}.positions` as a mapping of stop keyword to index"
@@ -197,6 +252,14 @@ def validate_retry_catalog(content: Any) -> Optional[str]:
             problem = _argument_problem(spec or {})
             if problem:
                 return f"`{key}.{name}` with {problem}"
+    flags = content.get("timeout_flags") or {}
+    if not isinstance(flags, dict) or not all(isinstance(v, str) for v in flags.values()):
+        return "`timeout_flags` as a mapping of constructor to keyword"
+    waits = content.get("local_waits") or {}
+    if not isinstance(waits, dict) or set(waits) - _LOCAL_WAIT_KEYS or not all(
+        isinstance(v, list) and all(isinstance(n, str) for n in v) for v in waits.values()
+    ):
+        return f"`local_waits` as a mapping of {sorted(_LOCAL_WAIT_KEYS)} to lists of names"
     aliases = content.get("aliases") or {}
     if not isinstance(aliases, dict) or not all(isinstance(v, str) for v in aliases.values()):
         return "`aliases` as a mapping of import path to canonical path"

@@ -57,10 +57,18 @@ def _policy_names(retry: RetryCatalog) -> Tuple[str, ...]:
     return (*retry.policies, *retry.predicates, *retry.stop_builders)
 
 
+def _import_prefixes(retry: RetryCatalog) -> FrozenSet[str]:
+    """The modules a policy is imported from: its library's, and the module of each other
+    spelling of a policy object (`from requests.adapters import Retry`, `from urllib3 import Retry`)."""
+    prefixes = {_import_prefix(name) for name in _policy_names(retry)}
+    prefixes.update(alias.rpartition(".")[0] for alias, target in retry.aliases.items() if target in retry.policies)
+    return frozenset(p for p in prefixes if p)
+
+
 def policy_words(retry: RetryCatalog, profile: Profile) -> FrozenSet[str]:
     """A file using a retry library spells its module (its last part: `api_core`), or the
     name of one of the profile's retry decorators."""
-    modules = {_import_prefix(name).rpartition(".")[2] for name in _policy_names(retry)}
+    modules = {prefix.rpartition(".")[2] for prefix in _import_prefixes(retry)}
     return frozenset(modules) | frozenset(name.rpartition(".")[2] for name in profile["retry_decorators"])
 
 
@@ -74,7 +82,7 @@ class PolicyImports:
     import retry`, `import os, backoff`) or names one of the profile's retry decorators."""
 
     def __init__(self, retry: RetryCatalog, profile: Profile) -> None:
-        prefixes = sorted({_import_prefix(name) for name in _policy_names(retry)})
+        prefixes = sorted(_import_prefixes(retry))
         self._words = tuple(sorted({p.rpartition(".")[2] for p in prefixes}))
         alternatives = "|".join(re.escape(p) for p in prefixes)
         self._imports = re.compile(

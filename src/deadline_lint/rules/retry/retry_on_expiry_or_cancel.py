@@ -76,18 +76,25 @@ class RetryOnExpiryOrCancel(RetryRule):
     vocabulary (catalog `exceptions.yaml`, the profile's `exceptions`, and classes named like
     `*Timeout*`, `*Deadline*`, `*Expired*`, `*Cancel(l)ed*`), through any import spelling, a
     tuple, or a name bound to a tuple. A filter that only admits expiry through a base class
-    (`OSError`, `Exception`) is DL302's.
+    (`OSError`, `Exception`) is DL302's. Also: a redis-py `Retry(..., supported_errors=...)`
+    naming `TimeoutError`, a redis client built with `retry_on_timeout=True`, and a gRPC retry
+    loop whose handler goes round for `DEADLINE_EXCEEDED` or `CANCELLED` (`if err.code() in
+    (UNAVAILABLE, DEADLINE_EXCEEDED): continue`, or `if err.code() not in RETRYABLE: raise`
+    with `RETRYABLE` holding one of them).
 
     A loop counts as a retry loop when it counts attempts (`range`, `itertools.count`) or is a
     `while`, leaves on success (`return`/`break` in the `try` or right after it) and the
     handler can reach the next iteration (it does not end in `raise`, `return` or `break`).
-    Loops over data (`for item in items`), polling loops that never leave on success, and a
+    Loops over data (`for item in items`), polling loops that never leave on success, an
+    attempt that only waits on this process (`q.get(timeout=1)`, `event.wait()`,
+    `fut.result(timeout=1)`, `asyncio.wait_for(q.get(), 1)`: waiting again sends nothing
+    downstream; catalog `retry.yaml` `local_waits`), and a
     `while` that checks an exit condition of its own (`if stop.is_set(): return`) and neither
     sleeps nor counts attempts (a socket timeout used as a tick) stay quiet, as does a handler
     whose type an earlier handler of the same `try` already catches.
 
-    The finding is on the exception type inside the retry filter, and on the `except` clause
-    of a hand-written loop.
+    The finding is on the exception type inside the retry filter, on the `except` clause
+    of a hand-written loop, on the status test of a gRPC loop, and on `retry_on_timeout=True`.
 
     ## Why is this bad?
     An expired deadline does not get better by trying again: the caller has already given up
@@ -141,9 +148,15 @@ class RetryOnExpiryOrCancel(RetryRule):
     # has been TimeoutError since Python 3.10, and the bare lowercase word is everywhere.)
     loop_words = frozenset({"Timeout", "socket.timeout", "Deadline", "Cancel", "Expired", "TooSlow"})
 
+    # A gRPC retry loop tests the status code in the handler's body.
+    status_words = frozenset({"DEADLINE_EXCEEDED", "CANCELLED"})
+
     # A policy, or an except clause naming such a type or a tuple of them bound to a constant
-    # first (`RETRYABLE = (ReadTimeout, ...)`; a lowercase local tuple is left to the policies).
-    requires = (Words.of(library_words) | Words.of(_type_words)) & (Text(library_imports) | Text(_names_a_type))
+    # first (`RETRYABLE = (ReadTimeout, ...)`; a lowercase local tuple is left to the policies),
+    # or a status-code test of a gRPC retry loop.
+    requires = (
+        (Words.of(library_words) | Words.of(_type_words)) & (Text(library_imports) | Text(_names_a_type))
+    ) | Words(*status_words)
     visit_requires = RetryRule.POLICY_CALLS
 
     def visit(self, node: ast.AST, ctx) -> None:
@@ -155,10 +168,14 @@ class RetryOnExpiryOrCancel(RetryRule):
             policy = called_policy(ctx, node)
             if policy is not None:
                 self._policy(policy, ctx)
+            elif node.keywords:
+                self._timeout_flag(node, ctx)
         else:
             loop = retry.loop(node, ctx.scope)
             if loop is None:
                 return
+            for handler, test, found in loop.status_retries:
+                self._status(test, found, ctx)
             for attempt in loop.tries:
                 caught: Set[str] = set()  # by an earlier handler of the same try: never reaches this one
                 for handler in attempt.handlers:
@@ -180,6 +197,27 @@ class RetryOnExpiryOrCancel(RetryRule):
                     f"remove it from the filter"
                 ) + _still_admitted(part.admission, admitted, ctx, "exclude that too (`retry_if_not_exception_type`, see DL302)")
                 ctx.report(self, admitted.node, message, edits=fix, description=f"Remove `{_short(ctx, admitted)}` from the retry filter")
+
+    def _status(self, test: ast.Compare, found, ctx) -> None:
+        status = next(s for s in found.statuses if s.kind in _KINDS)
+        short = status.qualname.rpartition(".")[2]
+        message = (
+            f"this retry loop tries again when the status is `{short}` (`{shown(ctx, test)}`); that is "
+            f"{_WHY[status.kind]}; let it propagate instead"
+        )
+        ctx.report(self, test, message)
+
+    def _timeout_flag(self, call: ast.Call, ctx) -> None:
+        """`redis.Redis(retry_on_timeout=True)`: the client retries its own timeouts."""
+        catalog = ctx.analysis(RetryAnalysis).catalog
+        flag = next((k for k in call.keywords if isinstance(k.value, ast.Constant) and k.value.value is True), None)
+        if flag is None or flag.arg != catalog.timeout_flag(ctx.resolver.qualified_name(call.func, ctx.scope)):
+            return
+        message = (
+            f"`{flag.arg}=True` makes this client retry its timeouts; that is {_WHY[EXPIRY]}; "
+            f"leave it off (the default)"
+        )
+        ctx.report(self, flag, message)
 
     def _handler(self, handler: ast.ExceptHandler, admission: Admission, caught: Set[str], ctx) -> None:
         named = [a for a in _named(admission) if a.named not in caught]

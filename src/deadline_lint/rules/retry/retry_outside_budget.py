@@ -134,8 +134,8 @@ class RetryOutsideBudget(RetryRule):
     def visit(self, node: ast.AST, ctx) -> None:
         if isinstance(node, ast.Call):
             policy = called_policy(ctx, node)
-            if policy is None:
-                return
+            if policy is None or _in_signature(ctx):
+                return  # a parameter's default is built once, when the def runs: outside its budget
             budget = budget_of(ctx)
             if budget is not None:
                 self._policy(policy, budget.names, ctx, "a budget is in scope, but ")
@@ -192,11 +192,26 @@ def _checks_remainder(loop: RetryLoop, names: FrozenSet[str]) -> bool:
     if any(mentions_any(sleep, names) for sleep in loop.sleeps):
         return True
     for node in walk_here(statement):
-        if isinstance(node, (ast.If, ast.While, ast.Assert, ast.IfExp)) and mentions_any(node.test, names):
+        if isinstance(node, (ast.If, ast.While, ast.Assert)) and mentions_any(node.test, names) and not _presence(node.test, names):
             return True
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and _on_budget(node.value.func, names):
             return True
     return False
+
+
+def _in_signature(ctx) -> bool:
+    return any(isinstance(parent, ast.arguments) for parent in reversed(ctx.parents))
+
+
+def _presence(test: ast.expr, names: FrozenSet[str]) -> bool:
+    """`if budget:` / `if budget is None:` asks whether there is a budget, not what is left.
+    (A conditional expression, `budget.timeout() if budget else 2.0`, chooses a timeout: it
+    checks nothing either, so it is not looked at.)"""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test = test.operand
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.IsNot)):
+        test = test.left if isinstance(test.comparators[0], ast.Constant) else test
+    return isinstance(test, ast.Name) and test.id in names
 
 
 def _on_budget(func: ast.expr, names: FrozenSet[str]) -> bool:

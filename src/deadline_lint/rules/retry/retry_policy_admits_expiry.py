@@ -6,9 +6,15 @@ from typing import Optional
 from deadline_lint.analysis.exceptions import EXPIRY, Admitted, ExceptionAnalysis
 from deadline_lint.analysis.retry import ALL, ALL_BUT, TYPES, RetryPolicy
 from deadline_lint.rules.base import register
-from deadline_lint.rules.retry.common import RetryRule, called_policy, decorated_policies, policy_head, reported_once
+from deadline_lint.analysis.budget import BudgetAnalysis
+from deadline_lint.rules.retry.common import RetryRule, budget_of, called_policy, decorated_policies, policy_head, reported_once
 
 _ANY_ERROR = "Exception"
+# A filter naming one of these retries everything, like no filter; a narrower base class
+# (`requests.ConnectionError`, parent of `ConnectTimeout`) retries expiry only where the
+# attempt's timeout is the caller's budget: outside one (a job with its own fixed timeout) a
+# connect timeout is a transient error like any other.
+_EVERY_ERROR = frozenset({"Exception", "BaseException", "builtins.Exception", "builtins.BaseException"})
 
 
 @register
@@ -20,7 +26,10 @@ class RetryPolicyAdmitsExpiry(RetryRule):
     `Retrying(...)` without `retry=`, `@retrying.retry`), a filter that is a base class of an
     expiry type (`Exception`, `OSError`, `requests.RequestException`,
     `requests.ConnectionError`, parent of `ConnectTimeout`, aiohttp's `ClientError`,
-    `grpc.RpcError`, which carries `DEADLINE_EXCEEDED`), `retry_if_exception_type()` with no
+    `grpc.RpcError`, which carries `DEADLINE_EXCEEDED`) where a budget is in scope (the
+    decorated def's, or the one the policy is built in: only then is the attempt's timeout the
+    caller's deadline; outside a budget a connect timeout is a transient error like any other,
+    while `Exception` retries everything anywhere), `retry_if_exception_type()` with no
     argument, or `retry_if_not_exception_type(X)` where `X` excludes no expiry type. The
     message names an expiry type the policy lets through (preferring a library the file uses)
     and how to keep it out in that library.
@@ -46,8 +55,8 @@ class RetryPolicyAdmitsExpiry(RetryRule):
     import requests
 
     @backoff.on_exception(backoff.expo, requests.RequestException, max_tries=5)
-    def fetch(url):
-        return requests.get(url, timeout=2)
+    def fetch(url, budget):
+        return requests.get(url, timeout=budget.timeout())
     ```
 
     ## Use instead
@@ -61,8 +70,8 @@ class RetryPolicyAdmitsExpiry(RetryRule):
         max_tries=5,
         giveup=lambda exc: isinstance(exc, requests.Timeout),
     )
-    def fetch(url):
-        return requests.get(url, timeout=2)
+    def fetch(url, budget):
+        return requests.get(url, timeout=budget.timeout())
     ```
 
     ## Fix safety
@@ -83,18 +92,25 @@ class RetryPolicyAdmitsExpiry(RetryRule):
 
     def visit(self, node: ast.AST, ctx) -> None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            for policy in decorated_policies(ctx, node):
-                self._policy(policy, ctx)
+            policies = decorated_policies(ctx, node)
+            if policies:
+                budgeted = _budgeted_def(ctx, node)
+                for policy in policies:
+                    self._policy(policy, ctx, budgeted)
         else:
             policy = called_policy(ctx, node)  # type: ignore[arg-type]
             if policy is not None:
-                self._policy(policy, ctx)
+                self._policy(policy, ctx, budget_of(ctx) is not None)
 
-    def _policy(self, policy: RetryPolicy, ctx) -> None:
+    def _policy(self, policy: RetryPolicy, ctx, budgeted: bool) -> None:
         if policy.giveup:
             return
         hint = f"; keep expiry out with {policy.api.hint}" if policy.api.hint else ""
         name = policy.api.qualname
+        own = policy.api.timeouts
+        if policy.own_timeouts and own is not None:
+            keep = f"; keep expiry out with {own.hint}" if own.hint else ""
+            self._report(ctx, policy_head(policy), f"`{name}` retries {own.what} by default (`{own.type}`), so it retries deadline expiry{keep}")
         for part in policy.filter:
             if part.state == ALL:
                 witness = _any_error(ctx, part.node or policy_head(policy))
@@ -104,7 +120,7 @@ class RetryPolicyAdmitsExpiry(RetryRule):
             elif part.state == TYPES and part.admission is not None:
                 for element in part.admission.elements:
                     through = _through_base(element.admitted)
-                    if through is not None:
+                    if through is not None and (budgeted or through.named in _EVERY_ERROR):
                         self._report(
                             ctx,
                             element.node,
@@ -123,6 +139,15 @@ class RetryPolicyAdmitsExpiry(RetryRule):
     def _report(self, ctx, node: Optional[ast.AST], message: str) -> None:
         if node is not None and reported_once(self, ctx, node):
             ctx.report(self, node, message)
+
+
+def _budgeted_def(ctx, function: ast.AST) -> bool:
+    """The decorated def has a budget (its parameters, or a servicer method's `context`)."""
+    outer = ctx.scope if ctx.scope.node is not function else ctx.scope.parent
+    if outer is None:
+        return False
+    scope = ctx.resolver.scope_of(function, outer)
+    return scope is not None and ctx.analysis(BudgetAnalysis).budget_of(scope) is not None
 
 
 def _through_base(admitted) -> Optional[Admitted]:
