@@ -45,7 +45,8 @@ def normalised(doc, corpus):
 
 
 def run_mode(mode, corpus, env, codes, tmp):
-    cmd = [sys.executable, "-m", "deadline_lint", "check", str(corpus), "--format", "json", "--no-cache", "--exit-zero"]
+    cmd = [sys.executable, "-m", "deadline_lint", "check", str(corpus), "--format", "json", "--no-cache", "--exit-zero",
+           "--no-respect-gitignore"]  # the corpus lives under a git-ignored folder
     if mode != "default":
         cmd += ["--select", ",".join(codes)]
     if mode == "index":
@@ -57,7 +58,10 @@ def run_mode(mode, corpus, env, codes, tmp):
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
     if proc.returncode not in (0, 1):
         raise SystemExit(f"{mode}: exit {proc.returncode}\n{proc.stderr[-2000:]}")
-    return normalised(json.loads(proc.stdout), corpus)
+    rows = normalised(json.loads(proc.stdout), corpus)
+    if not rows:
+        raise SystemExit(f"{mode}: no findings at all: is {corpus} the corpus?")
+    return rows
 
 
 def main():

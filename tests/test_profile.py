@@ -19,8 +19,8 @@ def write(tmp_path: Path, text: str, name: str = "profile.yaml") -> Path:
 def test_example_profile_is_valid_and_complete() -> None:
     data = load_profile_file(ROOT / "example.yaml")
     profile = build_profile(data, "example.yaml")
-    assert profile["hop_margin_ms"] == 50
-    assert profile["outbound"][0]["library"] == "acme-http"
+    assert profile.hop_margin_ms == 50
+    assert profile.outbound[0]["library"] == "acme-http"
     from deadline_lint.profile import SCHEMA
 
     assert set(data) == set(SCHEMA), "example.yaml documents every profile key"
@@ -66,8 +66,8 @@ def test_pyproject_profile_path_and_inline_keys(tmp_path: Path) -> None:
     sub = tmp_path / "src"
     sub.mkdir()
     profile = resolve_profile(None, sub)
-    assert profile["hop_margin_ms"] == 20
-    assert profile["edge_total_ms"] == 3000
+    assert profile.hop_margin_ms == 20
+    assert profile.edge_total_ms == 3000
 
 
 def test_pyproject_inline_key_is_validated(tmp_path: Path) -> None:
@@ -78,7 +78,7 @@ def test_pyproject_inline_key_is_validated(tmp_path: Path) -> None:
 
 def test_no_configuration_means_built_in_defaults(tmp_path: Path) -> None:
     profile = resolve_profile(None, tmp_path)
-    assert profile["edge_total_ms"] == 10000
+    assert profile.edge_total_ms == 10000
     assert profile.render("edge_expression") == "10.0"
     assert profile.render("seconds_expression", "left") == "max(0.001, left - 0.05)"
 

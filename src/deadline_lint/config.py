@@ -89,7 +89,7 @@ class ProfileResolver:
 def excluded_by_profile(profile: Profile, path: str, is_dir: bool = False) -> bool:
     """The profile's `exclude` globs, relative to its folder (the working directory for the
     built-in defaults and an explicit profile without a folder)."""
-    patterns = profile["exclude"]
+    patterns = profile.exclude
     if not patterns:
         return False
     relative = relative_path(path, profile.root or os.getcwd())

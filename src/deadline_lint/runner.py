@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Set, Tuple, Un
 from deadline_lint.diagnostics import Diagnostic
 from deadline_lint.globs import relative_path
 from deadline_lint.profile import path_ignores
+from deadline_lint.selection import Selector
 
 if TYPE_CHECKING:
     from deadline_lint.cache import Dependencies, ResultCache, Stamp
@@ -60,7 +61,7 @@ def check_recorded(
         return check_one(checker, path), None
     found = apply_path_ignores(checker, checker.check_bytes(data, path))
     dependencies = None
-    if checker.profile["project_index"]:
+    if checker.profile.project_index:
         from deadline_lint.analysis.dependencies import project_reach
         from deadline_lint.collector import collector_paused
         from deadline_lint.source import DecodeError, decode_source
@@ -96,14 +97,14 @@ def _sent_by_worker(path: str) -> Dict[str, Set[str]]:
 def apply_path_ignores(checker: "Checker", found: List[Diagnostic]) -> List[Diagnostic]:
     """Drop what the profile's `per_path_ignores` silences; patterns are relative to the
     folder of the profile (or pyproject.toml) that declared them, as in ruff and flake8."""
-    if not checker.profile["per_path_ignores"]:
+    if not checker.profile.per_path_ignores:
         return found
     root = checker.profile.root or os.getcwd()
     kept = []
     for diagnostic in found:
         relative = relative_path(diagnostic.path, root)
-        ignored = path_ignores(checker.profile, relative) if relative else []
-        if not any(diagnostic.code.startswith(code) or code == "ALL" for code in ignored):
+        ignored = path_ignores(checker.profile, relative) if relative else Selector()
+        if not ignored.matches(diagnostic.code):
             kept.append(diagnostic)
     return kept
 

@@ -65,7 +65,7 @@ class AbsoluteDeadlineOnWire(Rule):
         return WIRE_WORDS
 
     def text_filter(self):
-        return key_text_filter(self.catalog, self.profile["budget_header"], WIRE_WORDS, WRITE)
+        return key_text_filter(self.catalog, self.profile.budget_header, WIRE_WORDS, WRITE)
 
     def first_look(self, node_type):
         return _may_write_headers

@@ -79,7 +79,7 @@ class InboundBudgetNotCapped(Rule):
         return HEADER_WORDS
 
     def text_filter(self):
-        return key_text_filter(self.catalog, self.profile["budget_header"], HEADER_WORDS, READ)
+        return key_text_filter(self.catalog, self.profile.budget_header, HEADER_WORDS, READ)
 
     def first_look(self, node_type):
         return reads_literal_key_in_function
@@ -121,7 +121,7 @@ class InboundBudgetNotCapped(Rule):
 
     @staticmethod
     def _is_clamp(call: ast.Call, wire: WireValues, ctx) -> bool:
-        clamps = wire.vocabulary.clamps | frozenset(ctx.profile["budget"]["clamps"])
+        clamps = wire.vocabulary.clamps | frozenset(ctx.profile.budget.clamps)
         qualname = ctx.resolver.qualified_name(call.func, ctx.scope)
         if qualname is not None:
             return qualname in clamps
@@ -132,7 +132,7 @@ class InboundBudgetNotCapped(Rule):
 
     def _sink(self, body, carries, wire: WireValues, ctx) -> Optional[str]:
         """Where the value is used as a timeout or budget, shown for the message."""
-        types = {t.rsplit(".", 1)[-1] for t in ctx.profile["budget"]["types"]}
+        types = {t.rsplit(".", 1)[-1] for t in ctx.profile.budget.types}
         cancel_scopes = (ctx.catalog.data.get("budget", {}) or {}).get("cancel_scopes", {}) or {}
         for call in body.nodes(ast.Call):
             for keyword in call.keywords:

@@ -91,7 +91,7 @@ class OutboundCallWithoutBudget(OutboundRule):
             if api.keyword is None and api.wrap is None:
                 continue  # takes no timeout: its client's constructor is where one goes
             default = call.default_timeout
-            if default is not None and default <= self.profile["max_bounded_default_s"]:
+            if default is not None and default <= self.profile.max_bounded_default_s:
                 continue
             if bounded_externally(node, ctx):
                 continue

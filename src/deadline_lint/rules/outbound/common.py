@@ -382,7 +382,7 @@ class OutboundRule(Rule):
         return outbound_text_filter(self.catalog)
 
     def path_filter(self):
-        if not self.profile["project_index"]:
+        if not self.profile.project_index:
             return None  # without the index a file is judged by its own text alone
         catalog = self.catalog
         return catalog.cached(

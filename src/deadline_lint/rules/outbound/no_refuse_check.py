@@ -89,7 +89,7 @@ class NoRefuseCheck(OutboundRule):
         if first_check is not None and first_check < (node.lineno, node.col_offset):
             return
         facts["DL106.reported"] = True
-        ms = self.profile["refuse_below_ms"]
+        ms = self.profile.refuse_below_ms
         message = (
             f"`{call.display_name}` starts downstream work without checking the remaining budget first: "
             f"refuse when less than {ms} ms remain"

@@ -88,17 +88,17 @@ def policy_words(retry: RetryCatalog, profile: Profile) -> FrozenSet[str]:
     """A file using a retry library spells its module (its last part: `api_core`), or the
     name of one of the profile's retry decorators."""
     modules = {_import_prefix(name).rpartition(".")[2] for name in _policy_names(retry)}
-    return frozenset(modules) | frozenset(name.rpartition(".")[2] for name in profile["retry_decorators"])
+    return frozenset(modules) | frozenset(name.rpartition(".")[2] for name in profile.retry_decorators)
 
 
 def policy_text_filter(catalog: Catalog, profile: Profile) -> Callable[[str], bool]:
-    key = ("retry.text_filter", tuple(profile["retry_decorators"]))
+    key = ("retry.text_filter", tuple(profile.retry_decorators))
     return catalog.cached(key, lambda: PolicyImports(catalog.retry, profile))
 
 
 def policy_call_first_look(catalog: Catalog, profile: Profile) -> Callable[[ast.AST, "FileContext"], bool]:
     text_filter = policy_text_filter(catalog, profile)
-    key = ("retry.first_look", tuple(profile["retry_decorators"]))
+    key = ("retry.first_look", tuple(profile.retry_decorators))
     return catalog.cached(key, lambda: lambda node, ctx: text_filter(ctx.source.text))
 
 
@@ -113,7 +113,7 @@ class PolicyImports:
         self._imports = re.compile(
             rf"(?m)^[ \t]*(?:from[ \t]+(?:{alternatives})\b|import[ \t]+(?:[\w.]+(?:[ \t]+as[ \t]+\w+)?[ \t]*,[ \t]*)*(?:{alternatives})\b)"
         )
-        self._own = tuple(name.rpartition(".")[2] for name in profile["retry_decorators"])
+        self._own = tuple(name.rpartition(".")[2] for name in profile.retry_decorators)
         self._last: Tuple[Optional[str], bool] = (None, False)
 
     def __call__(self, text: str) -> bool:
@@ -178,7 +178,7 @@ class AnyPattern:
 
 def pattern_filter(ctx_key: str, catalog: Catalog, profile: Profile, pattern: str, words: FrozenSet[str]):
     """One shared AnyPattern per rule and profile."""
-    key = (ctx_key, tuple(profile["retry_decorators"]), pattern, words)
+    key = (ctx_key, tuple(profile.retry_decorators), pattern, words)
     return catalog.cached(key, lambda: AnyPattern(policy_text_filter(catalog, profile), re.compile(pattern), words))
 
 
@@ -200,23 +200,23 @@ class BothWords:
 
 
 def both_words_filter(ctx_key: str, catalog: Catalog, profile: Profile, one: FrozenSet[str], other: FrozenSet[str]):
-    key = (ctx_key, tuple(profile["retry_decorators"]), one, other)
+    key = (ctx_key, tuple(profile.retry_decorators), one, other)
     return catalog.cached(key, lambda: BothWords(policy_text_filter(catalog, profile), one, other))
 
 
 def word_filter(ctx_key: str, catalog: Catalog, profile: Profile, words: FrozenSet[str], needs: FrozenSet[str] = frozenset()):
     """One shared AnyWord per rule and profile (the engine runs each distinct filter once)."""
-    key = (ctx_key, tuple(profile["retry_decorators"]), words, needs)
+    key = (ctx_key, tuple(profile.retry_decorators), words, needs)
     return catalog.cached(key, lambda: AnyWord(policy_text_filter(catalog, profile), words, needs))
 
 
 def budget_words(catalog: Catalog, profile: Profile) -> FrozenSet[str]:
     """A budgeted function spells one of these: a budget parameter or type, a budget accessor,
     a gRPC servicer (its `context` carries the deadline)."""
-    budget = profile["budget"]
+    budget = profile.budget
     data = catalog.data.get("budget", {}) or {}
-    words = {*budget["parameters"], *budget["seconds_parameters"]}
-    words.update(name.rpartition(".")[2] for name in [*budget["types"], *budget["accessors"]])
+    words = {*budget.parameters, *budget.seconds_parameters}
+    words.update(name.rpartition(".")[2] for name in [*budget.types, *budget.accessors])
     words.update(name.rpartition(".")[2] for name in [*(data.get("types") or {}), *(data.get("accessors") or {})])
     words.update(data.get("context_methods") or ())
     words.add(data.get("servicer_base_suffix") or "Servicer")

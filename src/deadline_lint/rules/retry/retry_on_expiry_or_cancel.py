@@ -105,7 +105,7 @@ class RetryOnExpiryOrCancel(RetryRule):
     loop_words = frozenset({"Timeout", "socket.timeout", "Deadline", "Cancel", "Expired", "TooSlow"})
 
     def _type_words(self) -> FrozenSet[str]:
-        own = {name.rpartition(".")[2] for kind in _KINDS for name in self.profile["exceptions"][kind]}
+        own = {name.rpartition(".")[2] for kind in _KINDS for name in getattr(self.profile.exceptions, kind)}
         return self.loop_words | frozenset(own)
 
     def trigger_words(self) -> Optional[FrozenSet[str]]:

@@ -18,11 +18,11 @@ def words_filter(catalog: Catalog, key: str, words: FrozenSet[str]) -> Callable[
 
 
 def task_words(profile: Profile, catalog: Catalog) -> FrozenSet[str]:
-    return spawn_catalog(catalog, profile["spawn_helpers"]).task_words
+    return spawn_catalog(catalog, profile.spawn_helpers).task_words
 
 
 def child_words(profile: Profile, catalog: Catalog) -> FrozenSet[str]:
-    return spawn_catalog(catalog, profile["spawn_helpers"]).child_words
+    return spawn_catalog(catalog, profile.spawn_helpers).child_words
 
 
 def may_start(func: ast.expr, words: FrozenSet[str], ctx) -> bool:

@@ -97,7 +97,7 @@ class HopWithoutRemainingInTrace(Rule):
         budget = budget_in_scope(ctx)
         if budget is None:
             return
-        attribute = self.profile["trace_remaining_attribute"]
+        attribute = self.profile.trace_remaining_attribute
         if attribute in string_constants(ctx.scope):
             return
         attributes = span.attributes
