@@ -16,7 +16,7 @@ from deadline_lint.context import SCOPE_TYPES, FileContext
 from deadline_lint.diagnostics import Applicability, Diagnostic, tool_diagnostic
 from deadline_lint.profile import Profile, default_profile
 from deadline_lint.rules.base import Rule, all_rules
-from deadline_lint.selection import Selector
+from deadline_lint.selector import Selector
 from deadline_lint.source import DecodeError, SourceFile, decode_source
 from deadline_lint.syntax_versions import newer_syntax_message
 

@@ -19,7 +19,7 @@ from typing import Any, ClassVar, Dict, FrozenSet, List, Mapping, Optional, Tupl
 
 from deadline_lint.profile_settings import TIMEOUT_FLOOR_S, Settings, checks, defaults, typed_fields
 from deadline_lint.profile_values import GRPC_STATUS_NAMES, is_expression_template
-from deadline_lint.selection import Selector
+from deadline_lint.selector import Selector
 
 __all__ = ["TIMEOUT_FLOOR_S", "GRPC_STATUS_NAMES", "is_expression_template", "Profile", "ProfileError"]
 

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Mapping, Optional
 
-from deadline_lint.selection import SELECTOR_PATTERN
+from deadline_lint.selector import SELECTOR_PATTERN, is_selector
 
 _MAX_MS = 24 * 60 * 60 * 1000  # a day: no request budget is longer; larger is a typo
 _TEMPLATE_FIELDS = ("budget", "margin", "edge")
@@ -57,11 +57,8 @@ def _string_list(value: Any) -> Optional[str]:
     return None if ok else "a list of non-empty strings"
 
 
-_SELECTOR = re.compile(SELECTOR_PATTERN)
-
-
 def _code_list(value: Any) -> Optional[str]:
-    ok = isinstance(value, list) and all(isinstance(v, str) and _SELECTOR.match(v) for v in value)
+    ok = isinstance(value, list) and all(is_selector(v) for v in value)
     return None if ok else "a list of rule codes or prefixes such as DL101, DL1 or ALL"
 
 

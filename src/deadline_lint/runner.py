@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Set, Tuple, Un
 from deadline_lint.diagnostics import Diagnostic
 from deadline_lint.globs import relative_path
 from deadline_lint.profile import path_ignores
-from deadline_lint.selection import Selector
+from deadline_lint.selector import Selector
 
 if TYPE_CHECKING:
     from deadline_lint.cache import Dependencies, ResultCache, Stamp

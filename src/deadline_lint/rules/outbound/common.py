@@ -221,11 +221,6 @@ def is_clamp_floor(expr: ast.expr) -> bool:
     return is_number_constant(expr) and ast.literal_eval(expr) <= TIMEOUT_FLOOR_S
 
 
-def floored(seconds_expression: str) -> str:
-    """Every seconds expression a fix derives from a remainder goes through here."""
-    return f"max({format_seconds(TIMEOUT_FLOOR_S)}, {seconds_expression})"
-
-
 def proven_number(expr: ast.expr, scope: Scope, depth: int = 0) -> bool:
     """A plain number: a literal, or a name bound once to one, or arithmetic on those. Only
     these may be wrapped in `min(...)` by a fix (a tuple or a Timeout object may not)."""
