@@ -21,9 +21,38 @@ def test_example_profile_is_valid_and_complete() -> None:
     profile = build_profile(data, "example.yaml")
     assert profile.hop_margin_ms == 50
     assert profile.outbound[0]["library"] == "acme-http"
-    from deadline_lint.profile import SCHEMA
+    from deadline_lint.profile_settings import entries
 
-    assert set(data) == set(SCHEMA), "example.yaml documents every profile key"
+    every = {entry.dotted for entry in entries()}
+    set_here = {*data, *(f"{k}.{sub}" for k, v in data.items() if isinstance(v, dict) and k in every for sub in v)}
+    set_here -= {f"per_path_ignores.{pattern}" for pattern in data["per_path_ignores"]}  # values, not keys
+    assert set_here == every, f"example.yaml sets every setting: missing {sorted(every - set_here)}"
+
+
+def test_example_yaml_documents_every_key() -> None:
+    """Each setting's line has a comment above it in its block (no blank line between), or
+    on the line itself: example.yaml is the commented reference."""
+    from deadline_lint.profile_settings import entries
+
+    lines = (ROOT / "example.yaml").read_text(encoding="utf-8").splitlines()
+    sections = {entry.dotted for entry in entries() if entry.check is None}
+
+    def documented(index: int) -> bool:
+        if "#" in lines[index]:
+            return True
+        for above in reversed(lines[:index]):
+            if not above.strip():
+                return False
+            if above.lstrip().startswith("#"):
+                return True
+        return False
+
+    for entry in entries():
+        *parents, key = entry.path
+        indent = "  " * len(parents)
+        found = [i for i, line in enumerate(lines) if line.startswith(f"{indent}{key}:")]
+        assert found, f"example.yaml does not set {entry.dotted}"
+        assert entry.dotted in sections or documented(found[0]), f"example.yaml: {entry.dotted} has no comment"
 
 
 @pytest.mark.parametrize(
