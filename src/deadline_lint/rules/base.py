@@ -32,9 +32,6 @@ class Rule:
     node_types: ClassVar[Tuple[Type[ast.AST], ...]] = ()
     # Types whose end the rule wants to see (`leave`), e.g. a function it judges as a whole.
     leave_node_types: ClassVar[Tuple[Type[ast.AST], ...]] = ()
-    # Top-level profile keys the rule reads (`statuses`, `retry_decorators`, ...). A key that
-    # no registered rule (and not the engine) reads is accepted with a "not used yet" warning.
-    profile_keys: ClassVar[FrozenSet[str]] = frozenset()
 
     def __init__(self, profile: Profile, catalog: Catalog) -> None:
         self.profile = profile
@@ -86,7 +83,3 @@ def known_codes() -> Tuple[str, ...]:
     from deadline_lint.tool_codes import TOOL_CODES
 
     return tuple(sorted({*TOOL_CODES, *all_rules()}))
-
-
-def keys_read_by_rules() -> FrozenSet[str]:
-    return frozenset(key for cls in all_rules().values() for key in cls.profile_keys)

@@ -58,7 +58,6 @@ class BudgetHeaderNotForwarded(OutboundRule):
     code = "DL108"
     name = "budget-header-not-forwarded"
     summary = "an HTTP call in a budgeted function sends headers without the budget header"
-    profile_keys = frozenset({"budget_header"})
     default_enabled = False
     def visit(self, node, ctx):
         call = outbound_call(ctx, node)

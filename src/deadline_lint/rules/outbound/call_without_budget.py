@@ -81,7 +81,6 @@ class OutboundCallWithoutBudget(OutboundRule):
     code = "DL101"
     name = "outbound-call-without-budget"
     summary = "outbound call with no timeout where the library default is unbounded"
-    profile_keys = frozenset({"max_bounded_default_s"})
     fix_applicability = Applicability.SAFE
     def visit(self, node, ctx):
         for call in outbound_sites(ctx, node):

@@ -87,7 +87,6 @@ class FixedTimeoutIgnoresBudget(OutboundRule):
     code = "DL102"
     name = "fixed-timeout-ignores-budget"
     summary = "a budget is in scope but the call's timeout does not derive from it"
-    profile_keys = frozenset({"max_bounded_default_s"})
     fix_applicability = Applicability.UNSAFE
     def visit(self, node, ctx):
         sites = outbound_sites(ctx, node)

@@ -73,7 +73,6 @@ class NoRefuseCheck(OutboundRule):
     code = "DL106"
     name = "no-refuse-check"
     summary = "a budgeted function calls downstream without checking the remainder first"
-    profile_keys = frozenset({"refuse_below_ms"})
     default_enabled = False
     def visit(self, node, ctx):
         facts = ctx.scope.facts

@@ -94,7 +94,6 @@ class RetryOnExpiryOrCancel(RetryRule):
     """
 
     code = "DL301"
-    profile_keys = frozenset({"exceptions", "retry_decorators"})
     name = "retry-on-expiry-or-cancel"
     summary = "a retry policy or retry loop whose exception filter names an expiry or cancel type"
     fix_applicability = Applicability.UNSAFE

@@ -57,7 +57,6 @@ class ChildWithoutCancelToken(Rule):
     code = "DL502"
     name = "child-without-cancel-token"
     summary = "thread or executor job started in a budgeted function without the budget or a cancel token"
-    profile_keys = frozenset({"spawn_helpers"})
     node_types = (ast.Call,)
 
     def trigger_words(self):

@@ -72,7 +72,6 @@ class HopWithoutRemainingInTrace(Rule):
     summary = "span started in a budgeted function without the remaining-ms attribute"
     default_enabled = False
     fix_applicability = Applicability.UNSAFE
-    profile_keys = frozenset({"trace_remaining_attribute"})
     node_types = (ast.Call,)
 
     def trigger_words(self):
