@@ -132,9 +132,10 @@ def test_known_codes_come_from_the_registry(monkeypatch) -> None:
 def test_read_keys_come_from_what_the_code_accesses(monkeypatch) -> None:
     from deadline_lint import profile_checks
 
-    assert profile_checks.keys_read_in(["x = self.profile.statuses.expired", "ctx.profile.hop_margin_s"]) == {
+    assert profile_checks.keys_read_in("x = self.profile.statuses.expired\nctx.profile.hop_margin_s") == {
         "statuses", "hop_margin_ms",
     }
+    assert "deadline_lint.analysis.statuses" in profile_checks.readers_by_key()["statuses"]
     family_keys = {"statuses": {"expired": 504}, "retry_decorators": ["x.retry"]}
     # As before these families landed: no code reads the keys.
     monkeypatch.setattr(profile_checks, "keys_read", lambda: frozenset())
@@ -204,5 +205,8 @@ def test_every_setting_is_read_by_the_installed_tool() -> None:
     from deadline_lint.profile_settings import Settings
 
     assert keys_read() == {f.name for f in dataclasses.fields(Settings)}
+    from deadline_lint.profile_checks import readers_by_key
+
+    assert all(readers_by_key().values())  # the shipped answer (profile_readers.json) and the source agree
     example = Path(__file__).resolve().parent.parent / "example.yaml"
     assert check_profile(build_profile(load_profile_file(example), "example.yaml")).warnings == ()

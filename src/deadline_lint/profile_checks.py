@@ -4,14 +4,18 @@ and a top-level key that no code of the tool reads gets a "not used yet" warning
 
 "Reads" is derived from the code, not a list kept by hand: a key is read when some module of
 the package (the profile modules themselves aside) accesses `profile.<key>` (or a `Profile`
-helper that reads it, `Profile.READS`). Kept apart from profile.py, which the rules import."""
+helper that reads it, `Profile.READS`). The scan's answer ships as profile_readers.json
+(regenerated with the JSON Schema, and a test fails when it is stale), so a run answered from
+the cache reads one small file instead of the package's source. Kept apart from profile.py,
+which the rules import."""
 from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 import re
 from pathlib import Path
-from typing import FrozenSet, Iterable, Set
+from typing import Dict, FrozenSet, List, Set
 
 from deadline_lint.profile import SELECTOR_KEYS, Profile, ProfileError
 from deadline_lint.profile_settings import Settings
@@ -20,31 +24,42 @@ from deadline_lint.selection import SelectorError, check_selectors
 _ACCESS = re.compile(r"\bprofile\.([A-Za-z_]\w*)")
 _PACKAGE = Path(__file__).resolve().parent
 _OWN = ("profile.py", "profile_checks.py", "profile_schema.py", "profile_settings.py", "profile_values.py")
+READERS = _PACKAGE / "profile_readers.json"
 
 
-def keys_read_in(texts: Iterable[str]) -> FrozenSet[str]:
-    """The top-level settings that source `texts` read through a profile."""
+def keys_read_in(text: str) -> Set[str]:
+    """The top-level settings source `text` reads through a profile."""
     settings = {f.name for f in dataclasses.fields(Settings)}
     read: Set[str] = set()
-    for text in texts:
-        for name in _ACCESS.findall(text):
-            read.update(Profile.READS.get(name, (name,)))
-    return frozenset(read & settings)
+    for name in _ACCESS.findall(text):
+        read.update(Profile.READS.get(name, (name,)))
+    return read & settings
+
+
+def readers_by_key() -> Dict[str, List[str]]:
+    """Setting -> the package's modules that read it (scanning the source)."""
+    readers: Dict[str, List[str]] = {f.name: [] for f in dataclasses.fields(Settings)}
+    for path in sorted(_PACKAGE.rglob("*.py")):
+        if path.parent == _PACKAGE and path.name in _OWN:
+            continue
+        module = ".".join(path.relative_to(_PACKAGE.parent).with_suffix("").parts)
+        for key in sorted(keys_read_in(path.read_text(encoding="utf-8"))):
+            readers[key].append(module)
+    return readers
+
+
+def render_readers() -> str:
+    return json.dumps(readers_by_key(), indent=1, sort_keys=True) + "\n"
 
 
 @functools.lru_cache(maxsize=None)
 def keys_read() -> FrozenSet[str]:
-    """The settings the installed package reads (every setting when its source is not
-    there to tell, e.g. a byte-compiled install: no warning is better than a false one)."""
-    texts = []
-    for path in sorted(_PACKAGE.rglob("*.py")):
-        if path.parent == _PACKAGE and path.name in _OWN:
-            continue
-        try:
-            texts.append(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError):
-            return frozenset(f.name for f in dataclasses.fields(Settings))
-    return keys_read_in(texts)
+    """The settings the installed package reads."""
+    try:
+        readers = json.loads(READERS.read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # not shipped (a bare source tree): ask the source itself
+        readers = readers_by_key()
+    return frozenset(key for key, modules in readers.items() if modules)
 
 
 def check_profile(profile: Profile) -> Profile:

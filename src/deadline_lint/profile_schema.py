@@ -1,6 +1,7 @@
 """The profile's JSON Schema, for editors: derived from the one description of the settings
 (profile_settings.py: each field's check gives its fragment, its doc the description, its
-default the default), and shipped as `deadline_lint/profile.schema.json`.
+default the default), and shipped as `deadline_lint/profile.schema.json`; with it, the docs table
+(docs/settings.md) and who reads each key (profile_readers.json, see profile_checks.py).
 
     python -m deadline_lint.profile_schema           # print it
     python -m deadline_lint.profile_schema --write   # regenerate the shipped file
@@ -75,7 +76,9 @@ def settings_page() -> str:
 
 
 def _outputs() -> Dict[Path, str]:
-    outputs = {SHIPPED: render()}
+    from deadline_lint.profile_checks import READERS, render_readers
+
+    outputs = {SHIPPED: render(), READERS: render_readers()}
     if DOCS_PAGE.parent.is_dir():  # a source checkout: the docs folder is there to keep current
         outputs[DOCS_PAGE] = settings_page()
     return outputs
