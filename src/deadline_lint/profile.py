@@ -91,7 +91,7 @@ class Profile(Settings):
     keys_set: FrozenSet[str] = frozenset()  # the top-level keys the profile itself sets
     warnings: Tuple[str, ...] = ()
 
-    # What the helpers below read, for "who reads it" (profile_readers.py).
+    # What the helpers below read, for "who reads it" (profile_checks.keys_read_in).
     READS: ClassVar[Mapping[str, Tuple[str, ...]]] = {
         "hop_margin_s": ("hop_margin_ms",),
         "edge_total_s": ("edge_total_ms",),
