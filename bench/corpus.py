@@ -1,13 +1,18 @@
-"""Build the benchmark corpus: .py files from pinned PyPI releases.
+"""Build a benchmark corpus: .py files from pinned PyPI releases.
 
-    python bench/corpus.py [--cache DIR]
+    python bench/corpus.py [--set library|services] [--cache DIR]
 
-Each pinned release is fetched once with pip (sdist first, wheel if the sdist
-download fails), and only its .py files are unpacked into
+Two sets of pins: `library` (the default: clients, frameworks and retry
+libraries, in CACHE/corpus/) and `services` (applications built on them:
+FastAPI, aiohttp, tornado, gRPC, Flask and Django servers, in
+CACHE/services/corpus/), where deadline budgets actually live.
+
+Each pinned release is fetched once with pip (library: sdist first, wheel if the
+sdist download fails; services: the other way round), and only its .py files are unpacked into
 CACHE/corpus/NAME-VERSION/. Files that `ast.parse` rejects under the running
 Python (Python 2 leftovers in old test suites, deliberately broken fixtures)
 are dropped right there, so every pass of the benchmark sees the same,
-parseable files and can simply be pointed at CACHE/corpus/.
+parseable files and can simply be pointed at the set's corpus folder.
 
 Re-running is cheap: a release whose manifest exists is not touched again.
 Standard library only.
@@ -15,6 +20,7 @@ Standard library only.
 
 import argparse
 import ast
+import fnmatch
 import json
 import shutil
 import subprocess
@@ -24,7 +30,9 @@ import warnings
 import zipfile
 from pathlib import Path, PurePosixPath
 
-# Exact pins: changing this list changes the corpus, and so every figure.
+# Exact pins, (name, version) or (name, version, keep) where keep lists the
+# parts of a very large release that are kept (see kept()): changing this list
+# changes the corpus, and so every figure.
 # Service frameworks, HTTP/RPC/queue clients and retry libraries: the code
 # deadline-lint is for. About 1.3M lines; the very large django, sqlalchemy,
 # pymongo and elasticsearch releases were left out to keep a run short.
@@ -59,6 +67,43 @@ PINNED = [
     ("pika", "1.4.4"),
 ]
 
+# Services: applications, not libraries, so that the rules that need a budget in
+# scope meet request handlers, middleware, outbound clients and background tasks
+# as services write them. A mix of servers: FastAPI, aiohttp, tornado, gRPC,
+# Flask and Django. Frontend assets are never kept (only .py files are).
+SERVICES = [
+    # FastAPI proxy in front of LLM APIs (httpx, timeouts, retries, fallbacks).
+    # The release is 1.07M lines: keep the proxy server's request path, the
+    # router and the httpx client everything calls through.
+    ("litellm", "1.110.2", ("litellm/proxy/*.py", "litellm/proxy/pass_through_endpoints/",
+                            "litellm/proxy/hooks/", "litellm/proxy/health_endpoints/",
+                            "litellm/router.py", "litellm/router_utils/",
+                            "litellm/llms/custom_httpx/")),
+    ("open-webui", "0.12.4"),        # FastAPI + aiohttp/httpx/requests clients, socket.io
+    ("mlserver", "1.7.1"),           # model server: FastAPI + grpc.aio
+    # feature server: FastAPI, gRPC registry server, Arrow Flight offline server
+    ("feast", "0.67.0", ("feast/*.py", "feast/infra/registry/",
+                         "feast/infra/online_stores/remote.py",
+                         "feast/infra/offline_stores/remote.py")),
+    ("bentoml", "1.4.40"),           # model serving: Starlette HTTP + gRPC, httpx/aiohttp clients
+    ("jupyter-server", "2.21.1"),    # tornado
+    ("datasette", "0.65.5"),         # its own ASGI app, httpx
+    ("label-studio", "1.23.2"),      # Django + DRF, requests
+    # Flask tracking server and the FastAPI AI gateway (aiohttp clients)
+    ("mlflow", "3.18.0", ("mlflow/server/", "mlflow/gateway/", "mlflow/deployments/",
+                          "mlflow/utils/rest_utils.py", "mlflow/utils/request_utils.py")),
+    ("gns3-server", "2.2.61"),       # aiohttp server (the 2.2 line; 3.x moved to FastAPI)
+    # inference server: FastAPI + grpc.aio; the generated API models are left out
+    ("kserve", "0.21.0", ("kserve/*.py", "kserve/protocol/", "kserve/utils/", "kserve/api/")),
+]
+
+SETS = {"library": PINNED, "services": SERVICES}
+# Where each set lives under the cache: the library set keeps the original layout.
+SET_FOLDERS = {"library": ".", "services": "services"}
+# Sets fetched as wheels first: an application's sdist often builds its frontend
+# (npm) just to report its metadata, and its wheel holds the .py files it ships.
+WHEEL_FIRST = {"services"}
+
 DEFAULT_CACHE = Path(__file__).resolve().parent / ".cache"
 # Bump when the unpacking rules below change: cached releases are then redone.
 UNPACK_VERSION = 2
@@ -92,13 +137,16 @@ def parses(data: bytes) -> bool:
     return True
 
 
-def download(name: str, version: str, dest: Path) -> Path:
+SDIST, WHEEL = ["--no-binary", ":all:"], ["--only-binary", ":all:"]
+
+
+def download(name: str, version: str, dest: Path, wheel_first: bool = False) -> Path:
     """Return the archive for name==version, downloading it if needed."""
     existing = [p for p in dest.glob("*") if p.is_file()] if dest.is_dir() else []
     if existing:
         return existing[0]
     tmp = dest.with_name(dest.name + ".tmp")
-    for kind in (["--no-binary", ":all:"], ["--only-binary", ":all:"]):
+    for kind in (WHEEL, SDIST) if wheel_first else (SDIST, WHEEL):
         shutil.rmtree(tmp, ignore_errors=True)
         cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
                *kind, f"{name}=={version}", "-d", str(tmp)]
@@ -128,8 +176,20 @@ def py_members(archive: Path):
                     yield m.name, tf.extractfile(m).read(), True
 
 
-def unpack(archive: Path, dest: Path) -> dict:
-    """Unpack the parseable .py files of archive into dest; return a manifest."""
+def kept(rel: str, keep: tuple[str, ...]) -> bool:
+    """Whether a release's file is in its `keep` list (empty: every file).
+
+    An entry ending in "/" keeps that folder's whole tree; any other entry is a
+    glob whose "*" stays within one folder ("pkg/proxy/*.py": the folder's own
+    modules, not its subfolders')."""
+    return not keep or any(
+        rel.startswith(k) if k.endswith("/")
+        else fnmatch.fnmatchcase(rel, k) and rel.count("/") == k.count("/")
+        for k in keep)
+
+
+def unpack(archive: Path, dest: Path, keep: tuple[str, ...] = ()) -> dict:
+    """Unpack the parseable .py files of archive (those kept) into dest; return a manifest."""
     tmp = dest.with_name(dest.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     files = lines = 0
@@ -142,6 +202,8 @@ def unpack(archive: Path, dest: Path) -> dict:
                for d in parts[:-1]):
             continue
         rel = "/".join(parts)
+        if not kept(rel, keep):
+            continue
         if not parses(data):
             dropped.append(rel)
             continue
@@ -153,31 +215,38 @@ def unpack(archive: Path, dest: Path) -> dict:
     tmp.mkdir(parents=True, exist_ok=True)  # a release may have no .py at all
     shutil.rmtree(dest, ignore_errors=True)
     tmp.rename(dest)
-    return {"unpack_version": UNPACK_VERSION, "archive": archive.name,
+    return {"unpack_version": UNPACK_VERSION, "archive": archive.name, "keep": list(keep),
             "files": files, "lines": lines, "dropped": sorted(dropped)}
 
 
-def build(cache: Path = DEFAULT_CACHE, verbose: bool = True) -> Path:
-    """Make sure CACHE/corpus holds exactly the pinned releases; return it."""
-    corpus, downloads, manifests = (cache / d for d in ("corpus", "downloads", "manifests"))
+def set_root(cache: Path, set_name: str) -> Path:
+    return cache / SET_FOLDERS[set_name]
+
+
+def build(cache: Path = DEFAULT_CACHE, verbose: bool = True, set_name: str = "library") -> Path:
+    """Make sure the set's corpus folder holds exactly its pinned releases; return it."""
+    pins, root = SETS[set_name], set_root(cache, set_name)
+    corpus, downloads, manifests = (root / d for d in ("corpus", "downloads", "manifests"))
     for d in (corpus, downloads, manifests):
         d.mkdir(parents=True, exist_ok=True)
-    wanted = {f"{n}-{v}" for n, v in PINNED}
+    wanted = {f"{pin[0]}-{pin[1]}" for pin in pins}
     for d in (corpus, downloads, manifests):  # releases no longer pinned, leftovers
         for stale in d.iterdir():
             if stale.name.removesuffix(".json") not in wanted:
                 shutil.rmtree(stale) if stale.is_dir() else stale.unlink()
     (corpus / "pyproject.toml").write_text(CORPUS_PYPROJECT)
     total_files = total_lines = total_dropped = 0
-    for name, version in PINNED:
+    for name, version, *rest in pins:
+        keep = tuple(rest[0]) if rest else ()
         key = f"{name}-{version}"
         mpath = manifests / f"{key}.json"
         manifest = json.loads(mpath.read_text()) if mpath.exists() else {}
-        if manifest.get("unpack_version") != UNPACK_VERSION or not (corpus / key).is_dir():
+        if (manifest.get("unpack_version") != UNPACK_VERSION or manifest.get("keep", []) != list(keep)
+                or not (corpus / key).is_dir()):
             if verbose:
                 print(f"preparing {name}=={version}", flush=True)
-            archive = download(name, version, downloads / key)
-            manifest = unpack(archive, corpus / key)
+            archive = download(name, version, downloads / key, set_name in WHEEL_FIRST)
+            manifest = unpack(archive, corpus / key, keep)
             mpath.write_text(json.dumps(manifest, indent=1) + "\n")
         total_files += manifest["files"]
         total_lines += manifest["lines"]
@@ -192,13 +261,21 @@ def build(cache: Path = DEFAULT_CACHE, verbose: bool = True) -> Path:
     return corpus
 
 
-def dropped_count(cache: Path = DEFAULT_CACHE) -> int:
+def dropped_count(cache: Path = DEFAULT_CACHE, set_name: str = "library") -> int:
     return sum(len(json.loads(p.read_text())["dropped"])
-               for p in (cache / "manifests").glob("*.json"))
+               for p in (set_root(cache, set_name) / "manifests").glob("*.json"))
+
+
+def add_set_argument(ap: argparse.ArgumentParser) -> None:
+    """The --set option, shared by the scripts that build or read a corpus."""
+    ap.add_argument("--set", dest="set_name", choices=sorted(SETS), default="library",
+                    help="which pinned corpus (default: library)")
 
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cache", type=Path, default=DEFAULT_CACHE,
                     help="cache directory (default: bench/.cache)")
-    build(ap.parse_args().cache)
+    add_set_argument(ap)
+    args = ap.parse_args()
+    build(args.cache, set_name=args.set_name)

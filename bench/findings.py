@@ -1,11 +1,13 @@
 """Checksums of the corpus findings, for "a refactor changes no finding".
 
-    python bench/findings.py [--corpus DIR] [--modes default,all,index,wide] [--out DIR]
+    python bench/findings.py [--set library|services | --corpus DIR]
+                             [--modes default,all,index,wide] [--out DIR]
 
 Each mode runs `deadline-lint check CORPUS --format json --no-cache` in a subprocess (this
 checkout's `src/` first on PYTHONPATH) and prints the md5 of its findings (every field of
 the JSON output, paths relative to the corpus, sorted), the count and the count per
-code. `--out DIR` also saves each mode's normalised findings, so two runs can be diffed.
+code. `--set services` reads the services corpus (build it first with
+`python bench/corpus.py --set services`). `--out DIR` also saves each mode's normalised findings, so two runs can be diffed.
 
 Modes:
   default  the default rules
@@ -26,6 +28,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
+sys.path.insert(0, str(HERE))
+import corpus as corpus_mod  # noqa: E402
 
 
 def every_code(env):
@@ -45,7 +49,8 @@ def normalised(doc, corpus):
 
 
 def run_mode(mode, corpus, env, codes, tmp):
-    cmd = [sys.executable, "-m", "deadline_lint", "check", str(corpus), "--format", "json", "--no-cache", "--exit-zero"]
+    cmd = [sys.executable, "-m", "deadline_lint", "check", str(corpus), "--format", "json", "--no-cache", "--exit-zero",
+           "--no-respect-gitignore"]  # the corpus lives under a git-ignored folder
     if mode != "default":
         cmd += ["--select", ",".join(codes)]
     if mode == "index":
@@ -57,16 +62,20 @@ def run_mode(mode, corpus, env, codes, tmp):
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
     if proc.returncode not in (0, 1):
         raise SystemExit(f"{mode}: exit {proc.returncode}\n{proc.stderr[-2000:]}")
-    return normalised(json.loads(proc.stdout), corpus)
+    rows = normalised(json.loads(proc.stdout), corpus)
+    if not rows:
+        raise SystemExit(f"{mode}: no findings at all: is {corpus} the corpus?")
+    return rows
 
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--corpus", default=str(HERE / ".cache" / "corpus"))
+    parser.add_argument("--corpus", help="default: the --set's corpus folder under bench/.cache")
+    corpus_mod.add_set_argument(parser)
     parser.add_argument("--modes", default="default,all,index,wide")
     parser.add_argument("--out")
     args = parser.parse_args()
-    corpus = Path(args.corpus).resolve()
+    corpus = Path(args.corpus or corpus_mod.set_root(corpus_mod.DEFAULT_CACHE, args.set_name) / "corpus").resolve()
     env = dict(os.environ, PYTHONPATH=str(REPO / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""))
     codes = every_code(env)
     with tempfile.TemporaryDirectory() as tmp:

@@ -120,6 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser("rules", help="list every rule")
     explain = commands.add_parser("explain", help="print a rule's documentation")
     explain.add_argument("code")
+    commands.add_parser("server", help="run the language server on stdin/stdout (needs the `lsp` extra)")
     return parser
 
 
@@ -419,7 +420,13 @@ def cmd_explain(args: argparse.Namespace) -> int:
     return EXIT_ERROR
 
 
-COMMANDS = {"check": cmd_check, "fix": cmd_fix, "rules": cmd_rules, "explain": cmd_explain}
+def cmd_server(_: argparse.Namespace) -> int:
+    from deadline_lint.server import run
+
+    return run()
+
+
+COMMANDS = {"check": cmd_check, "fix": cmd_fix, "rules": cmd_rules, "explain": cmd_explain, "server": cmd_server}
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

@@ -322,7 +322,7 @@ def _annotation_admits_none(annotation) -> bool:
         return _is_none(annotation.left) or _is_none(annotation.right)
     if isinstance(annotation, ast.Subscript):
         parts = dotted_parts(annotation.value)
-        return bool(parts) and parts[-1] == "Optional"
+        return parts is not None and bool(parts) and parts[-1] == "Optional"
     return False
 
 

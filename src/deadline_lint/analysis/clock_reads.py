@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Dict, FrozenSet, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, FrozenSet, Optional, Set, Tuple
 
 from deadline_lint.analysis.scopes import ASSIGN, NESTED_STATEMENTS, Scope
 from deadline_lint.catalog.clock import MONOTONIC, WALL, ClockCatalog, clock_catalog
@@ -59,7 +59,7 @@ class ClockReads:
 
     def _names_from_clock_modules(self, scope: Scope) -> FrozenSet[str]:
         modules = {q.split(".")[0] for q in self.clocks.functions}
-        names = set()
+        names: Set[str] = set()
         stack = list(getattr(scope.module.node, "body", []))
         while stack:
             stmt = stack.pop()

@@ -31,7 +31,7 @@ class Reach(NamedTuple):
 
 
 class ProjectReach(NamedTuple):
-    index: str  # which index answered: its root and search paths (module reach depends on them)
+    index: str  # type: ignore[assignment]  # which index answered: its root and search paths (module reach depends on them)
     own: Reach
     modules: Dict[str, Reach]  # every module in the closure, by path
 

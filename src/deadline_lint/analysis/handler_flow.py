@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import Callable, List, Optional, Sequence, Tuple
+from typing import Callable, List, Optional, Sequence, Set, Tuple
 
 FALLS_THROUGH, RETURNS, BREAKS, CONTINUES, RAISES_OTHER = (
     "falls through", "returns", "breaks", "continues", "raises another exception"
@@ -225,7 +225,7 @@ def passes_caught_on(handler: ast.ExceptHandler, describing: "frozenset") -> boo
     name = handler.name
     if name is None:
         return False
-    described = set()
+    described: Set[int] = set()
     for node in _expressions(handler.body):
         if isinstance(node, ast.Raise):
             described.update(id(n) for part in (node.exc, node.cause) if part is not None for n in ast.walk(part))

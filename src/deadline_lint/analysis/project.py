@@ -233,6 +233,9 @@ class ProjectIndex:
         ]
 
     def _read(self, name: str, path: str, is_package: bool) -> Optional[Module]:
+        unsaved = _UNSAVED.get(path)
+        if unsaved is not None:
+            return Module(self, name, path, is_package, unsaved)
         try:
             if os.path.getsize(path) > _MAX_MODULE_BYTES:
                 return None
@@ -495,6 +498,20 @@ class _Named:
         self.is_package = is_package
 
 
+# Texts that stand for files on disk (the editor server's unsaved buffers), by absolute
+# path: a module open in the editor is read as it is there, not as it was last saved.
+_UNSAVED: Dict[str, str] = {}
+
+
+def use_unsaved_text(path: str, text: Optional[str]) -> None:
+    """Read `path` as `text` from now on (None: from disk again). The caller forgets the
+    indexes that may hold the old text (see server_engine.forget_project_facts)."""
+    if text is None:
+        _UNSAVED.pop(path, None)
+    else:
+        _UNSAVED[path] = text
+
+
 # -- finding a file's project ---------------------------------------------------------
 _INDEXES: Dict[Tuple[str, Tuple[str, ...], int], Tuple[Catalog, ProjectIndex]] = {}
 _PLACES: Dict[str, Tuple[str, str, Tuple[str, ...]]] = {}
@@ -589,7 +606,7 @@ def is_module_on_the_way(catalog: Catalog, qualname: str) -> bool:
 
 def _prefixes_of(catalog: Catalog):
     names = [*catalog.apis, *catalog.classes, *catalog.factories, *catalog.timeout_objects, *catalog.aliases]
-    leading = set()
+    leading: Set[str] = set()
     for qualname in names:
         parts = qualname.split(".")
         leading.update(".".join(parts[:cut]) for cut in range(1, len(parts) + 1))

@@ -363,7 +363,7 @@ class RetryAnalysis:
                     return value
             return None
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
-            method = scope
+            method: Optional[Scope] = scope
             while method is not None and method.enclosing_class is None:
                 method = method.parent if method.kind != CLASS else None
             if method is None:

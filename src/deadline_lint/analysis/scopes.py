@@ -182,9 +182,9 @@ def _collect(scope: Scope) -> Dict[str, List[Binding]]:
         elif type(stmt).__name__ == "Match":
             for case in stmt.cases:  # type: ignore[attr-defined]
                 for sub in ast.walk(case.pattern):
-                    name = getattr(sub, "name", None)
-                    if isinstance(name, str):
-                        _add(table, name, Binding(OTHER, None, scope))
+                    captured = getattr(sub, "name", None)
+                    if isinstance(captured, str):
+                        _add(table, captured, Binding(OTHER, None, scope))
                 stack.extend(reversed(case.body))
         for child_field in _NESTED_BODIES.get(type(stmt), ()):
             stack.extend(reversed(getattr(stmt, child_field)))

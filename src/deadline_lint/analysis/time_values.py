@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from deadline_lint.analysis.clock_reads import ClockRead, ClockReads
 from deadline_lint.analysis.function_body import function_body
@@ -388,14 +388,15 @@ class FunctionTimes:
                     by_id[id(r.node)] = r
                     links.setdefault(id(r.node), set()).update(id(o.node) for o in reads)
             self._links, self._read_by_id = links, by_id
-        assert self._read_by_id is not None
+        reads_by_id = self._read_by_id
+        assert reads_by_id is not None
         found, todo = {id(read.node)}, [id(read.node)]
         while todo:
             for other in self._links.get(todo.pop(), ()):
                 if other not in found:
                     found.add(other)
                     todo.append(other)
-        return tuple(self._read_by_id.get(i, read) for i in sorted(found, key=lambda i: _position(self._read_by_id.get(i, read).node)))
+        return tuple(reads_by_id.get(i, read) for i in sorted(found, key=lambda i: _position(reads_by_id.get(i, read).node)))
 
     # -- does a value leave the function? -----------------------------------------------------
     def escapes(self, name: str) -> bool:
@@ -457,7 +458,7 @@ def _position(node: ast.AST) -> Tuple[int, int]:
     return (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
 
 
-def _agree(values: List[Optional[TimeValue]]) -> Optional[TimeValue]:
+def _agree(values: Sequence[Optional[TimeValue]]) -> Optional[TimeValue]:
     """One value from several that must agree on role, clock and unit."""
     if not values or any(v is None for v in values):
         return None

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Tuple
+from typing import Any, Dict, FrozenSet, Hashable, Iterable, List, Mapping, Optional, Set, Tuple
 
 import yaml
 
@@ -125,9 +125,9 @@ class Catalog:
     final_names: FrozenSet[str] = frozenset()
     exceptions: ExceptionVocabulary = field(default_factory=lambda: build_vocabulary(None))  # exceptions.yaml
     retry: RetryCatalog = field(default_factory=RetryCatalog)  # retry.yaml
-    _synthesized: Dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    _synthesized: Dict[Hashable, Any] = field(default_factory=dict, compare=False, repr=False)
 
-    def cached(self, key: str, build: Any) -> Any:
+    def cached(self, key: Hashable, build: Any) -> Any:
         """A value derived from this catalog, built once (`build()`) and shared by its users."""
         if key not in self._synthesized:
             self._synthesized[key] = build()
@@ -319,8 +319,8 @@ def _build(groups: Iterable[Mapping[str, Any]], data: Mapping[str, Any]) -> Cata
                 unbounded_if_empty=bool(spec.get("unbounded_if_empty", False)),
             )
         aliases.update(group.get("aliases", {}) or {})
-    method_names = set()
-    returning = set()
+    method_names: Set[str] = set()
+    returning: Set[str] = set()
     for client in classes.values():
         method_names.update(client.methods)
         returning.update(client.returns)
