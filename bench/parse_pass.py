@@ -2,8 +2,8 @@
 
     python bench/parse_pass.py {ast|libcst|engine} FILE_LIST [JOBS]
 
-`engine` runs deadline-lint's Checker (default rules, or DEADLINE_LINT_BENCH_SELECT) on every file with its text prefilter
-switched off, so every file is parsed and walked: the cost when nothing can be skipped.
+`engine` runs deadline-lint's Checker (default rules, or DEADLINE_LINT_BENCH_SELECT) on every file with its text
+prefilter switched off, so every file is parsed and walked: the cost when nothing can be skipped.
 
 FILE_LIST holds one path a line. Prints a JSON object with the number of files
 parsed and the ones that failed. Timing is taken from outside by the caller
@@ -12,7 +12,6 @@ is for deadline-lint.
 """
 
 import json
-import os
 import sys
 import warnings
 

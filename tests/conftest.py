@@ -9,9 +9,10 @@ import pytest
 
 @pytest.fixture(autouse=True, scope="session")
 def _one_results_cache_for_the_session(tmp_path_factory):
-    """Every command-line check in the suite goes through one results cache, so a later test
-    that checks what an earlier one checked is answered from it: the whole suite then also
-    shows that the cache never changes a result. It lives outside the checkout."""
+    """Every command-line check in a test process goes through one results cache (one per
+    pytest-xdist worker), so a later test that checks what an earlier one checked is answered
+    from it: the suite then also shows that the cache never changes a result. It lives outside
+    the checkout."""
     import os
 
     folder = str(tmp_path_factory.mktemp("results-cache"))
@@ -22,3 +23,15 @@ def _one_results_cache_for_the_session(tmp_path_factory):
         os.environ.pop("DEADLINE_LINT_CACHE_DIR", None)
     else:
         os.environ["DEADLINE_LINT_CACHE_DIR"] = previous
+
+
+# The modules that take longest (`--durations=0`, summed by module), slowest first. Under
+# pytest-xdist (`--dist loadscope`, see pyproject.toml) each module runs on one worker in this
+# order, so no long module is left to run alone at the end; the others follow in file order.
+SLOWEST_MODULES = ("test_precommit.py", "test_parity.py", "test_monorepo.py", "test_projects.py",
+                   "test_hostile_input.py", "test_fuzz.py", "test_config.py", "test_cli.py")
+
+
+def pytest_collection_modifyitems(items):
+    rank = {name: place for place, name in enumerate(SLOWEST_MODULES)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))

@@ -37,16 +37,16 @@ def one_file(tmp_path: Path, text: str) -> Tuple[Path, List[str]]:
 
 def hits_and_misses(monkeypatch) -> dict:
     """Count how many files each run really checks (a miss) against cached answers."""
-    from deadline_lint import runner
+    from deadline_lint import api
 
     counts = {"checked": 0}
-    original = runner.check_recorded
+    original = api.recorded
 
-    def counted(checker, path, sent=None):
+    def counted(checker, path, read, sent=None):
         counts["checked"] += 1
-        return original(checker, path, sent)
+        return original(checker, path, read, sent)
 
-    monkeypatch.setattr(runner, "check_recorded", counted)
+    monkeypatch.setattr(api, "recorded", counted)
     return counts
 
 
@@ -66,7 +66,7 @@ def aged(tree: Path) -> Path:
 def test_cached_runs_report_exactly_what_an_uncached_run_reports(tmp_path, capsys, monkeypatch) -> None:
     counts = hits_and_misses(monkeypatch)
     folder = tmp_path / "cache"
-    fixtures = aged(Path(shutil.copytree(FIXTURES, tmp_path / "fixtures")))
+    aged(Path(shutil.copytree(FIXTURES, tmp_path / "fixtures")))
     monkeypatch.chdir(tmp_path)
     args = ["fixtures", "--jobs", "1", "--format", "json", "--extend-select", "ALL"]
     uncached = check(capsys, *args, "--no-cache")

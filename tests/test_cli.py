@@ -85,7 +85,8 @@ def test_skips_virtualenvs_caches_and_excludes(tmp_path: Path) -> None:
         (b"import requests\ndef f(:\n", "DL001", "syntax error"),
         (b"import requests\nx = '\xff\xfe'\n", "DL002", "cannot decode"),
         (b"import requests\nx = 1\x00\n", "DL002", "NUL byte"),
-        (b"import requests\n" + b"x = " + b"(" * 300 + b"1" + b")" * 300 + b"\n", "DL007", "too deeply nested to analyse"),
+        (b"import requests\n" + b"x = " + b"(" * 300 + b"1" + b")" * 300 + b"\n", "DL007",
+         "too deeply nested to analyse"),
     ],
 )
 def test_bad_input_is_one_line_and_the_run_goes_on(tmp_path: Path, content: bytes, code: str, words: str) -> None:
@@ -139,13 +140,14 @@ def test_deeply_nested_blocks_do_not_crash(tmp_path: Path) -> None:
 
 
 def test_huge_file_is_reported_not_read(tmp_path: Path, monkeypatch) -> None:
-    from deadline_lint import engine
+    from deadline_lint import api, reading
 
-    monkeypatch.setattr(engine, "MAX_FILE_BYTES", 100)
+    monkeypatch.setattr(reading, "MAX_FILE_BYTES", 100)
     path = tmp_path / "big.py"
     path.write_text("import requests\n" + "x = 1\n" * 100)
-    diagnostics = engine.Checker().check_path(str(path))
-    assert [(d.code, d.line) for d in diagnostics] == [("DL004", 1)]
+    for run in (api.lint_paths, api.fix_paths):  # one reader for checking and fixing
+        (result,) = run([str(path)], api.Options())
+        assert [(d.code, d.line) for d in result.diagnostics] == [("DL004", 1)]
 
 
 def test_malformed_profile_exit_2_one_line(tmp_path: Path) -> None:

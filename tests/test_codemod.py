@@ -109,12 +109,12 @@ def test_a_fix_that_does_not_converge_warns_and_leaves_the_module_unchanged(monk
 
 
 def test_a_crash_inside_fixing_warns_instead_of_failing(monkeypatch) -> None:
-    import deadline_lint.codemod as codemod
+    from deadline_lint.api import Session
 
     def explode(*args, **kwargs):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(codemod, "fix_text", explode)
+    monkeypatch.setattr(Session, "fix_text", explode)
     result = transform_module(InsertBudget(CodemodContext()), SERVICE)
     assert isinstance(result, TransformSuccess) and not isinstance(result, TransformFailure)
     assert result.code == SERVICE

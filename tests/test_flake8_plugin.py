@@ -171,3 +171,21 @@ def test_opt_in_rules_need_their_exact_code(tmp_path, capsys, monkeypatch, opt_i
     (tmp_path / "svc.py").write_text("print('x')\n", encoding="utf-8")
     rows, _ = flake8(capsys, *args, "svc.py")
     assert any(code == opt_in_rule for _, _, code, _ in rows) is reported
+
+
+def test_an_unreadable_file_is_dl006_as_in_the_cli(tmp_path, capsys, monkeypatch) -> None:
+    """flake8 runs no plugin on a file it cannot read (its own E902, which `--select DL`
+    hides): the file must not pass silently."""
+    from deadline_lint.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "gone.py").symlink_to(tmp_path / "missing.py")  # unreadable even for root
+    assert main(["check", "--no-cache", "gone.py"]) == 1
+    cli = [line.split(":", 3) for line in capsys.readouterr().out.splitlines() if "DL006" in line]
+    rows, status = flake8(capsys, "--select", "DL", "gone.py")
+    assert rows == [(int(line), int(column), *text.strip().split(" ", 1)) for _, line, column, text in cli]
+    assert rows == [(1, 1, "DL006", "cannot read file: No such file or directory")] and status == 1
+    # per-path ignores still decide, as in the CLI
+    (tmp_path / "pyproject.toml").write_text('[tool.deadline-lint]\nper-path-ignores = {"gone.py" = ["DL0"]}\n')
+    monkeypatch.setattr(DeadlineLintFlake8, "_checkers", {})
+    assert flake8(capsys, "--select", "DL", "gone.py")[0] == []

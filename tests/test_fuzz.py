@@ -16,8 +16,6 @@ import ast
 import os
 import random
 
-import hypothesmith
-import pytest
 from hypothesis import HealthCheck, assume, given, seed, settings
 from hypothesis import strategies as st
 
@@ -98,8 +96,8 @@ def _statement(draw, depth: int = 0) -> str:
     header = draw(st.sampled_from([
         "if (left := context.time_remaining()) > 0.1:", "while (left := budget_s) > 0:", "for x in range(3):",
         "with open(url) as f:", "async with asyncio.timeout(2):", "try:",
-        "def fetch(url, budget=None):", "async def handler(request, context):", "def f(url, *, budget_s: float = 10.0):",
-        "class Service:", "@retry\ndef g(url, budget):",
+        "def fetch(url, budget=None):", "async def handler(request, context):",
+        "def f(url, *, budget_s: float = 10.0):", "class Service:", "@retry\ndef g(url, budget):",
     ]))
     tail = "\nexcept Exception:\n    pass" if header == "try:" else ""
     return f"{header}\n{body}{tail}"
@@ -131,6 +129,8 @@ def test_fuzz_service_programs(capsys) -> None:
 
 
 def test_fuzz_hypothesmith_programs(capsys) -> None:
+    import hypothesmith  # a second of building its grammar: only in the process that runs this test
+
     _report(capsys, "hypothesmith")
 
     @seed(SEED)

@@ -3,6 +3,8 @@ found by a newcomer's first hour or a fuzzer, and failed before its fix."""
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 import textwrap
 
 import pytest
@@ -370,7 +372,7 @@ def test_non_positive_jobs_are_a_usage_error(value, capsys) -> None:
 def test_jobs_never_exceed_files_or_cpus(monkeypatch) -> None:
     import os
 
-    from deadline_lint.runner import resolve_jobs
+    from deadline_lint.api import resolve_jobs
 
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
     assert resolve_jobs(1000, 4) == 2
@@ -382,10 +384,7 @@ def test_jobs_never_exceed_files_or_cpus(monkeypatch) -> None:
 LATIN1 = "# -*- coding: latin-1 -*-\nimport requests\nGREETING = 'héllo'\nrequests.get('u')\n".encode("latin-1")
 
 
-def _run_cli(args, stdin: bytes, cwd) -> "subprocess.CompletedProcess[bytes]":
-    import subprocess
-    import sys
-
+def _run_cli(args, stdin: bytes, cwd) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run([sys.executable, "-m", "deadline_lint", *args], input=stdin, cwd=cwd, capture_output=True)
 
 

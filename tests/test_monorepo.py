@@ -137,7 +137,8 @@ def test_codemod_fixes_each_file_under_its_own_profile_as_fix_does(repo: Path, t
     assert "timeout=5.0" in fixed["services/search/search/api.py"]
     assert "timeout=8.0" in fixed["tools/script.py"]
     # Excluded by the orders profile: left alone by both.
-    assert fixed["services/orders/generated/client_pb2.py"] == (MONOREPO / "services/orders/generated/client_pb2.py").read_text()
+    generated = "services/orders/generated/client_pb2.py"
+    assert fixed[generated] == (MONOREPO / generated).read_text()
 
 
 def test_the_fixture_tree_is_unchanged_by_the_tests() -> None:

@@ -1,26 +1,32 @@
 """Every fixture through every front end: engine, CLI (JSON), flake8 and pylint agree, and each
 reports exactly the fixture's snapshot for its rule (an ordered list: multiplicity counts).
 
-The front ends run as users run them, as subprocesses, but few of them: the fixtures are copied
-into one folder per adoption profile (most share the built-in one) and each front end runs once
-per folder with every fixture code of that folder selected. Each copy is checked twice: as is,
+The fixtures are copied into one folder per adoption profile (most share the built-in one) and
+each front end runs once per folder with every fixture code of that folder selected: as users run
+it, a subprocess, for the shared folder; through the same entry point in this process for the
+one-fixture profile folders (the commands themselves are tested as subprocesses in test_cli,
+test_flake8_plugin, test_projects and test_monorepo). Each copy is checked twice: as is,
 where all four front ends must report the same ordered list of (line, column, code, message),
-the folder's code must be exactly the snapshot and exactly on the `# expect:` lines; and with every marker turned into that
-front end's own suppression (CLI `# noqa: CODE`, flake8 `# noqa: CODE`, pylint
+the folder's code must be exactly the snapshot and exactly on the `# expect:` lines; and with
+every marker turned into that front end's own suppression (CLI `# noqa: CODE`, flake8 `# noqa: CODE`, pylint
 `# pylint: disable=<symbol>`), where the folder's code must be silent.
 """
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import os
 import re
 import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Callable, Dict, List, Optional, Set, Tuple
 
 import pytest
 
+from deadline_lint.cli import main as cli_main
 from deadline_lint.engine import Checker
 from deadline_lint.profile import build_profile, default_profile, load_profile_file
 from deadline_lint.pylint_plugin import symbol
@@ -67,53 +73,93 @@ class ParityRun:
     group_of: Dict[str, Group]
 
 
-def _run(command: List[str], cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=600)
+def _run(module: str, argv: List[str], group: Group, report: Path) -> Tuple[int, str, str]:
+    """(exit code, report, stderr) of `python -m <module> <argv>` run in the group's folder:
+    a subprocess for the fixtures without a profile (most of them), in this process through
+    the same entry point for the one-fixture profile groups (eleven interpreter starts per
+    front end saved; the report goes to a file either way)."""
+    if group.profile is None:
+        result = subprocess.run([sys.executable, "-m", module, *argv], cwd=group.folder, capture_output=True,
+                                text=True, timeout=600)
+        code, stderr = result.returncode, result.stderr
+    else:
+        errors = io.StringIO()
+        previous = os.getcwd()
+        os.chdir(group.folder)
+        try:
+            with contextlib.redirect_stderr(errors):
+                code = IN_PROCESS[module](argv)
+        finally:
+            os.chdir(previous)
+        stderr = errors.getvalue()
+    return code, report.read_text(encoding="utf-8") if report.exists() else "", stderr
+
+
+def _pylint_in_process(argv: List[str]) -> int:
+    from pylint.lint import Run
+
+    return Run(argv, exit=False).linter.msg_status
+
+
+def _flake8_in_process(argv: List[str]) -> int:
+    from flake8.main.cli import main
+
+    # One process: flake8's worker pool would fork this one (the subprocess run keeps the pool).
+    return main(["--jobs=1", *argv])
+
+
+IN_PROCESS: Dict[str, Callable[[List[str]], int]] = {
+    "deadline_lint": cli_main, "flake8": _flake8_in_process, "pylint": _pylint_in_process,
+}
 
 
 def _cli(group: Group, paths: List[Path]) -> Dict[Path, List[Finding]]:
-    command = [sys.executable, "-m", "deadline_lint", "check", "--format", "json", "--jobs", "1",
-               "--select", ",".join(group.codes)]
+    report = group.folder / "cli.json"
+    argv = ["check", "--format", "json", "--jobs", "1", "--select", ",".join(group.codes),
+            "--output-file", str(report)]
     if group.profile:
-        command += ["--profile", str(group.profile)]
-    result = _run([*command, *map(str, paths)], group.folder)
-    assert result.returncode in (0, 1), result.stderr
+        argv += ["--profile", str(group.profile)]
+    code, output, stderr = _run("deadline_lint", [*argv, *map(str, paths)], group, report)
+    assert code in (0, 1), stderr
     found: Dict[Path, List[Finding]] = {}
-    for item in json.loads(result.stdout):
+    for item in json.loads(output):
         finding = (item["line"], item["column"], item["code"], item["message"])
         found.setdefault(Path(item["path"]).resolve(), []).append(finding)
     return found
 
 
 def _flake8(group: Group, paths: List[Path]) -> Dict[Path, List[Finding]]:
-    command = [sys.executable, "-m", "flake8", "--isolated", "--select", ",".join(group.codes),
-               f"--format={FLAKE8_FORMAT}"]
+    report = group.folder / "flake8.txt"
+    argv = ["--isolated", "--select", ",".join(group.codes), f"--format={FLAKE8_FORMAT}",
+            f"--output-file={report}"]
     if group.profile:
-        command.append(f"--deadline-profile={group.profile}")
-    result = _run([*command, *map(str, paths)], group.folder)
-    assert result.returncode in (0, 1) and not result.stderr.strip(), result.stderr + result.stdout
+        argv.append(f"--deadline-profile={group.profile}")
+    code, output, stderr = _run("flake8", [*argv, *map(str, paths)], group, report)
+    assert code in (0, 1) and not stderr.strip(), stderr + output
     found: Dict[Path, List[Finding]] = {}
-    for line in result.stdout.splitlines():
-        path, row, col, code, text = line.split("\t", 4)
-        found.setdefault(Path(path).resolve(), []).append((int(row), int(col), code, text))
+    for line in output.splitlines():
+        path, row, col, found_code, text = line.split("\t", 4)
+        found.setdefault(Path(path).resolve(), []).append((int(row), int(col), found_code, text))
     return found
 
 
 def _pylint(group: Group, paths: List[Path]) -> Dict[Path, List[Finding]]:
     rcfile = group.folder / "pylintrc"
     rcfile.write_text("[MAIN]\n")  # keep any surrounding configuration out
-    command = [sys.executable, "-m", "pylint", f"--rcfile={rcfile}", "--persistent=n", "--score=n",
-               "--load-plugins=deadline_lint.pylint_plugin", "--disable=all",
-               "--enable=" + ",".join(symbol(code) for code in group.codes), "--output-format=json2"]
+    report = group.folder / "pylint.json"
+    argv = [f"--rcfile={rcfile}", "--persistent=n", "--score=n",
+            "--load-plugins=deadline_lint.pylint_plugin", "--disable=all",
+            "--enable=" + ",".join(symbol(code) for code in group.codes), "--output-format=json2",
+            f"--output={report}"]
     if group.profile:
-        command.append(f"--deadline-profile={group.profile}")
-    result = _run([*command, *map(str, paths)], group.folder)
-    assert result.returncode & 32 == 0 and not result.stderr.strip(), result.stderr
+        argv.append(f"--deadline-profile={group.profile}")
+    code, output, stderr = _run("pylint", [*argv, *map(str, paths)], group, report)
+    assert code & 32 == 0 and not stderr.strip(), stderr
     found: Dict[Path, List[Finding]] = {}
-    for message in json.loads(result.stdout)["messages"]:
-        code, text = message["message"].split(" ", 1)
-        assert message["symbol"] == symbol(code), message
-        finding = (message["line"], message["column"] + 1, code, text)
+    for message in json.loads(output)["messages"]:
+        found_code, text = message["message"].split(" ", 1)
+        assert message["symbol"] == symbol(found_code), message
+        finding = (message["line"], message["column"] + 1, found_code, text)
         found.setdefault(Path(message["absolutePath"]).resolve(), []).append(finding)
     return found
 

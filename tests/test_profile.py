@@ -113,8 +113,7 @@ def test_no_configuration_means_built_in_defaults(tmp_path: Path) -> None:
 
 
 def test_per_path_ignores_are_relative_to_the_pyproject(tmp_path: Path, monkeypatch) -> None:
-    from deadline_lint.engine import Checker
-    from deadline_lint.runner import check_files
+    from deadline_lint.api import Options, lint_paths
 
     write(tmp_path, '[tool.deadline-lint]\nper-path-ignores = {"scripts/*" = ["DL101"]}\n', "pyproject.toml")
     (tmp_path / "scripts").mkdir()
@@ -123,6 +122,5 @@ def test_per_path_ignores_are_relative_to_the_pyproject(tmp_path: Path, monkeypa
     (tmp_path / "scripts" / "job.py").write_text(bad)
     (tmp_path / "app" / "svc.py").write_text(bad)
     monkeypatch.chdir(tmp_path / "app")  # run from a subfolder: patterns still mean the root's
-    profile = resolve_profile(None, tmp_path / "app")
-    found = check_files(Checker(profile), ["../scripts/job.py", "svc.py"], jobs=1)
+    found = [d for r in lint_paths(["../scripts/job.py", "svc.py"], Options(jobs=1)) for d in r.diagnostics]
     assert [(d.path, d.code) for d in found] == [("svc.py", "DL101")]

@@ -87,7 +87,9 @@ def test_the_prefilter_skips_files_that_import_nothing_leading_to_a_client(tmp_p
         "pyproject.toml": "",
         "pkg/__init__.py": "",
         "pkg/util.py": "def slug(text):\n    return text.lower()\n",
-        "pkg/http.py": "import requests\n\ndef get(url, timeout=None):\n    return requests.get(url, timeout=timeout)\n",
+        "pkg/http.py": (
+            "import requests\n\ndef get(url, timeout=None):\n    return requests.get(url, timeout=timeout)\n"
+        ),
         "pkg/a.py": "from pkg.util import slug\n",
         "pkg/b.py": "from pkg.http import get\n",
     })
@@ -148,7 +150,10 @@ def test_answers_under_an_import_cycle_do_not_depend_on_which_name_is_asked_firs
         "pkg/__init__.py": "",
         "pkg/a.py": "from pkg.b import helper, loop\n\ndef run():\n    return helper()\n",
         "pkg/b.py": "from pkg.a import run, loop\n\ndef helper():\n    return run()\n\ndef other():\n    return 1\n",
-        "pkg/c.py": "from pkg.a import run\nimport requests\n\ndef get(url, timeout=None):\n    return requests.get(url, timeout=timeout)\n",
+        "pkg/c.py": (
+            "from pkg.a import run\nimport requests\n\n"
+            "def get(url, timeout=None):\n    return requests.get(url, timeout=timeout)\n"
+        ),
     }
     names = ["pkg.a.run", "pkg.b.helper", "pkg.a.loop", "pkg.c.get", "pkg.b.loop", "pkg.b.other", "pkg.a"]
     answers = []

@@ -89,11 +89,13 @@ def test_registers_beside_every_pylint_checker_and_extension() -> None:
     linter = PyLinter()
     linter.load_default_plugins()
     extensions = [
-        f"pylint.extensions.{m.name}" for m in pkgutil.iter_modules(pylint_extensions.__path__) if not m.name.startswith("_")
+        f"pylint.extensions.{m.name}"
+        for m in pkgutil.iter_modules(pylint_extensions.__path__)
+        if not m.name.startswith("_")
     ]
     linter.load_plugin_modules(extensions)
     pylint_plugin.register(linter)
-    for code, msgid, name in mapping():
+    for _code, msgid, name in mapping():
         assert linter.msgs_store.get_message_definitions(name)[0].msgid == msgid
         assert linter.msgs_store.get_message_definitions(msgid)[0].symbol == name
 
@@ -139,7 +141,8 @@ def test_profile_option(tmp_path) -> None:
     path.write_text("import requests\nrequests.get('u')\n", encoding="utf-8")
     (tmp_path / "profile.yaml").write_text("edge_total_ms: 2500\n", encoding="utf-8")
     messages, _ = run_pylint(
-        tmp_path, "--disable=all", "--enable=deadline-lint", f"--deadline-profile={tmp_path / 'profile.yaml'}", str(path)
+        tmp_path, "--disable=all", "--enable=deadline-lint", f"--deadline-profile={tmp_path / 'profile.yaml'}",
+        str(path),
     )
     assert "pass `timeout=2.5` from the edge default" in messages[0]["message"]
 

@@ -29,7 +29,9 @@ def times_of(code: str, function: str = "f") -> FunctionTimes:
     text = textwrap.dedent(code)
     tree = ast.parse(text)
     ctx = FileContext(SourceFile(text, "m.py"), tree, _CHECKER.profile, _CHECKER.catalog)
-    node = next(n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == function)
+    node = next(
+        n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == function
+    )
     found = ctx.analysis(TimeValues).function(ctx.resolver.scope_of(node, ctx.module_scope))
     assert found is not None
     return found

@@ -22,19 +22,15 @@ from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 
 from deadline_lint import __version__
 from deadline_lint.cache import CACHE_DIR_ENV, CACHE_DIR_NAME, default_cache_dir
-from deadline_lint.config import Checkers, ProfileResolver
-from deadline_lint.diagnostics import Diagnostic, tool_diagnostic
-from deadline_lint.files import discover, display_path
+from deadline_lint.api import FixResult, Options, Session
+from deadline_lint.diagnostics import Diagnostic
 from deadline_lint.output import DOCUMENT_FORMATS, WRITERS, write_statistics
 from deadline_lint.profile import ProfileError
-from deadline_lint.runner import apply_path_ignores, check_files
-from deadline_lint.selection import SelectorError, check_selectors, parse_selectors
+from deadline_lint.selection import parse_selectors
 from deadline_lint.tool_codes import TOOL_CODES
 
 if TYPE_CHECKING:
     from deadline_lint.baseline import Entry
-    from deadline_lint.engine import Checker
-    from deadline_lint.fixes import FileOutcome, FixMode
 
 # Fixing, baselines, noqa edits and rule docs are imported where they are used: a check
 # answered from the results cache starts without loading the rules or LibCST.
@@ -124,17 +120,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _checker_options(args: argparse.Namespace) -> dict:
-    for option in ("select", "extend_select", "ignore", "extend_safe_fixes", "extend_unsafe_fixes"):
-        try:
-            check_selectors(getattr(args, option, ()), "--" + option.replace("_", "-"))
-        except SelectorError as exc:
-            raise ProfileError(str(exc)) from None
-    return {
-        "select": args.select, "ignore": args.ignore, "extend_select": args.extend_select,
-        "extend_safe_fixes": getattr(args, "extend_safe_fixes", []),
-        "extend_unsafe_fixes": getattr(args, "extend_unsafe_fixes", []),
-    }
+def _options(args: argparse.Namespace) -> Options:
+    """The command line, translated for the API."""
+    cache = args.command == "check" and not getattr(args, "no_cache", True) and args.paths != ["-"]
+    return Options(
+        select=tuple(args.select), ignore=tuple(args.ignore), extend_select=tuple(args.extend_select),
+        extend_safe_fixes=tuple(getattr(args, "extend_safe_fixes", ())),
+        extend_unsafe_fixes=tuple(getattr(args, "extend_unsafe_fixes", ())),
+        profile=args.profile,
+        unsafe_fixes=getattr(args, "unsafe_fixes", False), thread_budget=getattr(args, "thread_budget", False),
+        write=not getattr(args, "diff", False),
+        jobs=args.jobs,
+        cache_dir=(args.cache_dir or default_cache_dir()) if cache else None,
+        exclude=tuple(args.exclude), respect_gitignore=args.respect_gitignore,
+    )
 
 
 def _reads_stdin(args: argparse.Namespace) -> bool:
@@ -147,40 +146,19 @@ def _stdin_name(args: argparse.Namespace) -> str:
     return args.stdin_filename or "-"
 
 
-def _load(args: argparse.Namespace) -> Tuple[Checkers, List[str]]:
+def _load(args: argparse.Namespace) -> Tuple[Session, List[str]]:
     """Each file's checker comes from its own profile (config.py), so the order and grouping
     of the paths never changes a file's findings."""
-    checkers = Checkers(ProfileResolver(args.profile), _checker_options(args))
+    options = _options(args)
+    session = Session(options)
     if _reads_stdin(args):
-        checkers.for_path(os.path.abspath(_stdin_name(args)))  # a broken profile: exit 2 now
+        session.checker(os.path.abspath(_stdin_name(args)))  # a broken profile: exit 2 now
         files: List[str] = []
     else:
-        missing = [p for p in args.paths if not os.path.lexists(p) and not _unreachable(p)]
-        if missing:
-            raise ProfileError(f"{missing[0]}: no such file or directory")
-        unlistable: List[OSError] = []
-        found = discover(args.paths, args.exclude, checkers.excluded, args.respect_gitignore, unlistable)
-        files = [display_path(p) for p in found]
-        args.unlistable = [_unlistable(error) for error in unlistable]
-    for warning in checkers.resolver.warnings():
+        files, args.unlistable = session.files(args.paths)
+    for warning in session.checkers.resolver.warnings():
         print(f"deadline-lint: warning: {warning}", file=sys.stderr)
-    return checkers, files
-
-
-def _unreachable(path: str) -> bool:
-    """Named, but inside a folder we may not search: checking it reports DL006."""
-    try:
-        os.stat(path)
-    except PermissionError:
-        return True
-    except OSError:
-        return False
-    return False
-
-
-def _unlistable(error: OSError) -> Diagnostic:
-    folder = display_path(str(error.filename))
-    return tool_diagnostic(folder, "DL006", f"cannot list folder: {error.strerror or error}; its files were not checked")
+    return session, files
 
 
 def _unused_flags(args: argparse.Namespace, fixing: bool) -> None:
@@ -201,19 +179,17 @@ def cmd_check(args: argparse.Namespace) -> int:
         raise ProfileError("--add-noqa, --baseline and --write-baseline cannot be combined with --fix or --diff")
     if args.fix or args.diff:
         return cmd_fix(args)
-    checkers, files = _load(args)
+    session, files = _load(args)
     adoption = [flag for flag, on in (("--add-noqa", args.add_noqa), ("--baseline", args.baseline),
                                       ("--write-baseline", args.write_baseline)) if on]
     if adoption and _reads_stdin(args):
         raise ProfileError(f"{adoption[0]}: needs files, not stdin")
     if _reads_stdin(args):
-        checker = checkers.for_path(os.path.abspath(_stdin_name(args)))
-        found = apply_path_ignores(checker, checker.check_bytes(sys.stdin.buffer.read(), _stdin_name(args)))
+        found = session.lint_bytes(sys.stdin.buffer.read(), _stdin_name(args)).diagnostics
         files = [_stdin_name(args)]
     else:
-        cache_dir = None if args.no_cache else (args.cache_dir or default_cache_dir())
-        found = sorted([*check_files(checkers, files, args.jobs, cache_dir), *args.unlistable],
-                       key=Diagnostic.sort_key)
+        results = [d for result in session.lint_paths(files) for d in result.diagnostics]
+        found = sorted([*results, *args.unlistable], key=Diagnostic.sort_key)
     if args.add_noqa:
         return _add_noqa(found)
     if args.write_baseline:
@@ -288,17 +264,16 @@ def _write_stale(stale: Sequence[Entry], baseline: str, out) -> None:
 
 def cmd_fix(args: argparse.Namespace) -> int:
     """`fix` and `check --fix` / `check --diff`: fix, then report what remains."""
-    from deadline_lint.fixes import FileOutcome, FixMode, fix_files, fix_summary
+    from deadline_lint.fixes import fix_summary
 
     _unused_flags(args, fixing=True)
-    checkers, files = _load(args)
-    mode = FixMode(unsafe=args.unsafe_fixes, thread_budget=args.thread_budget)
+    session, files = _load(args)
     if _reads_stdin(args):
-        return _fix_stdin(checkers.for_path(os.path.abspath(_stdin_name(args))), mode, args)
+        return _fix_stdin(session, args)
     with _sigterm_interrupts():
-        outcomes = fix_files(checkers, files, mode, write=not args.diff, jobs=args.jobs)
-    outcomes.extend(FileOutcome(d.path, 0, (d,), False) for d in args.unlistable)
-    summary = fix_summary(outcomes, mode, not args.diff, len(files))
+        outcomes = list(session.fix_paths(files))
+    outcomes.extend(FixResult(d.path, [d]) for d in args.unlistable)
+    summary = fix_summary(outcomes, session.options.fix_mode(), not args.diff, len(files))
     for outcome in outcomes:
         if outcome.refused:
             print(f"deadline-lint: {outcome.path}: {outcome.refused}", file=sys.stderr)
@@ -327,10 +302,10 @@ def cmd_fix(args: argparse.Namespace) -> int:
     return EXIT_FINDINGS if remaining and not args.exit_zero else EXIT_CLEAN
 
 
-def _fix_stdin(checker: Checker, mode: FixMode, args: argparse.Namespace) -> int:
+def _fix_stdin(session: Session, args: argparse.Namespace) -> int:
     """For editors: the fixed source (or, with --diff, the diff) on stdout, what remains on
     stderr. Undecodable input is passed through unchanged with its DL002 on stderr."""
-    from deadline_lint.fixes import diff_like, fix_text
+    from deadline_lint.fixes import diff_like
     from deadline_lint.source import DecodeError
     from deadline_lint.writes import WriteRefused, encode_like, snapshot_of
 
@@ -342,7 +317,8 @@ def _fix_stdin(checker: Checker, mode: FixMode, args: argparse.Namespace) -> int
         sys.stdout.buffer.write(data)
         print(f"{name}:1:1: DL002 cannot decode file: {exc}", file=sys.stderr)
         return EXIT_FINDINGS
-    result = fix_text(checker, snapshot.text, name, mode)
+    result = session.fix_text(snapshot.text, name)
+    assert result.text is not None
     try:  # the input's own encoding and BOM, like a fixed file on disk
         fixed = encode_like(snapshot, result.text)
     except WriteRefused as exc:
@@ -363,7 +339,7 @@ def _fix_stdin(checker: Checker, mode: FixMode, args: argparse.Namespace) -> int
     return EXIT_FINDINGS if result.remaining and not args.exit_zero else EXIT_CLEAN
 
 
-def _write_diffs(outcomes: Sequence[FileOutcome]) -> None:
+def _write_diffs(outcomes: Sequence[FixResult]) -> None:
     """The diff goes out byte for byte (UTF-8, each line's own newline), ready for `patch -p0`."""
     diff = b"".join(o.diff for o in outcomes)
     sys.stdout.flush()

@@ -18,24 +18,23 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Dict, Optional, Sequence, Tuple
+from typing import Dict, Optional, Sequence
 
 import libcst
 import libcst.codemod._cli as _libcst_cli
 from libcst.codemod import CodemodCommand, CodemodContext, SkipFile
 
-from deadline_lint.config import Checkers, ProfileResolver
+from deadline_lint.api import Options, Session
 from deadline_lint.diagnostics import Diagnostic
 from deadline_lint.engine import parse_source
-from deadline_lint.fixes import FixMode, fix_text
 from deadline_lint.profile import ProfileError
-from deadline_lint.selection import SelectorError, check_selectors, parse_selectors
+from deadline_lint.selection import parse_selectors
 from deadline_lint.source import DecodeError, decode_source
 
 # Checkers are costly to build (rules, catalog) and the same for every file under one
-# profile: one set per (explicit profile, selection) per process, each file resolving its own
-# profile as the CLI does (config.py).
-_CHECKERS: Dict[Tuple[Optional[str], Tuple[str, ...]], Checkers] = {}
+# profile: one session per options per process, each file resolving its own profile as the
+# CLI does (config.py).
+_CHECKERS: Dict[Options, Session] = {}
 
 
 class InsertBudget(CodemodCommand):
@@ -69,36 +68,31 @@ class InsertBudget(CodemodCommand):
         select: Sequence[str] = (),
     ) -> None:
         super().__init__(context)
-        self.mode = FixMode(unsafe=unsafe_fixes, thread_budget=thread_budget, insert_budgets=True)
-        self.profile_path = profile
-        self.select = tuple(select)
+        self.options = Options(
+            select=tuple(select), profile=profile, unsafe_fixes=unsafe_fixes, thread_budget=thread_budget,
+            insert_budgets=True,
+        )
 
-    def _checkers(self) -> Checkers:
-        key = (self.profile_path, self.select)
-        checkers = _CHECKERS.get(key)
-        if checkers is None:
-            try:
-                check_selectors(self.select, "--select")
-            except SelectorError as exc:
-                raise ProfileError(str(exc)) from None
-            checkers = Checkers(ProfileResolver(self.profile_path), {"select": self.select})
-            _CHECKERS[key] = checkers
-        return checkers
+    def _session(self) -> Session:
+        session = _CHECKERS.get(self.options)
+        if session is None:
+            session = _CHECKERS[self.options] = Session(self.options)
+        return session
 
     def transform_module_impl(self, tree: libcst.Module) -> libcst.Module:
         path = self.context.filename or "<module>"
         located = os.path.abspath(self.context.filename) if self.context.filename else os.path.join(os.getcwd(), "-")
         try:
-            checkers = self._checkers()
-            checker = checkers.for_path(located)
-            if self.context.filename and checkers.excluded(located):
+            session = self._session()
+            session.checker(located)
+            if self.context.filename and session.excluded(located):
                 return tree  # the profile's `exclude`, as in a folder walk of the CLI
         except ProfileError as exc:
             self.warn(f"deadline-lint: {exc}; file left unchanged")
             return tree
         code = tree.code
         try:
-            result = fix_text(checker, code, os.path.relpath(path) if self.context.filename else path, self.mode)
+            result = session.fix_text(code, os.path.relpath(path) if self.context.filename else path)
         except Exception as exc:  # prove or bail: never hand LibCST a half-made result
             self.warn(f"deadline-lint: fixing failed ({type(exc).__name__}: {exc}); file left unchanged")
             return tree
@@ -110,7 +104,7 @@ class InsertBudget(CodemodCommand):
         if not result.changed:
             return tree
         try:
-            return libcst.parse_module(result.text, config=tree.config_for_parsing)
+            return libcst.parse_module(result.text or code, config=tree.config_for_parsing)
         except libcst.ParserSyntaxError as exc:
             self.warn(f"deadline-lint: LibCST cannot parse the fixed code ({exc.message}); file left unchanged")
             return tree

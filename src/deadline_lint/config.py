@@ -20,9 +20,11 @@ from deadline_lint.profile import (
     default_profile,
     explicit_profile,
     has_profile_table,
+    path_ignores,
     pyproject_profile,
 )
 from deadline_lint.profile_checks import check_profile
+from deadline_lint.selector import Selector
 
 if TYPE_CHECKING:
     from deadline_lint.engine import Checker
@@ -97,27 +99,42 @@ def excluded_by_profile(profile: Profile, path: str, is_dir: bool = False) -> bo
 
 
 class Checkers:
-    """One Checker per profile for a run: `options` (the command line's selection and fix
-    classes) on top of each file's profile. Picklable for worker processes (they rebuild
-    their own caches)."""
+    """One Checker per profile and per-path selection for a run: `options` (the command
+    line's selection and fix classes) on top of each file's profile. Picklable for worker
+    processes (they rebuild their own caches)."""
 
     def __init__(self, resolver: Optional[ProfileResolver] = None, options: Optional[Mapping[str, Any]] = None) -> None:
         self.resolver = resolver or ProfileResolver()
         self.options: Dict[str, Any] = dict(options or {})
-        self._by_profile: Dict[int, Tuple[Profile, "Checker"]] = {}
+        self._by_selection: Dict[Tuple[int, Tuple[str, ...]], Tuple[Profile, "Checker"]] = {}
         self._keys: Dict[int, Tuple[Profile, str]] = {}
 
     def for_path(self, path: Union[str, os.PathLike]) -> "Checker":
-        return self.for_profile(self.resolver.for_path(path))
+        """The checker for this file: its profile's, without the rules its `per_path_ignores`
+        silence there (a rule that cannot report is not run)."""
+        profile = self.resolver.for_path(path)
+        return self.for_profile(profile, path_ignored(profile, os.fspath(path)))
 
-    def for_profile(self, profile: Profile) -> "Checker":
+    def for_profile(self, profile: Profile, dropped: Tuple[str, ...] = ()) -> "Checker":
         # Imported here: a run answered wholly from the results cache never loads the rules.
         from deadline_lint.engine import Checker
 
-        entry = self._by_profile.get(id(profile))
+        key = (id(profile), dropped)
+        entry = self._by_selection.get(key)
         if entry is None:
-            entry = self._by_profile[id(profile)] = (profile, Checker(profile, **self.options))
+            if dropped:
+                whole = self.for_profile(profile)
+                kept = [code for code in whole.codes if not silenced(code, dropped)]
+                checker = Checker(profile, **{**self.options, "only": kept}, catalog=whole.catalog)
+            else:
+                checker = Checker(profile, **self.options)
+            entry = self._by_selection[key] = (profile, checker)
         return entry[1]
+
+    def dropped(self, path: Union[str, os.PathLike]) -> Tuple[str, ...]:
+        """The codes `per_path_ignores` silence for this file (the tool codes among them are
+        dropped from its findings; the rules are not run)."""
+        return path_ignored(self.resolver.for_path(path), os.fspath(path))
 
     def settings_key(self, profile: Profile) -> str:
         """The results cache's key for files checked under `profile` in this run."""
@@ -138,19 +155,14 @@ class Checkers:
         self.__init__(ProfileResolver(state["explicit"]), state["options"])
 
 
-class OneChecker:
-    """A single Checker used for every path (tests and embedders that built one)."""
-
-    def __init__(self, checker: "Checker") -> None:
-        self.checker = checker
-
-    def for_path(self, path) -> "Checker":
-        return self.checker
-
-    def excluded(self, path: str, is_dir: bool = False) -> bool:
-        return excluded_by_profile(self.checker.profile, path, is_dir)
+def path_ignored(profile: Profile, path: str) -> Tuple[str, ...]:
+    """The profile's `per_path_ignores` for `path`; patterns are relative to the folder of the
+    profile (or pyproject.toml) that declared them, as in ruff and flake8."""
+    if not profile.per_path_ignores:
+        return ()
+    relative = relative_path(path, profile.root or os.getcwd())
+    return tuple(sorted(set(path_ignores(profile, relative).selectors))) if relative else ()
 
 
-def as_checkers(value: Union["Checker", Checkers, OneChecker]) -> Union[Checkers, OneChecker]:
-    return value if isinstance(value, (Checkers, OneChecker)) else OneChecker(value)
-
+def silenced(code: str, dropped: Tuple[str, ...]) -> bool:
+    return Selector(dropped).matches(code)

@@ -16,11 +16,11 @@ from deadline_lint.context import SCOPE_TYPES, FileContext
 from deadline_lint.diagnostics import Applicability, Diagnostic, tool_diagnostic
 from deadline_lint.profile import Profile, default_profile
 from deadline_lint.rules.base import Rule, all_rules
+from deadline_lint.reading import decode, read_file
 from deadline_lint.selector import Selector
-from deadline_lint.source import DecodeError, SourceFile, decode_source
+from deadline_lint.source import SourceFile
 from deadline_lint.syntax_versions import newer_syntax_message
 
-MAX_FILE_BYTES = 10 * 1024 * 1024
 _OWN_FRAMES = 10  # thread bootstrap and ast.parse: what a fresh-stack parse adds to a script's
 
 # Fields that never hold a node a rule cares about: expression contexts and operators, and
@@ -134,23 +134,12 @@ class Checker:
 
     # -- entry points ---------------------------------------------------------------
     def check_path(self, path: str, display: Optional[str] = None) -> List[Diagnostic]:
-        shown = display or path
-        try:
-            size = os.path.getsize(path)
-            if size > MAX_FILE_BYTES:
-                return [tool_diagnostic(shown, "DL004", f"file too large to check ({size // (1024 * 1024)} MiB, limit 10 MiB)")]
-            with open(path, "rb") as handle:
-                data = handle.read()
-        except OSError as exc:
-            return [tool_diagnostic(shown, "DL006", f"cannot read file: {exc.strerror or exc}")]
-        return self.check_bytes(data, shown)
+        read = read_file(path, display or path)
+        return [read] if isinstance(read, Diagnostic) else self.check_bytes(read.data, display or path)
 
     def check_bytes(self, data: bytes, path: str) -> List[Diagnostic]:
-        try:
-            text = decode_source(data)
-        except DecodeError as exc:
-            return [tool_diagnostic(path, "DL002", f"cannot decode file: {exc}")]
-        return self.check_text(text, path)
+        text = decode(data, path)
+        return [text] if isinstance(text, Diagnostic) else self.check_text(text, path)
 
     def check_text(self, text: str, path: str, tree: Optional[ast.Module] = None) -> List[Diagnostic]:
         if not self.rules or not self.could_fire(text, path):
@@ -171,8 +160,9 @@ class Checker:
         finally:
             ctx.close()
         found = self.fix_classes.apply(ctx.diagnostics, source)
-        if self.apply_noqa:
-            found = [d for d in found if not source.is_suppressed(d.line, d.code)]
+        # The suppression stage: `# deadline-lint: ignore[...]` always; noqa comments unless a
+        # host reads it itself (flake8).
+        found = [d for d in found if not source.is_suppressed(d.line, d.code, include_noqa=self.apply_noqa)]
         return sorted(found, key=Diagnostic.sort_key)
 
     def could_fire(self, text: str, path: str = "") -> bool:

@@ -16,14 +16,13 @@ import ast
 import bisect
 import difflib
 import os
-from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
-from typing import Any, List, Optional, Sequence, Tuple
+from dataclasses import dataclass
+from typing import List, Optional, Protocol, Sequence, Tuple
 
 from deadline_lint.analysis.imports import parse_import
 from deadline_lint.diagnostics import Applicability, Diagnostic, Edit, Fix
-from deadline_lint.engine import MAX_FILE_BYTES, Checker, tool_diagnostic
-from deadline_lint.runner import apply_path_ignores, resolve_jobs
+from deadline_lint.engine import Checker, tool_diagnostic
+from deadline_lint.reading import read_file, undecodable
 from deadline_lint.source import DecodeError, SourceFile, split_lines
 from deadline_lint.thread_budget import PARAMETER, THREADED_CODE, finding_key, plan_thread_budget
 from deadline_lint.writes import (
@@ -31,7 +30,7 @@ from deadline_lint.writes import (
     WriteRefused,
     encode_like,
     match_newlines,
-    read_snapshot,
+    snapshot_of,
     write_atomic,
 )
 
@@ -114,8 +113,9 @@ def fix_text(checker: Checker, text: str, path: str, mode: FixMode = FixMode()) 
 
 
 def check_for_fixing(checker: Checker, text: str, path: str) -> List[Diagnostic]:
-    """What `check` reports for this text: suppressions and per-path ignores applied."""
-    return apply_path_ignores(checker, checker.check_text(text, path))
+    """What `check` reports for this text: suppressions applied (the per-path ignores are in
+    the checker's selection, see config.Checkers)."""
+    return checker.check_text(text, path)
 
 
 def _give_up(original: str, before: Sequence[Diagnostic], path: str, code: str, message: str) -> FixedText:
@@ -298,16 +298,13 @@ class FileOutcome:
 
 def fix_file(checker: Checker, path: str, mode: FixMode = FixMode(), write: bool = True) -> FileOutcome:
     """Fix one file; `write=False` only computes the diff (`--diff`)."""
+    read = read_file(path)
+    if isinstance(read, Diagnostic):
+        return _unfixable(path, read)
     try:
-        size = os.path.getsize(path)
-        if size > MAX_FILE_BYTES:
-            message = f"file too large to check ({size // (1024 * 1024)} MiB, limit 10 MiB)"
-            return _unfixable(path, tool_diagnostic(path, "DL004", message))
-        snapshot = read_snapshot(path)
-    except OSError as exc:
-        return _unfixable(path, tool_diagnostic(path, "DL006", f"cannot read file: {exc.strerror or exc}"))
+        snapshot = snapshot_of(path, read.data, read.stat.st_mtime_ns, read.stat.st_size)
     except DecodeError as exc:
-        return _unfixable(path, tool_diagnostic(path, "DL002", f"cannot decode file: {exc}"))
+        return _unfixable(path, undecodable(path, exc))
     result = fix_text(checker, snapshot.text, path, mode)
     if not result.changed:
         return FileOutcome(path, 0, result.remaining, False, gave_up=result.gave_up)
@@ -354,54 +351,21 @@ def unified_diff(path: str, before: str, after: str) -> str:
     return "".join(lines)
 
 
-# -- many files --------------------------------------------------------------------------
-@dataclass
-class _WorkerState:
-    checkers: Any = None
-    mode: FixMode = field(default_factory=FixMode)
-    write: bool = True
+# -- many files (api.fix_paths runs them) ----------------------------------------------
+class Outcome(Protocol):
+    """What fix_summary reads of each file's result (api.FixResult)."""
+
+    @property
+    def fixed(self) -> int: ...
+    @property
+    def changed(self) -> bool: ...
+    @property
+    def remaining(self) -> Sequence[Diagnostic]: ...
+    @property
+    def threaded(self) -> int: ...
 
 
-_worker = _WorkerState()
-
-
-def _init_worker(checkers: Any, mode: FixMode, write: bool) -> None:
-    _worker.checkers = checkers
-    _worker.mode = mode
-    _worker.write = write
-
-
-def _fix_chunk(paths: Sequence[str]) -> List[FileOutcome]:
-    assert _worker.checkers is not None
-    return [fix_file(_worker.checkers.for_path(path), path, _worker.mode, _worker.write) for path in paths]
-
-
-def fix_files(
-    checkers: Any,
-    paths: Sequence[str],
-    mode: FixMode = FixMode(),
-    write: bool = True,
-    jobs: Optional[int] = None,
-) -> List[FileOutcome]:
-    """Fix every path, each under its own profile (`config.Checkers`, or one Checker for
-    all), in worker processes for large trees; outcomes in path order."""
-    from deadline_lint.config import Checkers, as_checkers
-
-    checkers = as_checkers(checkers)
-    workers = resolve_jobs(jobs, len(paths))
-    if workers == 1 or not isinstance(checkers, Checkers):
-        return [fix_file(checkers.for_path(path), path, mode, write) for path in paths]
-    size = max(1, len(paths) // (workers * 4))
-    chunks = [paths[i:i + size] for i in range(0, len(paths), size)]
-    with ProcessPoolExecutor(
-        max_workers=workers,
-        initializer=_init_worker,
-        initargs=(checkers, mode, write),
-    ) as pool:
-        return [outcome for chunk in pool.map(_fix_chunk, chunks) for outcome in chunk]
-
-
-def fix_summary(outcomes: Sequence[FileOutcome], mode: FixMode, write: bool, files_checked: int) -> str:
+def fix_summary(outcomes: Sequence[Outcome], mode: FixMode, write: bool, files_checked: int) -> str:
     """`Fixed 3 problems in 2 files, 1 remaining (1 fixable with `--unsafe-fixes`).`"""
     fixed = sum(o.fixed for o in outcomes)
     changed = sum(1 for o in outcomes if o.changed)

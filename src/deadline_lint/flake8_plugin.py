@@ -1,6 +1,6 @@
 """flake8 adapter: `flake8 --select DL` reports what `deadline-lint check` reports.
 
-A thin translation. It reuses the tree flake8 already parsed (no second parse). Each file gets
+A thin translation through api.py. It reuses the tree flake8 already parsed (no second parse). Each file gets
 its own profile, resolved as the CLI resolves it (`--deadline-profile` for every file, else
 the nearest pyproject.toml with `[tool.deadline-lint]` walking up from the file), and yields
 what `deadline-lint check` would report under that profile: its `select`, `extend_select`,
@@ -17,7 +17,8 @@ A relative `deadline-profile` in a flake8 config file is relative to that file's
 Tool codes (DL0xx): flake8 reports syntax errors (E999) itself and never runs a tree plugin on
 them, so the plugin never yields DL001. Bytes that are not text in the file's encoding flake8
 decodes as latin-1 and checks anyway; the plugin yields DL002 for those, as the CLI does, and
-checks nothing else in them. DL003 and DL007 (a rule failed on the file, or it is nested too
+checks nothing else in them. flake8 runs no plugin on a file it cannot read (it reports its
+own E902, which `--select DL` hides): the plugin reports DL006 there, as the CLI does. DL003 and DL007 (a rule failed on the file, or it is nested too
 deeply) are yielded like any other finding, so flake8's selection decides whether they show
 (`--select DL` includes them; the CLI always reports tool codes).
 """
@@ -29,13 +30,12 @@ import re
 from typing import Dict, Iterator, List, Optional, Tuple
 
 from deadline_lint import __version__
-from deadline_lint.config import Checkers, ProfileResolver
+from deadline_lint.api import Options, Session
 from deadline_lint.engine import Checker
 from deadline_lint.profile import ProfileError
 from deadline_lint.selection import SelectorError, check_selectors
 from deadline_lint.rules.base import all_rules
-from deadline_lint.runner import apply_path_ignores
-from deadline_lint.source import DecodeError, SourceFile, decode_source
+from deadline_lint.source import DecodeError, decode_source
 
 Result = Tuple[int, int, str, type]
 
@@ -52,8 +52,9 @@ class DeadlineLintFlake8:
 
     profile_path: Optional[str] = None
     opt_ins: Tuple[str, ...] = ()  # opt-in codes the user selected by their exact code
-    # One checker per process and profile: rules are instantiated once, not once per file.
-    _checkers: Dict[Tuple[Optional[str], Tuple[str, ...]], Checkers] = {}
+    # One session per process and options: rules are instantiated once, not once per file.
+    _checkers: Dict[Tuple[Optional[str], Tuple[str, ...]], Session] = {}
+    parsed = False  # parse_options ran: this flake8 run has the plugin (see _report_unreadable)
 
     def __init__(self, tree: ast.Module, lines: List[str], filename: str) -> None:
         self.tree = tree
@@ -81,25 +82,29 @@ class DeadlineLintFlake8:
         cls.opt_ins = tuple(code for code in opt_in_codes() if code in named)
         _check_flake8_selection(options)
         # Load it now: a broken profile is one clear error instead of one failure per file.
-        cls.checkers().for_path(os.path.join(os.getcwd(), "-"))
+        try:
+            cls.session().checker(os.path.join(os.getcwd(), "-"))
+        except ProfileError as exc:
+            raise _critical(exc) from None
+        cls.parsed = True
 
     @classmethod
-    def checkers(cls) -> Checkers:
+    def session(cls) -> Session:
+        """The API's session for flake8's options: `# noqa` is flake8's to apply."""
         key = (cls.profile_path, cls.opt_ins)
-        checkers = cls._checkers.get(key)
-        if checkers is None:
+        session = cls._checkers.get(key)
+        if session is None:
             try:
-                resolver = ProfileResolver(cls.profile_path)
+                session = Session(Options(extend_select=cls.opt_ins, profile=cls.profile_path, noqa=False))
             except ProfileError as exc:
                 raise _critical(exc) from None
-            checkers = Checkers(resolver, {"extend_select": list(cls.opt_ins), "apply_noqa": False})
-            cls._checkers[key] = checkers
-        return checkers
+            cls._checkers[key] = session
+        return session
 
     @classmethod
     def checker(cls) -> Checker:
         """The checker for a file in the working directory (kept for callers of 0.1)."""
-        return cls.checkers().for_path(os.path.join(os.getcwd(), "-"))
+        return cls.session().checker(os.path.join(os.getcwd(), "-"))
 
     def _undecodable(self, text: str) -> Optional[str]:
         """Why the file's bytes are not source text, when flake8 decoded them anyway (it falls
@@ -116,26 +121,19 @@ class DeadlineLintFlake8:
         return None
 
     def run(self) -> Iterator[Result]:
-        checkers = self.checkers()
+        session = self.session()
         try:
-            checker = checkers.for_path(os.path.abspath(self.filename))
-            if checkers.excluded(self.filename):
+            if session.excluded(self.filename):
                 return
+            text = "".join(self.lines)
+            problem = self._undecodable(text)
+            if problem is not None:  # flake8 read it as latin-1; Python (and the CLI) would not
+                yield 1, 0, f"DL002 cannot decode file: {problem}", type(self)
+                return
+            found = session.lint_text(text, self.filename, tree=self.tree).diagnostics
         except ProfileError as exc:
             raise _critical(exc) from None
-        text = "".join(self.lines)
-        problem = self._undecodable(text)
-        if problem is not None:  # flake8 read it as latin-1; Python (and the CLI) would not
-            yield 1, 0, f"DL002 cannot decode file: {problem}", type(self)
-            return
-        found = checker.check_text(text, self.filename, tree=self.tree)
-        if not found:
-            return
-        source = SourceFile(text, self.filename)
-        for diagnostic in apply_path_ignores(checker, found):
-            # `# noqa` is flake8's; our own `# deadline-lint: ignore[...]` flake8 cannot know.
-            if source.is_suppressed(diagnostic.line, diagnostic.code, include_noqa=False):
-                continue
+        for diagnostic in found:
             # flake8 adds 1 to the column a plugin yields; ours is already 1-based.
             yield diagnostic.line, diagnostic.column - 1, f"{diagnostic.code} {diagnostic.message}", type(self)
 
@@ -165,3 +163,34 @@ def _check_flake8_selection(options) -> None:
             check_selectors([code.upper() for code in ours], "flake8 --per-file-ignores")
         except SelectorError as exc:
             raise _critical(exc) from None
+
+
+def _report_unreadable() -> None:
+    """flake8 runs no plugin on a file it cannot read: it reports its own E902, which
+    `--select DL` hides, so the file would pass silently. Report DL006 there, as the CLI
+    does (the file's profile decides: its `exclude` and `per_path_ignores` count)."""
+    try:
+        from flake8.checker import FileChecker  # type: ignore[import-untyped]
+    except ImportError:  # pragma: no cover - imported without flake8
+        return
+    unguarded = FileChecker._make_processor
+    if getattr(unguarded, "deadline_lint", False):
+        return
+
+    def make_processor(self):  # type: ignore[no-untyped-def]
+        processor = unguarded(self)
+        if processor is None and DeadlineLintFlake8.parsed:
+            session = DeadlineLintFlake8.session()
+            try:
+                found = [] if session.excluded(self.filename) else session.lint_path(self.filename).diagnostics
+            except ProfileError as exc:
+                raise _critical(exc) from None
+            for diagnostic in found:
+                self.report(None, diagnostic.line, diagnostic.column - 1, f"{diagnostic.code} {diagnostic.message}")
+        return processor
+
+    make_processor.deadline_lint = True  # type: ignore[attr-defined]
+    FileChecker._make_processor = make_processor  # type: ignore[method-assign]
+
+
+_report_unreadable()

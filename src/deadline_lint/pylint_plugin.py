@@ -34,12 +34,11 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Dict, List, Optional, Tuple, Type
 
-from deadline_lint.config import Checkers, ProfileResolver
+from deadline_lint.api import Options, Session
 from deadline_lint.diagnostics import Diagnostic
 from deadline_lint.profile import ProfileError
 from deadline_lint.rule_ids import PYLINT_CHECKER, message_id, symbol
 from deadline_lint.rules.base import all_rules
-from deadline_lint.runner import apply_path_ignores
 from deadline_lint.tool_codes import TOOL_CODES
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -73,23 +72,23 @@ class _ModuleFindings:
     found: List[Diagnostic] = []
 
 
-_checkers: Dict[Tuple[Optional[str], Tuple[str, ...]], Checkers] = {}
+_checkers: Dict[Tuple[Optional[str], Tuple[str, ...]], Session] = {}
 
 
 def enabled_codes(linter) -> Tuple[str, ...]:
     return tuple(code for code in all_rules() if linter.is_message_enabled(message_id(code)))
 
 
-def _engine_checkers(profile_path: Optional[str], enabled: Tuple[str, ...]) -> Checkers:
+def _engine_session(profile_path: Optional[str], enabled: Tuple[str, ...]) -> Session:
     key = (profile_path, enabled)
-    checkers = _checkers.get(key)
-    if checkers is None:
+    session = _checkers.get(key)
+    if session is None:
         # The CLI's selection under each module's profile, plus the opt-in rules pylint enabled,
         # restricted to the rules one of whose messages is enabled.
-        opt_ins = [code for code in enabled if not all_rules()[code].default_enabled]
-        checkers = Checkers(ProfileResolver(profile_path), {"extend_select": opt_ins, "only": enabled})
-        _checkers[key] = checkers
-    return checkers
+        opt_ins = tuple(code for code in enabled if not all_rules()[code].default_enabled)
+        session = Session(Options(extend_select=opt_ins, only=enabled, profile=profile_path))
+        _checkers[key] = session
+    return session
 
 
 def profile_option(linter) -> Optional[str]:
@@ -127,16 +126,15 @@ def _config_files() -> List[str]:
     return found
 
 
-def _findings(node, checkers: Checkers) -> List[Diagnostic]:
+def _findings(node, session: Session) -> List[Diagnostic]:
     if _ModuleFindings.module is not node:
         path = node.file or node.name
-        checker = checkers.for_path(os.path.abspath(path))
-        if node.file and checkers.excluded(node.file):
+        if node.file and session.excluded(node.file):
             found: List[Diagnostic] = []
         else:
             with node.stream() as stream:
                 data = stream.read()
-            found = apply_path_ignores(checker, checker.check_bytes(data, path))
+            found = session.lint_bytes(data, path).diagnostics
         _ModuleFindings.module, _ModuleFindings.found = node, found
     return _ModuleFindings.found
 
@@ -153,15 +151,15 @@ def checker_classes() -> List[Type]:
         def open(self) -> None:
             # Fail once, clearly, on a broken profile rather than once per module.
             try:
-                self._checkers = _engine_checkers(profile_option(self.linter), enabled_codes(self.linter))
-                self._checkers.for_path(os.path.join(os.getcwd(), "-"))
+                self._session = _engine_session(profile_option(self.linter), enabled_codes(self.linter))
+                self._session.checker(os.path.join(os.getcwd(), "-"))
             except ProfileError as exc:
                 print(f"deadline-lint: {exc}", file=sys.stderr)
                 raise SystemExit(USAGE_ERROR) from None
 
         def process_module(self, node) -> None:
             try:
-                found = _findings(node, self._checkers)
+                found = _findings(node, self._session)
             except ProfileError as exc:
                 print(f"deadline-lint: {exc}", file=sys.stderr)
                 raise SystemExit(USAGE_ERROR) from None

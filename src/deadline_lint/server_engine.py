@@ -26,10 +26,9 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, FrozenSet, Optional, Sequence, Set, Tuple
 
-from deadline_lint.config import Checkers, ProfileResolver
+from deadline_lint import api
 from deadline_lint.diagnostics import Diagnostic, Fix, tool_diagnostic
 from deadline_lint.profile import ProfileError
-from deadline_lint.runner import apply_path_ignores
 
 if TYPE_CHECKING:
     from deadline_lint.engine import Checker
@@ -52,22 +51,22 @@ class Engine:
     """One per server: profiles are resolved and checkers built once, until `reload`."""
 
     def __init__(self, explicit_profile: Optional[str] = None) -> None:
-        self._explicit = explicit_profile
-        self._checkers = Checkers(ProfileResolver(explicit_profile))
+        self._options = api.Options(profile=explicit_profile)
 
     def reload(self) -> None:
         """A profile (pyproject.toml or its YAML) may have changed: resolve them again."""
-        self._checkers = Checkers(ProfileResolver(self._explicit))
+        api.reset()
 
     def _checker(self, path: str) -> Optional["Checker"]:
         """The file's checker; None when its profile excludes it. Raises ProfileError."""
         where = os.path.abspath(path)
-        if path != UNSAVED_PATH and self._checkers.excluded(where):
+        session = api.session(self._options)
+        if path != UNSAVED_PATH and session.excluded(where):
             return None
-        return self._checkers.for_path(where)
+        return session.checker(where)
 
     def check(self, text: str, path: str) -> BufferCheck:
-        from deadline_lint.engine import MAX_FILE_BYTES
+        from deadline_lint.reading import MAX_FILE_BYTES
 
         try:
             checker = self._checker(path)
@@ -78,7 +77,7 @@ class Engine:
         if len(text) * 4 > MAX_FILE_BYTES and len(text.encode("utf-8", "surrogatepass")) > MAX_FILE_BYTES:
             size = len(text.encode("utf-8", "surrogatepass")) // (1024 * 1024)
             return BufferCheck((tool_diagnostic(path, "DL004", f"file too large to check ({size} MiB, limit 10 MiB)"),))
-        found = tuple(apply_path_ignores(checker, checker.check_text(text, path)))
+        found = tuple(api.lint_text(text, path, self._options).diagnostics)
         if not checker.profile.project_index or path == UNSAVED_PATH:
             return BufferCheck(found)
         reach, folders = _reach_of(checker, text, path)
@@ -86,15 +85,12 @@ class Engine:
 
     def fix_all(self, text: str, path: str) -> Optional[str]:
         """What `deadline-lint fix` makes of the text (None: nothing, or it gave up)."""
-        from deadline_lint.fixes import FixMode, fix_text
-
         try:
-            checker = self._checker(path)
+            if self._checker(path) is None:
+                return None
+            result = api.fix_text(text, path, self._options)
         except ProfileError:
             return None
-        if checker is None:
-            return None
-        result = fix_text(checker, text, path, FixMode())
         return result.text if result.changed and not result.gave_up else None
 
     def apply_fix(self, text: str, fix: Fix) -> Optional[str]:
@@ -138,7 +134,7 @@ class Engine:
 
 def _reach_of(checker: "Checker", text: str, path: str) -> Tuple[FrozenSet[str], FrozenSet[str]]:
     """The project files (and folders) a file's findings can depend on: the same records
-    the results cache keeps (runner.check_recorded), flattened over the closure."""
+    the results cache keeps (api.recorded), flattened over the closure."""
     from deadline_lint.analysis.dependencies import project_reach
     from deadline_lint.collector import collector_paused
 

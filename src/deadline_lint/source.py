@@ -5,7 +5,6 @@ import ast
 import io
 import re
 import tokenize
-from bisect import bisect_right
 from typing import FrozenSet, List, Optional, Tuple
 
 from deadline_lint.selector import Selector
@@ -95,11 +94,6 @@ class SourceFile:
     def segment(self, node: ast.AST) -> str:
         start, end = self.node_span(node)
         return self.text[start:end]
-
-    def line_col(self, offset: int) -> Tuple[int, int]:
-        """1-based line and 0-based character column of an offset."""
-        index = bisect_right(self.line_starts, offset) - 1
-        return index + 1, offset - self.line_starts[index]
 
     # -- comments ----------------------------------------------------------
     def comment_spans(self) -> List[Tuple[int, int]]:

@@ -3,6 +3,7 @@ not broken. DL001 then says which Python it needs instead of "syntax error".
 
 Each entry recognises one construct on the line the parser stopped at; only constructs newer
 than the running interpreter are considered, so under a new enough Python none of this runs.
+The list starts after 3.11, the oldest Python the package installs on.
 """
 from __future__ import annotations
 
@@ -14,8 +15,6 @@ Version = Tuple[int, int]
 
 _TYPE_PARAMS = r"\s*(?:(?:async\s+)?def|class)\s+\w+\s*\["
 NEWER_SYNTAX: Sequence[Tuple[Version, str, "re.Pattern[str]"]] = (
-    ((3, 10), "match statements", re.compile(r"^\s*(?:match|case)\s+[^=]*:\s*(?:#.*)?$")),
-    ((3, 11), "except*", re.compile(r"^\s*except\s*\*")),
     ((3, 12), "type parameters", re.compile(r"^" + _TYPE_PARAMS)),
     ((3, 12), "type aliases", re.compile(r"^\s*type\s+\w+\s*(?:\[[^\]]*\])?\s*=")),
     ((3, 13), "type parameter defaults", re.compile(r"^" + _TYPE_PARAMS + r"[^\]]*=")),

@@ -94,12 +94,3 @@ def defined_names(class_node: ast.ClassDef) -> FrozenSet[str]:
         elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
             names.add(stmt.target.id)
     return frozenset(names)
-
-
-def class_member(class_node: ast.ClassDef, name: str) -> Optional[ast.AST]:
-    """The last `def name` in the class body (the one in effect), or None."""
-    found = None
-    for stmt in class_node.body:
-        if isinstance(stmt, FUNCTION_DEFS) and stmt.name == name:
-            found = stmt
-    return found

@@ -8,9 +8,8 @@ from typing import Optional, Sequence
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
-# `match` and `except*` exist from Python 3.10 and 3.11 on.
-_BRANCHING = tuple(getattr(ast, name) for name in ("If", "IfExp", "Try", "TryStar", "Match") if hasattr(ast, name))
-_ALTERNATIVES = tuple(getattr(ast, name) for name in ("ExceptHandler", "match_case") if hasattr(ast, name))
+_BRANCHING = (ast.If, ast.IfExp, ast.Try, ast.TryStar, ast.Match)
+_ALTERNATIVES = (ast.ExceptHandler, ast.match_case)
 
 
 def _in_field(parent: ast.AST, child: ast.AST, field: str) -> bool:

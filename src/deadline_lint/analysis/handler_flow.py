@@ -22,8 +22,7 @@ FALLS_THROUGH, RETURNS, BREAKS, CONTINUES, RAISES_OTHER = (
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-_TRY_TYPES = tuple(getattr(ast, name) for name in ("Try", "TryStar") if hasattr(ast, name))
-_MATCH = getattr(ast, "Match", None)
+_TRY_TYPES = (ast.Try, ast.TryStar)
 
 
 @dataclass(frozen=True)
@@ -101,7 +100,7 @@ class _Walker:
             return self.block(stmt.body, loop_depth, nested_handler, guarded)
         if isinstance(stmt, _TRY_TYPES):
             return self._try(stmt, loop_depth, nested_handler, guarded)
-        if _MATCH is not None and isinstance(stmt, _MATCH):
+        if isinstance(stmt, ast.Match):
             cases = [self.block(case.body, loop_depth, nested_handler, guarded) for case in stmt.cases]
             result = _Block(not any(_is_wildcard(case) for case in stmt.cases))
             for case in cases:
@@ -170,7 +169,7 @@ def _is_wildcard(case: ast.AST) -> bool:
     pattern = getattr(case, "pattern", None)
     return (
         getattr(case, "guard", None) is None
-        and type(pattern).__name__ == "MatchAs"
+        and isinstance(pattern, ast.MatchAs)
         and getattr(pattern, "pattern", None) is None
     )
 

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from deadline_lint.context import FileContext
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
-_TRY_TYPES = tuple(getattr(ast, name) for name in ("Try", "TryStar") if hasattr(ast, name))
+_TRY_TYPES = (ast.Try, ast.TryStar)
 _BLOCK_FIELDS = ("body", "orelse", "finalbody")
 _TASK_CANCEL_BASE = "Exception"  # a cancel type deriving from this is an error, not task cancellation
 
@@ -226,10 +226,6 @@ class HandlingAnalysis:
             and not exc.status
             and _TASK_CANCEL_BASE not in self.exceptions.vocabulary.ancestors(exc.qualname)
         )
-
-    def is_task_cancel_type(self, expr: ast.expr, scope: Optional[Scope] = None) -> bool:
-        found = self.exceptions.type_of(expr, scope)
-        return found is not None and self._is_task_cancel(found)
 
 
 def except_keyword(handler: ast.ExceptHandler) -> Span:

@@ -16,16 +16,13 @@ import os
 import re
 import sys
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Set, Tuple
+from typing import Callable, Dict, FrozenSet, List, Optional, Set, Tuple
 
 from deadline_lint.analysis.resolve import Definition, Resolver
 from deadline_lint.analysis.scopes import IMPORT, OTHER, Scope
 from deadline_lint.catalog import Catalog
 from deadline_lint.roots import root_above
 from deadline_lint.source import DecodeError, decode_source
-
-if TYPE_CHECKING:
-    from deadline_lint.context import FileContext
 
 _MAX_MODULE_BYTES = 2 * 1024 * 1024
 _MAX_CHAIN = 8  # re-export chains longer than this stay unknown
@@ -571,10 +568,6 @@ def attach_project(resolver: Resolver, path: str, text: str, catalog: Catalog) -
         index.attach(resolver, name, is_package)
 
 
-def project_of(ctx: "FileContext") -> Optional[ProjectIndex]:
-    return getattr(ctx.resolver, "project", None)
-
-
 def imports_outbound_project_module(path: str, text: str, catalog: Catalog) -> bool:
     """The text prefilter's project half: the file imports a project module through which a
     listed client, a wrapper of one or a client subclass can arrive."""
@@ -583,10 +576,6 @@ def imports_outbound_project_module(path: str, text: str, catalog: Catalog) -> b
         return False
     index, name, is_package = found
     return index.text_leads_outbound(text, name, is_package)
-
-
-def project_imports_outbound(ctx: "FileContext") -> bool:
-    return imports_outbound_project_module(ctx.source.path, ctx.source.text, ctx.catalog)
 
 
 def listed(catalog: Catalog, qualname: str) -> bool:
@@ -663,4 +652,4 @@ def catalog_import_filter(catalog: Catalog) -> Callable[[str], bool]:
     return catalog.cached("project.import_filter", build)
 
 
-__all__ = ["ProjectIndex", "attach_project", "index_for", "project_of", "imports_outbound_project_module"]
+__all__ = ["ProjectIndex", "attach_project", "index_for", "imports_outbound_project_module"]

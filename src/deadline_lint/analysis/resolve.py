@@ -529,18 +529,6 @@ class Resolver:
         class_scope.facts["self_attributes"] = table
         return table
 
-    def call_target(self, call: ast.Call, scope: Scope) -> Optional[str]:
-        """The qualified name a call goes to: module functions, or `Class.method` on a known instance."""
-        func = call.func
-        qualname = self.qualified_name(func, scope)
-        if qualname is not None:
-            return qualname
-        if isinstance(func, ast.Attribute):
-            instance = self.instance(func.value, scope)
-            if instance is not None:
-                return f"{instance.qualname}.{func.attr}"
-        return None
-
 
 def _statements(function: ast.AST):
     """Every statement inside `function`, nested ones included (`self.x = ...` is a

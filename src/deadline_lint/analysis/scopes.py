@@ -168,8 +168,8 @@ def _collect(scope: Scope) -> Dict[str, List[Binding]]:
                     _add(table, item.optional_vars.id, Binding(WITH, item.context_expr, scope))
                 elif item.optional_vars is not None:
                     _bind_target(table, item.optional_vars, None, scope)
-        elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
-            for handler in stmt.handlers:  # type: ignore[attr-defined]
+        elif isinstance(stmt, (ast.Try, ast.TryStar)):
+            for handler in stmt.handlers:
                 if handler.name:
                     _add(table, handler.name, Binding(OTHER, None, scope))
                 stack.extend(reversed(handler.body))
@@ -179,8 +179,8 @@ def _collect(scope: Scope) -> Dict[str, List[Binding]]:
             # every scope would cost a second walk of the tree.
             for sub in _walrus_targets(stmt.test):
                 _add(table, sub.target.id, Binding(ASSIGN, sub.value, scope))  # type: ignore[attr-defined]
-        elif type(stmt).__name__ == "Match":
-            for case in stmt.cases:  # type: ignore[attr-defined]
+        elif isinstance(stmt, ast.Match):
+            for case in stmt.cases:
                 for sub in ast.walk(case.pattern):
                     captured = getattr(sub, "name", None)
                     if isinstance(captured, str):
@@ -198,7 +198,7 @@ def _walrus_targets(expr: ast.expr) -> List[ast.AST]:
         node = pending.pop()
         if isinstance(node, ast.Lambda):
             continue  # a walrus in a lambda binds in the lambda
-        if type(node).__name__ == "NamedExpr" and isinstance(getattr(node, "target", None), ast.Name):
+        if isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
             found.append(node)
         pending.extend(ast.iter_child_nodes(node))
     return found
@@ -219,18 +219,17 @@ NESTED_STATEMENTS = {
     ast.AsyncWith: ("body",),
     ast.Try: ("body", "handlers", "orelse", "finalbody"),
     ast.ExceptHandler: ("body",),
+    ast.TryStar: ("body", "handlers", "orelse", "finalbody"),
+    ast.Match: ("cases",),
+    ast.match_case: ("body",),
 }
-_NEWER = (("TryStar", ("body", "handlers", "orelse", "finalbody")), ("Match", ("cases",)), ("match_case", ("body",)))
-for _name, _fields in _NEWER:  # Python 3.10 and 3.11 additions
-    if hasattr(ast, _name):
-        NESTED_STATEMENTS[getattr(ast, _name)] = _fields
 # The same, for collecting one scope's bindings: function and class bodies are scopes of their
 # own, and handlers and match cases are walked where they bind names.
-_OWN_BINDING_SITES = ("ExceptHandler", "Match", "match_case")
+_OWN_BINDING_SITES = (ast.ExceptHandler, ast.Match, ast.match_case)
 _NESTED_BODIES = {
     node_type: tuple(f for f in fields if f not in ("handlers", "cases"))
     for node_type, fields in NESTED_STATEMENTS.items()
-    if node_type not in _SCOPE_NODES and node_type.__name__ not in _OWN_BINDING_SITES
+    if node_type not in _SCOPE_NODES and node_type not in _OWN_BINDING_SITES
 }
 
 

@@ -115,13 +115,6 @@ def key_text_filter(catalog: Catalog, profile_header: str, words: FrozenSet[str]
     return catalog.cached(f"clock.key_text_filter:{profile_header}:{shape}:{sorted(words)}", build)
 
 
-def _mentions_any(words: FrozenSet[str]) -> Callable[[str], bool]:
-    def text_filter(text: str) -> bool:
-        return any(word in text for word in words)
-
-    return text_filter
-
-
 def shown(ctx: "FileContext", node) -> str:
     """The node's source for a message: one line, at most 60 characters."""
     text = " ".join(ctx.source.segment(node).split())

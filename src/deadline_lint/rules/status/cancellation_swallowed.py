@@ -18,7 +18,7 @@ from deadline_lint.rules.base import register
 from deadline_lint.rules.status.common import GatedRule, WordFilter, shown
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
-_TRY_TYPES = tuple(getattr(ast, name) for name in ("Try", "TryStar") if hasattr(ast, name))
+_TRY_TYPES = (ast.Try, ast.TryStar)
 _CATCH_ALL_WORDS = ("BaseException", "except:")  # the only other spellings that catch it
 
 

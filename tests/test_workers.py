@@ -1,0 +1,117 @@
+"""Worker processes live no longer than the run that started them (issue 19, defect 2)."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Dict, List
+
+import pytest
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc to find the workers")
+
+SOURCE = "import requests\n\n\n" + "".join(
+    f"def call_{n}(url):\n    return requests.get(url)\n\n\n" for n in range(60)
+)
+
+
+def many_files(folder: Path, count: int = 400) -> List[Path]:
+    folder.mkdir()
+    paths = [folder / f"svc_{n}.py" for n in range(count)]
+    for path in paths:
+        path.write_text(SOURCE)
+    return paths
+
+
+def start(args: List[str], cwd: Path) -> "subprocess.Popen[bytes]":
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    env = dict(os.environ, PYTHONPATH=src + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.Popen([sys.executable, "-m", "deadline_lint", *args], cwd=cwd, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+
+
+def children(parent: int) -> List[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == parent:
+                found.append(int(entry))
+    return found
+
+
+def alive(pid: int) -> bool:
+    """Running (a zombie waiting for init to reap it runs no code)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def written(paths: List[Path]) -> Dict[Path, int]:
+    return {path: path.stat().st_mtime_ns for path in paths}
+
+
+def wait_for(condition, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return condition()
+
+
+def workers_at_work(proc: "subprocess.Popen[bytes]", paths: List[Path], fixing: bool) -> List[int]:
+    """The run's workers, once they are at work (fixing: once the first file was written)."""
+    if fixing:
+        before = written(paths)
+        assert wait_for(lambda: written(paths) != before, 60), "no file was ever fixed"
+    else:
+        assert wait_for(lambda: len(children(proc.pid)) >= 2, 60)
+    workers = children(proc.pid)
+    assert workers, "the run has no worker processes"
+    return workers
+
+
+@pytest.mark.parametrize("command", [["fix", "--unsafe-fixes"], ["check", "--no-cache"]])
+def test_workers_stop_when_the_run_is_killed(tmp_path: Path, command: List[str]) -> None:
+    paths = many_files(tmp_path / "tree")
+    proc = start([*command, "--jobs", "2", "tree"], tmp_path)
+    workers: List[int] = []
+    try:
+        workers = workers_at_work(proc, paths, fixing=command[0] == "fix")
+        proc.kill()  # SIGKILL: the run gets no chance to stop them itself
+        proc.wait()
+        assert wait_for(lambda: not any(alive(pid) for pid in workers), 5), "workers outlived the run"
+        after = written(paths)
+        time.sleep(1)
+        assert written(paths) == after  # nothing written once they are gone
+    finally:
+        proc.kill()
+        for pid in workers:
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)
+    assert not list((tmp_path / "tree").glob("*.tmp*")) and len(list((tmp_path / "tree").iterdir())) == len(paths)
+
+
+@pytest.mark.parametrize("command", [["fix", "--unsafe-fixes"], ["check", "--no-cache"]])
+def test_a_terminated_worker_ends_the_run_quietly(tmp_path: Path, command: List[str]) -> None:
+    paths = many_files(tmp_path / "tree")
+    proc = start([*command, "--jobs", "2", "tree"], tmp_path)
+    try:
+        workers = workers_at_work(proc, paths, fixing=command[0] == "fix")
+        os.kill(workers[0], signal.SIGTERM)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert b"Traceback" not in err, err.decode(errors="replace")
+    assert proc.returncode == 130
+    assert err.decode().strip().splitlines()[-1] == "deadline-lint: interrupted"
