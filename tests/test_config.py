@@ -116,40 +116,43 @@ def test_unknown_codes_in_a_profile_exit_2_naming_the_key(tmp_path: Path) -> Non
 
 
 class _LaterRule(Rule):
-    """Stands for a rule a family adds later: it reads `statuses`."""
+    """Stands for a rule a family adds later."""
 
     code = "DL999"
     name = "test-later-rule"
     summary = "test"
-    profile_keys = frozenset({"statuses"})
 
 
-def test_known_codes_and_read_keys_come_from_the_registry(monkeypatch) -> None:
-    family_keys = {"statuses": {"expired": 504}, "retry_decorators": ["x.retry"]}
-    # The registry without any rule that reads these keys: as before their families landed.
-    for code, cls in list(REGISTRY.items()):
-        if set(getattr(cls, "profile_keys", ())) & set(family_keys):
-            monkeypatch.delitem(REGISTRY, code)
+def test_known_codes_come_from_the_registry(monkeypatch) -> None:
     with pytest.raises(ProfileError, match="unknown rule code or prefix 'DL999'"):
         check_profile(build_profile({"select": ["DL999"]}, "p.yaml"))
+    monkeypatch.setitem(REGISTRY, _LaterRule.code, _LaterRule)
+    assert check_profile(build_profile({"select": ["DL999", "DL9"]}, "p.yaml")).select == ("DL999", "DL9")
+
+
+def test_read_keys_come_from_what_the_code_accesses(monkeypatch) -> None:
+    from deadline_lint import profile_checks
+
+    assert profile_checks.keys_read_in("x = self.profile.statuses.expired\nctx.profile.hop_margin_s") == {
+        "statuses", "hop_margin_ms",
+    }
+    assert "deadline_lint.analysis.statuses" in profile_checks.readers_by_key()["statuses"]
+    family_keys = {"statuses": {"expired": 504}, "retry_decorators": ["x.retry"]}
+    # As before these families landed: no code reads the keys.
+    monkeypatch.setattr(profile_checks, "keys_read", lambda: frozenset())
     warned = check_profile(build_profile(family_keys, "p.yaml")).warnings
     assert [w.split(": ")[1] for w in warned] == ["retry_decorators", "statuses"]
     assert all("not used yet" in w for w in warned)
-    monkeypatch.setitem(REGISTRY, _LaterRule.code, _LaterRule)
-    assert check_profile(build_profile({"select": ["DL999", "DL9"]}, "p.yaml"))["select"] == ["DL999", "DL9"]
-    warned = check_profile(build_profile(family_keys, "p.yaml")).warnings
-    assert [w.split(": ")[1] for w in warned] == ["retry_decorators"]
 
 
 def test_not_used_yet_is_a_warning_on_stderr_not_an_error(tmp_path: Path, monkeypatch, capsys) -> None:
+    from deadline_lint import profile_checks
     from deadline_lint.cli import main
 
     (tmp_path / "svc.py").write_text(BAD)
     (tmp_path / "pyproject.toml").write_text('[tool.deadline-lint]\nretry_decorators = ["acme.retry"]\n')
-    # As before the retry family landed: no installed rule reads the key.
-    for code, cls in list(REGISTRY.items()):
-        if "retry_decorators" in getattr(cls, "profile_keys", ()):
-            monkeypatch.delitem(REGISTRY, code)
+    # As before the retry family landed: no code reads the key.
+    monkeypatch.setattr(profile_checks, "keys_read", lambda: frozenset({"budget", "fix"}))
     monkeypatch.chdir(tmp_path)
     assert main(["check", "."]) == 1
     err = capsys.readouterr().err
@@ -193,13 +196,18 @@ def test_flake8_rejects_an_unknown_dl_code_in_its_selection(tmp_path: Path) -> N
     assert "flake8 --extend-select: unknown rule code or prefix 'DL999'" in result.stdout + result.stderr
 
 
-def test_every_key_example_yaml_sets_is_read_except_the_families_not_installed_yet() -> None:
+def test_every_setting_is_read_by_the_installed_tool() -> None:
+    """No drift: every key the settings model describes is read somewhere (so example.yaml,
+    which sets them all, gets no "not used yet" warning)."""
+    import dataclasses
+
     from deadline_lint.profile import load_profile_file
+    from deadline_lint.profile_checks import keys_read
+    from deadline_lint.profile_settings import Settings
 
+    assert keys_read() == {f.name for f in dataclasses.fields(Settings)}
+    from deadline_lint.profile_checks import readers_by_key
+
+    assert all(readers_by_key().values())  # the shipped answer (profile_readers.json) and the source agree
     example = Path(__file__).resolve().parent.parent / "example.yaml"
-    warned = check_profile(build_profile(load_profile_file(example), "example.yaml")).warnings
-    from deadline_lint.registry import keys_read_by_rules
-
-    # The families that read these land separately: the warning disappears as each one merges.
-    families = {"exceptions", "retry_decorators", "spawn_helpers", "statuses"}
-    assert sorted(w.split(": ")[1] for w in warned) == sorted(families - keys_read_by_rules())
+    assert check_profile(build_profile(load_profile_file(example), "example.yaml")).warnings == ()

@@ -76,3 +76,15 @@ def test_readme_rule_table_is_generated_and_current() -> None:
     assert docs.readme_with_table(readme) == readme, "run `python -m deadline_lint.docs`"
     for code in all_rules():
         assert f"[{code}](docs/rules/{code}.md)" in readme
+
+
+def test_pylint_ids_come_from_the_registry_not_the_pylint_adapter() -> None:
+    import subprocess
+    import sys
+
+    probe = "import sys, deadline_lint.docs; print('deadline_lint.pylint_plugin' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
+    from deadline_lint import pylint_plugin, rule_ids
+
+    assert pylint_plugin.message_id is rule_ids.message_id and rule_ids.message_id("DL101") == "W9101"

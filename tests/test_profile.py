@@ -19,11 +19,40 @@ def write(tmp_path: Path, text: str, name: str = "profile.yaml") -> Path:
 def test_example_profile_is_valid_and_complete() -> None:
     data = load_profile_file(ROOT / "example.yaml")
     profile = build_profile(data, "example.yaml")
-    assert profile["hop_margin_ms"] == 50
-    assert profile["outbound"][0]["library"] == "acme-http"
-    from deadline_lint.profile import SCHEMA
+    assert profile.hop_margin_ms == 50
+    assert profile.outbound[0]["library"] == "acme-http"
+    from deadline_lint.profile_settings import entries
 
-    assert set(data) == set(SCHEMA), "example.yaml documents every profile key"
+    every = {entry.dotted for entry in entries()}
+    set_here = {*data, *(f"{k}.{sub}" for k, v in data.items() if isinstance(v, dict) and k in every for sub in v)}
+    set_here -= {f"per_path_ignores.{pattern}" for pattern in data["per_path_ignores"]}  # values, not keys
+    assert set_here == every, f"example.yaml sets every setting: missing {sorted(every - set_here)}"
+
+
+def test_example_yaml_documents_every_key() -> None:
+    """Each setting's line has a comment above it in its block (no blank line between), or
+    on the line itself: example.yaml is the commented reference."""
+    from deadline_lint.profile_settings import entries
+
+    lines = (ROOT / "example.yaml").read_text(encoding="utf-8").splitlines()
+    sections = {entry.dotted for entry in entries() if entry.check is None}
+
+    def documented(index: int) -> bool:
+        if "#" in lines[index]:
+            return True
+        for above in reversed(lines[:index]):
+            if not above.strip():
+                return False
+            if above.lstrip().startswith("#"):
+                return True
+        return False
+
+    for entry in entries():
+        *parents, key = entry.path
+        indent = "  " * len(parents)
+        found = [i for i, line in enumerate(lines) if line.startswith(f"{indent}{key}:")]
+        assert found, f"example.yaml does not set {entry.dotted}"
+        assert entry.dotted in sections or documented(found[0]), f"example.yaml: {entry.dotted} has no comment"
 
 
 @pytest.mark.parametrize(
@@ -66,8 +95,8 @@ def test_pyproject_profile_path_and_inline_keys(tmp_path: Path) -> None:
     sub = tmp_path / "src"
     sub.mkdir()
     profile = resolve_profile(None, sub)
-    assert profile["hop_margin_ms"] == 20
-    assert profile["edge_total_ms"] == 3000
+    assert profile.hop_margin_ms == 20
+    assert profile.edge_total_ms == 3000
 
 
 def test_pyproject_inline_key_is_validated(tmp_path: Path) -> None:
@@ -78,7 +107,7 @@ def test_pyproject_inline_key_is_validated(tmp_path: Path) -> None:
 
 def test_no_configuration_means_built_in_defaults(tmp_path: Path) -> None:
     profile = resolve_profile(None, tmp_path)
-    assert profile["edge_total_ms"] == 10000
+    assert profile.edge_total_ms == 10000
     assert profile.render("edge_expression") == "10.0"
     assert profile.render("seconds_expression", "left") == "max(0.001, left - 0.05)"
 

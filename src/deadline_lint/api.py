@@ -262,7 +262,7 @@ def recorded(checker: "Checker", path: str, read: Read, sent: Optional[Dict[str,
     from deadline_lint.cache import Dependencies, content_hash, recorded_state, stamp_of
 
     dependencies = None
-    if checker.profile["project_index"]:
+    if checker.profile.project_index:
         from deadline_lint.analysis.dependencies import project_reach
         from deadline_lint.collector import collector_paused
 

@@ -24,6 +24,7 @@ from deadline_lint.profile import (
     pyproject_profile,
 )
 from deadline_lint.profile_checks import check_profile
+from deadline_lint.selector import Selector
 
 if TYPE_CHECKING:
     from deadline_lint.engine import Checker
@@ -90,7 +91,7 @@ class ProfileResolver:
 def excluded_by_profile(profile: Profile, path: str, is_dir: bool = False) -> bool:
     """The profile's `exclude` globs, relative to its folder (the working directory for the
     built-in defaults and an explicit profile without a folder)."""
-    patterns = profile["exclude"]
+    patterns = profile.exclude
     if not patterns:
         return False
     relative = relative_path(path, profile.root or os.getcwd())
@@ -157,11 +158,11 @@ class Checkers:
 def path_ignored(profile: Profile, path: str) -> Tuple[str, ...]:
     """The profile's `per_path_ignores` for `path`; patterns are relative to the folder of the
     profile (or pyproject.toml) that declared them, as in ruff and flake8."""
-    if not profile["per_path_ignores"]:
+    if not profile.per_path_ignores:
         return ()
     relative = relative_path(path, profile.root or os.getcwd())
-    return tuple(sorted(set(path_ignores(profile, relative)))) if relative else ()
+    return tuple(sorted(set(path_ignores(profile, relative).selectors))) if relative else ()
 
 
 def silenced(code: str, dropped: Tuple[str, ...]) -> bool:
-    return any(code.startswith(listed) or listed == "ALL" for listed in dropped)
+    return Selector(dropped).matches(code)

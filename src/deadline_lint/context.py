@@ -35,7 +35,7 @@ class FileContext:
         self.module_scope = Scope(tree, None)
         self._scopes: Dict[int, Scope] = {id(tree): self.module_scope}  # every scope of the file, by node
         self.resolver = Resolver(catalog, self._scopes)
-        if profile["project_index"]:  # names imported from the project's own modules resolve
+        if profile.project_index:  # names imported from the project's own modules resolve
             attach_project(self.resolver, source.path, source.text, catalog)
         self.scope = self.module_scope
         self.parents: List[ast.AST] = []  # ancestors of the node being visited, innermost last

@@ -14,9 +14,9 @@ import sys
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Type
 
-from deadline_lint.pylint_plugin import message_id, symbol
-from deadline_lint.rules.base import Rule
 from deadline_lint.registry import all_rules
+from deadline_lint.rule_ids import message_id, symbol
+from deadline_lint.rules.base import Rule
 from deadline_lint.tool_codes import TOOL_CODES, ToolCode
 
 # Where the project lives; SARIF `helpUri`s point at the pages under docs/rules/ there.

@@ -14,11 +14,12 @@ from deadline_lint.catalog import Catalog, load_catalog
 from deadline_lint.collector import collector_paused as _collector_paused
 from deadline_lint.context import SCOPE_TYPES, FileContext
 from deadline_lint.diagnostics import Applicability, Diagnostic, tool_diagnostic
-from deadline_lint.profile import Profile, code_selected, default_profile
+from deadline_lint.profile import Profile, default_profile
 from deadline_lint.reading import decode, read_file
 from deadline_lint.registry import all_rules
 from deadline_lint.requires import FileAnswers, Need, signature
 from deadline_lint.rules.base import Rule
+from deadline_lint.selector import Selector
 from deadline_lint.source import SourceFile
 from deadline_lint.syntax_versions import newer_syntax_message
 
@@ -68,20 +69,20 @@ class Checker:
         `ignore` and the fix-class options add to the profile's. `only` (the pylint plugin:
         the codes whose messages are enabled) further restricts the rules that run."""
         self.profile = profile or default_profile()
-        self.catalog = catalog or load_catalog(self.profile["outbound"])
+        self.catalog = catalog or load_catalog(self.profile.outbound)
         self.apply_noqa = apply_noqa
-        select = tuple(select) or tuple(self.profile["select"])
-        ignore = tuple(ignore) + tuple(self.profile["ignore"])
-        extend_select = tuple(extend_select) + tuple(self.profile["extend_select"])
+        selected = Selector(tuple(select) or self.profile.select)
+        ignored = Selector((*ignore, *self.profile.ignore))
+        extended = Selector((*extend_select, *self.profile.extend_select))
         self.fix_classes = FixClasses(
-            tuple(extend_safe_fixes) + tuple(self.profile["extend_safe_fixes"]),
-            tuple(extend_unsafe_fixes) + tuple(self.profile["extend_unsafe_fixes"]),
+            Selector((*extend_safe_fixes, *self.profile.extend_safe_fixes)),
+            Selector((*extend_unsafe_fixes, *self.profile.extend_unsafe_fixes)),
         )
         restricted = None if only is None else frozenset(only)
         self.rules: List[Rule] = [
             cls(self.profile, self.catalog)
             for code, cls in all_rules().items()
-            if rule_enabled(cls, select, ignore, extend_select) and (restricted is None or code in restricted)
+            if rule_enabled(cls, selected, ignored, extended) and (restricted is None or code in restricted)
         ]
         # Every rule's needs, bound to its profile and catalog once: the one matcher all files ask.
         self.needs = tuple(BoundNeeds(rule) for rule in self.rules)
@@ -401,18 +402,14 @@ class FixClasses:
     prefixes) to safe, `extend_unsafe_fixes` demotes safe ones; the longer selector wins, and
     unsafe wins a tie. A fix that touches a comment is never promoted."""
 
-    def __init__(self, safe: Tuple[str, ...], unsafe: Tuple[str, ...]) -> None:
+    def __init__(self, safe: Selector, unsafe: Selector) -> None:
         self.safe = safe
         self.unsafe = unsafe
 
     def wanted(self, code: str) -> Optional[Applicability]:
-        def best(selectors: Tuple[str, ...]) -> int:
-            return max((len(s) if s != "ALL" else 0 for s in selectors if s == "ALL" or code.startswith(s)), default=-1)
-
-        safe, unsafe = best(self.safe), best(self.unsafe)
-        if safe < 0 and unsafe < 0:
+        if not (self.safe.matches(code) or self.unsafe.matches(code)):
             return None
-        return Applicability.SAFE if safe > unsafe else Applicability.UNSAFE
+        return Applicability.SAFE if self.safe.beats(self.unsafe, code) else Applicability.UNSAFE
 
     def apply(self, found: List[Diagnostic], source: SourceFile) -> List[Diagnostic]:
         if not (self.safe or self.unsafe):
@@ -478,24 +475,13 @@ def _parse_on_fresh_stack(text: str, path: str):
     return outcome[0]
 
 
-def rule_enabled(
-    cls: Type[Rule], select: Tuple[str, ...], ignore: Tuple[str, ...], extend_select: Tuple[str, ...] = ()
-) -> bool:
+def rule_enabled(cls: Type[Rule], select: Selector, ignore: Selector, extend_select: Selector = Selector()) -> bool:
     """Default-on rules follow select/ignore by prefix (longest match wins, like flake8);
     opt-in rules turn on only when their exact code is selected."""
     code = cls.code
     chosen = select + extend_select
     if cls.default_enabled:
-        picked = code_selected(code, chosen) if select else True
-        if extend_select and code_selected(code, extend_select):
-            picked = True
+        picked = (select.matches(code) if select else True) or extend_select.matches(code)
     else:
-        picked = code in chosen
-    if not picked:
-        return False
-    ignored = [sel for sel in ignore if sel == "ALL" or code.startswith(sel)]
-    if not ignored:
-        return True
-    selected = [sel for sel in chosen if sel == "ALL" or code.startswith(sel)]
-    longest = lambda sels: max((0 if s == "ALL" else len(s)) for s in sels)  # noqa: E731
-    return bool(selected) and longest(selected) > longest(ignored)
+        picked = chosen.names_exactly(code)
+    return picked and (not ignore.matches(code) or chosen.beats(ignore, code))

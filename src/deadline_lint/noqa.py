@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Dict, FrozenSet, List, Sequence
 
 from deadline_lint.diagnostics import Diagnostic
+from deadline_lint.selector import Selector
 from deadline_lint.source import split_lines
 from deadline_lint.tool_codes import TOOL_CODES
 
@@ -73,7 +74,8 @@ def _with_codes(body: str, codes: List[str]) -> str:
     existing = _NOQA_CODES.search(body)
     if existing:
         listed = re.findall(r"[A-Z]+[0-9]+", existing.group("codes"), re.I)
-        missing = [code for code in codes if not any(code.startswith(c.upper()) for c in listed)]
+        already = Selector(c.upper() for c in listed)
+        missing = [code for code in codes if not already.matches(code)]
         if not missing:
             return body
         merged = ", ".join([*listed, *missing])

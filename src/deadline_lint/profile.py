@@ -2,236 +2,49 @@
 
 Lookup order, per file: `--profile PATH`, else `[tool.deadline-lint]` in the nearest
 pyproject.toml that has that table, walking up from the file (`profile = "path"` and/or profile
-keys inline), else the built-in defaults below. `config.ProfileResolver` does it for a run.
+keys inline), else the built-in defaults. `config.ProfileResolver` does it for a run.
 
-Every key is either read (by the engine, or by a registered rule that declares it in
-`Rule.profile_keys`) or rejected; a rule-family key that no registered rule reads yet is
-accepted with a "not used yet" warning (profile_checks.py, which also rejects unknown rule
-codes). `profile.schema.json` is the same schema for editors.
+What the keys are, their defaults, checks and docs: profile_settings.py, the one description
+(the JSON Schema, the docs table and the "not used yet" warning are derived from it).
 """
 from __future__ import annotations
 
-import ast
 import copy
-import keyword
 import os
-import re
+import reprlib
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Tuple
+from typing import Any, ClassVar, Dict, FrozenSet, List, Mapping, Optional, Tuple
+
+from deadline_lint.profile_settings import TIMEOUT_FLOOR_S, Settings, checks, defaults, typed_fields
+from deadline_lint.profile_values import GRPC_STATUS_NAMES, is_expression_template
+from deadline_lint.selector import Selector
+
+__all__ = ["TIMEOUT_FLOOR_S", "GRPC_STATUS_NAMES", "is_expression_template", "Profile", "ProfileError"]
+
+# A profile file is read up to this many bytes (more is refused: a profile is a page of YAML,
+# and /dev/zero never ends); its YAML aliases may expand to at most MAX_PROFILE_VALUES values.
+MAX_PROFILE_BYTES = 1024 * 1024
+MAX_PROFILE_VALUES = 100_000
 
 
 class ProfileError(Exception):
     """One line: `path: key: what was expected`."""
 
 
-# The least timeout a fix ever inserts. A spent budget must still give a *positive* timeout:
-# requests/urllib3 raise ValueError on 0, a socket timeout of 0 means non-blocking
-# (http.client: BlockingIOError) and aiohttp reads `total=0` as "no limit". One millisecond
-# makes the call fail at once with the library's own timeout error, the deadline path.
-TIMEOUT_FLOOR_S = 0.001
-
-DEFAULTS: Dict[str, Any] = {
-    "edge_total_ms": 10000,
-    "hop_margin_ms": 50,
-    "refuse_below_ms": 100,
-    "max_bounded_default_s": 60,
-    "budget_header": "X-Request-Budget-Ms",
-    "trace_remaining_attribute": "deadline.remaining_ms",
-    # Follow names imported from the project's own modules (re-exports, wrappers, client
-    # subclasses). Off by default: on library-sized trees where most modules import a sibling
-    # that uses a client a cold check costs about twice as much (cached re-runs do not).
-    "project_index": False,
-    "budget": {
-        "parameters": ["budget"],
-        "seconds_parameters": ["budget_s"],
-        "types": ["Budget"],
-        "accessors": [],
-        "clamps": [],
-        # Opt-in (measured on the corpus, see docs/architecture.md): a function's own numeric
-        # parameter of one of these names is the time its caller gave it, for DL102.
-        "timeout_parameters": [],
-    },
-    "fix": {
-        "budget_expression": "{budget}.timeout()",
-        "seconds_expression": f"max({TIMEOUT_FLOOR_S}, {{budget}} - {{margin}})",
-        "grpc_context_expression": f"max({TIMEOUT_FLOOR_S}, {{budget}}.time_remaining() - {{margin}})",
-        "edge_expression": "{edge}",
-    },
-    "statuses": {
-        "expired": 504,
-        "cancelled": 499,
-        "refused": 503,
-        "grpc_expired": "DEADLINE_EXCEEDED",
-        "grpc_cancelled": "CANCELLED",
-        "grpc_refused": "DEADLINE_EXCEEDED",
-    },
-    "outbound": [],
-    "exceptions": {"expiry": [], "cancel": [], "breaker": []},
-    "retry_decorators": [],
-    "spawn_helpers": [],
-    "select": [],
-    "extend_select": [],
-    "ignore": [],
-    "per_path_ignores": {},
-    "exclude": [],
-    "extend_safe_fixes": [],
-    "extend_unsafe_fixes": [],
-}
-
-# Keys the engine and the front ends read themselves; every other top-level key belongs to a
-# rule family and must be declared by a registered rule (Rule.profile_keys) to count as read.
-ENGINE_KEYS = frozenset({
-    "edge_total_ms", "hop_margin_ms", "budget", "fix", "outbound", "select", "extend_select",
-    "ignore", "per_path_ignores", "exclude", "extend_safe_fixes", "extend_unsafe_fixes",
-    "project_index",
-})
+DEFAULTS: Dict[str, Any] = defaults()
+SCHEMA: Dict[str, Any] = checks()  # key -> profile_values.Check, or a nested mapping
 SELECTOR_KEYS = ("select", "extend_select", "ignore", "extend_safe_fixes", "extend_unsafe_fixes")
 
-_CODE_SELECTOR = re.compile(r"^(ALL|DL[0-9]{0,3})$")
-_TEMPLATE_FIELDS = {"budget", "margin", "edge"}
-
-Validator = Callable[[Any], Optional[str]]  # returns what was expected, or None if fine
+_SHOWN = reprlib.Repr()
+_SHOWN.maxstring, _SHOWN.maxother, _SHOWN.maxlist, _SHOWN.maxdict, _SHOWN.maxlevel = 80, 80, 8, 8, 3
 
 
-_MAX_MS = 24 * 60 * 60 * 1000  # a day: no request budget is longer; larger is a typo
-
-
-def _non_negative_int(value: Any) -> Optional[str]:
-    ok = isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= _MAX_MS
-    return None if ok else f"a whole number of milliseconds, 0 or more (at most a day, {_MAX_MS})"
-
-
-def _positive_number(value: Any) -> Optional[str]:
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
-    return None if ok else "a number of seconds greater than 0"
-
-
-def _boolean(value: Any) -> Optional[str]:
-    return None if isinstance(value, bool) else "true or false"
-
-
-def _string(value: Any) -> Optional[str]:
-    return None if isinstance(value, str) and value.strip() else "a non-empty string"
-
-
-def _string_list(value: Any) -> Optional[str]:
-    ok = isinstance(value, list) and all(isinstance(v, str) and v.strip() for v in value)
-    return None if ok else "a list of non-empty strings"
-
-
-def _code_list(value: Any) -> Optional[str]:
-    ok = isinstance(value, list) and all(isinstance(v, str) and _CODE_SELECTOR.match(v) for v in value)
-    return None if ok else "a list of rule codes or prefixes such as DL101, DL1 or ALL"
-
-
-def _path_map(value: Any) -> Optional[str]:
-    ok = isinstance(value, dict) and all(
-        isinstance(k, str) and _code_list(v) is None for k, v in value.items()
-    )
-    return None if ok else "a mapping of glob pattern to a list of rule codes"
-
-
-def _status(value: Any) -> Optional[str]:
-    ok = (isinstance(value, int) and not isinstance(value, bool) and 100 <= value <= 599) or (
-        isinstance(value, str) and value.isidentifier()
-    )
-    return None if ok else "an HTTP status (100-599) or a gRPC status name"
-
-
-def _template(value: Any) -> Optional[str]:
-    if not isinstance(value, str) or not value.strip():
-        return "a Python expression template"
-    fields = set(re.findall(r"{(\w*)}", value))
-    if not fields <= _TEMPLATE_FIELDS:
-        return "a Python expression using only {budget}, {margin} and {edge}"
-    if not is_expression_template(value, {"budget": "budget", "margin": "0.05", "edge": "10.0"}):
-        return "a template that fills in to one Python expression, such as \"{budget}.timeout()\""
-    return None
-
-
-def is_expression_template(template: str, fields: Mapping[str, str]) -> bool:
-    """The template, filled in, is one Python expression (not a statement, not broken)."""
-    try:
-        ast.parse(template.format(**fields).strip(), mode="eval")
-    except (SyntaxError, ValueError, KeyError, IndexError, RecursionError):
-        return False
-    return True
-
-
-def _client_list(value: Any):
-    from deadline_lint.catalog import validate_client_groups
-
-    problem = validate_client_groups(value)
-    return problem or _client_spelling_problem(value)
-
-
-_NAME_KEYS = ("keyword", "constructor_keyword", "headers_keyword")
-_TEMPLATE_KEYS = {"timeout_template": ("timeout",), "wrap": ("call", "timeout")}
-
-
-def _client_spelling_problem(groups: List[Mapping[str, Any]]):
-    """What the catalog schema leaves to the profile: that names are Python identifiers and
-    templates Python expressions, or a fix blames the tool (DL003) for the profile's typo.
-    Returns (where, expected, got), e.g. ("outbound[0].keyword", ...)."""
-    for index, group in enumerate(groups):
-        specs = [(f"outbound[{index}]", group)]
-        for entry_index, entry in enumerate(group.get("functions", []) or []):
-            if isinstance(entry, dict):
-                specs.append((f"outbound[{index}].functions[{entry_index}]", entry))
-        for name, spec in (group.get("classes", {}) or {}).items():
-            specs.append((f"outbound[{index}].classes.{name}", spec))
-            for method_index, method in enumerate(spec.get("methods", []) or []):
-                if isinstance(method, dict):
-                    specs.append((f"outbound[{index}].classes.{name}.methods[{method_index}]", method))
-        for where, spec in specs:
-            for key in _NAME_KEYS:
-                value = spec.get(key)
-                if value is not None and not (value.isidentifier() and not keyword.iskeyword(value)):
-                    return f"{where}.{key}", "a Python parameter name", value
-            for key, fields in _TEMPLATE_KEYS.items():
-                value = spec.get(key)
-                if value is not None and not is_expression_template(value, {f: "x" for f in fields}):
-                    return f"{where}.{key}", "a template that fills in to one Python expression", value
-    return None
-
-
-SCHEMA: Dict[str, Any] = {
-    "edge_total_ms": _non_negative_int,
-    "hop_margin_ms": _non_negative_int,
-    "refuse_below_ms": _non_negative_int,
-    "max_bounded_default_s": _positive_number,
-    "budget_header": _string,
-    "trace_remaining_attribute": _string,
-    "project_index": _boolean,
-    "budget": {
-        "parameters": _string_list,
-        "seconds_parameters": _string_list,
-        "types": _string_list,
-        "accessors": _string_list,
-        "clamps": _string_list,
-        "timeout_parameters": _string_list,
-    },
-    "fix": {
-        "budget_expression": _template,
-        "seconds_expression": _template,
-        "grpc_context_expression": _template,
-        "edge_expression": _template,
-    },
-    "statuses": {key: _status for key in DEFAULTS["statuses"]},
-    "outbound": _client_list,
-    "exceptions": {"expiry": _string_list, "cancel": _string_list, "breaker": _string_list},
-    "retry_decorators": _string_list,
-    "spawn_helpers": _string_list,
-    "select": _code_list,
-    "extend_select": _code_list,
-    "ignore": _code_list,
-    "per_path_ignores": _path_map,
-    "exclude": _string_list,
-    "extend_safe_fixes": _code_list,
-    "extend_unsafe_fixes": _code_list,
-}
+def shown(value: Any) -> str:
+    """A value for a message: short, never the whole of a large (alias-expanded) one."""
+    text = _SHOWN.repr(value)
+    return text if len(text) <= 120 else text[:117] + "..."
 
 
 def _validate(data: Any, schema: Mapping[str, Any], where: str, prefix: str = "") -> None:
@@ -242,15 +55,15 @@ def _validate(data: Any, schema: Mapping[str, Any], where: str, prefix: str = ""
         spec = schema.get(key) if isinstance(key, str) else None
         if spec is None:
             known = ", ".join(sorted(schema))
-            raise ProfileError(f"{where}: {dotted}: unknown key (expected one of: {known})")
+            raise ProfileError(f"{where}: {dotted[:80]}: unknown key (expected one of: {known})")
         if isinstance(spec, dict):
             _validate(value, spec, where, dotted + ".")
             continue
-        expected = spec(value)
+        expected = spec.problem(value)
         if isinstance(expected, tuple):  # a validator naming the part of the value at fault
             dotted, expected, value = expected
         if expected:
-            raise ProfileError(f"{where}: {dotted}: expected {expected}, got {value!r}")
+            raise ProfileError(f"{where}: {dotted}: expected {expected}, got {shown(value)}")
 
 
 def _merge(base: Dict[str, Any], override: Mapping[str, Any]) -> Dict[str, Any]:
@@ -264,33 +77,45 @@ def _merge(base: Dict[str, Any], override: Mapping[str, Any]) -> Dict[str, Any]:
 
 
 @dataclass(frozen=True)
-class Profile:
-    """Validated settings; `raw` keeps the merged mapping for rules that need rarer keys."""
+class Profile(Settings):
+    """Validated settings (the typed fields of `Settings`) and where they came from. Picklable:
+    worker processes receive it."""
 
-    raw: Mapping[str, Any]
-    source: str  # where it came from, for messages
+    source: str = "<built-in defaults>"  # where it came from, for messages
+    # The merged mapping the fields were built from: the results cache's key, and the start
+    # of a variant (`from_raw`).
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False)
     # The folder `exclude` and `per_path_ignores` patterns are relative to: the profile's or
     # pyproject's (None: the working directory).
     root: Optional[str] = None
     keys_set: FrozenSet[str] = frozenset()  # the top-level keys the profile itself sets
     warnings: Tuple[str, ...] = ()
 
-    def __getitem__(self, key: str) -> Any:
-        return self.raw[key]
+    # What the helpers below read, for "who reads it" (profile_checks.keys_read_in).
+    READS: ClassVar[Mapping[str, Tuple[str, ...]]] = {
+        "hop_margin_s": ("hop_margin_ms",),
+        "edge_total_s": ("edge_total_ms",),
+        "render": ("fix", "hop_margin_ms", "edge_total_ms"),
+    }
+
+    @classmethod
+    def from_raw(cls, raw: Mapping[str, Any], source: str, root: Optional[str] = None,
+                 keys_set: FrozenSet[str] = frozenset()) -> "Profile":
+        """From a merged mapping the loader validated (or a variant of one)."""
+        return cls(**typed_fields(Settings, raw), source=source, raw=raw, root=root, keys_set=keys_set)
 
     @property
     def hop_margin_s(self) -> float:
-        return self.raw["hop_margin_ms"] / 1000.0
+        return self.hop_margin_ms / 1000.0
 
     @property
     def edge_total_s(self) -> float:
-        return self.raw["edge_total_ms"] / 1000.0
+        return self.edge_total_ms / 1000.0
 
     def render(self, template_key: str, budget: str = "") -> str:
         """Fill a fix template; seconds print without trailing zeros noise (0.05, 10.0)."""
-        return self.raw["fix"][template_key].format(
-            budget=budget, margin=_seconds(self.hop_margin_s), edge=_seconds(self.edge_total_s)
-        )
+        template: str = getattr(self.fix, template_key)
+        return template.format(budget=budget, margin=_seconds(self.hop_margin_s), edge=_seconds(self.edge_total_s))
 
 
 def _seconds(value: float) -> str:
@@ -317,7 +142,7 @@ def build_profile(overrides: Mapping[str, Any], where: str, root: Optional[str] 
     _validate(overrides, SCHEMA, where)
     merged = _merge(DEFAULTS, overrides)
     _check_consistency(merged, where)
-    return Profile(raw=merged, source=where, root=root, keys_set=frozenset(overrides))
+    return Profile.from_raw(merged, where, root, frozenset(overrides))
 
 
 def default_profile() -> Profile:
@@ -327,27 +152,55 @@ def default_profile() -> Profile:
 def load_profile_file(path: os.PathLike) -> Dict[str, Any]:
     where = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_PROFILE_BYTES + 1)
     except FileNotFoundError:
         raise ProfileError(f"{where}: file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
+        raise ProfileError(f"{where}: cannot be read: {exc}") from None
+    if len(data) > MAX_PROFILE_BYTES:
+        raise ProfileError(f"{where}: too large for a profile (more than {MAX_PROFILE_BYTES // (1024 * 1024)} MiB)")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise ProfileError(f"{where}: cannot be read: {exc}") from None
     import yaml
 
     try:
-        data = yaml.load(text, Loader=_unique_key_loader())
+        loaded = yaml.load(text, Loader=_unique_key_loader())
     except _DuplicateKey as exc:
-        raise ProfileError(f"{where}: line {exc.line}: {exc.key}: given twice") from None
+        raise ProfileError(f"{where}: line {exc.line}: {str(exc.key)[:80]}: given twice") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f"line {mark.line + 1}: " if mark is not None else ""
         problem = getattr(exc, "problem", None) or "invalid YAML"
         raise ProfileError(f"{where}: {at}not valid YAML ({problem})") from None
-    if data is None:
+    except RecursionError:
+        raise ProfileError(f"{where}: not valid YAML (nested too deeply)") from None
+    if loaded is None:
         return {}
-    if not isinstance(data, dict):
-        raise ProfileError(f"{where}: profile: expected a mapping of keys, got {type(data).__name__}")
-    return data
+    _check_expansion(loaded, where)
+    if not isinstance(loaded, dict):
+        raise ProfileError(f"{where}: profile: expected a mapping of keys, got {type(loaded).__name__}")
+    return loaded
+
+
+def _check_expansion(data: Any, where: str) -> None:
+    """YAML aliases share one object, so a few hundred bytes can stand for billions of values
+    (and a value may contain itself): count them as validation would see them, up to a cap."""
+    seen, stack = 0, [data]
+    while stack:
+        value = stack.pop()
+        seen += 1
+        if seen > MAX_PROFILE_VALUES:
+            raise ProfileError(
+                f"{where}: too many values once YAML aliases are expanded (more than {MAX_PROFILE_VALUES})"
+            )
+        if isinstance(value, dict):
+            stack.extend(value.keys())
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
 
 
 class _DuplicateKey(Exception):
@@ -456,17 +309,13 @@ def pyproject_profile(pyproject: Path) -> Profile:
     return build_profile(overrides, where, str(pyproject.parent))
 
 
-def code_selected(code: str, selectors: Tuple[str, ...]) -> bool:
-    return any(sel == "ALL" or code.startswith(sel) for sel in selectors)
-
-
-def path_ignores(profile: Profile, relpath: str) -> List[str]:
+def path_ignores(profile: Profile, relpath: str) -> Selector:
     """Codes `per_path_ignores` silences for `relpath` (relative to the profile's folder),
     matched with the same gitignore-style rule as `exclude` (see globs.py)."""
     from deadline_lint.globs import matches
 
     codes: List[str] = []
-    for pattern, listed in profile["per_path_ignores"].items():
+    for pattern, listed in profile.per_path_ignores.items():
         if matches((pattern,), relpath):
             codes.extend(listed)
-    return codes
+    return Selector(codes)

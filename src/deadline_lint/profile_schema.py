@@ -1,5 +1,7 @@
-"""The profile's JSON Schema, for editors: built from the loader's own schema (profile.SCHEMA)
-so the two cannot drift, and shipped as `deadline_lint/profile.schema.json`.
+"""The profile's JSON Schema, for editors: derived from the one description of the settings
+(profile_settings.py: each field's check gives its fragment, its doc the description, its
+default the default), and shipped as `deadline_lint/profile.schema.json`; with it, the docs table
+(docs/settings.md) and who reads each key (profile_readers.json, see profile_checks.py).
 
     python -m deadline_lint.profile_schema           # print it
     python -m deadline_lint.profile_schema --write   # regenerate the shipped file
@@ -10,80 +12,38 @@ Schema cannot say: that codes name registered rules and hop_margin_ms < edge_tot
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from pathlib import Path
-from typing import Any, Callable, Dict, Mapping
+from typing import Any, Dict
 
-from deadline_lint import profile as loader
-from deadline_lint.catalog import schema as catalog_schema
+from deadline_lint.profile import MAX_PROFILE_BYTES, MAX_PROFILE_VALUES
+from deadline_lint.profile_settings import Settings, default_of, entries, plain
 
 SHIPPED = Path(__file__).with_name("profile.schema.json")
-_STRING = {"type": "string", "pattern": r"\S"}
-_NAMES = {"type": "array", "items": _STRING}
-_CODES = {"type": "array", "items": {"type": "string", "pattern": r"^(ALL|DL[0-9]{0,3})$"}}
-_SECONDS = {"anyOf": [{"type": "null"}, {"type": "number", "exclusiveMinimum": 0}]}
+DOCS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "settings.md"
 
 
-def _closed(keys, value: Mapping[str, Any] = None) -> Dict[str, Any]:
-    return {"type": "object", "properties": {k: dict(value or {}) for k in sorted(keys)}, "additionalProperties": False}
-
-
-def _outbound() -> Dict[str, Any]:
-    entry = {"anyOf": [_STRING, _closed(catalog_schema._ENTRY_KEYS)]}
-    group = _closed(catalog_schema._GROUP_KEYS)
-    group["required"] = ["library"]
-    group["properties"].update({
-        "library": _STRING,
-        "default_timeout": _SECONDS,
-        "keyword": {"type": ["string", "null"]},
-        "functions": {"type": "array", "items": entry},
-        "classes": {"type": "object", "additionalProperties": _closed(catalog_schema._CLASS_KEYS)},
-        "stubs": {"type": "array", "items": _closed(catalog_schema._STUB_KEYS)},
-        "timeout_objects": {"type": "object", "additionalProperties": _closed(catalog_schema._TIMEOUT_OBJECT_KEYS)},
-        "aliases": {"type": "object", "additionalProperties": {"type": "string"}},
-    })
-    return {"type": "array", "items": group}
-
-
-FRAGMENTS: Dict[Callable, Callable[[], Dict[str, Any]]] = {
-    loader._non_negative_int: lambda: {"type": "integer", "minimum": 0},
-    loader._positive_number: lambda: {"type": "number", "exclusiveMinimum": 0},
-    loader._boolean: lambda: {"type": "boolean"},
-    loader._string: lambda: dict(_STRING),
-    loader._string_list: lambda: dict(_NAMES),
-    loader._code_list: lambda: dict(_CODES),
-    loader._path_map: lambda: {"type": "object", "additionalProperties": dict(_CODES)},
-    loader._status: lambda: {"anyOf": [
-        {"type": "integer", "minimum": 100, "maximum": 599},
-        {"type": "string", "pattern": r"^[A-Za-z_][A-Za-z0-9_]*$"},
-    ]},
-    loader._template: lambda: {
-        "type": "string", "pattern": r"\S",
-        "not": {"pattern": r"\{(?!(?:budget|margin|edge)\})\w*\}"},
-    },
-    loader._client_list: _outbound,
-}
-
-
-def _node(spec: Any, defaults: Any) -> Dict[str, Any]:
-    if isinstance(spec, dict):
-        result = _closed(spec)
-        result["properties"] = {key: _node(spec[key], defaults.get(key)) for key in sorted(spec)}
-        return result
-    fragment = FRAGMENTS[spec]()
-    fragment["default"] = defaults
-    return fragment
+def _object(cls: type) -> Dict[str, Any]:
+    properties: Dict[str, Any] = {}
+    for f in sorted(dataclasses.fields(cls), key=lambda f: f.name):
+        if "section" in f.metadata:
+            node = _object(f.metadata["section"])
+        else:
+            node = f.metadata["check"].json()
+            node["default"] = plain(default_of(f))
+        properties[f.name] = {"description": f.metadata["doc"], **node}
+    return {"type": "object", "properties": properties, "additionalProperties": False}
 
 
 def profile_json_schema() -> Dict[str, Any]:
-    root = _node(loader.SCHEMA, loader.DEFAULTS)
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": "https://github.com/deadline-lint/deadline-lint/blob/main/src/deadline_lint/profile.schema.json",
         "title": "deadline-lint adoption profile",
-        "description": "Every key is optional; see example.yaml for what each one means.",
-        **root,
+        "description": "Every key is optional; see example.yaml and docs/settings.md for what each one means.",
+        **_object(Settings),
     }
 
 
@@ -91,19 +51,53 @@ def render() -> str:
     return json.dumps(profile_json_schema(), indent=2, sort_keys=False) + "\n"
 
 
+def settings_page() -> str:
+    """docs/settings.md: one row per setting, from the same description."""
+    lines = [
+        "<!-- Generated by `python -m deadline_lint.profile_schema --write` from",
+        "     src/deadline_lint/profile_settings.py: edit the fields there, not this file. -->",
+        "# Profile settings",
+        "",
+        "Every key is optional. [`example.yaml`](../example.yaml) is a complete, commented",
+        "profile; `src/deadline_lint/profile.schema.json` is the same list for editors. A profile",
+        f"file is read up to {MAX_PROFILE_BYTES // (1024 * 1024)} MiB and its YAML aliases may expand to at most",
+        f"{MAX_PROFILE_VALUES:,} values; past either it is refused (exit 2, one line).",
+        "",
+        "| key | value | default | what it is |",
+        "|---|---|---|---|",
+    ]
+    for entry in entries():
+        if entry.check is None:
+            lines.append(f"| **`{entry.dotted}`** | section | | {entry.doc} |")
+            continue
+        default = json.dumps(plain(entry.default))
+        lines.append(f"| `{entry.dotted}` | {entry.check.kind} | `{default}` | {entry.doc} |")
+    return "\n".join(lines) + "\n"
+
+
+def _outputs() -> Dict[Path, str]:
+    from deadline_lint.profile_checks import READERS, render_readers
+
+    outputs = {SHIPPED: render(), READERS: render_readers()}
+    if DOCS_PAGE.parent.is_dir():  # a source checkout: the docs folder is there to keep current
+        outputs[DOCS_PAGE] = settings_page()
+    return outputs
+
+
 def main(argv=None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    text = render()
+    outputs = _outputs()
     if "--write" in args:
-        SHIPPED.write_text(text, encoding="utf-8")
+        for path, text in outputs.items():
+            path.write_text(text, encoding="utf-8")
         return 0
     if "--check" in args:
-        current = SHIPPED.read_text(encoding="utf-8") if SHIPPED.exists() else ""
-        if current != text:
-            print(f"{SHIPPED}: stale; run `python -m deadline_lint.profile_schema --write`", file=sys.stderr)
-            return 1
-        return 0
-    sys.stdout.write(text)
+        stale = [path for path, text in outputs.items()
+                 if (path.read_text(encoding="utf-8") if path.exists() else "") != text]
+        for path in stale:
+            print(f"{path}: stale; run `python -m deadline_lint.profile_schema --write`", file=sys.stderr)
+        return 1 if stale else 0
+    sys.stdout.write(outputs[SHIPPED])
     return 0
 
 

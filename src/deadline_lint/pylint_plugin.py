@@ -38,27 +38,16 @@ from deadline_lint.api import Options, Session
 from deadline_lint.diagnostics import Diagnostic
 from deadline_lint.profile import ProfileError
 from deadline_lint.registry import all_rules
+from deadline_lint.rule_ids import PYLINT_CHECKER, message_id, symbol
 from deadline_lint.tool_codes import TOOL_CODES
 
 if TYPE_CHECKING:  # pragma: no cover
     from pylint.lint import PyLinter
 
-CHECKER_NAME = "deadline-lint"
+CHECKER_NAME = PYLINT_CHECKER
 OPT_IN_CHECKER_NAME = "deadline-lint-opt-in"
 PROFILE_OPTION = "deadline-profile"
 USAGE_ERROR = 32  # pylint's exit status for a usage error
-
-
-def message_id(code: str) -> str:
-    """DL101 -> W9101; tool codes (family 0) are errors: DL001 -> E9001."""
-    category = "E" if code in TOOL_CODES else "W"
-    return f"{category}9{code[2:]}"
-
-
-def symbol(code: str) -> str:
-    if code in TOOL_CODES:
-        return f"{CHECKER_NAME}-{TOOL_CODES[code].name}"
-    return all_rules()[code].name
 
 
 def message_definitions() -> Dict[Tuple[str, str], Dict[str, tuple]]:

@@ -2,7 +2,7 @@
 with `rules.base.register`."""
 from __future__ import annotations
 
-from typing import Dict, FrozenSet, Tuple, Type
+from typing import Dict, Tuple, Type
 
 from deadline_lint.rules import clock, outbound, retry, spawn, status, trace  # noqa: F401  (registers them)
 from deadline_lint.rules.base import REGISTRY, Rule
@@ -17,7 +17,3 @@ def known_codes() -> Tuple[str, ...]:
     """Every code the tool can report, from the registry at run time (rules merged later
     count automatically) plus the tool codes DL0xx."""
     return tuple(sorted({*TOOL_CODES, *all_rules()}))
-
-
-def keys_read_by_rules() -> FrozenSet[str]:
-    return frozenset(key for cls in all_rules().values() for key in cls.profile_keys)

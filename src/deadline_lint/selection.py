@@ -1,4 +1,6 @@
-"""Rule selectors (`DL101`, `DL1`, `ALL`): known or an error naming the nearest known code.
+"""Rule selectors (`DL101`, `DL1`, `ALL`) as the user gives them: parsed from an option, and
+checked to name a known code (or an error naming the nearest one). Matching is `Selector`'s
+(selector.py).
 
 "Known" is computed from the rule registry at run time, so rules that land later count
 without anyone updating a list here.
@@ -6,10 +8,11 @@ without anyone updating a list here.
 from __future__ import annotations
 
 import difflib
-import re
 from typing import Iterable, List, Sequence
 
-_SELECTOR = re.compile(r"^(ALL|DL[0-9]{0,3})$")
+from deadline_lint.selector import SELECTOR_PATTERN, Selector, is_selector
+
+__all__ = ["SELECTOR_PATTERN", "Selector", "SelectorError", "check_selectors", "is_selector", "parse_selectors"]
 
 
 class SelectorError(ValueError):
@@ -28,7 +31,8 @@ def _known() -> Sequence[str]:
 
 
 def is_known(selector: str, codes: Sequence[str]) -> bool:
-    return selector == "ALL" or any(code.startswith(selector) for code in codes)
+    one = Selector((selector,))
+    return any(one.matches(code) for code in codes)
 
 
 def nearest_code(selector: str, codes: Sequence[str]) -> str:
@@ -43,7 +47,7 @@ def check_selectors(selectors: Iterable[str], where: str) -> None:
         return  # nothing to check: the rules need not be loaded (a cached run may need none)
     codes = _known()
     for selector in selectors:
-        if not isinstance(selector, str) or not _SELECTOR.match(selector):
+        if not is_selector(selector):
             raise SelectorError(
                 f"{where}: not a rule code or prefix: {selector!r} (expected e.g. DL101, DL1 or ALL)"
             )

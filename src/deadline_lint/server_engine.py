@@ -78,7 +78,7 @@ class Engine:
             size = len(text.encode("utf-8", "surrogatepass")) // (1024 * 1024)
             return BufferCheck((tool_diagnostic(path, "DL004", f"file too large to check ({size} MiB, limit 10 MiB)"),))
         found = tuple(api.lint_text(text, path, self._options).diagnostics)
-        if not checker.profile["project_index"] or path == UNSAVED_PATH:
+        if not checker.profile.project_index or path == UNSAVED_PATH:
             return BufferCheck(found)
         reach, folders = _reach_of(checker, text, path)
         return BufferCheck(found, None, reach, folders, True)

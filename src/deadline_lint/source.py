@@ -7,6 +7,8 @@ import re
 import tokenize
 from typing import FrozenSet, List, Optional, Tuple
 
+from deadline_lint.selector import Selector
+
 # flake8's noqa grammar: `# noqa`, `# noqa: DL101`, `# noqa:DL101,DL103`.
 _NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.I)
 _OWN = re.compile(r"#\s*deadline-lint:\s*ignore(?:\[(?P<codes>[A-Z0-9,\s]+)\])?", re.I)
@@ -136,5 +138,5 @@ class SourceFile:
         if codes is ALL_CODES:
             return True
         # flake8 semantics: a listed prefix (`DL1`) silences the whole family.
-        return any(code.startswith(listed) for listed in codes)
+        return Selector(codes).matches(code)
 

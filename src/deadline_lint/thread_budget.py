@@ -105,7 +105,7 @@ def plan_thread_budget(
 ) -> Optional[ThreadPlan]:
     """Edits that thread `budget_s` through this module, or None when there is nothing to do."""
     profile = checker.profile
-    if PARAMETER in profile["budget"]["parameters"]:
+    if PARAMETER in profile.budget.parameters:
         return None  # it would read as a budget object, which a float is not
     module = _ModuleIndex(checker, source, tree)
     applicable = [d for d in found if applies(d.fix)]
@@ -348,7 +348,7 @@ def _placeholder_fixes(checker: "Checker", source: SourceFile) -> Dict[Key, Fix]
     if twin is None:
         raw = copy.deepcopy(dict(checker.profile.raw))
         raw["fix"]["edge_expression"] = PLACEHOLDER
-        profile = Profile(raw, checker.profile.source, checker.profile.root)
+        profile = Profile.from_raw(raw, checker.profile.source, checker.profile.root)
         twin = _PLACEHOLDER_CHECKERS[checker] = type(checker)(profile, select=checker.codes, catalog=checker.catalog)
     return {
         finding_key(d): d.fix

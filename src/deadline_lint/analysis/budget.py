@@ -77,14 +77,14 @@ class BudgetAnalysis:
         self.resolver = resolver
         data = catalog.data.get("budget", {}) or {}
         self.types: Dict[str, str] = dict(data.get("types", {}) or {})
-        for type_name in profile["budget"]["types"]:
+        for type_name in profile.budget.types:
             self.types.setdefault(type_name, OBJECT)
-        self.parameters = frozenset(profile["budget"]["parameters"])
-        self.seconds_parameters = frozenset(profile["budget"]["seconds_parameters"])
-        self.timeout_parameters = frozenset(profile["budget"].get("timeout_parameters", ()))
+        self.parameters = frozenset(profile.budget.parameters)
+        self.seconds_parameters = frozenset(profile.budget.seconds_parameters)
+        self.timeout_parameters = frozenset(profile.budget.timeout_parameters)
         self.context_methods = frozenset(data.get("context_methods", []) or [])
         self.accessors: Dict[str, str] = dict(data.get("accessors", {}) or {})
-        for accessor in profile["budget"]["accessors"]:
+        for accessor in profile.budget.accessors:
             self.accessors.setdefault(accessor, SECONDS)
         self.servicer_suffix = data.get("servicer_base_suffix", "Servicer")
         # Deadlines a function computes itself (`deadline = time.monotonic() + t`).

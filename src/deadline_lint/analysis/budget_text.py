@@ -16,9 +16,9 @@ if TYPE_CHECKING:
 
 def budget_words(profile: Profile, catalog: Catalog) -> FrozenSet[str]:
     """A budget parameter name or type, a gRPC servicer, or a budget accessor."""
-    budget = profile["budget"]
+    budget = profile.budget
     data = catalog.data.get("budget", {}) or {}
-    names = [*budget["parameters"], *budget["seconds_parameters"], *budget["types"], *budget["accessors"]]
+    names = [*budget.parameters, *budget.seconds_parameters, *budget.types, *budget.accessors]
     names.extend(data.get("types", {}) or {})
     names.extend(data.get("accessors", {}) or {})
     names.append(data.get("servicer_base_suffix", "Servicer"))
@@ -28,9 +28,9 @@ def budget_words(profile: Profile, catalog: Catalog) -> FrozenSet[str]:
 def budget_parameter_words(profile: Profile, catalog: Catalog) -> FrozenSet[str]:
     """What a parameter that *receives* a budget is called or annotated with: a callee
     DL503 can forward to spells one of these (a servicer or an accessor only makes callers)."""
-    budget = profile["budget"]
+    budget = profile.budget
     types = dict((catalog.data.get("budget", {}) or {}).get("types", {}) or {})
-    names = [*budget["parameters"], *budget["seconds_parameters"], *budget["types"]]
+    names = [*budget.parameters, *budget.seconds_parameters, *budget.types]
     names.extend(name for name, kind in types.items() if kind == "object")
     return frozenset(name.rpartition(".")[2] for name in names if name)
 

@@ -133,7 +133,7 @@ class ExceptionAnalysis:
     def __init__(self, ctx: "FileView") -> None:
         self.ctx = ctx
         self.resolver = ctx.resolver
-        own = profile_types(ctx.profile["exceptions"])
+        own = profile_types(ctx.profile.exceptions)
         base = ctx.catalog.exceptions
         self.vocabulary: ExceptionVocabulary = (
             ctx.catalog.cached(("exceptions", own), lambda: base.extended(own)) if own else base

@@ -119,7 +119,7 @@ class RetryAnalysis:
     def __init__(self, ctx: "FileView") -> None:
         self.ctx = ctx
         self.resolver = ctx.resolver
-        own = tuple(ctx.profile["retry_decorators"])
+        own = tuple(ctx.profile.retry_decorators)
         base = ctx.catalog.retry
         self.catalog: RetryCatalog = ctx.catalog.cached(("retry", own), lambda: base.with_decorators(own)) if own else base
         self.exceptions = ctx.analysis(ExceptionAnalysis)

@@ -35,7 +35,7 @@ class Spawn:
 class Spawns:
     def __init__(self, ctx: "FileView") -> None:
         self.resolver = ctx.resolver
-        self.catalog: SpawnCatalog = spawn_catalog(ctx.catalog, ctx.profile["spawn_helpers"])
+        self.catalog: SpawnCatalog = spawn_catalog(ctx.catalog, ctx.profile.spawn_helpers)
         spawn = self.catalog
         self.loops = InstanceTest(self.resolver, spawn.loop_factories, spawn.loop_types)
         self.executors = InstanceTest(self.resolver, spawn.executor_classes, spawn.executor_classes)

@@ -46,14 +46,14 @@ class StatusAnalysis:
     def __init__(self, ctx: "FileView") -> None:
         self.ctx = ctx
         self.vocabulary = status_vocabulary(ctx.catalog)
-        statuses = ctx.profile["statuses"]
+        statuses = ctx.profile.statuses
         self.meaning_of: Dict[Status, FrozenSet[str]] = {}
         table: Dict[Status, set] = {status: {QUOTA} for status in self.vocabulary.quota}
         for meaning, keys in _PROFILE_KEYS.items():
             for key in keys:
-                table.setdefault(Status.of(statuses[key]), set()).add(meaning)
+                table.setdefault(Status.of(getattr(statuses, key)), set()).add(meaning)
         self.meaning_of = {status: frozenset(found) for status, found in table.items()}
-        self.expired = (Status.of(statuses["expired"]), Status.of(statuses["grpc_expired"]))
+        self.expired = (Status.of(statuses.expired), Status.of(statuses.grpc_expired))
         self._tuple_returns: Optional[bool] = None
 
     # -- meanings ------------------------------------------------------------------------

@@ -64,7 +64,7 @@ class WireValues:
         self.resolver = ctx.resolver
         self.clocks = clock_catalog(ctx.catalog)
         self.vocabulary: WireVocabulary = self.clocks.wire
-        self.profile_key = normalise_key(str(ctx.profile["budget_header"]))
+        self.profile_key = normalise_key(str(ctx.profile.budget_header))
 
     # -- keys --------------------------------------------------------------------
     def is_budget_key(self, key: str) -> bool:

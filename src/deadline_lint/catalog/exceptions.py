@@ -97,13 +97,14 @@ class ExceptionVocabulary:
         return ExceptionVocabulary(types, self.aliases, self.conventions)
 
 
-def profile_types(exceptions: Mapping[str, Iterable[str]]) -> Tuple[ExceptionType, ...]:
-    """The profile's `exceptions:` section as types. Their bases are not declared: they are
-    taken to derive from Exception, so `except Exception` admits them too."""
+def profile_types(exceptions: object) -> Tuple[ExceptionType, ...]:
+    """The profile's `exceptions` section (a profile_settings.ExceptionSettings) as types.
+    Their bases are not declared: they are taken to derive from Exception, so `except
+    Exception` admits them too."""
     return tuple(
         ExceptionType(name, kind, ("Exception",), source=PROFILE)
         for kind in KINDS
-        for name in exceptions.get(kind, ()) or ()
+        for name in getattr(exceptions, kind, ()) or ()
     )
 
 

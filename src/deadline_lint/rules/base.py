@@ -43,9 +43,6 @@ class Rule:
     visit_requires: ClassVar[Mapping[Type[ast.AST], Need]] = {}
     body_requires: ClassVar[Optional[Need]] = None
     first_looks: ClassVar[Mapping[Type[ast.AST], Look]] = {}
-    # Top-level profile keys the rule reads (`statuses`, `retry_decorators`, ...). A key that
-    # no registered rule (and not the engine) reads is accepted with a "not used yet" warning.
-    profile_keys: ClassVar[FrozenSet[str]] = frozenset()
 
     def __init__(self, profile: Profile, catalog: Catalog) -> None:
         self.profile = profile

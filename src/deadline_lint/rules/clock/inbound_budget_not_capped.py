@@ -76,7 +76,7 @@ class InboundBudgetNotCapped(Rule):
     summary = "an inbound budget reaches a timeout without a cap or a check for negative values"
     node_types = (ast.Subscript, ast.Call)
 
-    requires = Words(*HEADER_WORDS) & Text(lambda rule: key_text_filter(rule.catalog, rule.profile["budget_header"], HEADER_WORDS, READ))
+    requires = Words(*HEADER_WORDS) & Text(lambda rule: key_text_filter(rule.catalog, rule.profile.budget_header, HEADER_WORDS, READ))
     first_looks = dict.fromkeys(node_types, Look(reads_literal_key_in_function))
 
     def visit(self, node, ctx):
@@ -116,7 +116,7 @@ class InboundBudgetNotCapped(Rule):
 
     @staticmethod
     def _is_clamp(call: ast.Call, wire: WireValues, ctx) -> bool:
-        clamps = wire.vocabulary.clamps | frozenset(ctx.profile["budget"]["clamps"])
+        clamps = wire.vocabulary.clamps | frozenset(ctx.profile.budget.clamps)
         qualname = ctx.resolver.qualified_name(call.func, ctx.scope)
         if qualname is not None:
             return qualname in clamps
@@ -127,7 +127,7 @@ class InboundBudgetNotCapped(Rule):
 
     def _sink(self, body, carries, wire: WireValues, ctx) -> Optional[str]:
         """Where the value is used as a timeout or budget, shown for the message."""
-        types = {t.rsplit(".", 1)[-1] for t in ctx.profile["budget"]["types"]}
+        types = {t.rsplit(".", 1)[-1] for t in ctx.profile.budget.types}
         cancel_scopes = (ctx.catalog.data.get("budget", {}) or {}).get("cancel_scopes", {}) or {}
         for call in body.nodes(ast.Call):
             for keyword in call.keywords:

@@ -58,7 +58,6 @@ class BudgetHeaderNotForwarded(OutboundRule):
     code = "DL108"
     name = "budget-header-not-forwarded"
     summary = "an HTTP call in a budgeted function sends headers without the budget header"
-    profile_keys = frozenset({"budget_header"})
     default_enabled = False
     def visit(self, node, ctx):
         call = outbound_call(ctx, node)
@@ -68,11 +67,11 @@ class BudgetHeaderNotForwarded(OutboundRule):
         if headers is None or budget_in_scope(ctx) is None:
             return
         keys = _header_keys(headers, ctx)
-        wanted = self.profile["budget_header"].lower()
+        wanted = self.profile.budget_header.lower()
         if keys is _UNKNOWN or wanted in keys:
             return
         message = (
-            f"`{call.display_name}` sends headers without `{self.profile['budget_header']}`: "
+            f"`{call.display_name}` sends headers without `{self.profile.budget_header}`: "
             f"forward the remaining budget (in ms) so the next hop inherits it"
         )
         ctx.report(self, headers, message)

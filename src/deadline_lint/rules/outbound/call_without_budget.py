@@ -81,7 +81,6 @@ class OutboundCallWithoutBudget(OutboundRule):
     code = "DL101"
     name = "outbound-call-without-budget"
     summary = "outbound call with no timeout where the library default is unbounded"
-    profile_keys = frozenset({"max_bounded_default_s"})
     fix_applicability = Applicability.SAFE
     def visit(self, node, ctx):
         for call in outbound_sites(ctx, node):
@@ -91,7 +90,7 @@ class OutboundCallWithoutBudget(OutboundRule):
             if api.keyword is None and api.wrap is None:
                 continue  # takes no timeout: its client's constructor is where one goes
             default = call.default_timeout
-            if default is not None and default <= self.profile["max_bounded_default_s"]:
+            if default is not None and default <= self.profile.max_bounded_default_s:
                 continue
             if bounded_externally(node, ctx):
                 continue

@@ -132,11 +132,6 @@ def is_clamp_floor(expr: ast.expr) -> bool:
     return is_number_constant(expr) and ast.literal_eval(expr) <= TIMEOUT_FLOOR_S
 
 
-def floored(seconds_expression: str) -> str:
-    """Every seconds expression a fix derives from a remainder goes through here."""
-    return f"max({format_seconds(TIMEOUT_FLOOR_S)}, {seconds_expression})"
-
-
 def proven_number(expr: ast.expr, scope: Scope, depth: int = 0) -> bool:
     """A plain number: a literal, or a name bound once to one, or arithmetic on those. Only
     these may be wrapped in `min(...)` by a fix (a tuple or a Timeout object may not)."""
@@ -272,7 +267,7 @@ def _catalog_imports(rule: Rule) -> Callable[[str], bool]:
 def _leads_to_a_client(rule: Rule) -> Optional[Callable[[str, str], bool]]:
     """A file whose text imports nothing listed may still import a project name that leads to
     a client (with the project index on; without it a file is judged by its text alone)."""
-    if not rule.profile["project_index"]:
+    if not rule.profile.project_index:
         return None
     catalog = rule.catalog
     return catalog.cached(  # type: ignore[no-any-return]

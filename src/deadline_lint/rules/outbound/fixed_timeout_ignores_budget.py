@@ -87,7 +87,6 @@ class FixedTimeoutIgnoresBudget(OutboundRule):
     code = "DL102"
     name = "fixed-timeout-ignores-budget"
     summary = "a budget is in scope but the call's timeout does not derive from it"
-    profile_keys = frozenset({"max_bounded_default_s"})
     fix_applicability = Applicability.UNSAFE
     def visit(self, node, ctx):
         sites = outbound_sites(ctx, node)
@@ -147,7 +146,7 @@ class FixedTimeoutIgnoresBudget(OutboundRule):
     def _library_default(self, node, call, budget, ctx, why):
         api = call.api
         default = call.default_timeout
-        if api.keyword is None or default is None or default > self.profile["max_bounded_default_s"]:
+        if api.keyword is None or default is None or default > self.profile.max_bounded_default_s:
             return  # no per-call timeout, or an unbounded default: DL101's
         derived = budget_expression(ctx, budget)
         value = api.render_timeout(derived) if derived else None

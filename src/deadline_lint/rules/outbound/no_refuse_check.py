@@ -75,7 +75,6 @@ class NoRefuseCheck(OutboundRule):
     code = "DL106"
     name = "no-refuse-check"
     summary = "a budgeted function calls downstream without checking the remainder first"
-    profile_keys = frozenset({"refuse_below_ms"})
     default_enabled = False
     node_types = (ast.Call, ast.Compare)
     leave_node_types = _FUNCTIONS
@@ -107,7 +106,7 @@ class NoRefuseCheck(OutboundRule):
         for call, display_name in function.calls:
             if function.first_check is not None and function.first_check < (call.lineno, call.col_offset):
                 continue
-            ms = self.profile["refuse_below_ms"]
+            ms = self.profile.refuse_below_ms
             message = (
                 f"`{display_name}` starts downstream work without checking the remaining budget first: "
                 f"refuse when less than {ms} ms remain"

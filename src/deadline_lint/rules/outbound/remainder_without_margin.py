@@ -10,7 +10,6 @@ from deadline_lint.edits import replace_node
 from deadline_lint.rules.base import register
 from deadline_lint.rules.outbound.common import (
     BudgetValueRule,
-    floored,
     format_seconds,
     is_clamp_floor,
     single_assignment,
@@ -80,6 +79,9 @@ class RemainderForwardedWithoutMargin(BudgetValueRule):
 
     ## Options
     - `hop_margin_ms`: the margin subtracted (a margin of 0 turns this rule off).
+    - `fix.seconds_expression`: the replacement's shape, with the remainder as `{budget}`
+      (default `max(0.001, {budget} - {margin})`); inside an existing clamp only the margin
+      is subtracted.
     - `budget.accessors`: your own functions returning the remaining seconds.
     - `budget.*`: what counts as a budget (a call of unknown type is judged only when its
       timeout derives from one).
@@ -120,9 +122,10 @@ class RemainderForwardedWithoutMargin(BudgetValueRule):
 
     def _report(self, value, call, margin, ctx, clamped):
         shown = ctx.source.segment(value)
-        replacement = f"{shown} - {format_seconds(margin)}"
-        if not clamped:
-            replacement = floored(replacement)
+        if clamped:  # the clamp around it already floors: only the margin comes off
+            replacement = f"{shown} - {format_seconds(margin)}"
+        else:  # the remainder in seconds, through the profile's template like every fix
+            replacement = ctx.profile.render("seconds_expression", shown)
         message = (
             f"`{call.display_name}` is given the raw remainder `{shown}`: "
             f"subtract the hop margin (`{replacement}`)"

@@ -69,11 +69,11 @@ def policy_words(retry: RetryCatalog, profile: Profile) -> FrozenSet[str]:
     """A file using a retry library spells its module (its last part: `api_core`), or the
     name of one of the profile's retry decorators."""
     modules = {prefix.rpartition(".")[2] for prefix in _import_prefixes(retry)}
-    return frozenset(modules) | frozenset(name.rpartition(".")[2] for name in profile["retry_decorators"])
+    return frozenset(modules) | frozenset(name.rpartition(".")[2] for name in profile.retry_decorators)
 
 
 def policy_text_filter(catalog: Catalog, profile: Profile) -> Callable[[str], bool]:
-    key = ("retry.text_filter", tuple(profile["retry_decorators"]))
+    key = ("retry.text_filter", tuple(profile.retry_decorators))
     return catalog.cached(key, lambda: PolicyImports(catalog.retry, profile))
 
 
@@ -88,7 +88,7 @@ class PolicyImports:
         self._imports = re.compile(
             rf"(?m)^[ \t]*(?:from[ \t]+(?:{alternatives})\b|import[ \t]+(?:[\w.]+(?:[ \t]+as[ \t]+\w+)?[ \t]*,[ \t]*)*(?:{alternatives})\b)"
         )
-        self._own = tuple(name.rpartition(".")[2] for name in profile["retry_decorators"])
+        self._own = tuple(name.rpartition(".")[2] for name in profile.retry_decorators)
 
     def __call__(self, text: str) -> bool:
         return any(name in text for name in self._own) or (
@@ -99,10 +99,10 @@ class PolicyImports:
 def budget_words(catalog: Catalog, profile: Profile) -> FrozenSet[str]:
     """A budgeted function spells one of these: a budget parameter or type, a budget accessor,
     a gRPC servicer (its `context` carries the deadline)."""
-    budget = profile["budget"]
+    budget = profile.budget
     data = catalog.data.get("budget", {}) or {}
-    words = {*budget["parameters"], *budget["seconds_parameters"]}
-    words.update(name.rpartition(".")[2] for name in [*budget["types"], *budget["accessors"]])
+    words = {*budget.parameters, *budget.seconds_parameters}
+    words.update(name.rpartition(".")[2] for name in [*budget.types, *budget.accessors])
     words.update(name.rpartition(".")[2] for name in [*(data.get("types") or {}), *(data.get("accessors") or {})])
     words.update(data.get("context_methods") or ())
     words.add(data.get("servicer_base_suffix") or "Servicer")

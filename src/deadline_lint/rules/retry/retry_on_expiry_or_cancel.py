@@ -31,7 +31,7 @@ _EXCEPT_OR_CONSTANT = re.compile(r"(?m)\bexcept\b([^:]*):|^[ \t]*[A-Z_][A-Z0-9_]
 
 
 def _type_words(rule: Rule) -> FrozenSet[str]:
-    own = {name.rpartition(".")[2] for kind in _KINDS for name in rule.profile["exceptions"][kind]}
+    own = {name.rpartition(".")[2] for kind in _KINDS for name in getattr(rule.profile.exceptions, kind)}
     return LOOP_WORDS | frozenset(own)
 
 
@@ -138,7 +138,6 @@ class RetryOnExpiryOrCancel(RetryRule):
     """
 
     code = "DL301"
-    profile_keys = frozenset({"exceptions", "retry_decorators"})
     name = "retry-on-expiry-or-cancel"
     summary = "a retry policy or retry loop whose exception filter names an expiry or cancel type"
     fix_applicability = Applicability.UNSAFE

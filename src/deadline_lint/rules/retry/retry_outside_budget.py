@@ -111,7 +111,6 @@ class RetryOutsideBudget(RetryRule):
     """
 
     code = "DL303"
-    profile_keys = frozenset({"retry_decorators"})
     name = "retry-outside-budget"
     summary = "retries or backoff with attempt/delay stops not tied to the budget in scope"
     node_types = (ast.Call, ast.For, ast.AsyncFor, ast.While)

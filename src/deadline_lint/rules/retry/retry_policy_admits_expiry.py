@@ -83,7 +83,6 @@ class RetryPolicyAdmitsExpiry(RetryRule):
     """
 
     code = "DL302"
-    profile_keys = frozenset({"exceptions", "retry_decorators"})
     name = "retry-policy-admits-expiry"
     summary = "a retry policy with no exception filter, or one admitting expiry through a base class"
     node_types = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Call)

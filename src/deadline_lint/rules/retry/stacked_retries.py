@@ -79,7 +79,6 @@ class StackedRetries(RetryRule):
     """
 
     code = "DL304"
-    profile_keys = frozenset({"retry_decorators"})
     name = "stacked-retries"
     summary = "a retrying function calls another retrying function or a client with its own retries"
     node_types = (ast.Call,)

@@ -58,7 +58,6 @@ class ChildWithoutCancelToken(Rule):
     code = "DL502"
     name = "child-without-cancel-token"
     summary = "thread or executor job started in a budgeted function without the budget or a cancel token"
-    profile_keys = frozenset({"spawn_helpers"})
     node_types = (ast.Call,)
 
     requires = Words.of(lambda rule: child_words(rule.profile, rule.catalog)) & Words.of(

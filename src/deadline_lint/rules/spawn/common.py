@@ -12,11 +12,11 @@ from deadline_lint.profile import Profile
 
 
 def task_words(profile: Profile, catalog: Catalog) -> FrozenSet[str]:
-    return spawn_catalog(catalog, profile["spawn_helpers"]).task_words
+    return spawn_catalog(catalog, profile.spawn_helpers).task_words
 
 
 def child_words(profile: Profile, catalog: Catalog) -> FrozenSet[str]:
-    return spawn_catalog(catalog, profile["spawn_helpers"]).child_words
+    return spawn_catalog(catalog, profile.spawn_helpers).child_words
 
 
 def may_start(func: ast.expr, words: FrozenSet[str], ctx) -> bool:

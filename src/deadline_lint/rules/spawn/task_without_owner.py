@@ -71,7 +71,6 @@ class TaskWithoutOwner(Rule):
     code = "DL501"
     name = "task-without-owner"
     summary = "task started and dropped: nobody awaits, stores or cancels it"
-    profile_keys = frozenset({"spawn_helpers"})
     node_types = (ast.Call,)
     leave_node_types = (ast.FunctionDef, ast.AsyncFunctionDef)
 

@@ -35,7 +35,7 @@ def kind_words(rule: Rule, kind: str) -> FrozenSet[str]:
     """Words any code naming an error of `kind` spells: the last part of every type of that
     kind (catalog and profile) and the naming conventions for it."""
     vocabulary = rule.catalog.exceptions
-    own = profile_types(rule.profile["exceptions"])
+    own = profile_types(rule.profile.exceptions)
     names = {t.short_name for t in [*vocabulary.types.values(), *own] if t.kind == kind}
     names.update(vocabulary.conventions.get(kind, ()))
     return frozenset(names)
@@ -52,7 +52,7 @@ def status_words(rule: Rule, statuses: Iterable[Status]) -> FrozenSet[str]:
 
 
 def profile_statuses(rule: Rule, *keys: str) -> Tuple[Status, ...]:
-    return tuple(Status.of(rule.profile["statuses"][key]) for key in keys)
+    return tuple(Status.of(getattr(rule.profile.statuses, key)) for key in keys)
 
 
 def first_per_statement(outcomes: Iterable[Outcome]) -> Iterable[Outcome]:

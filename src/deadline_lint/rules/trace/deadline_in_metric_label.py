@@ -118,7 +118,7 @@ class DeadlineInMetricLabel(Rule):
             data = ctx.catalog.data.get("budget", {}) or {}
             if method in (data.get("context_methods", []) or []):
                 return True
-            template = ctx.profile["fix"]["budget_expression"]
+            template = ctx.profile.fix.budget_expression
             return budget is not None and receiver.id in budget.names and method in re.findall(
                 r"\{budget\}\.(\w+)\(", template
             )

@@ -73,7 +73,6 @@ class HopWithoutRemainingInTrace(Rule):
     summary = "span started in a budgeted function without the remaining-ms attribute"
     default_enabled = False
     fix_applicability = Applicability.UNSAFE
-    profile_keys = frozenset({"trace_remaining_attribute"})
     node_types = (ast.Call,)
 
     # A tracer cannot come from anywhere but the modules the listed APIs live in.
@@ -97,7 +96,7 @@ class HopWithoutRemainingInTrace(Rule):
         budget = budget_in_scope(ctx)
         if budget is None:
             return
-        attribute = self.profile["trace_remaining_attribute"]
+        attribute = self.profile.trace_remaining_attribute
         if attribute in string_constants(ctx.scope):
             return
         attributes = span.attributes
