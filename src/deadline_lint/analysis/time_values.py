@@ -261,6 +261,10 @@ class FunctionTimes:
         return self._names
 
     def _name_value(self, name: str) -> Optional[TimeValue]:
+        if self._compared is None:
+            # Compared names first, as `value` does: worked out later, from inside a name's
+            # own computation, they would meet its cycle guard and memoise its None.
+            self._compared_names()
         own = self.scope.bindings().get(name)
         if own is None:
             found = self.scope.lookup(name)
