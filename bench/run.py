@@ -6,6 +6,8 @@
 
 Passes, each in its own subprocess, over the same files:
   ast            ast.parse of every file (the floor)
+  ruff           `ruff check --select S113,RUF006,ASYNC --no-cache` (the peer users compare us
+                 with; skipped when ruff is not installed); with --cache-passes also ruff-warm
   libcst         libcst.parse_module of every file (what deadline-lint builds on)
   deadline-lint  python -m deadline_lint check CORPUS --format json [extra args]
   dl-unfiltered  deadline-lint's engine (default rules, or those of `-- --select X`) with the
@@ -133,6 +135,27 @@ def lint_pass(python, corpus_dir, jobs, extra):
             "command": cmd}
 
 
+# ruff's nearest rules to ours: requests without a timeout, dangling asyncio tasks, the
+# flake8-async family. The peer a user compares us with, measured in the same run.
+RUFF_SELECT = "S113,RUF006,ASYNC"
+
+
+def ruff_pass(corpus_dir, cache_dir=None):
+    """`ruff check` over the corpus (no cache unless `cache_dir`), or why it was skipped."""
+    import shutil
+
+    ruff = shutil.which("ruff", path=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
+    if ruff is None:
+        return {"skipped": "ruff is not installed (pip install ruff)"}
+    cmd = [ruff, "check", str(corpus_dir), "--select", RUFF_SELECT, "--isolated", "--exit-zero",
+           "--no-respect-gitignore", "--output-format", "json", "--quiet"]
+    cmd += ["--cache-dir", cache_dir] if cache_dir else ["--no-cache"]
+    code, out, err, wall, cpu, mib = measure(cmd)
+    if code != 0:
+        return {"error": f"exit {code}\n{tail(err)}"}
+    return {"wall": wall, "cpu": cpu, "peak_mib": mib, "findings": len(json.loads(out or "[]")), "command": cmd}
+
+
 def cache_passes(python, corpus_dir, jobs, extra, changed_file):
     """cache-cold, cache-warm and one-changed (see the module docstring)."""
     import shutil
@@ -256,6 +279,8 @@ def main():
         codes = all_codes(args.python) if args.all_rules else []
         if codes:
             extra = ["--select", ",".join(codes), *extra]
+        print("running ruff ...", flush=True)
+        res["passes"]["ruff"] = ruff_pass(corpus_dir)
         print("running deadline-lint ...", flush=True)
         res["passes"]["deadline-lint"] = lint_pass(args.python, corpus_dir, args.jobs, extra)
         if "error" not in res["passes"]["deadline-lint"]:
@@ -269,15 +294,22 @@ def main():
         if args.cache_passes and "error" not in res["passes"]["deadline-lint"]:
             print("running the results cache passes ...", flush=True)
             res["passes"].update(cache_passes(args.python, corpus_dir, args.jobs, extra, args.changed_file))
+            with tempfile.TemporaryDirectory() as ruff_cache:
+                ruff_pass(corpus_dir, ruff_cache)  # fills ruff's cache
+                res["passes"]["ruff-warm"] = ruff_pass(corpus_dir, ruff_cache)
     finally:
         os.unlink(f.name)
 
     for name in ("deadline-lint", "dl-unfiltered"):
         lint = res["passes"].get(name, {})
-        for base in ("ast", "libcst"):
+        for base in ("ast", "libcst", "ruff"):
             b = res["passes"].get(base, {})
             if "cpu" in lint and "cpu" in b:
                 res["ratios"][f"{name} / {base}"] = {k: lint[k] / b[k] for k in ("cpu", "wall", "peak_mib")}
+    for name, base in (("cache-warm", "ruff-warm"),):
+        lint, b = res["passes"].get(name, {}), res["passes"].get(base, {})
+        if "cpu" in lint and "cpu" in b:
+            res["ratios"][f"{name} / {base}"] = {k: lint[k] / b[k] for k in ("cpu", "wall", "peak_mib")}
     report(res)
     if args.json_out:
         args.json_out.write_text(json.dumps(res, indent=2) + "\n")
