@@ -97,16 +97,29 @@ def _growth(expr: ast.expr, names, ctx) -> Iterator:
         current = pending.pop()
         nodes = list(ast.walk(current))
         mentions = _mentions_by_node(nodes, names)
+        covered: Set[int] = set()  # inner additions of a chain already reported at its top
         for node in nodes:
-            why = _grows(node, mentions, ctx)
+            why = "" if id(node) in covered else _grows(node, mentions, ctx)
             if why:
                 yield node, why
+                covered.update(_inner_additions(node, mentions))
             follow = isinstance(node, ast.Name) and node.id in names and node.id not in followed
             if follow and len(followed) < _MAX_FOLLOW:
                 followed.add(node.id)
                 binding = single_assignment(node.id, ctx.scope)
                 if binding is not None and binding.scope is ctx.scope:
                     pending.append(binding.value)
+
+
+def _inner_additions(node: ast.AST, mentions: Dict[int, bool]) -> Iterator[int]:
+    """`budget + 1 + 2` is `(budget + 1) + 2`: one finding for the chain, at its top. The walk
+    lists the top first, so the additions on its budget side are marked as seen."""
+    while isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        inner = node.left if mentions.get(id(node.left), False) else node.right
+        if not (isinstance(inner, ast.BinOp) and isinstance(inner.op, ast.Add)):
+            return
+        yield id(inner)
+        node = inner
 
 
 def _mentions_by_node(nodes: List[ast.AST], names) -> Dict[int, bool]:
