@@ -8,11 +8,16 @@ from deadline_lint.analysis.budget import SECONDS, INSTANT as BUDGET_INSTANT, bu
 from deadline_lint.analysis.telemetry import Telemetry
 from deadline_lint.analysis.time_values import DEADLINE, INSTANT, SPAN, is_absolute_instant, time_value
 from deadline_lint.catalog.trace import trace_catalog
+from deadline_lint.context import FileContext
 from deadline_lint.requires import Words
 from deadline_lint.rules.base import Rule, register
 from deadline_lint.rules.trace.common import metric_modules, metric_words
 
 _CONVERSIONS = frozenset({"str", "int", "float", "round", "repr"})
+_SCALINGS = (ast.Mult, ast.Div, ast.Add, ast.Sub)
+# Methods of a known budget that read its remainder besides the fix template's (a project's
+# `remaining()`, as the design names it); only on a name the budget analysis already holds.
+_BUDGET_REMAINDER_METHODS = frozenset({"remaining"})
 _WHAT = {INSTANT: "a clock reading", DEADLINE: "a deadline", SPAN: "a remaining or elapsed time"}
 
 
@@ -27,8 +32,11 @@ class DeadlineInMetricLabel(Rule):
     and friends). A value counts when the shared time-values analysis shows it holds a clock
     reading, a deadline or a span between instants (`time.time() + 5`, `deadline - now`,
     `datetime.now().isoformat()`), or when it is the budget's remaining time
-    (`context.time_remaining()`, `budget.timeout()`, a remaining-seconds name), also through
-    `str()`, `int()`, `round()` or an f-string.
+    (`context.time_remaining()`, `budget.timeout()`, `budget.remaining()`, a remaining-seconds
+    name), also through `str()`, `int()`, `round()`, an f-string, or a change of unit or an
+    offset by a number (`int(budget.timeout() * 1000)`). Dividing down to buckets (`// 5`,
+    `% 5`) and passing the value to a function (`bucket(budget.timeout())`) stay quiet: that
+    is how a bounded label is made.
 
     ## Why is this bad?
     Every distinct label value is a new time series. A timestamp or a remainder is
@@ -94,7 +102,7 @@ class DeadlineInMetricLabel(Rule):
                            "makes a new time series; observe it in a histogram instead")
                 return
 
-    def _time_value(self, ctx, value: ast.expr) -> Optional[str]:
+    def _time_value(self, ctx: FileContext, value: ast.expr) -> Optional[str]:
         value = _peel(value)
         if is_absolute_instant(ctx, value):
             return "a timestamp"
@@ -103,6 +111,9 @@ class DeadlineInMetricLabel(Rule):
             return _WHAT.get(found.role, "a time value")
         if self._remaining(value, budget_in_scope(ctx), ctx):
             return "the remaining budget"
+        scaled = _scaled_operand(value)
+        if scaled is not None:  # `budget.timeout() * 1000` is as unbounded as the remainder it scales
+            return self._time_value(ctx, scaled)
         return None
 
     def _remaining(self, value: ast.expr, budget, ctx) -> bool:
@@ -118,11 +129,30 @@ class DeadlineInMetricLabel(Rule):
             data = ctx.catalog.data.get("budget", {}) or {}
             if method in (data.get("context_methods", []) or []):
                 return True
+            if budget is None or receiver.id not in budget.names:
+                return False
             template = ctx.profile.fix.budget_expression
-            return budget is not None and receiver.id in budget.names and method in re.findall(
-                r"\{budget\}\.(\w+)\(", template
-            )
+            return method in _BUDGET_REMAINDER_METHODS or method in re.findall(r"\{budget\}\.(\w+)\(", template)
         return False
+
+
+def _scaled_operand(value: ast.expr) -> Optional[ast.expr]:
+    """The time value in `x * 1000`, `x / 60`, `x + 0.5`, `1000 * x`: a unit change or an
+    offset by a number keeps every distinct value distinct. Not `x // 10` or `x % 10`:
+    dividing down to a few buckets is what a bounded label looks like, so it stays quiet."""
+    if not isinstance(value, ast.BinOp) or not isinstance(value.op, _SCALINGS):
+        return None
+    if _is_number(value.right):
+        return value.left
+    if _is_number(value.left):
+        return value.right
+    return None
+
+
+def _is_number(node: ast.expr) -> bool:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        node = node.operand
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float)
 
 
 def _peel(value: ast.expr) -> ast.expr:
