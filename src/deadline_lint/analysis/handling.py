@@ -2,8 +2,11 @@
 turns it into: the statuses it produces and the errors it raises.
 
 A *handling* is an `except` clause that names a kind directly (`except asyncio.TimeoutError`,
-`except (CancelledError, TimeoutError)`, not `except Exception`), or an `if` branch on
-`isinstance(err, <kind>)` or on `err.code() == grpc.StatusCode.DEADLINE_EXCEEDED`. Its
+`except (CancelledError, TimeoutError)`, not `except Exception`), an `if` branch on
+`isinstance(err, <kind>)` or on `err.code() == grpc.StatusCode.DEADLINE_EXCEEDED`, or a
+function a framework calls for an exception type it was registered for
+(`@app.exception_handler(asyncio.TimeoutError)`, `app.add_exception_handler(Timeout, f)`,
+Flask's `@app.errorhandler(Timeout)`: statuses.yaml's `handler_registrations`). Its
 outcomes are the statements of its body that produce a status (analysis.statuses) or raise an
 error of a kind (analysis.exceptions), leaving out nested definitions, nested `except`
 clauses and nested `isinstance` / status branches: those handle something else, or are
@@ -17,11 +20,11 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Sequence, Tuple, Union
 
 from deadline_lint.analysis.exceptions import CANCEL, Admission, Admitted, ExceptionAnalysis, ExceptionType
 from deadline_lint.catalog.exceptions import CATALOG
-from deadline_lint.analysis.scopes import Scope
+from deadline_lint.analysis.scopes import IMPORT, Scope
 from deadline_lint.analysis.statuses import ProducedStatus, StatusAnalysis
 
 if TYPE_CHECKING:
@@ -30,6 +33,8 @@ if TYPE_CHECKING:
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 _TRY_TYPES = (ast.Try, ast.TryStar)
 _BLOCK_FIELDS = ("body", "orelse", "finalbody")
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+Function = Union[ast.FunctionDef, ast.AsyncFunctionDef]
 _TASK_CANCEL_BASE = "Exception"  # a cancel type deriving from this is an error, not task cancellation
 
 
@@ -54,8 +59,8 @@ class Outcome:
 
 @dataclass(frozen=True)
 class Handling:
-    node: ast.AST  # the ExceptHandler, or the If
-    report_node: object  # the `except` keyword, or the If's test
+    node: ast.AST  # the ExceptHandler, the If, or a registered handler function
+    report_node: object  # the `except` keyword, the If's test, or the registered type
     kinds: FrozenSet[str]  # the kinds handled, named directly
     witnesses: Tuple[Admitted, ...]  # one per element naming a kind
     exact: bool  # nothing but those kinds is handled here (a rewrite affects only them)
@@ -73,6 +78,8 @@ class HandlingAnalysis:
         self.statuses = ctx.analysis(StatusAnalysis)
         self._found: Dict[int, Tuple[ast.AST, Tuple[Handling, ...]]] = {}
         self._status_names = frozenset(s.short_name for s in self.exceptions.vocabulary.statuses())
+        self._registered_by_call: Optional[Dict[str, List[ast.expr]]] = None
+        self._framework_file: Optional[bool] = None  # imports a module registrations apply to
 
     def at(self, node: ast.AST) -> Tuple[Handling, ...]:
         """The handlings `node` opens (an `except` clause or an `if` branch), if any."""
@@ -86,6 +93,9 @@ class HandlingAnalysis:
             found = (one,) if one is not None else ()
         elif isinstance(node, ast.If) and self._may_test_error(node.test):
             found = self._branches(node, scope)
+        elif isinstance(node, _FUNCTIONS):
+            registered = self._registered_handler(node, scope)
+            found = (registered,) if registered is not None else ()
         self._found[id(node)] = (node, found)
         return found
 
@@ -140,14 +150,77 @@ class HandlingAnalysis:
             return (Handling(node, test, status_test.kinds, witnesses, exact, outcomes, distinguishes),)
         return ()
 
+    def _registered_handler(self, function: Function, scope: Scope) -> Optional[Handling]:
+        """A function a framework calls for the exception types it is registered for: it
+        catches them. Several registrations of one function are one handling of them all."""
+        registrations = self.statuses.vocabulary.registrations
+        if not function.decorator_list and not self._registered_by_calls():
+            return None  # the common case, decided without looking at the imports
+        if not registrations.modules or not self._imports_any(registrations.modules):
+            return None
+        types: List[Tuple[ast.expr, Scope]] = []
+        for decorator in function.decorator_list:
+            if isinstance(decorator, ast.Call) and isinstance(decorator.func, ast.Attribute):
+                position = registrations.decorators.get(decorator.func.attr)
+                found = _positional(decorator, position) if position is not None else None
+                if found is not None:
+                    types.append((found, scope))
+        module = self.ctx.module_scope
+        types.extend((found, module) for found in self._registered_by_calls().get(function.name, ()))
+        if not types:
+            return None
+        admissions = [self.exceptions.admits(expr, where) for expr, where in types]
+        own = self.ctx.resolver.scope_of(function, scope)
+        return self._handling(function, types[0][0], admissions, function.body, own)
+
+    def _registered_by_calls(self) -> Dict[str, List[ast.expr]]:
+        """`app.add_exception_handler(Timeout, on_timeout)` anywhere in the file: the types
+        registered for each handler named by a plain name that exactly one function has."""
+        if self._registered_by_call is None:
+            calls = self.statuses.vocabulary.registrations.calls
+            found: Dict[str, List[ast.expr]] = {}
+            tree = self.ctx.module_scope.node
+            if any(name in self.ctx.source.text for name in calls):
+                defined: Dict[str, int] = {}
+                for node in ast.walk(tree):
+                    if isinstance(node, _FUNCTIONS):
+                        defined[node.name] = defined.get(node.name, 0) + 1
+                    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and (
+                        node.func.attr in calls
+                    ):
+                        type_at, handler_at = calls[node.func.attr]
+                        registered, handler = _positional(node, type_at), _positional(node, handler_at)
+                        if registered is not None and isinstance(handler, ast.Name):
+                            found.setdefault(handler.id, []).append(registered)
+                found = {name: types for name, types in found.items() if defined.get(name) == 1}
+            self._registered_by_call = found
+        return self._registered_by_call
+
+    def _imports_any(self, modules: Sequence[str]) -> bool:
+        if self._framework_file is None:
+            self._framework_file = any(
+                binding.kind == IMPORT and str(binding.value).split(".")[0] in modules
+                for bindings in self.ctx.module_scope.bindings().values()
+                for binding in bindings
+            )
+        return self._framework_file
+
     def _handling(
-        self, node: ast.AST, report_node: object, admission: Admission, body: List[ast.stmt], scope: Scope
+        self,
+        node: ast.AST,
+        report_node: object,
+        admission: Union[Admission, Sequence[Admission]],
+        body: List[ast.stmt],
+        scope: Scope,
     ) -> Optional[Handling]:
-        witnesses = tuple(a for e in admission.elements for a in e.admitted if a.direct)
+        admissions = [admission] if isinstance(admission, Admission) else list(admission)
+        elements = [e for one in admissions for e in one.elements]
+        witnesses = tuple(a for e in elements for a in e.admitted if a.direct)
         if not witnesses:
             return None
         kinds = frozenset(w.kind for w in witnesses)
-        exact = admission.complete and all(any(a.direct for a in e.admitted) for e in admission.elements)
+        complete = all(one.complete for one in admissions)
+        exact = complete and all(any(a.direct for a in e.admitted) for e in elements)
         outcomes, distinguishes = self._outcomes(body, scope)
         return Handling(node, report_node, kinds, witnesses, exact, outcomes, distinguishes)
 
@@ -226,6 +299,13 @@ class HandlingAnalysis:
             and not exc.status
             and _TASK_CANCEL_BASE not in self.exceptions.vocabulary.ancestors(exc.qualname)
         )
+
+
+def _positional(call: ast.Call, position: int) -> Optional[ast.expr]:
+    """The argument at `position`, when no `*args` comes before it."""
+    if any(isinstance(arg, ast.Starred) for arg in call.args[: position + 1]) or len(call.args) <= position:
+        return None
+    return call.args[position]
 
 
 def _reraises_on_a_branch(stmt: ast.stmt) -> bool:

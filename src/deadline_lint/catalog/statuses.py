@@ -4,7 +4,7 @@ status, and how a family of names spells another status. The schema is documente
 of statuses.yaml."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Dict, FrozenSet, Mapping, Optional, Tuple
 
 from deadline_lint.catalog.names import canonical_name
@@ -13,8 +13,9 @@ CONSTANT, CLASS = "constant", "class"  # what a listed name is: a value, or a cl
 
 _FILE_KEYS = {
     "quota", "phrases", "grpc_codes", "constants", "classes", "named_classes", "calls", "methods",
-    "keywords", "attributes", "tuple_returns", "aliases",
+    "keywords", "attributes", "tuple_returns", "aliases", "handler_registrations",
 }
+_REGISTRATION_KEYS = {"modules", "decorators", "calls"}
 _FAMILY_KEYS = {"form", "codes"}
 _FORM_FIELDS = ("phrase", "camel", "code", "grpc")
 
@@ -52,6 +53,15 @@ class StatusArgument:
 
 
 @dataclass(frozen=True)
+class HandlerRegistrations:
+    """Framework APIs registering a function as the handler of an exception type."""
+
+    modules: Tuple[str, ...] = ()  # the file imports one of these, or nothing here applies
+    decorators: Mapping[str, int] = field(default_factory=dict)  # method -> position of the type
+    calls: Mapping[str, Tuple[int, int]] = field(default_factory=dict)  # method -> (type, handler) positions
+
+
+@dataclass(frozen=True)
 class StatusVocabulary:
     names: Mapping[str, NamedStatus]  # qualified name -> what it stands for
     spellings: Mapping[Tuple[str, Status], str]  # (family, status) -> the member's name
@@ -63,6 +73,7 @@ class StatusVocabulary:
     aliases: Mapping[str, str]
     quota: FrozenSet[Status]
     final_names: FrozenSet[str]  # last part of every listed name: a cheap first look
+    registrations: HandlerRegistrations = HandlerRegistrations()
 
     def canonical(self, qualname: str) -> str:
         return canonical_name(self.aliases, qualname)
@@ -124,7 +135,37 @@ def build_statuses(content: Mapping[str, Any]) -> StatusVocabulary:
             [Status(http=c) for c in quota.get("http") or ()] + [Status(grpc=n) for n in quota.get("grpc") or ()]
         ),
         final_names=frozenset(finals),
+        registrations=_registrations(content.get("handler_registrations") or {}),
     )
+
+
+def _registrations(content: Mapping[str, Any]) -> HandlerRegistrations:
+    calls = {name: (int(spec["type"]), int(spec["handler"])) for name, spec in (content.get("calls") or {}).items()}
+    return HandlerRegistrations(
+        modules=tuple(content.get("modules") or ()),
+        decorators={name: int(position) for name, position in (content.get("decorators") or {}).items()},
+        calls=calls,
+    )
+
+
+def _registrations_problem(content: Any) -> Optional[str]:
+    expected = "`handler_registrations` as a mapping with `modules`, `decorators` and `calls`"
+    if not isinstance(content, dict) or set(content) - _REGISTRATION_KEYS:
+        return expected
+    if not _is_names(content.get("modules") or []):
+        return expected
+    decorators = content.get("decorators") or {}
+    if not isinstance(decorators, dict) or not all(_is_index(v) and v is not None for v in decorators.values()):
+        return "`handler_registrations.decorators` as a mapping of method name to the type's position"
+    calls = content.get("calls") or {}
+    if not isinstance(calls, dict) or not all(
+        isinstance(spec, dict)
+        and set(spec) == {"type", "handler"}
+        and all(_is_index(v) and v is not None for v in spec.values())
+        for spec in calls.values()
+    ):
+        return "`handler_registrations.calls` as a mapping of method name to `type` and `handler` positions"
+    return None
 
 
 def _is_names(value: Any) -> bool:
@@ -187,7 +228,7 @@ def validate_statuses(content: Any) -> Optional[str]:
     aliases = content.get("aliases") or {}
     if not isinstance(aliases, dict) or not all(isinstance(v, str) for v in aliases.values()):
         return "`aliases` as a mapping of import path to canonical path"
-    return None
+    return _registrations_problem(content.get("handler_registrations") or {})
 
 
 def status_vocabulary(catalog: Any) -> StatusVocabulary:

@@ -23,7 +23,9 @@ class BreakerReportedAsDeadline(HandlingRule):
     or a branch on `isinstance(err, <open breaker error>)`, a statement that raises an expiry
     error (`raise TimeoutError(...)`, `raise DeadlineExceeded(...)`) or produces the
     profile's expired status (504, `GATEWAY_TIMEOUT`, `DEADLINE_EXCEEDED`). The finding is on
-    that statement.
+    that statement. A function a framework calls for an open breaker error it is registered
+    for (`@app.exception_handler(CircuitBreakerError)`, `app.add_exception_handler(...)`,
+    Flask's `@app.errorhandler(...)`) is such a handler too.
 
     ## Why is this bad?
     An open breaker refused the call at once, without spending any time: nothing expired.

@@ -27,6 +27,11 @@ class CancelAndExpiryConflated(HandlingRule):
     - an expiry handler that produces the profile's cancelled status (499, `CANCELLED`) or
       raises a cancel error, reported on that statement.
 
+    A function a framework calls for the types it is registered for
+    (`@app.exception_handler(...)`, `app.add_exception_handler(...)`, Flask's
+    `@app.errorhandler(...)`) handles them as an `except` clause would; one registered for
+    both kinds is reported on the first registered type.
+
     A handler that tells the two apart in its body (`isinstance(err, CancelledError)`, a
     status-code test) is quiet, as is one that only re-raises. A cancel handler that reports
     expiry only under a condition (`if loop.time() >= deadline: raise TimeoutError`) is

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 class HandlingRule(Rule):
     """A rule judging what `except` clauses and `isinstance` / status-code branches produce."""
 
-    node_types = (ast.ExceptHandler, ast.If)
+    node_types = (ast.ExceptHandler, ast.If, ast.FunctionDef, ast.AsyncFunctionDef)  # and registered handlers
 
     requires = Words.each(lambda rule: rule.word_groups())
 

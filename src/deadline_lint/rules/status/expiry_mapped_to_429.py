@@ -28,7 +28,10 @@ class ExpiryMappedTo429(HandlingRule):
     `HTTPStatus.TOO_MANY_REQUESTS`, `status.HTTP_429_TOO_MANY_REQUESTS`,
     `web.HTTPTooManyRequests`, `HTTPException(429)`, `Response(body, 429)`, `abort(429)`,
     `return body, 429` in a Flask view, `context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, ...)`,
-    `context.set_code(...)`. The finding is on that statement.
+    `context.set_code(...)`. The finding is on that statement. A function a framework calls
+    for an expiry error it is registered for (`@app.exception_handler(asyncio.TimeoutError)`,
+    `app.add_exception_handler(Timeout, handler)`, Flask's `@app.errorhandler(Timeout)`) is
+    such a handler too; one registered for a type the checker cannot read stays quiet.
 
     A 429 outside an expiry handler (rate limiting) is quiet, and so is a handler that only
     reaches expiry through a base class (`except Exception`): it is not about expiry.
