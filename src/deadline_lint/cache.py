@@ -58,7 +58,8 @@ def tool_fingerprint() -> str:
             for name in sorted(files):
                 if name.endswith((".py", ".yaml", ".json")):
                     stat = os.stat(os.path.join(folder, name))
-                    parts.append(f"{os.path.relpath(os.path.join(folder, name), package)}:{stat.st_size}:{stat.st_mtime_ns}")
+                    relative = os.path.relpath(os.path.join(folder, name), package)
+                    parts.append(f"{relative}:{stat.st_size}:{stat.st_mtime_ns}")
         _TOOL = hashlib.blake2b("\n".join(parts).encode(), digest_size=16).hexdigest()
     return _TOOL
 

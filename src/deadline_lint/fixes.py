@@ -266,7 +266,10 @@ def insert_import_lines(text: str, imports: Sequence[str]) -> Optional[str]:
     if not lines:
         return text
     body = list(tree.body)
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+    if (
+        body and isinstance(body[0], ast.Expr)
+        and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str)
+    ):
         body = body[1:]
     while body and isinstance(body[0], ast.ImportFrom) and body[0].module == "__future__":
         body = body[1:]

@@ -107,7 +107,8 @@ def _summarize(definition: Definition, scope: Scope, catalog: Catalog, depth: in
     if candidates is None:  # the same at every depth: one walk of the body
         params = {p.arg for p in scope.function_params()}
         # A call that forwards nothing of the wrapper's is not the one its timeout reaches.
-        candidates = scope.facts["wrapper_candidates"] = [c for c in calls_in(function) if _passes_a_parameter(c, params)]
+        candidates = [c for c in calls_in(function) if _passes_a_parameter(c, params)]
+        scope.facts["wrapper_candidates"] = candidates
     if not candidates:
         return None
     stubs_possible, methods = _module_reach(resolver, catalog)
@@ -224,13 +225,17 @@ def definition_reaches_outbound(definition: Definition, catalog: Catalog) -> boo
     facts["reaches_outbound"] = False
     resolver = definition.resolver
     if definition.is_function:
-        found = wrapper_summary(definition, catalog) is not None or resolver.returned_instance(definition, 0) is not None
+        found = (
+            wrapper_summary(definition, catalog) is not None or resolver.returned_instance(definition, 0) is not None
+        )
     else:
         found = resolver.client_base(definition, 0) is not None
         class_scope = definition.own_scope
         if not found:
             names = set(resolver.attribute_bindings(class_scope))
-            names.update(n for n, bs in class_scope.bindings().items() if any(b.kind in (ASSIGN, ANNOTATED) for b in bs))
+            names.update(
+                n for n, bs in class_scope.bindings().items() if any(b.kind in (ASSIGN, ANNOTATED) for b in bs)
+            )
             found = any(resolver._class_attribute(definition, n, 0) is not None for n in sorted(names))
         if not found:
             found = any(

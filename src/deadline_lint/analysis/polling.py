@@ -22,7 +22,9 @@ _QUEUE_KEYWORDS = frozenset({"block", "timeout"})
 _WAIT_KEYWORDS = frozenset({"timeout", "block", "blocking", "n", "size", "bufsize", "separator"})
 
 
-def only_waits_locally(ctx: "FileContext", attempt: ast.Try, waits: LocalWaits, qualname: Callable[[ast.expr], Optional[str]]) -> bool:
+def only_waits_locally(
+    ctx: "FileContext", attempt: ast.Try, waits: LocalWaits, qualname: Callable[[ast.expr], Optional[str]]
+) -> bool:
     """The attempt (a `try` body) waits on this process and calls nothing that may send: no
     outbound call the catalog knows, no method that sends (`sendall`, `request`), nothing
     awaited but a local wait."""

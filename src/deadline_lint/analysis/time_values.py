@@ -214,7 +214,8 @@ class FunctionTimes:
             point = left or right
             if point is None:
                 return None
-            return TimeValue(DEADLINE if point.role != SPAN else SPAN, point.clock, point.unit, point.reads, point.local)
+            role = DEADLINE if point.role != SPAN else SPAN
+            return TimeValue(role, point.clock, point.unit, point.reads, point.local)
         if isinstance(op, ast.Sub):
             if left is not None and right is not None:
                 if left.clock != right.clock:
@@ -400,7 +401,8 @@ class FunctionTimes:
                 if other not in found:
                     found.add(other)
                     todo.append(other)
-        return tuple(reads_by_id.get(i, read) for i in sorted(found, key=lambda i: _position(reads_by_id.get(i, read).node)))
+        ordered = sorted(found, key=lambda i: _position(reads_by_id.get(i, read).node))
+        return tuple(reads_by_id.get(i, read) for i in ordered)
 
     # -- does a value leave the function? -----------------------------------------------------
     def escapes(self, name: str) -> bool:

@@ -7,7 +7,9 @@ from deadline_lint.analysis.exceptions import EXPIRY, Admitted, ExceptionAnalysi
 from deadline_lint.analysis.retry import ALL, ALL_BUT, TYPES, RetryPolicy
 from deadline_lint.rules.base import register
 from deadline_lint.analysis.budget import BudgetAnalysis
-from deadline_lint.rules.retry.common import RetryRule, budget_of, called_policy, decorated_policies, policy_head, reported_once
+from deadline_lint.rules.retry.common import (
+    RetryRule, budget_of, called_policy, decorated_policies, policy_head, reported_once,
+)
 
 _ANY_ERROR = "Exception"
 # A filter naming one of these retries everything, like no filter; a narrower base class
@@ -109,12 +111,18 @@ class RetryPolicyAdmitsExpiry(RetryRule):
         own = policy.api.timeouts
         if policy.own_timeouts and own is not None:
             keep = f"; keep expiry out with {own.hint}" if own.hint else ""
-            self._report(ctx, policy_head(policy), f"`{name}` retries {own.what} by default (`{own.type}`), so it retries deadline expiry{keep}")
+            self._report(
+                ctx, policy_head(policy),
+                f"`{name}` retries {own.what} by default (`{own.type}`), so it retries deadline expiry{keep}",
+            )
         for part in policy.filter:
             if part.state == ALL:
                 witness = _any_error(ctx, part.node or policy_head(policy))
                 where = part.node if part.node is not None else policy_head(policy)
-                what = "has no exception filter" if part.node is None else f"retries every error (`{_shown(ctx, part.node)}`)"
+                what = (
+                    "has no exception filter" if part.node is None
+                    else f"retries every error (`{_shown(ctx, part.node)}`)"
+                )
                 self._report(ctx, where, f"`{name}` {what}, so it retries deadline expiry too (`{witness}`){hint}")
             elif part.state == TYPES and part.admission is not None:
                 for element in part.admission.elements:
