@@ -420,9 +420,9 @@ class FixClasses:
         for diagnostic in found:
             fix = diagnostic.fix
             wanted = self.wanted(diagnostic.code) if fix is not None else None
-            if wanted is not None and wanted is not fix.applicability:  # type: ignore[union-attr]
+            if fix is not None and wanted is not None and wanted is not fix.applicability:
                 if wanted is Applicability.UNSAFE or not any(
-                    source.touches_comment(e.start, e.end) for e in fix.edits  # type: ignore[union-attr]
+                    source.touches_comment(e.start, e.end) for e in fix.edits
                 ):
                     diagnostic = dataclasses.replace(diagnostic, fix=dataclasses.replace(fix, applicability=wanted))
             adjusted.append(diagnostic)

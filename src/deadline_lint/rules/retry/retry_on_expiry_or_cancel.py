@@ -164,9 +164,9 @@ class RetryOnExpiryOrCancel(RetryRule):
             for policy in decorated_policies(ctx, node):
                 self._policy(policy, ctx)
         elif isinstance(node, ast.Call):
-            policy = called_policy(ctx, node)
-            if policy is not None:
-                self._policy(policy, ctx)
+            called = called_policy(ctx, node)
+            if called is not None:
+                self._policy(called, ctx)
             elif node.keywords:
                 self._timeout_flag(node, ctx)
         else:

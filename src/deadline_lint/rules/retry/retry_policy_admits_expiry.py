@@ -98,10 +98,10 @@ class RetryPolicyAdmitsExpiry(RetryRule):
                 budgeted = _budgeted_def(ctx, node)
                 for policy in policies:
                     self._policy(policy, ctx, budgeted)
-        else:
-            policy = called_policy(ctx, node)  # type: ignore[arg-type]
-            if policy is not None:
-                self._policy(policy, ctx, budget_of(ctx) is not None)
+        elif isinstance(node, ast.Call):  # the only other node type visited
+            called = called_policy(ctx, node)
+            if called is not None:
+                self._policy(called, ctx, budget_of(ctx) is not None)
 
     def _policy(self, policy: RetryPolicy, ctx, budgeted: bool) -> None:
         if policy.giveup:
@@ -134,7 +134,10 @@ class RetryPolicyAdmitsExpiry(RetryRule):
                             f"`{through.named}` in the retry filter of `{name}` includes `{through.type}`, so it "
                             f"retries deadline expiry{hint}",
                         )
-            elif part.state == ALL_BUT and part.admission is not None and part.admission.admits(EXPIRY) is None:
+            elif (
+                part.state == ALL_BUT and part.node is not None  # an ALL_BUT part always has its node
+                and part.admission is not None and part.admission.admits(EXPIRY) is None
+            ):
                 witness = _any_error(ctx, part.node)
                 self._report(
                     ctx,
