@@ -7,7 +7,8 @@ Each mode runs `deadline-lint check CORPUS --format json --no-cache` in a subpro
 checkout's `src/` first on PYTHONPATH) and prints the md5 of its findings (every field of
 the JSON output, paths relative to the corpus, sorted), the count and the count per
 code. `--set services` reads the services corpus (build it first with
-`python bench/corpus.py --set services`). `--out DIR` also saves each mode's normalised findings, so two runs can be diffed.
+`python bench/corpus.py --set services`). `--out DIR` also saves each mode's normalised
+findings, so two runs can be diffed.
 
 Modes:
   default  the default rules

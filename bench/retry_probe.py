@@ -30,7 +30,10 @@ import re
 import sys
 from collections import defaultdict
 
-TIMEOUT = r"(?:\b[A-Za-z_][\w.]*Timeout\w*\b|\bTimeoutError\b|\bDeadlineExceeded\b|\bsocket\.timeout\b|\bCancelledError\b)"
+TIMEOUT = (
+    r"(?:\b[A-Za-z_][\w.]*Timeout\w*\b|\bTimeoutError\b|\bDeadlineExceeded\b"
+    r"|\bsocket\.timeout\b|\bCancelledError\b)"
+)
 EVERY = r"(?:(?<![\w.])(?:Exception|BaseException)\b)"
 IMPORTS = {
     "tenacity": r"^\s*(?:from\s+tenacity\b|import\s+tenacity\b)",
@@ -38,7 +41,10 @@ IMPORTS = {
     "backoff": r"^\s*(?:from\s+backoff\b|import\s+backoff\b)",
     "stamina": r"^\s*(?:from\s+stamina\b|import\s+stamina\b)",
     "google": r"^\s*(?:from\s+google\.api_core\b|import\s+google\.api_core\b)",
-    "urllib3": r"^\s*(?:from\s+(?:urllib3|requests\.adapters|requests\.packages\.urllib3)\b.*\bRetry\b|import\s+urllib3\b)",
+    "urllib3": (
+        r"^\s*(?:from\s+(?:urllib3|requests\.adapters|requests\.packages\.urllib3)\b.*\bRetry\b"
+        r"|import\s+urllib3\b)"
+    ),
     "redis": r"^\s*(?:from\s+redis\b|import\s+redis\b)",
 }
 
@@ -162,7 +168,8 @@ def policies(text):
                 args, end = arguments(text, match.end() - 1)
             else:
                 args, end = "", match.end()
-            if re.search(r"(?<![\w)\]])\*", args) or re.search(r"stop\s*=\s*(?:_STOP_NO_RETRY|stop_after_attempt\(\s*1\s*\))", args):
+            one_attempt = r"stop\s*=\s*(?:_STOP_NO_RETRY|stop_after_attempt\(\s*1\s*\))"
+            if re.search(r"(?<![\w)\]])\*", args) or re.search(one_attempt, args):
                 continue  # options forwarded (`**kw`): cannot be read; or one attempt only
             callee = re.sub(r"[@\s(]", "", match.group(0)).rpartition(".")[2]
             why = judge(library, callee, args)
@@ -179,8 +186,14 @@ def policies(text):
 def _owner(text, library):
     """Which `Retry` a file means: the only one of the three libraries it imports the name from."""
     importers = {
-        "google": r"from\s+google\.api_core(?:\.retry\w*)?\s+import\s+[^\n]*\b(?:Retry|AsyncRetry|retry\w*)\b|import\s+google\.api_core",
-        "urllib3": r"from\s+(?:urllib3|requests\.adapters|requests\.packages\.urllib3)[\w.]*\s+import\s+[^\n]*\bRetry\b|urllib3\.(?:util\.)?Retry\b",
+        "google": (
+            r"from\s+google\.api_core(?:\.retry\w*)?\s+import\s+[^\n]*\b(?:Retry|AsyncRetry|retry\w*)\b"
+            r"|import\s+google\.api_core"
+        ),
+        "urllib3": (
+            r"from\s+(?:urllib3|requests\.adapters|requests\.packages\.urllib3)[\w.]*\s+import\s+[^\n]*\bRetry\b"
+            r"|urllib3\.(?:util\.)?Retry\b"
+        ),
         "redis": r"from\s+redis(?:\.asyncio)?\.retry\s+import\s+[^\n]*\bRetry\b|redis\.retry\.Retry\b",
     }
     return re.search(importers[library], text) is not None

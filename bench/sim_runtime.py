@@ -189,7 +189,8 @@ def _requests_module() -> types.ModuleType:
 
     for name in ("get", "post", "put", "delete", "head", "patch"):
         setattr(m, name, verb(name))
-        setattr(Session, name, (lambda n: lambda self, url, timeout=_MISSING, **kw: request(n, url, timeout=timeout, **kw))(name))
+        setattr(Session, name, (lambda n: lambda self, url, timeout=_MISSING, **kw:
+                                request(n, url, timeout=timeout, **kw))(name))
     m.request = request
     m.Session = Session
     m.RequestException, m.ConnectionError, m.Timeout = RequestException, ConnectionError, Timeout
@@ -252,8 +253,10 @@ def _httpx_module() -> types.ModuleType:
 
     for name in ("get", "post", "put", "delete", "head", "patch"):
         setattr(m, name, verb(name))
-        setattr(Client, name, (lambda n: lambda self, url, timeout=_MISSING, **kw: Client.request(self, n, url, timeout=timeout))(name))
-        setattr(AsyncClient, name, (lambda n: lambda self, url, timeout=_MISSING, **kw: AsyncClient.request(self, n, url, timeout=timeout))(name))
+        setattr(Client, name, (lambda n: lambda self, url, timeout=_MISSING, **kw:
+                               Client.request(self, n, url, timeout=timeout))(name))
+        setattr(AsyncClient, name, (lambda n: lambda self, url, timeout=_MISSING, **kw:
+                                    AsyncClient.request(self, n, url, timeout=timeout))(name))
     m.Client, m.AsyncClient, m.Timeout, m.Response = Client, AsyncClient, Timeout, Response
     m.HTTPError, m.TransportError, m.ConnectError = HTTPError, TransportError, ConnectError
     m.TimeoutException, m.ReadTimeout, m.ConnectTimeout = TimeoutException, ReadTimeout, ConnectTimeout
@@ -274,7 +277,8 @@ def _aiohttp_module() -> types.ModuleType:
         pass
 
     class ClientTimeout:
-        def __init__(self, total: Any = None, connect: Any = None, sock_read: Any = None, sock_connect: Any = None) -> None:
+        def __init__(self, total: Any = None, connect: Any = None, sock_read: Any = None,
+                     sock_connect: Any = None) -> None:
             self.simulated_seconds = _seconds(total, None)
 
     class _Response:
@@ -323,9 +327,11 @@ def _aiohttp_module() -> types.ModuleType:
             return None
 
     for name in ("get", "post", "put", "delete", "head", "patch"):
-        setattr(ClientSession, name, (lambda n: lambda self, url, timeout=_MISSING, **kw: ClientSession.request(self, n, url, timeout=timeout))(name))
+        setattr(ClientSession, name, (lambda n: lambda self, url, timeout=_MISSING, **kw:
+                                      ClientSession.request(self, n, url, timeout=timeout))(name))
     m.ClientSession, m.ClientTimeout = ClientSession, ClientTimeout
-    m.ClientError, m.ClientConnectionError, m.ServerTimeoutError = ClientError, ClientConnectionError, ServerTimeoutError
+    m.ClientError, m.ClientConnectionError = ClientError, ClientConnectionError
+    m.ServerTimeoutError = ServerTimeoutError
     return m
 
 
@@ -376,7 +382,8 @@ def _stub_module(grpc: types.ModuleType) -> types.ModuleType:
 
         def __call__(self, request: Any, timeout: Any = _MISSING, metadata: Any = None, **kwargs: Any) -> str:
             _hop(request, "grpc", _seconds(timeout, None),
-                 lambda: grpc.RpcError(grpc.StatusCode.DEADLINE_EXCEEDED), lambda: grpc.RpcError(grpc.StatusCode.UNAVAILABLE))
+                 lambda: grpc.RpcError(grpc.StatusCode.DEADLINE_EXCEEDED),
+                 lambda: grpc.RpcError(grpc.StatusCode.UNAVAILABLE))
             return "reply"
 
     class StockStub:

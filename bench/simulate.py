@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import ast
 import asyncio
-import os
 import random
 import sys
 import time
@@ -278,7 +277,9 @@ class Generator:
         later = [f for f in self.functions if int(f.name[1:]) > int(function.name[1:])]
         for _ in range(rng.randint(1, 4)):
             roll = rng.random()
-            callees = [c for c in later if (function.is_async or not c.is_async) and self._pass(function, c) is not None]
+            callees = [
+                c for c in later if (function.is_async or not c.is_async) and self._pass(function, c) is not None
+            ]
             if roll < 0.4 or not callees or self.flat:
                 if rng.random() < 0.2:
                     lines += self._retry_loop(function, stale)
@@ -293,7 +294,8 @@ class Generator:
                 calls = []
                 for callee in group:
                     callee.callers += 1
-                    calls.append(self._call(function, callee, self._pass(function, callee) or "").removeprefix("await "))
+                    call = self._call(function, callee, self._pass(function, callee) or "")
+                    calls.append(call.removeprefix("await "))
                 if all(c.is_async for c in group) and len(group) > 1:
                     self.imports[function.module].add("import asyncio")
                     if rng.random() < 0.5:
@@ -388,7 +390,8 @@ class Fixer:
             path = f"{package}/{name}.py"
             result = fix_text(self.checker, text, path, self.mode)
             if result.gave_up:
-                problems.append(f"{path}: fix gave up: {[d.message for d in result.remaining if d.code in ('DL003', 'DL005')]}")
+                failures = [d.message for d in result.remaining if d.code in ('DL003', 'DL005')]
+                problems.append(f"{path}: fix gave up: {failures}")
             if self.codemod:
                 other = self._codemod(text, path)
                 if other != result.text:
@@ -456,7 +459,6 @@ def _entry_call(function: Function, deadline: float, budget_module: Any) -> Tupl
     if function.style == "budget":
         return f"{target}(budget)", {"budget": budget_module.Budget(deadline)}
     if function.style == "context":
-        grpc = sys.modules.get("grpc")
         return f"{target}('request', context)", {"context": None}
     return f"{target}()", {}
 
@@ -507,7 +509,8 @@ def run_tree(index: int, seed: int, fixer: Fixer, totals: Totals, loop: asyncio.
     return violations
 
 
-def _run(target: Any, args: List[Any], kwargs: Dict[str, Any], is_async: bool, loop: asyncio.AbstractEventLoop) -> Optional[str]:
+def _run(target: Any, args: List[Any], kwargs: Dict[str, Any], is_async: bool,
+         loop: asyncio.AbstractEventLoop) -> Optional[str]:
     """None when the request ended normally (a reply or a simulated error), else why not."""
     context = rt.contextvars.copy_context()
     rt_now = rt._now
@@ -544,7 +547,10 @@ def _judge(index: int, request: rt.Request, remaining: Dict[str, Dict[str, set]]
         for module, _, function in frames[-2:] if call.frames[-1].split(".")[-1].startswith("fetch_") else frames[-1:]:
             left |= remaining.get(module, {}).get(function, set())
         allowed = max(rt.TIMEOUT_FLOOR_S, call.remaining - rt.HOP_MARGIN_S)
-        detail = f"{call.library} {call.site} at t={call.start:.3f} remaining={call.remaining:.3f} timeout={call.timeout} attempt {call.attempt} via {' > '.join(call.frames)}"
+        detail = (
+            f"{call.library} {call.site} at t={call.start:.3f} remaining={call.remaining:.3f} "
+            f"timeout={call.timeout} attempt {call.attempt} via {' > '.join(call.frames)}"
+        )
         why = _cause(call, generator, fixed)
         if call.timeout is None:
             found.append(Violation("infinite", index, call.site, detail, tuple(sorted(left)), why))
@@ -554,8 +560,8 @@ def _judge(index: int, request: rt.Request, remaining: Dict[str, Dict[str, set]]
             found.append(Violation("after-deadline", index, call.site, detail, tuple(sorted(left)), why))
         if call.checked_at is not None and call.remaining < rt.REFUSE_BELOW_S - 1e-9:
             when = "after a backoff" if call.start > call.checked_at else "right after it"
-            found.append(Violation("below-refuse", index, call.site, f"{detail} (checked at t={call.checked_at:.3f}, {when})",
-                                   tuple(sorted(left)), why))
+            checked = f"{detail} (checked at t={call.checked_at:.3f}, {when})"
+            found.append(Violation("below-refuse", index, call.site, checked, tuple(sorted(left)), why))
     return found
 
 
@@ -610,7 +616,8 @@ def simulate(trees: int, seed: int, codemod: bool = True, show: int = 0, start: 
                         continue
                     if len(totals.examples[violation.kind]) < show and index not in totals.examples[violation.kind]:
                         totals.examples[violation.kind].append(index)
-                        print(f"-- tree {index} {violation.kind}: {violation.detail} [{violation.why}]", file=sys.stderr)
+                        print(f"-- tree {index} {violation.kind}: {violation.detail} [{violation.why}]",
+                              file=sys.stderr)
     finally:
         loop.close()
     return totals

@@ -75,7 +75,8 @@ def test_no_import_cycles_between_modules() -> None:
 def test_importing_the_rule_base_loads_no_rule() -> None:
     code = (
         "import sys, deadline_lint.rules.base; "
-        "print(sorted(m for m in sys.modules if m.startswith('deadline_lint.rules.') and m != 'deadline_lint.rules.base'))"
+        "print(sorted(m for m in sys.modules"
+        " if m.startswith('deadline_lint.rules.') and m != 'deadline_lint.rules.base'))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"

@@ -187,7 +187,9 @@ def test_names_bound_to_tuples_module_function_and_class_level() -> None:
     scope = scope_of(exc, "f")
     local = next(n for n in ast.walk(scope.node) if isinstance(n, ast.Name) and n.id == "local")
     found = exc.admits(local, scope)
-    assert [e.qualname for e in found.elements] == ["KeyError", "ConnectionError", "socket.timeout", "requests.ReadTimeout"]
+    assert [e.qualname for e in found.elements] == [
+        "KeyError", "ConnectionError", "socket.timeout", "requests.ReadTimeout",
+    ]
     (method,) = handlers(exc, "m")
     assert method.admits(EXPIRY).type == "socket.timeout" and not method.admits(EXPIRY).direct
 
@@ -205,7 +207,8 @@ def test_bare_except_and_base_exception_admit_cancel() -> None:
     )
     bare, base, exception = handlers(exc, "f")
     assert bare.catch_all and base.catch_all and not exception.catch_all
-    assert bare.admits(CANCEL).type == "asyncio.CancelledError" and isinstance(bare.admits(CANCEL).node, ast.ExceptHandler)
+    assert bare.admits(CANCEL).type == "asyncio.CancelledError"
+    assert isinstance(bare.admits(CANCEL).node, ast.ExceptHandler)
     assert base.admits(CANCEL).type == "asyncio.CancelledError" and not base.admits(CANCEL).direct
     assert exception.admits(EXPIRY).type == "asyncio.TimeoutError"  # the file uses asyncio
     assert exception.admits(CANCEL) is None or exception.admits(CANCEL).type != "asyncio.CancelledError"
@@ -243,7 +246,9 @@ def test_the_profile_adds_its_own_types() -> None:
     )
     (quiet,) = handlers(analysis(text), "f")
     assert quiet.kinds == frozenset()
-    profile = {"exceptions": {"expiry": ["acme.errors.Overdue"], "cancel": ["acme.errors.Gone"], "breaker": ["acme.errors.Tripped"]}}
+    profile = {"exceptions": {
+        "expiry": ["acme.errors.Overdue"], "cancel": ["acme.errors.Gone"], "breaker": ["acme.errors.Tripped"],
+    }}
     (adm,) = handlers(analysis(text, profile), "f")
     assert adm.admits(EXPIRY).source == "profile" and adm.admits(CANCEL).type == "acme.errors.Gone"
     assert adm.admits(BREAKER).type == "acme.errors.Tripped"
@@ -268,6 +273,9 @@ def test_status_codes_and_comparisons() -> None:
     assert b.kinds == {CANCEL} and b.negated
     assert c.kinds == {EXPIRY}
     assert d is None
-    call = next(n for n in ast.walk(scope.node) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "isinstance")
+    call = next(
+        n for n in ast.walk(scope.node) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "isinstance"
+    )
     subject, adm = exc.isinstance_test(call, scope)
-    assert subject.id == "err" and adm.admits(EXPIRY).type == "grpc.StatusCode.DEADLINE_EXCEEDED" and adm.admits(EXPIRY).status
+    assert subject.id == "err"
+    assert adm.admits(EXPIRY).type == "grpc.StatusCode.DEADLINE_EXCEEDED" and adm.admits(EXPIRY).status

@@ -103,7 +103,8 @@ def test_a_file_is_walked_only_for_the_rules_whose_needs_it_holds(monkeypatch) -
     assert len(_text_asked) == 1  # one answer for both rules declaring it
     assert not checker.could_fire("import os\n")
     checker.prefilter = False  # the benchmark's "every rule on every node of every file"
-    assert [code for code, _ in _found(rules, "import requests\nretry()\n", checker)] == ["DL901", "DL902", "DL903", "DL904"]
+    found = _found(rules, "import requests\nretry()\n", checker)
+    assert [code for code, _ in found] == ["DL901", "DL902", "DL903", "DL904"]
 
 
 def test_the_project_is_asked_only_where_the_text_says_no(monkeypatch) -> None:

@@ -182,7 +182,9 @@ class Buffer:
     async def actions(self, line: int, only=None) -> List[types.CodeAction]:
         found = await self.client.text_document_code_action_async(types.CodeActionParams(
             text_document=types.TextDocumentIdentifier(uri=self.uri),
-            range=types.Range(start=types.Position(line=line, character=0), end=types.Position(line=line + 1, character=0)),
+            range=types.Range(
+                start=types.Position(line=line, character=0), end=types.Position(line=line + 1, character=0)
+            ),
             context=types.CodeActionContext(diagnostics=[], only=only),
         ))
         return list(found or [])

@@ -87,7 +87,8 @@ def produced(statement: str, profile=None, header: str = HEADER) -> List[Tuple[s
         if isinstance(candidate, (ast.Call, ast.Raise, ast.Return, ast.Assign)):
             for each in statuses.produced(candidate, ctx.module_scope):
                 respelled = statuses.respell(each, statuses.expired_like(each.status))
-                found.append((str(each.status), tuple(sorted(statuses.meanings(each.status))), respelled and respelled[0]))
+                meanings = tuple(sorted(statuses.meanings(each.status)))
+                found.append((str(each.status), meanings, respelled and respelled[0]))
     return sorted(set(found))
 
 
@@ -95,7 +96,10 @@ def produced(statement: str, profile=None, header: str = HEADER) -> List[Tuple[s
     "statement, expected",
     [
         ("web.json_response({}, status=429)", ("429", (QUOTA,), "504")),
-        ("HTTPException(status_code=status.HTTP_429_TOO_MANY_REQUESTS)", ("429", (QUOTA,), "status.HTTP_504_GATEWAY_TIMEOUT")),
+        (
+            "HTTPException(status_code=status.HTTP_429_TOO_MANY_REQUESTS)",
+            ("429", (QUOTA,), "status.HTTP_504_GATEWAY_TIMEOUT"),
+        ),
         ("HTTPException(429)", ("429", (QUOTA,), "504")),
         ("JSONResponse({}, HTTPStatus.TOO_MANY_REQUESTS)", ("429", (QUOTA,), "HTTPStatus.GATEWAY_TIMEOUT")),
         ("raise web.HTTPTooManyRequests", ("429", (QUOTA,), "web.HTTPGatewayTimeout")),
@@ -103,8 +107,14 @@ def produced(statement: str, profile=None, header: str = HEADER) -> List[Tuple[s
         ("flask.abort(429)", ("429", (QUOTA,), "504")),
         ("sanic.response.json({}, 429)", ("429", (QUOTA,), "504")),
         ("resp.status_code = 429", ("429", (QUOTA,), "504")),
-        ("context.set_code(grpc.StatusCode.RESOURCE_EXHAUSTED)", ("RESOURCE_EXHAUSTED", (QUOTA,), "grpc.StatusCode.DEADLINE_EXCEEDED")),
-        ("context.abort(grpc.StatusCode.CANCELLED, 'gone')", ("CANCELLED", (CANCELLED,), "grpc.StatusCode.DEADLINE_EXCEEDED")),
+        (
+            "context.set_code(grpc.StatusCode.RESOURCE_EXHAUSTED)",
+            ("RESOURCE_EXHAUSTED", (QUOTA,), "grpc.StatusCode.DEADLINE_EXCEEDED"),
+        ),
+        (
+            "context.abort(grpc.StatusCode.CANCELLED, 'gone')",
+            ("CANCELLED", (CANCELLED,), "grpc.StatusCode.DEADLINE_EXCEEDED"),
+        ),
         ("web.Response(status=504)", ("504", (EXPIRED,), "504")),
     ],
 )
@@ -172,7 +182,10 @@ def test_handler_flow(body: str, expected) -> None:
 
 
 def test_loop_control_leaves_the_handler_only_outside_inner_loops() -> None:
-    text = "for a in b:\n    try:\n        pass\n    except E:\n        for c in d:\n            continue\n        break\n"
+    text = (
+        "for a in b:\n    try:\n        pass\n    except E:\n"
+        "        for c in d:\n            continue\n        break\n"
+    )
     handler = next(n for n in ast.walk(ast.parse(text)) if isinstance(n, ast.ExceptHandler))
     assert [(leak.how, leak.node.lineno) for leak in handler_leaks(handler)] == [(BREAKS, 7)]
     text = text.replace("        break\n", "        continue\n")
@@ -208,11 +221,20 @@ def appended(text: str) -> str:
     "before, after",
     [
         ("try:\n    a()\nexcept E:\n    log()\n", "try:\n    a()\nexcept E:\n    log()\n    raise\n"),
-        ("try:\r\n\ta()\r\nexcept E:\r\n\tlog()  # why\r\n", "try:\r\n\ta()\r\nexcept E:\r\n\tlog()  # why\r\n\traise\r\n"),
+        (
+            "try:\r\n\ta()\r\nexcept E:\r\n\tlog()  # why\r\n",
+            "try:\r\n\ta()\r\nexcept E:\r\n\tlog()  # why\r\n\traise\r\n",
+        ),
         ("try:\n    a()\nexcept E:\n    pass\n", "try:\n    a()\nexcept E:\n    raise\n"),
         ("try: a()\nexcept E: log()\n", "try: a()\nexcept E: log(); raise\n"),
-        ("try:\n    a()\nexcept E:\n    if x:\n        y()\nelse:\n    z()", "try:\n    a()\nexcept E:\n    if x:\n        y()\n    raise\nelse:\n    z()"),
-        ("try:\n    a()\nexcept E:\n    log(1,\n        2)\n", "try:\n    a()\nexcept E:\n    log(1,\n        2)\n    raise\n"),
+        (
+            "try:\n    a()\nexcept E:\n    if x:\n        y()\nelse:\n    z()",
+            "try:\n    a()\nexcept E:\n    if x:\n        y()\n    raise\nelse:\n    z()",
+        ),
+        (
+            "try:\n    a()\nexcept E:\n    log(1,\n        2)\n",
+            "try:\n    a()\nexcept E:\n    log(1,\n        2)\n    raise\n",
+        ),
         ("try: a()\nexcept E: log(); x = 1", "try: a()\nexcept E: log(); x = 1; raise"),
     ],
 )

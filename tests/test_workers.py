@@ -118,6 +118,7 @@ def test_a_terminated_worker_ends_the_run_quietly(tmp_path: Path, command: List[
     last = err.decode().strip().splitlines()[-1]
     # `fix` also says how many files it had written before the stop; `check` writes none.
     if command[0] == "fix":
-        assert re.fullmatch(r"deadline-lint: interrupted; \d+ files? already fixed and written, every other file untouched", last), last
+        stopped = r"deadline-lint: interrupted; \d+ files? already fixed and written, every other file untouched"
+        assert re.fullmatch(stopped, last), last
     else:
         assert last == "deadline-lint: interrupted"

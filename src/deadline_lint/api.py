@@ -193,7 +193,8 @@ class Session:
         result = fix_text(self.checker(located), text, path, self.options.fix_mode())
         return FixResult(
             path, self.suppressed(located, list(result.remaining)), result.fixed, result.changed, result.text,
-            threaded=result.threaded, gave_up=result.gave_up, before=tuple(self.suppressed(located, list(result.before))),
+            threaded=result.threaded, gave_up=result.gave_up,
+            before=tuple(self.suppressed(located, list(result.before))),
         )
 
     def _fixed(self, path: str, outcome: "FileOutcome") -> FixResult:
@@ -211,7 +212,9 @@ class Session:
     def fix_paths(self, paths: Sequence[str]) -> Iterator[FixResult]:
         return self.each(paths, self.fix_path, _fix_chunk)
 
-    def each(self, paths: Sequence[str], one: Callable[[str], T], task: Callable[[Options, Sequence[str]], List[T]]) -> Iterator[T]:
+    def each(
+        self, paths: Sequence[str], one: Callable[[str], T], task: Callable[[Options, Sequence[str]], List[T]]
+    ) -> Iterator[T]:
         """`one(path)` for each path in this process, or, for many files, `task` over chunks
         of them in worker processes (workers.py); in order either way."""
         workers = resolve_jobs(self.options.jobs, len(paths))
@@ -232,7 +235,9 @@ class Session:
         if missing:
             raise ProfileError(f"{missing[0]}: no such file or directory")
         unlistable: List[OSError] = []
-        found = discover(paths, self.options.exclude, self.checkers.excluded, self.options.respect_gitignore, unlistable)
+        found = discover(
+            paths, self.options.exclude, self.checkers.excluded, self.options.respect_gitignore, unlistable
+        )
         files = [display_path(p) for p in found]
         return files, [_unlistable(display_path(str(error.filename)), error) for error in unlistable]
 
@@ -253,7 +258,9 @@ def _unreachable(path: str) -> bool:
 
 
 def _unlistable(folder: str, error: OSError) -> Diagnostic:
-    return tool_diagnostic(folder, "DL006", f"cannot list folder: {error.strerror or error}; its files were not checked")
+    return tool_diagnostic(
+        folder, "DL006", f"cannot list folder: {error.strerror or error}; its files were not checked"
+    )
 
 
 def recorded(checker: "Checker", path: str, read: Read, sent: Optional[Dict[str, Set[str]]] = None) -> Record:

@@ -97,7 +97,10 @@ def load_baseline(path: str) -> List[Entry]:
     try:
         if document.get("version") != FORMAT_VERSION:
             raise ValueError(f"version {document.get('version')!r}, expected {FORMAT_VERSION}")
-        return [Entry(str(e["code"]), str(e["path"]), str(e["text"]), int(e["occurrence"])) for e in document["findings"]]
+        return [
+            Entry(str(e["code"]), str(e["path"]), str(e["text"]), int(e["occurrence"]))
+            for e in document["findings"]
+        ]
     except (AttributeError, KeyError, TypeError, ValueError) as exc:
         raise ProfileError(f"{path}: not a deadline-lint baseline ({exc})") from None
 

@@ -58,7 +58,8 @@ def tool_fingerprint() -> str:
             for name in sorted(files):
                 if name.endswith((".py", ".yaml", ".json")):
                     stat = os.stat(os.path.join(folder, name))
-                    parts.append(f"{os.path.relpath(os.path.join(folder, name), package)}:{stat.st_size}:{stat.st_mtime_ns}")
+                    relative = os.path.relpath(os.path.join(folder, name), package)
+                    parts.append(f"{relative}:{stat.st_size}:{stat.st_mtime_ns}")
         _TOOL = hashlib.blake2b("\n".join(parts).encode(), digest_size=16).hexdigest()
     return _TOOL
 
@@ -263,7 +264,10 @@ class ResultCache:
             return  # another key's or project's file (a hash collision, or copied here)
         entries, stamps, modules = document.get("files"), document.get("stamps"), document.get("modules")
         paths = document.get("paths")
-        if all(isinstance(part, dict) for part in (entries, stamps, modules)) and isinstance(paths, list):
+        if (
+            isinstance(entries, dict) and isinstance(stamps, dict) and isinstance(modules, dict)
+            and isinstance(paths, list)
+        ):
             if all(isinstance(path, str) for path in paths):
                 self.entries, self.stamps, self.modules, self.paths = entries, stamps, modules, PathTable(paths)
 
@@ -370,8 +374,9 @@ def _reachable(entries: Mapping[str, Any], modules: Mapping[str, Any], paths: Li
         reach = entry.get("reach") if isinstance(entry, dict) else None
         if not isinstance(reach, dict):
             continue
-        table = modules.get(reach.get("index"), {})
-        out = kept.setdefault(reach.get("index"), {})
+        index: Any = reach.get("index")  # a str in every file this version writes; unchecked JSON
+        table = modules.get(index, {})
+        out = kept.setdefault(index, {})
         pending = [reach]
         while pending:
             current = pending.pop()

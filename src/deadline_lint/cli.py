@@ -247,7 +247,9 @@ def _add_noqa(found: Sequence[Diagnostic]) -> int:
         changed += 1
     message = f"Added {added} noqa directive{'' if added == 1 else 's'} in {changed} file{'' if changed == 1 else 's'}"
     if skipped:
-        message += f"; {skipped} line{'' if skipped == 1 else 's'} could not take a comment (inside a string or continued)"
+        message += (
+            f"; {skipped} line{'' if skipped == 1 else 's'} could not take a comment (inside a string or continued)"
+        )
     print(message + ".", file=sys.stderr)
     return EXIT_CLEAN
 

@@ -140,4 +140,5 @@ def why_not_parseable(data: bytes) -> Optional[str]:
 
 
 if _unguarded_parse is not None:
-    _libcst_cli.parse_module = _guarded_parse  # type: ignore[attr-defined]
+    # A private LibCST hook whose declared signature ours only widens (libcst versions differ).
+    _libcst_cli.parse_module = _guarded_parse  # type: ignore[attr-defined,assignment]

@@ -95,7 +95,9 @@ def excluded_by_profile(profile: Profile, path: str, is_dir: bool = False) -> bo
     if not patterns:
         return False
     relative = relative_path(path, profile.root or os.getcwd())
-    return bool(relative) and matches(patterns, relative, is_dir)
+    if not relative:
+        return False
+    return matches(patterns, relative, is_dir)
 
 
 class Checkers:
@@ -152,7 +154,7 @@ class Checkers:
         return {"explicit": self.resolver.explicit, "options": self.options}
 
     def __setstate__(self, state) -> None:
-        self.__init__(ProfileResolver(state["explicit"]), state["options"])
+        Checkers.__init__(self, ProfileResolver(state["explicit"]), state["options"])
 
 
 def path_ignored(profile: Profile, path: str) -> Tuple[str, ...]:

@@ -37,7 +37,9 @@ _SKIPPED_BY_TYPE = {"Constant": {"value"}, "MatchSingleton": {"value"}, "Global"
 _FIELDS_BY_TYPE: Dict[type, Tuple[str, ...]] = {}  # the fields to walk, last first
 _SCOPE_TYPES = frozenset(SCOPE_TYPES)  # nodes the walk must also leave
 # Nodes that never have children: not even pushed unless a selected rule asks for them.
-_LEAF_TYPES = frozenset({ast.Name, ast.Constant, ast.Pass, ast.Break, ast.Continue, ast.Global, ast.Nonlocal, ast.alias})
+_LEAF_TYPES = frozenset(
+    {ast.Name, ast.Constant, ast.Pass, ast.Break, ast.Continue, ast.Global, ast.Nonlocal, ast.alias}
+)
 
 
 def _child_fields(node_type: type) -> Tuple[str, ...]:
@@ -418,9 +420,9 @@ class FixClasses:
         for diagnostic in found:
             fix = diagnostic.fix
             wanted = self.wanted(diagnostic.code) if fix is not None else None
-            if wanted is not None and wanted is not fix.applicability:  # type: ignore[union-attr]
+            if fix is not None and wanted is not None and wanted is not fix.applicability:
                 if wanted is Applicability.UNSAFE or not any(
-                    source.touches_comment(e.start, e.end) for e in fix.edits  # type: ignore[union-attr]
+                    source.touches_comment(e.start, e.end) for e in fix.edits
                 ):
                     diagnostic = dataclasses.replace(diagnostic, fix=dataclasses.replace(fix, applicability=wanted))
             adjusted.append(diagnostic)
@@ -450,7 +452,9 @@ def _syntax_error(exc: SyntaxError, text: str, path: str) -> Diagnostic:
     line = exc.lineno or 1
     column = max(exc.offset or 1, 1)
     if "too many nested" in (exc.msg or ""):  # the parser's own nesting limit: valid code
-        return tool_diagnostic(path, "DL007", "too deeply nested to analyse (beyond the Python parser's limit)", line, column)
+        return tool_diagnostic(
+            path, "DL007", "too deeply nested to analyse (beyond the Python parser's limit)", line, column
+        )
     newer = newer_syntax_message(SourceFile(text, path).line_text(line))
     return tool_diagnostic(path, "DL001", newer or f"syntax error: {exc.msg}", line, column)
 
@@ -475,7 +479,12 @@ def _parse_on_fresh_stack(text: str, path: str):
     return outcome[0]
 
 
-def rule_enabled(cls: Type[Rule], select: Selector, ignore: Selector, extend_select: Selector = Selector()) -> bool:
+_NO_SELECTORS = Selector()  # immutable, so one shared default is safe
+
+
+def rule_enabled(
+    cls: Type[Rule], select: Selector, ignore: Selector, extend_select: Selector = _NO_SELECTORS
+) -> bool:
     """Default-on rules follow select/ignore by prefix (longest match wins, like flake8);
     opt-in rules turn on only when their exact code is selected."""
     code = cls.code

@@ -17,7 +17,7 @@ import bisect
 import difflib
 import os
 from dataclasses import dataclass
-from typing import List, Optional, Protocol, Sequence, Tuple
+from typing import List, Optional, Protocol, Sequence, Set, Tuple
 
 from deadline_lint.analysis.imports import parse_import
 from deadline_lint.diagnostics import Applicability, Diagnostic, Edit, Fix
@@ -132,9 +132,9 @@ def _round_groups(checker: Checker, text: str, path: str, found: List[Diagnostic
         if plan is not None:
             covered = plan.covered
             groups.append(_Group(plan.edits, plan.imports, len(plan.covered), plan.functions))
-    fixes = [d.fix for d in found if mode.applies(d.fix) and finding_key(d) not in covered]
+    fixes = [d.fix for d in found if d.fix is not None and mode.applies(d.fix) and finding_key(d) not in covered]
     fixes.sort(key=lambda fix: min((e.start, e.end) for e in fix.edits) if fix.edits else (0, 0))
-    groups.extend(_Group(fix.edits, fix.imports) for fix in fixes if fix.edits)  # type: ignore[union-attr]
+    groups.extend(_Group(fix.edits, fix.imports) for fix in fixes if fix.edits)
     return groups
 
 
@@ -243,7 +243,7 @@ def insert_import_lines(text: str, imports: Sequence[str]) -> Optional[str]:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    present = set()
+    present: Set[Tuple[Optional[str], ...]] = set()
     for statement in tree.body:
         if isinstance(statement, ast.Import):
             present.update(("import", a.name, a.asname) for a in statement.names)
@@ -266,7 +266,10 @@ def insert_import_lines(text: str, imports: Sequence[str]) -> Optional[str]:
     if not lines:
         return text
     body = list(tree.body)
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+    if (
+        body and isinstance(body[0], ast.Expr)
+        and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str)
+    ):
         body = body[1:]
     while body and isinstance(body[0], ast.ImportFrom) and body[0].module == "__future__":
         body = body[1:]

@@ -18,9 +18,10 @@ Tool codes (DL0xx): flake8 reports syntax errors (E999) itself and never runs a 
 them, so the plugin never yields DL001. Bytes that are not text in the file's encoding flake8
 decodes as latin-1 and checks anyway; the plugin yields DL002 for those, as the CLI does, and
 checks nothing else in them. flake8 runs no plugin on a file it cannot read (it reports its
-own E902, which `--select DL` hides): the plugin reports DL006 there, as the CLI does. DL003 and DL007 (a rule failed on the file, or it is nested too
-deeply) are yielded like any other finding, so flake8's selection decides whether they show
-(`--select DL` includes them; the CLI always reports tool codes).
+own E902, which `--select DL` hides): the plugin reports DL006 there, as the CLI does. DL003
+and DL007 (a rule failed on the file, or it is nested too deeply) are yielded like any other
+finding, so flake8's selection decides whether they show (`--select DL` includes them; the
+CLI always reports tool codes).
 """
 from __future__ import annotations
 

@@ -76,7 +76,8 @@ def check_profile(profile: Profile) -> Profile:
         raise ProfileError(str(exc)) from None
     unread = profile.keys_set - keys_read() if profile.keys_set else frozenset()
     warnings = tuple(
-        f"{where}: {key}: not used yet (nothing in the installed deadline-lint reads it); it is accepted for the rules that will"
+        f"{where}: {key}: not used yet (nothing in the installed deadline-lint reads it); "
+        "it is accepted for the rules that will"
         for key in sorted(unread)
     )
     return dataclasses.replace(profile, warnings=warnings)

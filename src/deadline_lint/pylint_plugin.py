@@ -32,7 +32,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, List, Optional, Tuple, Type
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, Type
 
 from deadline_lint.api import Options, Session
 from deadline_lint.diagnostics import Diagnostic
@@ -178,7 +178,7 @@ def checker_classes() -> List[Type]:
 
     classes: List[Type] = []
     for (name, family), msgs in sorted(message_definitions().items()):
-        attributes = {"name": name, "family": family, "msgs": msgs, "options": ()}
+        attributes: Dict[str, Any] = {"name": name, "family": family, "msgs": msgs, "options": ()}
         if not classes:  # the option is declared once; every family reads it from the config
             attributes["options"] = (
                 (

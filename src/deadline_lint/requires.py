@@ -84,7 +84,9 @@ class Words(Need):
         return self if self._derive is None else Words(*self._derive(rule))
 
     def __repr__(self) -> str:
-        return f"Words({', '.join(sorted(self.words))})" if self._derive is None else f"Words.of({self._derive.__name__})"
+        if self._derive is None:
+            return f"Words({', '.join(sorted(self.words))})"
+        return f"Words.of({self._derive.__name__})"
 
 
 class Names(Words):
@@ -323,4 +325,7 @@ def describe(need: Optional[Need]) -> str:
     return "anywhere" if need is None else repr(need)
 
 
-__all__ = ["Need", "Words", "Names", "Aliases", "Text", "Project", "Look", "AnyOf", "AllOf", "FileAnswers", "signature", "describe"]
+__all__ = [
+    "Need", "Words", "Names", "Aliases", "Text", "Project", "Look", "AnyOf", "AllOf", "FileAnswers", "signature",
+    "describe",
+]

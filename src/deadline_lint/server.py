@@ -90,7 +90,10 @@ class DeadlineLintServer(LanguageServer):  # type: ignore[misc,valid-type]
         """The findings for the document's current text, checked now if they are not known."""
         document = self.workspace.get_text_document(uri)
         known = self.checked.get(uri)
-        if known is not None and not known.stale and known.version == document.version and known.text == document.source:
+        if (
+            known is not None and not known.stale
+            and known.version == document.version and known.text == document.source
+        ):
             return known
         text = document.source
         self._results += 1
@@ -356,7 +359,8 @@ def text_edit(before: str, after: str, positions: Positions) -> "types.TextEdit"
         end += 1
     if start and before[start - 1] == "\r" and before[start:start + 1] == "\n":
         start -= 1
-    if end and before[len(before) - end:len(before) - end + 1] == "\n" and before[len(before) - end - 1:len(before) - end] == "\r":
+    cut = len(before) - end  # where the unchanged tail starts
+    if end and before[cut:cut + 1] == "\n" and before[cut - 1:cut] == "\r":
         end -= 1
     return types.TextEdit(
         range=types.Range(start=positions.at_offset(start), end=positions.at_offset(len(before) - end)),

@@ -141,7 +141,8 @@ def plan_thread_budget(
             covered.update(function_covered)
     if _threads_callers(checker, applies):
         for function in _callers_to_thread(module, threaded):
-            signature = add_keyword_only_parameter(source, function, f"{PARAMETER}: float = {profile.render('edge_expression')}")  # type: ignore[arg-type]
+            parameter = f"{PARAMETER}: float = {profile.render('edge_expression')}"
+            signature = add_keyword_only_parameter(source, function, parameter)  # type: ignore[arg-type]
             if signature is not None:
                 edits.append(signature)
                 threaded[id(function)] = function
@@ -225,7 +226,10 @@ def _has_deadline(function: ast.AST) -> bool:
 
 def _first_statement(function: ast.AST) -> Optional[ast.stmt]:
     body = list(function.body)  # type: ignore[attr-defined]
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+    if (
+        body and isinstance(body[0], ast.Expr)
+        and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str)
+    ):
         body = body[1:]
     return body[0] if body else None
 
@@ -271,7 +275,9 @@ def _binds_name(function: ast.AST, name: str) -> bool:
             return True
         if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
             return True
-        if isinstance(node, (ast.Import, ast.ImportFrom)) and any((a.asname or a.name.split(".")[0]) == name for a in node.names):
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and any(
+            (a.asname or a.name.split(".")[0]) == name for a in node.names
+        ):
             return True
     return False
 
@@ -314,7 +320,10 @@ def _callers_to_thread(module: _ModuleIndex, threaded: Dict[int, ast.AST]) -> Li
                 continue
             if module.budgets.budget_of(scope) is not None or _has_threaded_parameter(caller):
                 continue
-            if not _threadable(caller, scope) or _suppressed(module.source, caller.lineno) or _mentions_parameter(caller):
+            if (
+                not _threadable(caller, scope) or _suppressed(module.source, caller.lineno)
+                or _mentions_parameter(caller)
+            ):
                 continue
             reached[id(caller)] = caller
             added.append(caller)

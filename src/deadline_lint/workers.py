@@ -36,7 +36,9 @@ class _Stopped(BaseException):
 _working = False  # inside a task: a signal unwinds it; otherwise the worker exits at once
 
 
-def run(options: Any, task: Callable[[Any, Sequence[str]], List[Any]], paths: Sequence[str], workers: int) -> Iterator[List[Any]]:
+def run(
+    options: Any, task: Callable[[Any, Sequence[str]], List[Any]], paths: Sequence[str], workers: int
+) -> Iterator[List[Any]]:
     """`task(options, chunk)` over chunks of `paths` in `workers` processes; the chunks'
     results in order."""
     size = max(1, len(paths) // (workers * 4))

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, FrozenSet, Optional
+from typing import TYPE_CHECKING, FrozenSet, Optional
 
 from deadline_lint.analysis.budget import BudgetAnalysis, budget_in_scope
 from deadline_lint.analysis.budget_text import budget_words
@@ -137,7 +137,7 @@ def _is_super(receiver: ast.expr, ctx: "FileView") -> bool:
 
 
 # -- the text prefilter ----------------------------------------------------------------
-def hop_text_filter(catalog: Catalog, profile: Profile) -> Callable[[str], bool]:
+def hop_text_filter(catalog: Catalog, profile: Profile) -> "_HopText":
     """A file can hold such a hop only if it passes a hop keyword (`timeout=`) and spells a
     budget word or calls a clock function (a local deadline needs a clock read)."""
     words = budget_words(profile, catalog)

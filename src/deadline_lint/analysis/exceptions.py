@@ -262,8 +262,9 @@ class ExceptionAnalysis:
         binding = self._single_binding(expr, scope) if isinstance(expr, ast.Name) else None
         if binding is None:
             return None
-        if binding.kind == ASSIGN and dotted_parts(binding.value) is not None:  # `Alias = requests.Timeout`
-            return self._type_of(binding.value, binding.scope, depth + 1)  # type: ignore[arg-type]
+        value = binding.value  # an expression for every ASSIGN binding
+        if binding.kind == ASSIGN and isinstance(value, ast.expr) and dotted_parts(value) is not None:
+            return self._type_of(value, binding.scope, depth + 1)  # `Alias = requests.Timeout`
         if binding.kind == OTHER and isinstance(binding.value, ast.ClassDef):
             return self._defined_here(binding.value, binding.scope, depth)
         return None

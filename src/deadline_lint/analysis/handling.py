@@ -313,7 +313,9 @@ def _reraises_on_a_branch(stmt: ast.stmt) -> bool:
     rest is mapped after it; the handler tells them apart by a test of its own."""
     if not isinstance(stmt, ast.If):
         return False
-    return any(block and isinstance(block[-1], ast.Raise) and block[-1].exc is None for block in (stmt.body, stmt.orelse))
+    return any(
+        block and isinstance(block[-1], ast.Raise) and block[-1].exc is None for block in (stmt.body, stmt.orelse)
+    )
 
 
 def except_keyword(handler: ast.ExceptHandler) -> Span:

@@ -31,7 +31,9 @@ def parse_import(spec: str) -> Optional[Tuple[str, Optional[str], Optional[str]]
     return None
 
 
-def bind_imports(scope: Scope, edits: Sequence[Edit], imports: Sequence[str]) -> Optional[Tuple[Tuple[Edit, ...], Tuple[str, ...]]]:
+def bind_imports(
+    scope: Scope, edits: Sequence[Edit], imports: Sequence[str]
+) -> Optional[Tuple[Tuple[Edit, ...], Tuple[str, ...]]]:
     """The edits (spelling each import by the name already bound to it, if any) and the
     imports still to add; None when an added import would not be what the name means here."""
     edits = tuple(edits)

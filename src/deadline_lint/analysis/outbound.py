@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Dict, FrozenSet, Iterator, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Dict, FrozenSet, Iterator, Optional, Set, Tuple, cast
 
 from deadline_lint.analysis.catalog_imports import STDLIB_MODULES
 from deadline_lint.analysis.expressions import argument_at, is_unbounded
@@ -75,8 +75,8 @@ def wrapper_summary(definition: Definition, catalog: Catalog, depth: int = 0) ->
     # Most functions are no wrapper. Found to be none with some hops left, a function is
     # none with fewer too (a chain cut shorter reaches no more), unless a recursive chain
     # cut that answer short: then it holds for its own depth only.
-    none_from = facts.get("wrapper_none_from")
-    if none_from is not None and depth >= none_from:  # type: ignore[operator]
+    none_from = cast(Optional[int], facts.get("wrapper_none_from"))  # written below only
+    if none_from is not None and depth >= none_from:
         return None
     # By depth: a chain cut short deeper down must not hide a wrapper seen from nearer.
     key = f"wrapper_summary@{depth}"
@@ -95,9 +95,9 @@ def wrapper_summary(definition: Definition, catalog: Catalog, depth: int = 0) ->
         facts[key] = found
     if found is None:
         if _CUT[0] == cuts:
-            facts["wrapper_none_from"] = depth if none_from is None else min(depth, none_from)  # type: ignore[type-var]
+            facts["wrapper_none_from"] = depth if none_from is None else min(depth, none_from)
         else:
-            facts.setdefault("wrapper_cut_at", set()).add(depth)  # type: ignore[union-attr]
+            cast(Set[int], facts.setdefault("wrapper_cut_at", set())).add(depth)
     return found
 
 
@@ -107,7 +107,8 @@ def _summarize(definition: Definition, scope: Scope, catalog: Catalog, depth: in
     if candidates is None:  # the same at every depth: one walk of the body
         params = {p.arg for p in scope.function_params()}
         # A call that forwards nothing of the wrapper's is not the one its timeout reaches.
-        candidates = scope.facts["wrapper_candidates"] = [c for c in calls_in(function) if _passes_a_parameter(c, params)]
+        candidates = [c for c in calls_in(function) if _passes_a_parameter(c, params)]
+        scope.facts["wrapper_candidates"] = candidates
     if not candidates:
         return None
     stubs_possible, methods = _module_reach(resolver, catalog)
@@ -224,13 +225,17 @@ def definition_reaches_outbound(definition: Definition, catalog: Catalog) -> boo
     facts["reaches_outbound"] = False
     resolver = definition.resolver
     if definition.is_function:
-        found = wrapper_summary(definition, catalog) is not None or resolver.returned_instance(definition, 0) is not None
+        found = (
+            wrapper_summary(definition, catalog) is not None or resolver.returned_instance(definition, 0) is not None
+        )
     else:
         found = resolver.client_base(definition, 0) is not None
         class_scope = definition.own_scope
         if not found:
             names = set(resolver.attribute_bindings(class_scope))
-            names.update(n for n, bs in class_scope.bindings().items() if any(b.kind in (ASSIGN, ANNOTATED) for b in bs))
+            names.update(
+                n for n, bs in class_scope.bindings().items() if any(b.kind in (ASSIGN, ANNOTATED) for b in bs)
+            )
             found = any(resolver._class_attribute(definition, n, 0) is not None for n in sorted(names))
         if not found:
             found = any(
@@ -262,7 +267,7 @@ def _wrapper_site(
     ):
         return None, None  # not called on an instance (`Class.method(obj, ...)`): stay quiet
     facts = definition.own_scope.facts
-    api = facts.get("wrapper_api")
+    api = cast(Optional[OutboundApi], facts.get("wrapper_api"))  # written here only
     if api is None:
         api = facts["wrapper_api"] = _wrapper_api(summary)
     timeout = argument_at(call, summary.position, summary.keyword)
@@ -513,7 +518,6 @@ def unbounded_fields(call: ast.Call, spec: TimeoutObject, scope: Scope, resolver
 
 # -- the per-file analysis rules ask ---------------------------------------------------
 _DEF_NAME = re.compile(r"\bdef\s+(\w+)")
-_UNSET = object()
 
 
 class OutboundSites:
@@ -538,7 +542,9 @@ class OutboundSites:
         self._calls: Dict[int, Optional[OutboundCall]] = {}
         self._constructions: Dict[int, Optional[OutboundCall]] = {}
         self._sites: Dict[int, Tuple[OutboundCall, ...]] = {}
-        self._first_look_methods: object = _UNSET  # the method names `sites` looks for, once known
+        # The method names `sites` looks for (None: any), once known.
+        self._first_look_methods: Optional[FrozenSet[str]] = None
+        self._first_look_known = False
 
     def _client_methods(self) -> FrozenSet[str]:
         if self._file_methods is None:
@@ -596,10 +602,12 @@ class OutboundSites:
             sites = ()
             ctx = self.ctx
             # A first look: any method name at all when a gRPC stub may be the receiver.
+            if not self._first_look_known:
+                self._first_look_methods = (
+                    None if self._stubs_possible else self._client_methods() | ctx.catalog.returning_methods
+                )
+                self._first_look_known = True
             methods = self._first_look_methods
-            if methods is _UNSET:
-                methods = None if self._stubs_possible else self._client_methods() | ctx.catalog.returning_methods
-                self._first_look_methods = methods
             if may_be_listed(call.func, ctx.scope, ctx.resolver, ctx.catalog, methods):
                 views = (self.call(call), self.construction(call))
                 sites = tuple(view for view in views if view is not None)

@@ -16,13 +16,15 @@ from deadline_lint.analysis.outbound import outbound_call
 from deadline_lint.catalog.retry import LocalWaits
 
 if TYPE_CHECKING:
-    from deadline_lint.context import FileContext
+    from deadline_lint.file_view import FileView
 
 _QUEUE_KEYWORDS = frozenset({"block", "timeout"})
 _WAIT_KEYWORDS = frozenset({"timeout", "block", "blocking", "n", "size", "bufsize", "separator"})
 
 
-def only_waits_locally(ctx: "FileContext", attempt: ast.Try, waits: LocalWaits, qualname: Callable[[ast.expr], Optional[str]]) -> bool:
+def only_waits_locally(
+    ctx: "FileView", attempt: ast.Try, waits: LocalWaits, qualname: Callable[[ast.expr], Optional[str]]
+) -> bool:
     """The attempt (a `try` body) waits on this process and calls nothing that may send: no
     outbound call the catalog knows, no method that sends (`sendall`, `request`), nothing
     awaited but a local wait."""

@@ -118,7 +118,9 @@ class Module:
         if self._bound is None:
             self.may_define("")
             self.definition_text("")
-            self._bound = frozenset(self._defined or ()) | frozenset(self.import_names) | frozenset(self._top_level or ())
+            self._bound = (
+                frozenset(self._defined or ()) | frozenset(self.import_names) | frozenset(self._top_level or ())
+            )
         return self._bound
 
     def definition_text(self, name: str) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, List, Optional, Tuple
+from typing import Dict, FrozenSet, List, Optional, Set, Tuple, TypeGuard
 
 from deadline_lint.analysis.declared import (
     FUNCTION_DEFS,
@@ -119,6 +119,7 @@ class Resolver:
         if head not in self.imported_names(scope) and not is_builtin(head):
             return None  # only an import can make a name stand for a module or its objects
         bindings = scope.lookup(head)
+        base: Optional[str]
         if bindings is None:
             if not is_builtin(head):
                 return None
@@ -268,7 +269,7 @@ class Resolver:
             return found
         return Instance(found.qualname, None, overridden=found.overridden)
 
-    def known_class(self, qualname: Optional[str]) -> bool:
+    def known_class(self, qualname: Optional[str]) -> TypeGuard[str]:
         return qualname is not None and self.catalog.client_class(qualname) is not None
 
     # -- definitions in the project ------------------------------------------------
@@ -415,7 +416,7 @@ class Resolver:
                 # though not how it was built.
                 qualname = self.annotation_class(binding.annotation, binding.scope)
                 if self.known_class(qualname):
-                    return Instance(qualname, None)  # type: ignore[arg-type]
+                    return Instance(qualname, None)
             return found
         if binding.kind in (PARAM, ANNOTATED):
             qualname = self.annotation_class(binding.annotation, binding.scope)
@@ -463,15 +464,15 @@ class Resolver:
         class_scope = klass.own_scope
         assigned = list(klass.resolver.attribute_bindings(class_scope).get(attr, []))
         body = class_scope.bindings().get(attr, [])
-        properties = [b for b in body if b.kind == OTHER and isinstance(b.value, FUNCTION_DEFS)]
-        if any(b.kind == OTHER and b not in properties for b in body) or any(
-            not is_property(b.value) for b in properties
+        properties = [b.value for b in body if b.kind == OTHER and isinstance(b.value, FUNCTION_DEFS)]
+        if any(b.kind == OTHER and not isinstance(b.value, FUNCTION_DEFS) for b in body) or any(
+            not is_property(p) for p in properties
         ):
             return None  # a nested class, or a plain method: not an attribute we can type
         assigned.extend(b for b in body if b.kind in (ASSIGN, ANNOTATED))
         if not assigned and not properties:
             return False
-        declared = set()
+        declared: Set[str] = set()
         for binding in assigned:
             if binding.annotation is not None:
                 qualname = self.annotation_class(binding.annotation, binding.scope)
@@ -479,7 +480,7 @@ class Resolver:
                     return None  # declared as something else
                 declared.add(qualname)
         results = [self._from_binding(b, depth + 1) for b in assigned if b.kind != ANNOTATED]
-        results.extend(self.returned_instance(Definition(p.value, class_scope, self), depth + 1) for p in properties)  # type: ignore[arg-type]
+        results.extend(self.returned_instance(Definition(p, class_scope, self), depth + 1) for p in properties)
         known = [r for r in results if r is not None]
         classes = {r.qualname for r in known} | declared
         if len(classes) != 1:
@@ -507,6 +508,7 @@ class Resolver:
                 continue
             self_name = params[0].arg
             for node in _statements(stmt):
+                pairs: List[Tuple[ast.expr, Optional[ast.expr], Optional[ast.expr]]]
                 if isinstance(node, ast.Assign):
                     pairs = [(t, node.value, None) for t in node.targets]
                 elif isinstance(node, ast.AnnAssign):

@@ -121,14 +121,18 @@ class RetryAnalysis:
         self.resolver = ctx.resolver
         own = tuple(ctx.profile.retry_decorators)
         base = ctx.catalog.retry
-        self.catalog: RetryCatalog = ctx.catalog.cached(("retry", own), lambda: base.with_decorators(own)) if own else base
+        self.catalog: RetryCatalog = (
+            ctx.catalog.cached(("retry", own), lambda: base.with_decorators(own)) if own else base
+        )
         self.exceptions = ctx.analysis(ExceptionAnalysis)
         self._policies: Dict[int, Tuple[ast.AST, Optional[RetryPolicy]]] = {}
         self._loops: Dict[int, Optional[RetryLoop]] = {}
         self._retrying: Dict[int, Optional[ast.expr]] = {}
         self._around: Optional[Dict[int, Scope]] = None  # module-level defs and methods -> their scope
         self._subclasses: Optional[Dict[str, RetryApi]] = None
-        self._final_names = frozenset(name.rpartition(".")[2] for name in [*self.catalog.policies, *self.catalog.aliases])
+        self._final_names = frozenset(
+            name.rpartition(".")[2] for name in [*self.catalog.policies, *self.catalog.aliases]
+        )
 
     def _qualname(self, expr: ast.expr, scope: Scope) -> Optional[str]:
         found = self.resolver.qualified_name(expr, scope)
@@ -222,7 +226,10 @@ class RetryAnalysis:
         stops = self._stops(api, call, scope)
         if dynamic and all(stop.node is None for stop in stops):
             stops = (Stop(UNKNOWN, None),)
-        own = api.timeouts is not None and value is None and not dynamic and not _turned_off(call, api.timeouts.unless, api.positions)
+        own = (
+            api.timeouts is not None and value is None and not dynamic
+            and not _turned_off(call, api.timeouts.unless, api.positions)
+        )
         return RetryPolicy(api, node, call, parts, value is not None, stops, giveup, own)
 
     def _types_part(self, value: ast.expr, scope: Scope) -> FilterPart:
@@ -338,7 +345,9 @@ class RetryAnalysis:
                     continue
                 going_round = [h for h in node.handlers if _goes_round(h)]
                 statuses = [(h, test, found) for h in node.handlers for test, found in self._status_retries(h, scope)]
-                if not (going_round or statuses) or only_waits_locally(self.ctx, node, self.catalog.local_waits, self._qualname_here(scope)):
+                if not (going_round or statuses) or only_waits_locally(
+                    self.ctx, node, self.catalog.local_waits, self._qualname_here(scope)
+                ):
                     continue  # nothing goes round, or it waits again on this process: polling
                 tries.append(node)
                 handlers.extend(going_round)
@@ -382,7 +391,10 @@ class RetryAnalysis:
             return found
         bound = _single_assignment(right, scope)
         value = bound[0] if bound is not None else None
-        if isinstance(value, ast.Call) and len(value.args) == 1 and isinstance(value.func, ast.Name) and value.func.id in ("frozenset", "set", "tuple"):
+        if (
+            isinstance(value, ast.Call) and len(value.args) == 1
+            and isinstance(value.func, ast.Name) and value.func.id in ("frozenset", "set", "tuple")
+        ):
             value = value.args[0]
         if not isinstance(value, (ast.Tuple, ast.List, ast.Set)):
             return None
@@ -416,7 +428,8 @@ class RetryAnalysis:
             scope = self._scope_around(function)
             found = None
             if scope is not None:
-                found = next((d for d in getattr(function, "decorator_list", ()) if _retries(self.decorator(d, scope))), None)
+                decorators = getattr(function, "decorator_list", ())
+                found = next((d for d in decorators if _retries(self.decorator(d, scope))), None)
             self._retrying[key] = found
         return self._retrying[key]
 

@@ -211,10 +211,11 @@ class FunctionTimes:
                     point = left if left.role != SPAN else right
                     return _combine(DEADLINE, point, left if point is right else right)
                 return None
-            point = left or right
-            if point is None:
+            known = left or right
+            if known is None:
                 return None
-            return TimeValue(DEADLINE if point.role != SPAN else SPAN, point.clock, point.unit, point.reads, point.local)
+            role = DEADLINE if known.role != SPAN else SPAN
+            return TimeValue(role, known.clock, known.unit, known.reads, known.local)
         if isinstance(op, ast.Sub):
             if left is not None and right is not None:
                 if left.clock != right.clock:
@@ -281,12 +282,13 @@ class FunctionTimes:
         try:
             values: List[Optional[TimeValue]] = []
             for binding in own:
-                if binding.kind != ASSIGN:
+                # (an ASSIGN binding's value is always an expression)
+                if binding.kind != ASSIGN or not isinstance(binding.value, ast.expr):
                     values = [None]
                     break
                 if _is_none(binding.value):  # `deadline = None` placeholders
                     continue
-                values.append(self.value(binding.value))  # type: ignore[arg-type]
+                values.append(self.value(binding.value))
             result = _agree(values) if values and all(v is not None for v in values) else None
         finally:
             self._computing.discard(name)
@@ -400,7 +402,8 @@ class FunctionTimes:
                 if other not in found:
                     found.add(other)
                     todo.append(other)
-        return tuple(reads_by_id.get(i, read) for i in sorted(found, key=lambda i: _position(reads_by_id.get(i, read).node)))
+        ordered = sorted(found, key=lambda i: _position(reads_by_id.get(i, read).node))
+        return tuple(reads_by_id.get(i, read) for i in ordered)
 
     # -- does a value leave the function? -----------------------------------------------------
     def escapes(self, name: str) -> bool:

@@ -17,7 +17,8 @@ def loaded_names(scope: Scope) -> FrozenSet[str]:
         body = getattr(node, "body", [])
         roots = body if isinstance(body, list) else [body]
         cached = frozenset(
-            n.id for root in roots for n in ast.walk(root) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store)
+            n.id for root in roots for n in ast.walk(root)
+            if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store)
         )
         scope.facts["loaded_names"] = cached
     return cached  # type: ignore[return-value]
@@ -31,7 +32,8 @@ def string_constants(scope: Scope) -> FrozenSet[str]:
         body = getattr(scope.node, "body", [])
         roots = body if isinstance(body, list) else [body]
         cached = frozenset(
-            n.value for root in roots for n in ast.walk(root) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+            n.value for root in roots for n in ast.walk(root)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str)
         )
         scope.facts["string_constants"] = cached
     return cached  # type: ignore[return-value]

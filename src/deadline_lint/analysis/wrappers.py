@@ -50,7 +50,9 @@ def is_method(function: ast.AST, defined_in: Scope) -> bool:
     return defined_in.kind == CLASS and is_plain_method(function)
 
 
-def forwarded_parameter(function: ast.AST, scope: Scope, value: ast.expr) -> Optional[Tuple[str, Optional[int], Optional[ast.expr], bool]]:
+def forwarded_parameter(
+    function: ast.AST, scope: Scope, value: ast.expr
+) -> Optional[Tuple[str, Optional[int], Optional[ast.expr], bool]]:
     """When `value` is one of the function's own parameters, never rebound in it: (name,
     positional index at a call, default, required); else None."""
     if not isinstance(value, ast.Name):
@@ -88,7 +90,11 @@ def forwards_kwargs(function: ast.AST, call: ast.Call, keyword: Optional[str]) -
         return False
     if any(kw.arg == keyword for kw in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args):
         return False
-    spread_ids = {id(kw.value) for node in ast.walk(function) if isinstance(node, ast.Call) for kw in node.keywords if kw.arg is None}
+    spread_ids = {
+        id(kw.value)
+        for node in ast.walk(function) if isinstance(node, ast.Call)
+        for kw in node.keywords if kw.arg is None
+    }
     for node in ast.walk(function):
         if isinstance(node, ast.Name) and node.id == name and id(node) not in spread_ids:
             return False  # read or changed elsewhere: cannot tell what reaches the call

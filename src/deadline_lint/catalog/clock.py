@@ -86,7 +86,9 @@ def _problem(data: Any) -> Optional[str]:
     wire = data.get("wire", {}) or {}
     if not isinstance(wire, dict) or not all(
         isinstance(wire.get(key, []) or [], list)
-        for key in ("containers", "metadata_methods", "keywords", "budget_keys", "deadline_words", "date_parsers", "clamps")
+        for key in (
+            "containers", "metadata_methods", "keywords", "budget_keys", "deadline_words", "date_parsers", "clamps",
+        )
     ):
         return "`wire` as a mapping of lists of names (and `date_key`)"
     return None

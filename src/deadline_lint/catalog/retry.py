@@ -19,7 +19,10 @@ _FILE_KEYS = {
     "local_waits", "timeout_flags",
 }
 _LOCAL_WAIT_KEYS = {"methods", "queue_methods", "wrappers", "sends"}
-_POLICY_KEYS = {"form", "bare", "filter", "default", "giveup", "stops", "positions", "default_stop", "retries_results", "hint", "timeouts", "counts"}
+_POLICY_KEYS = {
+    "form", "bare", "filter", "default", "giveup", "stops", "positions", "default_stop", "retries_results", "hint",
+    "timeouts", "counts",
+}
 _TIMEOUTS_KEYS = {"type", "what", "unless", "hint"}
 _PREDICATE_KEYS = {"admits", "position", "keyword", "default", "varargs"}
 
@@ -131,7 +134,9 @@ class RetryCatalog:
         """Plus the profile's own retry decorators: known to retry, with nothing else known."""
         policies = dict(self.policies)
         for name in names:
-            policies.setdefault(name, RetryApi(name, DECORATOR, bare=True, filter_as=CALLABLE, default_stop=STOP, source="profile"))
+            policies.setdefault(
+                name, RetryApi(name, DECORATOR, bare=True, filter_as=CALLABLE, default_stop=STOP, source="profile")
+            )
         return RetryCatalog(
             policies, self.predicates, self.stop_builders, self.sleeps, self.client_retries, self.retry_objects,
             self.aliases, self.local_waits, self.timeout_flags,
@@ -183,7 +188,9 @@ def build_retry_catalog(content: Optional[Mapping[str, Any]]) -> RetryCatalog:
 def _own_timeouts(spec: Optional[Mapping[str, Any]]) -> Optional[OwnTimeouts]:
     if not spec:
         return None
-    return OwnTimeouts(spec["type"], spec.get("what") or spec["type"], tuple(spec.get("unless") or ()), spec.get("hint") or "")
+    return OwnTimeouts(
+        spec["type"], spec.get("what") or spec["type"], tuple(spec.get("unless") or ()), spec.get("hint") or ""
+    )
 
 
 def _local_waits(spec: Mapping[str, Any]) -> LocalWaits:
@@ -227,7 +234,8 @@ def validate_retry_catalog(content: Any) -> Optional[str]:
             return f"`policies.{name}.stops` as a mapping of keyword to attempts, delay or stop"
         timeouts = spec.get("timeouts")
         if timeouts is not None and (
-            not isinstance(timeouts, dict) or set(timeouts) - _TIMEOUTS_KEYS or not isinstance(timeouts.get("type"), str)
+            not isinstance(timeouts, dict) or set(timeouts) - _TIMEOUTS_KEYS
+            or not isinstance(timeouts.get("type"), str)
         ):
             return f"`policies.{name}.timeouts` as a mapping with `type` and keys among {sorted(_TIMEOUTS_KEYS)}"
         positions = spec.get("positions") or {}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 import inspect
-from typing import TYPE_CHECKING, ClassVar, Dict, FrozenSet, Mapping, Optional, Tuple, Type
+from typing import TYPE_CHECKING, ClassVar, Dict, Mapping, Optional, Tuple, Type
 
 from deadline_lint.catalog import Catalog
 from deadline_lint.diagnostics import Applicability

@@ -62,7 +62,9 @@ class AbsoluteDeadlineOnWire(Rule):
     summary = "a header or metadata entry carries an absolute deadline instead of a remaining duration"
     node_types = (ast.Assign, ast.keyword, ast.Call)
 
-    requires = Words(*WIRE_WORDS) & Text(lambda rule: key_text_filter(rule.catalog, rule.profile.budget_header, WIRE_WORDS, WRITE))
+    requires = Words(*WIRE_WORDS) & Text(
+        lambda rule: key_text_filter(rule.catalog, rule.profile.budget_header, WIRE_WORDS, WRITE)
+    )
     first_looks = dict.fromkeys(node_types, Look.of(lambda rule: _may_write_headers))
 
     def visit(self, node, ctx):

@@ -76,7 +76,9 @@ class InboundBudgetNotCapped(Rule):
     summary = "an inbound budget reaches a timeout without a cap or a check for negative values"
     node_types = (ast.Subscript, ast.Call)
 
-    requires = Words(*HEADER_WORDS) & Text(lambda rule: key_text_filter(rule.catalog, rule.profile.budget_header, HEADER_WORDS, READ))
+    requires = Words(*HEADER_WORDS) & Text(
+        lambda rule: key_text_filter(rule.catalog, rule.profile.budget_header, HEADER_WORDS, READ)
+    )
     first_looks = dict.fromkeys(node_types, Look(reads_literal_key_in_function))
 
     def visit(self, node, ctx):

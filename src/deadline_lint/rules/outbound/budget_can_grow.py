@@ -104,7 +104,7 @@ def _growth(expr: ast.expr, names, ctx) -> Iterator:
                 yield node, why
                 covered.update(_inner_additions(node, mentions))
             follow = isinstance(node, ast.Name) and node.id in names and node.id not in followed
-            if follow and len(followed) < _MAX_FOLLOW:
+            if isinstance(node, ast.Name) and follow and len(followed) < _MAX_FOLLOW:
                 followed.add(node.id)
                 binding = single_assignment(node.id, ctx.scope)
                 if binding is not None and binding.scope is ctx.scope:

@@ -85,7 +85,10 @@ class NoRefuseCheck(OutboundRule):
             return
         if isinstance(node, ast.Compare) or _on_a_refuse_method(node, ctx):
             budget = budget_in_scope(ctx)
-            if budget is not None and _is_refuse_check(node, budget.names, _refuse_methods(ctx)) and _in_body(node, ctx):
+            if (
+                budget is not None and _is_refuse_check(node, budget.names, _refuse_methods(ctx))
+                and _in_body(node, ctx)
+            ):
                 function = ctx.state(self, _Function)
                 position = (node.lineno, node.col_offset)
                 if function.first_check is None or position < function.first_check:

@@ -1,13 +1,13 @@
 from __future__ import annotations
 
 import ast
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple, cast
 
 from deadline_lint.analysis.budget import INSTANT, BudgetAnalysis, budget_in_scope
 from deadline_lint.analysis.expressions import mentions_any
 from deadline_lint.analysis.flow import enclosing_loop, runs_before
 from deadline_lint.analysis.outbound import FROM_CALL, outbound_call, timeout_object
-from deadline_lint.analysis.scopes import ASSIGN, IMPORT, PARAM, is_builtin
+from deadline_lint.analysis.scopes import ASSIGN, IMPORT, PARAM, Binding, is_builtin
 from deadline_lint.catalog import CLIENT
 from deadline_lint.diagnostics import Applicability, Edit
 from deadline_lint.edits import replace_node
@@ -173,24 +173,24 @@ class _Function:
     __slots__ = ("snapshots", "uses")
 
     def __init__(self) -> None:
-        self.snapshots: Optional[Dict[str, object]] = None
+        self.snapshots: Optional[Dict[str, Binding]] = None
         self.uses: Dict[str, List[Tuple[ast.AST, Tuple[ast.AST, ...]]]] = {}
 
 
-def _roots(name: str, snapshots: Dict[str, object]) -> List[str]:
+def _roots(name: str, snapshots: Dict[str, Binding]) -> List[str]:
     """The reads a snapshot name is computed from (itself, when it reads the budget)."""
-    binding = snapshots[name]
-    inner = [n.id for n in ast.walk(binding.value) if isinstance(n, ast.Name) and n.id in snapshots and n.id != name]
+    value = cast(ast.expr, snapshots[name].value)  # snapshots are ASSIGN bindings with a value
+    inner = [n.id for n in ast.walk(value) if isinstance(n, ast.Name) and n.id in snapshots and n.id != name]
     if not inner:
         return [name]
     return [root for other in inner for root in _roots(other, snapshots)]
 
 
-def _snapshots(ctx, budget) -> Dict[str, object]:
+def _snapshots(ctx, budget) -> Dict[str, Binding]:
     """Names of this function bound once to a value read from the budget at that moment: the
     value mentions the budget and calls something (`budget.timeout()`, an accessor, a helper
     given the budget), or is computed from another such name."""
-    found: Dict[str, object] = {}
+    found: Dict[str, Binding] = {}
     candidates = []
     for name, bindings in ctx.scope.bindings().items():
         if name in budget.names and len(bindings) == 1 and bindings[0].kind == ASSIGN and bindings[0].value is not None:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import ast
+from typing import List
 
 from deadline_lint.analysis.budget import timeout_expression
 from deadline_lint.analysis.expressions import is_unbounded
@@ -119,7 +120,8 @@ def _apply_edits(ctx, node, edits) -> str:
     """How `node` reads once `edits` (inside it) are applied: for the message."""
     start, end = ctx.source.node_span(node)
     text = ctx.source.text
-    pieces, position = [], start
+    pieces: List[str] = []
+    position = start
     for edit in sorted(edits, key=lambda e: e.start):
         pieces.extend((text[position:edit.start], edit.text))
         position = edit.end

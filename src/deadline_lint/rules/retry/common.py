@@ -86,7 +86,8 @@ class PolicyImports:
         self._words = tuple(sorted({p.rpartition(".")[2] for p in prefixes}))
         alternatives = "|".join(re.escape(p) for p in prefixes)
         self._imports = re.compile(
-            rf"(?m)^[ \t]*(?:from[ \t]+(?:{alternatives})\b|import[ \t]+(?:[\w.]+(?:[ \t]+as[ \t]+\w+)?[ \t]*,[ \t]*)*(?:{alternatives})\b)"
+            rf"(?m)^[ \t]*(?:from[ \t]+(?:{alternatives})\b"
+            rf"|import[ \t]+(?:[\w.]+(?:[ \t]+as[ \t]+\w+)?[ \t]*,[ \t]*)*(?:{alternatives})\b)"
         )
         self._own = tuple(name.rpartition(".")[2] for name in profile.retry_decorators)
 
@@ -159,7 +160,9 @@ def shown(ctx: "FileView", node: ast.AST) -> str:
     return " ".join(ctx.source.segment(node).split())
 
 
-def drop_element(source: SourceFile, siblings: Sequence[ast.expr], index: int, tuple_left: bool = False) -> Optional[Edit]:
+def drop_element(
+    source: SourceFile, siblings: Sequence[ast.expr], index: int, tuple_left: bool = False
+) -> Optional[Edit]:
     """Remove `siblings[index]` with the comma that joins it to its neighbour, when the text
     between them is only a comma and spaces (no comment, no parenthesised element). With
     `tuple_left`, a tuple left with one element keeps its trailing comma: `(A,)`."""

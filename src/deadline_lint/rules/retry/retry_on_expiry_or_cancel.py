@@ -164,16 +164,16 @@ class RetryOnExpiryOrCancel(RetryRule):
             for policy in decorated_policies(ctx, node):
                 self._policy(policy, ctx)
         elif isinstance(node, ast.Call):
-            policy = called_policy(ctx, node)
-            if policy is not None:
-                self._policy(policy, ctx)
+            called = called_policy(ctx, node)
+            if called is not None:
+                self._policy(called, ctx)
             elif node.keywords:
                 self._timeout_flag(node, ctx)
         else:
             loop = retry.loop(node, ctx.scope)
             if loop is None:
                 return
-            for handler, test, found in loop.status_retries:
+            for _handler, test, found in loop.status_retries:
                 self._status(test, found, ctx)
             for attempt in loop.tries:
                 caught: Set[str] = set()  # by an earlier handler of the same try: never reaches this one
@@ -192,10 +192,13 @@ class RetryOnExpiryOrCancel(RetryRule):
                     continue
                 fix = _drop(ctx, part.node, part.admission, admitted)
                 message = (
-                    f"the retry filter of `{policy.api.qualname}` names `{_short(ctx, admitted)}`, {_WHY[admitted.kind]}; "
-                    f"remove it from the filter"
-                ) + _still_admitted(part.admission, admitted, ctx, "exclude that too (`retry_if_not_exception_type`, see DL302)")
-                ctx.report(self, admitted.node, message, edits=fix, description=f"Remove `{_short(ctx, admitted)}` from the retry filter")
+                    f"the retry filter of `{policy.api.qualname}` names `{_short(ctx, admitted)}`, "
+                    f"{_WHY[admitted.kind]}; remove it from the filter"
+                ) + _still_admitted(
+                    part.admission, admitted, ctx, "exclude that too (`retry_if_not_exception_type`, see DL302)"
+                )
+                description = f"Remove `{_short(ctx, admitted)}` from the retry filter"
+                ctx.report(self, admitted.node, message, edits=fix, description=description)
 
     def _status(self, test: ast.Compare, found, ctx) -> None:
         status = next(s for s in found.statuses if s.kind in _KINDS)
@@ -227,8 +230,11 @@ class RetryOnExpiryOrCancel(RetryRule):
         message = (
             f"this retry loop catches `{_short(ctx, admitted)}` and tries again; that is {_WHY[admitted.kind]}; "
             f"let it propagate (or stop the loop) instead"
-        ) + _still_admitted(admission, admitted, ctx, "re-raise it in a clause before this one (`except {type}: raise`)")
-        ctx.report(self, except_clause(handler), message, edits=fix, description=f"Stop retrying `{_short(ctx, admitted)}`")
+        ) + _still_admitted(
+            admission, admitted, ctx, "re-raise it in a clause before this one (`except {type}: raise`)"
+        )
+        description = f"Stop retrying `{_short(ctx, admitted)}`"
+        ctx.report(self, except_clause(handler), message, edits=fix, description=description)
 
 
 def _still_admitted(admission: Admission, admitted: Admitted, ctx, advice: str) -> str:
@@ -240,8 +246,9 @@ def _still_admitted(admission: Admission, admitted: Admitted, ctx, advice: str) 
             continue
         for other in element.admitted:
             if other.kind == admitted.kind and not other.direct:
+                named = shown(ctx, element.node) if isinstance(element.node, ast.expr) else other.named
                 return (
-                    f"; `{shown(ctx, element.node) if isinstance(element.node, ast.expr) else other.named}`, which stays, "
+                    f"; `{named}`, which stays, "
                     f"still lets its subclass `{other.type}` through: {advice.format(type=other.type)}"
                 )
     return ""
@@ -272,7 +279,8 @@ def _drop(ctx, container: Optional[ast.AST], admission: Admission, admitted: Adm
     if all(id(s) in flagged for s in siblings):
         return ()  # nothing would be left to retry: a decision, not a rewrite
     index = next(i for i, s in enumerate(siblings) if s is admitted.node)
-    edit = drop_element(ctx.source, siblings, index, tuple_left=isinstance(container, ast.Tuple) and container.elts is siblings and _written(ctx, container))
+    tuple_left = isinstance(container, ast.Tuple) and container.elts is siblings and _written(ctx, container)
+    edit = drop_element(ctx.source, siblings, index, tuple_left=tuple_left)
     return (edit,) if edit is not None else ()
 
 

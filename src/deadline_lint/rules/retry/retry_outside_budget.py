@@ -191,7 +191,10 @@ def _checks_remainder(loop: RetryLoop, names: FrozenSet[str]) -> bool:
     if any(mentions_any(sleep, names) for sleep in loop.sleeps):
         return True
     for node in walk_here(statement):
-        if isinstance(node, (ast.If, ast.While, ast.Assert)) and mentions_any(node.test, names) and not _presence(node.test, names):
+        if (
+            isinstance(node, (ast.If, ast.While, ast.Assert))
+            and mentions_any(node.test, names) and not _presence(node.test, names)
+        ):
             return True
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and _on_budget(node.value.func, names):
             return True

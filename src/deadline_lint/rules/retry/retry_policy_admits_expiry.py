@@ -7,7 +7,9 @@ from deadline_lint.analysis.exceptions import EXPIRY, Admitted, ExceptionAnalysi
 from deadline_lint.analysis.retry import ALL, ALL_BUT, TYPES, RetryPolicy
 from deadline_lint.rules.base import register
 from deadline_lint.analysis.budget import BudgetAnalysis
-from deadline_lint.rules.retry.common import RetryRule, budget_of, called_policy, decorated_policies, policy_head, reported_once
+from deadline_lint.rules.retry.common import (
+    RetryRule, budget_of, called_policy, decorated_policies, policy_head, reported_once,
+)
 
 _ANY_ERROR = "Exception"
 # A filter naming one of these retries everything, like no filter; a narrower base class
@@ -96,10 +98,10 @@ class RetryPolicyAdmitsExpiry(RetryRule):
                 budgeted = _budgeted_def(ctx, node)
                 for policy in policies:
                     self._policy(policy, ctx, budgeted)
-        else:
-            policy = called_policy(ctx, node)  # type: ignore[arg-type]
-            if policy is not None:
-                self._policy(policy, ctx, budget_of(ctx) is not None)
+        elif isinstance(node, ast.Call):  # the only other node type visited
+            called = called_policy(ctx, node)
+            if called is not None:
+                self._policy(called, ctx, budget_of(ctx) is not None)
 
     def _policy(self, policy: RetryPolicy, ctx, budgeted: bool) -> None:
         if policy.giveup:
@@ -109,12 +111,18 @@ class RetryPolicyAdmitsExpiry(RetryRule):
         own = policy.api.timeouts
         if policy.own_timeouts and own is not None:
             keep = f"; keep expiry out with {own.hint}" if own.hint else ""
-            self._report(ctx, policy_head(policy), f"`{name}` retries {own.what} by default (`{own.type}`), so it retries deadline expiry{keep}")
+            self._report(
+                ctx, policy_head(policy),
+                f"`{name}` retries {own.what} by default (`{own.type}`), so it retries deadline expiry{keep}",
+            )
         for part in policy.filter:
             if part.state == ALL:
                 witness = _any_error(ctx, part.node or policy_head(policy))
                 where = part.node if part.node is not None else policy_head(policy)
-                what = "has no exception filter" if part.node is None else f"retries every error (`{_shown(ctx, part.node)}`)"
+                what = (
+                    "has no exception filter" if part.node is None
+                    else f"retries every error (`{_shown(ctx, part.node)}`)"
+                )
                 self._report(ctx, where, f"`{name}` {what}, so it retries deadline expiry too (`{witness}`){hint}")
             elif part.state == TYPES and part.admission is not None:
                 for element in part.admission.elements:
@@ -126,7 +134,10 @@ class RetryPolicyAdmitsExpiry(RetryRule):
                             f"`{through.named}` in the retry filter of `{name}` includes `{through.type}`, so it "
                             f"retries deadline expiry{hint}",
                         )
-            elif part.state == ALL_BUT and part.admission is not None and part.admission.admits(EXPIRY) is None:
+            elif (
+                part.state == ALL_BUT and part.node is not None  # an ALL_BUT part always has its node
+                and part.admission is not None and part.admission.admits(EXPIRY) is None
+            ):
                 witness = _any_error(ctx, part.node)
                 self._report(
                     ctx,

@@ -109,7 +109,10 @@ class CancelAndExpiryConflated(HandlingRule):
         if handling.distinguishes:
             return
         outcome = next(
-            (o for o in handling.outcomes if o.status is not None or o.raised is not None and o.raised.kind in (CANCEL, EXPIRY)),
+            (
+                o for o in handling.outcomes
+                if o.status is not None or o.raised is not None and o.raised.kind in (CANCEL, EXPIRY)
+            ),
             None,
         )
         if outcome is None:

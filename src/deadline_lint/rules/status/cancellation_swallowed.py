@@ -176,7 +176,9 @@ class CancellationSwallowed(Rule):
             admission = exceptions.handler(earlier)
             if handling.task_cancel(admission) is not None:
                 return True
-            if not admission.complete and any(word in ctx.source.segment(earlier.type).lower() for word in _UNRESOLVED_CANCEL_WORDS):
+            if not admission.complete and any(
+                word in ctx.source.segment(earlier.type).lower() for word in _UNRESOLVED_CANCEL_WORDS
+            ):
                 return True
         return False
 
@@ -228,7 +230,9 @@ class CancellationSwallowed(Rule):
         """`task.cancel()` just before this `try` / `with`, then `await task` inside it."""
         if statement is None:
             return False
-        if isinstance(statement, ast.ExceptHandler) or not isinstance(statement, _TRY_TYPES + (ast.With, ast.AsyncWith)):
+        if isinstance(statement, ast.ExceptHandler):
+            return False
+        if not isinstance(statement, _TRY_TYPES + (ast.With, ast.AsyncWith)):
             return False
         owner = ctx.parents[-2] if isinstance(statement, _TRY_TYPES) and len(ctx.parents) > 1 else ctx.parent
         for field in ("body", "orelse", "finalbody"):

@@ -86,7 +86,8 @@ class ExpiryMappedTo429(HandlingRule):
 
     def word_groups(self):
         expired = profile_statuses(self, "expired", "grpc_expired")
-        return status_words(self, status_vocabulary(self.catalog).quota), kind_words(self, EXPIRY) | status_words(self, expired)
+        quota = status_words(self, status_vocabulary(self.catalog).quota)
+        return quota, kind_words(self, EXPIRY) | status_words(self, expired)
 
     def visit(self, node, ctx):
         for handling in self.handlings(node, ctx):
@@ -94,7 +95,9 @@ class ExpiryMappedTo429(HandlingRule):
             if witness is None:
                 continue
             statuses = ctx.analysis(StatusAnalysis)
-            quota = [o for o in handling.outcomes if o.status is not None and QUOTA in statuses.meanings(o.status.status)]
+            quota = [
+                o for o in handling.outcomes if o.status is not None and QUOTA in statuses.meanings(o.status.status)
+            ]
             for outcome in first_per_statement(quota):
                 produced = outcome.status
                 target = statuses.expired_like(produced.status)

@@ -81,7 +81,9 @@ class DeadlineInMetricLabel(Rule):
     # A metric cannot come from anywhere but the modules the listed APIs live in.
     requires = Words.of(lambda rule: metric_words(rule.catalog)) & Words.of(lambda rule: metric_modules(rule.catalog))
     # Every finding is at a call of a label or record method, which spells the method's name.
-    body_requires = Words.of(lambda rule: trace_catalog(rule.catalog).label_methods | trace_catalog(rule.catalog).record_methods)
+    body_requires = Words.of(
+        lambda rule: trace_catalog(rule.catalog).label_methods | trace_catalog(rule.catalog).record_methods
+    )
 
     def __init__(self, profile, catalog):
         super().__init__(profile, catalog)
