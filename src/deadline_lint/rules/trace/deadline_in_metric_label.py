@@ -2,16 +2,18 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from deadline_lint.analysis.budget import SECONDS, INSTANT as BUDGET_INSTANT, budget_in_scope
 from deadline_lint.analysis.telemetry import Telemetry
 from deadline_lint.analysis.time_values import DEADLINE, INSTANT, SPAN, is_absolute_instant, time_value
 from deadline_lint.catalog.trace import trace_catalog
-from deadline_lint.context import FileContext
 from deadline_lint.requires import Words
 from deadline_lint.rules.base import Rule, register
 from deadline_lint.rules.trace.common import metric_modules, metric_words
+
+if TYPE_CHECKING:
+    from deadline_lint.file_view import FileView
 
 _CONVERSIONS = frozenset({"str", "int", "float", "round", "repr"})
 _SCALINGS = (ast.Mult, ast.Div, ast.Add, ast.Sub)
@@ -104,7 +106,7 @@ class DeadlineInMetricLabel(Rule):
                            "makes a new time series; observe it in a histogram instead")
                 return
 
-    def _time_value(self, ctx: FileContext, value: ast.expr) -> Optional[str]:
+    def _time_value(self, ctx: "FileView", value: ast.expr) -> Optional[str]:
         value = _peel(value)
         if is_absolute_instant(ctx, value):
             return "a timestamp"
