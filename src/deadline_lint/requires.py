@@ -149,34 +149,31 @@ class Project(Need):
         return f"Project({getattr(self._derive, '__name__', '?')})"
 
 
-class AnyOf(Need):
+class _Combined(Need):
+    """Parts joined by `symbol`: AnyOf (`|`) and AllOf (`&`) differ only in how they are asked."""
+
+    symbol = ""
+
     def __init__(self, parts: Sequence[Need]) -> None:
         self.parts = tuple(parts)
 
     def bind(self, rule: object) -> Need:
-        return AnyOf([p.bind(rule) for p in self.parts])
+        return type(self)([p.bind(rule) for p in self.parts])
 
     def leaves(self) -> Iterable[Need]:
         for part in self.parts:
             yield from part.leaves()
 
     def __repr__(self) -> str:
-        return "(" + " | ".join(map(repr, self.parts)) + ")"
+        return "(" + f" {self.symbol} ".join(map(repr, self.parts)) + ")"
 
 
-class AllOf(Need):
-    def __init__(self, parts: Sequence[Need]) -> None:
-        self.parts = tuple(parts)
+class AnyOf(_Combined):
+    symbol = "|"
 
-    def bind(self, rule: object) -> Need:
-        return AllOf([p.bind(rule) for p in self.parts])
 
-    def leaves(self) -> Iterable[Need]:
-        for part in self.parts:
-            yield from part.leaves()
-
-    def __repr__(self) -> str:
-        return "(" + " & ".join(map(repr, self.parts)) + ")"
+class AllOf(_Combined):
+    symbol = "&"
 
 
 class Look:
