@@ -6,6 +6,7 @@ from typing import Dict, List, Optional, Tuple, cast
 from deadline_lint.analysis.budget import INSTANT, BudgetAnalysis, budget_in_scope
 from deadline_lint.analysis.expressions import mentions_any
 from deadline_lint.analysis.flow import enclosing_loop, runs_before
+from deadline_lint.analysis.function_body import function_body
 from deadline_lint.analysis.outbound import FROM_CALL, outbound_call, timeout_object
 from deadline_lint.analysis.scopes import ASSIGN, IMPORT, PARAM, Binding, is_builtin
 from deadline_lint.catalog import CLIENT
@@ -144,15 +145,12 @@ def _drop_if_dead(name: str, occurrences, snapshots, ctx) -> List[Edit]:
     local is left (pyflakes F841). Only a plain `name = value` statement on lines of its own
     with no comment; a name read anywhere else in the function (a nested one too) stays."""
     value = getattr(snapshots[name], "value", None)
-    function = ctx.scope.node
-    statement = next((n for n in ast.walk(function) if isinstance(n, ast.Assign) and n.value is value), None)
+    body = function_body(ctx.scope)  # the function's one shared walk (loads include nested scopes')
+    statement = next((n for n in body.nodes(ast.Assign) if n.value is value), None)
     if statement is None or len(statement.targets) != 1 or not isinstance(statement.targets[0], ast.Name):
         return []
     replaced = {id(o) for o in occurrences}
-    if any(
-        isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) and id(n) not in replaced
-        for n in ast.walk(function)
-    ):
+    if any(id(load) not in replaced for load in body.loads.get(name, ())):
         return []
     source = ctx.source
     start, end = source.node_span(statement)
