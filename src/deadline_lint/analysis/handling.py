@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Sequence, Tup
 
 from deadline_lint.analysis.exceptions import CANCEL, Admission, Admitted, ExceptionAnalysis, ExceptionType
 from deadline_lint.catalog.exceptions import CATALOG
-from deadline_lint.analysis.scopes import IMPORT, Scope
+from deadline_lint.analysis.scopes import Scope, imports_any
 from deadline_lint.analysis.statuses import ProducedStatus, StatusAnalysis
 
 if TYPE_CHECKING:
@@ -198,11 +198,7 @@ class HandlingAnalysis:
 
     def _imports_any(self, modules: Sequence[str]) -> bool:
         if self._framework_file is None:
-            self._framework_file = any(
-                binding.kind == IMPORT and str(binding.value).split(".")[0] in modules
-                for bindings in self.ctx.module_scope.bindings().values()
-                for binding in bindings
-            )
+            self._framework_file = imports_any(self.ctx.module_scope, modules)
         return self._framework_file
 
     def _handling(

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ast
 import builtins
-from typing import Dict, List, Optional
+from typing import Collection, Dict, List, Optional
 
 MODULE, FUNCTION, CLASS = "module", "function", "class"
 
@@ -245,3 +245,12 @@ def import_qualname(bindings: List[Binding]) -> Optional[str]:
     if all(b.kind == IMPORT and b.value == first.value for b in bindings):
         return first.value  # type: ignore[return-value]
     return None
+
+
+def imports_any(module_scope: Scope, modules: Collection[str]) -> bool:
+    """The module imports something from one of these top-level packages (`flask`, `fastapi`)."""
+    return any(
+        binding.kind == IMPORT and str(binding.value).split(".")[0] in modules
+        for bindings in module_scope.bindings().values()
+        for binding in bindings
+    )

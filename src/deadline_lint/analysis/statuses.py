@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Tuple
 
 from deadline_lint.analysis.expressions import argument_at
-from deadline_lint.analysis.scopes import IMPORT, Scope
+from deadline_lint.analysis.scopes import IMPORT, Scope, imports_any
 from deadline_lint.catalog.statuses import CLASS, CONSTANT, NamedStatus, Status, status_vocabulary
 
 if TYPE_CHECKING:
@@ -143,12 +143,7 @@ class StatusAnalysis:
     def _views_return_tuples(self) -> bool:
         """The file imports a framework whose views return `(body, status)`."""
         if self._tuple_returns is None:
-            modules = self.vocabulary.tuple_returns
-            self._tuple_returns = any(
-                binding.kind == IMPORT and str(binding.value).split(".")[0] in modules
-                for bindings in self.ctx.module_scope.bindings().values()
-                for binding in bindings
-            )
+            self._tuple_returns = imports_any(self.ctx.module_scope, self.vocabulary.tuple_returns)
         return self._tuple_returns
 
     # -- rewriting ---------------------------------------------------------------------------
