@@ -115,12 +115,13 @@ class Profile(Settings):
     def render(self, template_key: str, budget: str = "") -> str:
         """Fill a fix template; seconds print without trailing zeros noise (0.05, 10.0)."""
         template: str = getattr(self.fix, template_key)
-        return template.format(budget=budget, margin=_seconds(self.hop_margin_s), edge=_seconds(self.edge_total_s))
+        margin, edge = seconds_literal(self.hop_margin_s), seconds_literal(self.edge_total_s)
+        return template.format(budget=budget, margin=margin, edge=edge)
 
 
-def _seconds(value: float) -> str:
-    text = repr(round(value, 6))
-    return text
+def seconds_literal(value: float) -> str:
+    """Seconds as fixes write them into code (`0.05`, `10.0`)."""
+    return repr(round(value, 6))
 
 
 def _check_consistency(data: Mapping[str, Any], where: str) -> None:

@@ -100,10 +100,6 @@ def budget_expression(ctx: "FileView", budget: Budget) -> Optional[str]:
     return budget.timeout_expression(ctx.profile)
 
 
-def format_seconds(value: float) -> str:
-    return repr(round(value, 6))
-
-
 # -- what a timeout expression is made of ---------------------------------------------
 def single_assignment(name: str, scope: Scope):
     """The one `name = value` binding `name` has where it is looked up, or None."""

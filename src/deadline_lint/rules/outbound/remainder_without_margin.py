@@ -7,10 +7,10 @@ from deadline_lint.analysis.budget_hops import budget_hop
 from deadline_lint.analysis.outbound import FROM_CALL, outbound_sites
 from deadline_lint.diagnostics import Applicability
 from deadline_lint.edits import replace_node
+from deadline_lint.profile import seconds_literal
 from deadline_lint.rules.base import register
 from deadline_lint.rules.outbound.common import (
     BudgetValueRule,
-    format_seconds,
     is_clamp_floor,
     single_assignment,
     timeout_values,
@@ -123,7 +123,7 @@ class RemainderForwardedWithoutMargin(BudgetValueRule):
     def _report(self, value, call, margin, ctx, clamped):
         shown = ctx.source.segment(value)
         if clamped:  # the clamp around it already floors: only the margin comes off
-            replacement = f"{shown} - {format_seconds(margin)}"
+            replacement = f"{shown} - {seconds_literal(margin)}"
         else:  # the remainder in seconds, through the profile's template like every fix
             replacement = ctx.profile.render("seconds_expression", shown)
         message = (
