@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 _QUEUE_KEYWORDS = frozenset({"block", "timeout"})
 _WAIT_KEYWORDS = frozenset({"timeout", "block", "blocking", "n", "size", "bufsize", "separator"})
+_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)  # their bodies run elsewhere
 
 
 def only_waits_locally(
@@ -96,8 +97,11 @@ def _sends(call: ast.Call, waits: LocalWaits) -> bool:
 
 
 def _inside(node: ast.AST):
-    """The node and what it holds, not what nested defs, lambdas and classes hold."""
-    yield node
-    for child in ast.iter_child_nodes(node):
-        if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            yield from _inside(child)
+    """The node and what it holds, not what nested defs, lambdas and classes hold, in pre-order
+    (a wrapper before the wait it wraps). A loop, not recursion: deeply nested code is input."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        children = [c for c in ast.iter_child_nodes(current) if not isinstance(c, _NESTED)]
+        stack.extend(reversed(children))
