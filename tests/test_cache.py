@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 import shutil
 from pathlib import Path
 from typing import List, Tuple
@@ -29,9 +30,15 @@ def cache_files(folder: Path) -> List[Path]:
 
 
 def one_file(tmp_path: Path, text: str) -> Tuple[Path, List[str]]:
-    """svc.py holding `text`, and the arguments that check it with a cache under tmp_path."""
-    source = tmp_path / "svc.py"
+    """svc.py holding `text`, and the arguments that check it with a cache under tmp_path.
+    The cache is created beside the project folder, not in it: the file's answer depends on
+    which modules its project folder holds (a name it imports could be one), and a cache
+    folder created there in the same second makes the next run re-check it once."""
+    (tmp_path / "project").mkdir(exist_ok=True)
+    source = tmp_path / "project" / "svc.py"
     source.write_text(text)
+    settled = time.time_ns() - 10 * 10**9  # the folder's listing settled before this run
+    os.utime(tmp_path / "project", ns=(settled, settled))
     return source, [str(source), "--cache-dir", str(tmp_path / "cache")]
 
 
@@ -99,11 +106,11 @@ def test_default_folder_is_in_the_working_directory_unless_the_environment_says(
     one_file(tmp_path, "import requests\nrequests.get('http://x')\n")
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv(cache_module.CACHE_DIR_ENV, raising=False)
-    assert check(capsys, "svc.py")[0] == 1
+    assert check(capsys, "project/svc.py")[0] == 1
     assert cache_files(tmp_path / cache_module.CACHE_DIR_NAME)
     elsewhere = tmp_path / "elsewhere"
     monkeypatch.setenv(cache_module.CACHE_DIR_ENV, str(elsewhere))
-    assert check(capsys, "svc.py")[0] == 1
+    assert check(capsys, "project/svc.py")[0] == 1
     assert cache_files(elsewhere)
 
 

@@ -15,12 +15,12 @@ from typing import List, Set, Tuple
 import pytest
 
 from deadline_lint.engine import Checker
-from deadline_lint.profile import build_profile
+from deadline_lint.profile import pyproject_profile
 from deadline_lint.pylint_plugin import symbol
 from fixture_cases import FIXTURES, expected_markers
 
 PROJECTS = sorted(p for p in (FIXTURES / "projects").iterdir() if (p / "pyproject.toml").exists())
-CODES = ("DL101", "DL102", "DL103")
+CODES = ("DL101", "DL102", "DL103", "DL201", "DL301", "DL304", "DL501")
 FLAKE8_FORMAT = "%(path)s\t%(row)d\t%(code)s"
 
 Found = Set[Tuple[str, int, str]]  # relative path, line, code
@@ -106,7 +106,7 @@ def test_the_folder_checked_at_once_gets_the_markers(project) -> None:
 
 def test_the_engine_in_process_gets_the_markers(project) -> None:
     root, expected = project
-    checker = Checker(build_profile({"project_index": True}, "test"), select=list(CODES))
+    checker = Checker(pyproject_profile(root / "pyproject.toml"), select=list(CODES))
     found = {
         (path.relative_to(root).as_posix(), d.line, d.code)
         for path in reversed(_files(root))  # another order than the CLI's: no order dependence

@@ -43,6 +43,7 @@ from deadline_lint.diagnostics import Diagnostic, tool_diagnostic
 from deadline_lint.profile import ProfileError
 from deadline_lint.reading import Read, decode, read_file
 from deadline_lint.selection import SelectorError, check_selectors
+from deadline_lint.semantics.modules import consulted, start_consulting
 
 if TYPE_CHECKING:
     import ast
@@ -169,6 +170,7 @@ class Session:
         if isinstance(read, Diagnostic):
             return FileResult(path, self.suppressed(path, [read])), None
         checker = self.checker(path)
+        start_consulting()
         found = self.suppressed(path, checker.check_bytes(read.data, path))
         return FileResult(path, found), (recorded(checker, path, read, sent) if record else None)
 
@@ -269,7 +271,7 @@ def recorded(checker: "Checker", path: str, read: Read, sent: Optional[Dict[str,
     from deadline_lint.cache import Dependencies, content_hash, recorded_state, stamp_of
 
     dependencies = None
-    if checker.profile.project_index:
+    if checker.profile.project_index or consulted():  # the answer depends on other project files
         from deadline_lint.analysis.dependencies import project_reach
         from deadline_lint.collector import collector_paused
 

@@ -158,12 +158,15 @@ def forget_project_facts() -> None:
     projects start. A run of the CLI never needs this: files do not change during it."""
     from deadline_lint import roots
     from deadline_lint.analysis import dependencies, outbound, project
+    from deadline_lint.semantics import facts, modules, scan
 
     project.release_parsed_modules(0)
+    modules.forget_projects()
+    facts.forget_facts()
     for memo in (
-        project._INDEXES, project._PLACES, roots._ROOTS, outbound._PROJECT_ANSWERS,
+        project._INDEXES, roots._ROOTS, outbound._PROJECT_ANSWERS,
         dependencies._MODULE_REACH, dependencies._NAMES, dependencies._PREFIXES,
         dependencies._FOLDERS, dependencies._FILES,
     ):
         memo.clear()
-    project._LAST_TABLE[0] = None
+    scan._LAST_TABLE[0] = None

@@ -12,6 +12,7 @@ import ast
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, FrozenSet, Optional, Set, Tuple
 
+from deadline_lint.analysis.clock_facts import ProjectClocks
 from deadline_lint.analysis.scopes import ASSIGN, NESTED_STATEMENTS, Scope
 from deadline_lint.catalog.clock import MONOTONIC, WALL, ClockCatalog, clock_catalog
 
@@ -32,6 +33,7 @@ class ClockRead:
     unit: str
     qualname: str  # the clock function (`time.time`), or the method (`datetime.timestamp`)
     monotonic: Optional[str]  # the monotonic function reading the same unit, if a clean one exists
+    through: str = ""  # a read through project code: the chain a message names
 
 
 
@@ -39,23 +41,32 @@ class ClockReads:
     """Per file: which calls read which clock (each call judged once)."""
 
     def __init__(self, ctx: "AnalysisInputs"):
+        self.ctx = ctx
         self.resolver = ctx.resolver
         self.clocks: ClockCatalog = clock_catalog(ctx.catalog)
         self._final_names = self.clocks.final_names | frozenset(self.clocks.instant_methods)
         self._reads: Dict[int, Tuple[ast.Call, Optional[ClockRead]]] = {}
         self._from_imports: Optional[FrozenSet[str]] = None
+        self._project: Optional[ProjectClocks] = None
 
     def may_read_clock(self, call: ast.Call, scope: Scope) -> bool:
         """A cheap first look: `x.<clock name>(...)`, or a name imported from a clock module
         (`from time import time as now`). Most calls stop here."""
         func = call.func
         if type(func) is ast.Attribute:
-            return func.attr in self._final_names  # type: ignore[attr-defined]
+            return func.attr in self._final_names or self._through_project  # type: ignore[attr-defined]
         if type(func) is ast.Name:
             if self._from_imports is None:
                 self._from_imports = self._names_from_clock_modules(scope)
-            return func.id in self._from_imports  # type: ignore[attr-defined]
+            return func.id in self._from_imports or self._through_project  # type: ignore[attr-defined]
         return False
+
+    @property
+    def _through_project(self) -> bool:
+        """Calls here may read the wall clock through project code (clock_facts.py)."""
+        if self._project is None:
+            self._project = self.ctx.analysis(ProjectClocks)  # type: ignore[attr-defined]
+        return self._project.possible
 
     def _names_from_clock_modules(self, scope: Scope) -> FrozenSet[str]:
         modules = {q.split(".")[0] for q in self.clocks.functions}
@@ -82,6 +93,15 @@ class ClockReads:
         return found
 
     def _clock_read(self, call: ast.Call, scope: Scope) -> Optional[ClockRead]:
+        found = self._library_read(call, scope)
+        if found is None and self._through_project:
+            through = self._project.read(call, scope)  # type: ignore[union-attr]
+            if through is not None:
+                function, unit, chain = through
+                return ClockRead(call, WALL, unit, function, None, chain)  # no fix: the clock is elsewhere
+        return found
+
+    def _library_read(self, call: ast.Call, scope: Scope) -> Optional[ClockRead]:
         func = call.func
         if isinstance(func, ast.Attribute):
             if func.attr not in self._final_names:

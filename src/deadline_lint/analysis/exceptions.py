@@ -42,6 +42,7 @@ import ast
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Tuple
 
+from deadline_lint.analysis.exception_facts import EXCEPTION_TUPLE
 from deadline_lint.analysis.resolve import dotted_parts
 from deadline_lint.analysis.scopes import ASSIGN, CLASS, OTHER, PARAM, Binding, Scope
 from deadline_lint.catalog.exceptions import (
@@ -56,6 +57,8 @@ from deadline_lint.catalog.exceptions import (
     ExceptionVocabulary,
     profile_types,
 )
+
+from deadline_lint.semantics.file import FileSemantics
 
 if TYPE_CHECKING:
     from deadline_lint.file_view import FileView
@@ -181,12 +184,34 @@ class ExceptionAnalysis:
         if alternatives:  # `ERRORS = ()` then `ERRORS = (Timeout,)` under an optional import
             results = [self._expand(value, value_scope, out, depth + 1) for value, value_scope in alternatives]
             return all(results)
+        classes = self._project_tuple(expr, scope)
+        if classes is not None:  # a tuple another project module defines: judged here, on the name
+            for qualname in classes:
+                if qualname is None:
+                    out.append(Element(expr, None, ()))
+                    continue
+                found = self._imported(qualname)
+                out.append(Element(expr, found.qualname, self._witnesses(found, expr)))
+            return None not in classes
         found = self.type_of(expr, scope)
         if found is None:
             out.append(Element(expr, None, ()))
             return False
         out.append(Element(expr, found.qualname, self._witnesses(found, expr)))
         return True
+
+    def _project_tuple(self, expr: ast.expr, scope: Scope) -> Optional[Tuple[Optional[str], ...]]:
+        """The classes of an exception tuple imported from a project module, else None."""
+        if not isinstance(expr, (ast.Name, ast.Attribute)):
+            return None
+        qualname = self.resolver.qualified_name(expr, scope)
+        if qualname is None:
+            return None
+        semantics = self.ctx.analysis(FileSemantics)
+        if not semantics.names.is_project_name(qualname):
+            return None
+        answer = semantics.facts.answer(EXCEPTION_TUPLE, qualname)
+        return answer.payload if answer is not None else None
 
     def _bound_collection(self, expr: ast.expr, scope: Scope) -> Optional[Tuple[ast.expr, Scope]]:
         """A name (or `self.X` / `cls.X` class attribute) bound once to a tuple, list, set or

@@ -21,14 +21,11 @@ from deadline_lint.analysis.catalog_imports import catalog_imports
 from deadline_lint.analysis.resolve import Definition, Resolver
 from deadline_lint.analysis.scopes import IMPORT, OTHER, Scope
 from deadline_lint.catalog import Catalog
-from deadline_lint.roots import root_above
-from deadline_lint.source import DecodeError, decode_source
+from deadline_lint.semantics.scan import _scan_imports, import_table  # noqa: F401  (import_table: re-exported)
+from deadline_lint.semantics.modules import candidates, place_of, read_module_text, use_unsaved_text
 
-_MAX_MODULE_BYTES = 2 * 1024 * 1024
 _MAX_CHAIN = 8  # re-export chains longer than this stay unknown
 MAX_HOPS = 3  # project definitions between a call and the client it reaches, at most
-_FROM_IMPORT = re.compile(r"^[ \t]*from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n;#]*)", re.M)
-_PLAIN_IMPORT = re.compile(r"^[ \t]*import[ \t]+([^\n;#]+)", re.M)
 
 
 class Module:
@@ -218,30 +215,11 @@ class ProjectIndex:
 
     def candidates(self, name: str) -> List[Tuple[str, bool]]:
         """The files that could hold module `name`, in the order they are tried."""
-        if not name or not all(part.isidentifier() for part in name.split(".")):
-            return []
-        relative = name.replace(".", os.sep)
-        return [
-            candidate
-            for base in self.search_paths
-            for candidate in (
-                (os.path.join(base, relative, "__init__.py"), True),
-                (os.path.join(base, relative + ".py"), False),
-            )
-        ]
+        return candidates(self.search_paths, name)
 
     def _read(self, name: str, path: str, is_package: bool) -> Optional[Module]:
-        unsaved = _UNSAVED.get(path)
-        if unsaved is not None:
-            return Module(self, name, path, is_package, unsaved)
-        try:
-            if os.path.getsize(path) > _MAX_MODULE_BYTES:
-                return None
-            with open(path, "rb") as handle:
-                text = decode_source(handle.read())
-        except (OSError, DecodeError):
-            return None
-        return Module(self, name, path, is_package, text)
+        text = read_module_text(path)
+        return None if text is None else Module(self, name, path, is_package, text)
 
     def attach(self, resolver: Resolver, module_name: str, is_package: bool) -> None:
         resolver.project = self  # type: ignore[assignment]
@@ -454,40 +432,6 @@ def top_level_definitions(text: str) -> Dict[str, str]:
     return found
 
 
-def import_table(text: str) -> Dict[str, str]:
-    """Name -> what an import line binds it to (`from .a import b as c` -> c: ".a.b"), from
-    every import line, at any depth: for the prefilter, more names only mean more checking.
-    The file being checked is asked about more than once: its last answer is kept."""
-    cached = _LAST_TABLE[0]
-    if cached is not None and cached[0] is text:
-        return cached[1]
-    table = _scan_imports(text)
-    _LAST_TABLE[0] = (text, table)
-    return table
-
-
-_LAST_TABLE: List[Optional[Tuple[str, Dict[str, str]]]] = [None]
-
-
-def _scan_imports(text: str) -> Dict[str, str]:
-    table: Dict[str, str] = {}
-    for match in _FROM_IMPORT.finditer(text):
-        source = match.group(1)
-        for item in re.sub(r"#[^\n]*", "", match.group(2)).strip("() \t\r\n\\").split(","):
-            parts = [p.strip() for p in item.split(" as ")]
-            if parts[0].isidentifier():
-                separator = "" if source.endswith(".") else "."
-                table[parts[-1]] = f"{source}{separator}{parts[0]}"
-    for match in _PLAIN_IMPORT.finditer(text):
-        for item in match.group(1).split(","):
-            parts = [p.strip() for p in item.split(" as ")]
-            if len(parts) > 1:
-                table[parts[-1]] = parts[0]
-            elif parts[0]:
-                table[parts[0].split(".")[0]] = parts[0]
-    return table
-
-
 class _Named:
     """Stands in for a resolver when only a module's name is known."""
 
@@ -496,54 +440,8 @@ class _Named:
         self.is_package = is_package
 
 
-# Texts that stand for files on disk (the editor server's unsaved buffers), by absolute
-# path: a module open in the editor is read as it is there, not as it was last saved.
-_UNSAVED: Dict[str, str] = {}
-
-
-def use_unsaved_text(path: str, text: Optional[str]) -> None:
-    """Read `path` as `text` from now on (None: from disk again). The caller forgets the
-    indexes that may hold the old text (see server_engine.forget_project_facts)."""
-    if text is None:
-        _UNSAVED.pop(path, None)
-    else:
-        _UNSAVED[path] = text
-
-
 # -- finding a file's project ---------------------------------------------------------
 _INDEXES: Dict[Tuple[str, Tuple[str, ...], int], Tuple[Catalog, ProjectIndex]] = {}
-_PLACES: Dict[str, Tuple[str, str, Tuple[str, ...]]] = {}
-
-
-def place_of(path: str) -> Optional[Tuple[str, str, Tuple[str, ...]]]:
-    """(module name, root, search paths) for a file, or None when it is not a `.py` file
-    on disk."""
-    if not path or path == "-" or not path.endswith(".py"):
-        return None
-    path = os.path.abspath(path)
-    known = _PLACES.get(path)
-    if known is not None:
-        return known
-    folder = os.path.dirname(path)
-    stem = os.path.splitext(os.path.basename(path))[0]
-    parts = [] if stem == "__init__" else [stem]
-    top = folder
-    while os.path.isfile(os.path.join(top, "__init__.py")):
-        parts.insert(0, os.path.basename(top))
-        parent = os.path.dirname(top)
-        if parent == top:
-            break
-        top = parent
-    root = root_above(folder) or top
-    paths = [top]
-    for extra in (root, os.path.join(root, "src")):
-        if os.path.isdir(extra) and extra not in paths:
-            paths.append(extra)
-    if not (top == root or top.startswith(root + os.sep)):
-        root = top  # the package sits above the marker: index only what is beside it
-    place = (".".join(p for p in parts if p.isidentifier()), root, tuple(paths))
-    _PLACES[path] = place
-    return place
 
 
 def index_for(path: str, catalog: Catalog) -> Optional[Tuple[ProjectIndex, str, bool]]:
@@ -616,4 +514,6 @@ def catalog_import_filter(catalog: Catalog) -> Callable[[str], bool]:
     return catalog_imports(catalog)
 
 
-__all__ = ["ProjectIndex", "attach_project", "index_for", "imports_outbound_project_module"]
+__all__ = [
+    "ProjectIndex", "attach_project", "index_for", "imports_outbound_project_module", "place_of", "use_unsaved_text",
+]

@@ -6,6 +6,7 @@ import ast
 import re
 from typing import TYPE_CHECKING, Callable, FrozenSet, Optional, Tuple
 
+from deadline_lint.analysis.clock_facts import reaches_wall_clock, reads_wall_clock
 from deadline_lint.analysis.scopes import FUNCTION, IMPORT, Scope, import_qualname
 from deadline_lint.analysis.time_values import TimeValues
 from deadline_lint.analysis.wire import WireValues, literal_key_read
@@ -52,6 +53,14 @@ def inbound_header_read(node: ast.AST, ctx: "FileView") -> Optional[Tuple[WireVa
 _STATEMENT_START = r"(?:^|(?<=[\r;]))[ \t\f]*"
 _FROM_TIME = re.compile(_STATEMENT_START + r"from time import (?:\(|[^\r\n]*\btime(?:_ns)?\b)", re.MULTILINE)
 _TIME_ALIAS = re.compile(_STATEMENT_START + r"import time as (\w+)", re.MULTILINE)
+
+
+def wall_clock_project_test(catalog: Catalog) -> Callable[[str, str], bool]:
+    """DL201's `Project` need: the file reads the wall clock through the project."""
+    fact = reads_wall_clock(clock_catalog(catalog))
+    return catalog.cached(
+        ("clock.project_test", fact.name), lambda: lambda text, path: reaches_wall_clock(fact, text, path)
+    )
 
 
 def wall_read_text_filter(catalog: Catalog) -> Callable[[str], bool]:

@@ -17,9 +17,11 @@ from deadline_lint.analysis.time_values import (
 from deadline_lint.catalog.clock import clock_catalog
 from deadline_lint.diagnostics import Applicability, Edit
 from deadline_lint.edits import replace_node
-from deadline_lint.requires import Aliases, Look, Names, Text, Words
+from deadline_lint.requires import Aliases, Look, Names, Project, Text, Words
 from deadline_lint.rules.base import Rule, register
-from deadline_lint.rules.clock.common import CLOCK_WORDS, may_read_clock, wall_read_text_filter, spell_function
+from deadline_lint.rules.clock.common import (
+    CLOCK_WORDS, may_read_clock, spell_function, wall_clock_project_test, wall_read_text_filter,
+)
 
 _PRIORITY = (REMAINING, COMPARE, SPAN_CHECK, TIMEOUT)  # the use a message names first
 _WHAT = {
@@ -114,11 +116,14 @@ class WallClockDeadlineMath(Rule):
     fix_applicability = Applicability.SAFE
     node_types = (ast.Call,)
 
-    requires = Words(*CLOCK_WORDS) & Text(lambda rule: wall_read_text_filter(rule.catalog))
+    # A clock read in the text, or one through the project (a project function that reads the
+    # wall clock, a clock module re-exported by a project module).
+    _through_project = Project(lambda rule: wall_clock_project_test(rule.catalog))
+    requires = Words(*CLOCK_WORDS) & Text(lambda rule: wall_read_text_filter(rule.catalog)) | _through_project
     first_looks = {ast.Call: Look(may_read_clock)}
     # Every finding starts at a clock read: `x.<clock name>()` or a name imported from a clock
-    # module, under its own name or another.
-    body_requires = Names.of(_clock_names) | Aliases()
+    # module, under its own name or another, or a call through the project.
+    body_requires = Names.of(_clock_names) | Aliases() | _through_project
 
     def visit(self, node, ctx):
         analysis = ctx.analysis(TimeValues)
@@ -134,6 +139,13 @@ class WallClockDeadlineMath(Rule):
             return
         shown = ctx.source.segment(node)
         what = _WHAT[min((u.kind for u in local), key=_PRIORITY.index)]
+        if read.through:
+            message = (
+                f"`{shown}` reads the wall clock ({read.through}) and is {what}: "
+                "measure remaining time with `time.monotonic()`"
+            )
+            ctx.report(self, node, message)
+            return
         fix = self._fix(read, times, ctx)
         if fix is None:
             message = f"`{shown}` reads the wall clock and is {what}: measure remaining time with `time.monotonic()`"

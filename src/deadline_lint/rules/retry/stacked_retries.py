@@ -4,6 +4,7 @@ import ast
 from typing import FrozenSet, Optional
 
 from deadline_lint.analysis.retry import RetryAnalysis
+from deadline_lint.analysis.retry_facts import ProjectRetries
 from deadline_lint.rules.base import Rule, register
 from deadline_lint.requires import Text, Words
 from deadline_lint.rules.retry.common import (
@@ -99,11 +100,19 @@ class StackedRetries(RetryRule):
         call: ast.Call = node  # type: ignore[assignment]
         inner = retry.called_function(call, ctx.scope)
         decorator = retry.retry_decorator(inner) if inner is not None and inner is not enclosing_function(ctx) else None
+        through = None
+        if decorator is None and inner is None:
+            through = ctx.analysis(ProjectRetries).retried(call, ctx.scope)
         if decorator is not None:
             how = shown(ctx, decorator)
             message = (
                 f"{outer} calls `{inner.name}`, which retries on its own (`@{_head(how)}`): the attempts "  # type: ignore[attr-defined]
                 f"multiply; let one layer own retries"
+            )
+        elif through is not None:
+            message = (
+                f"{outer} calls `{shown(ctx, call.func)}`, which retries on its own (`@{through.payload}`): "
+                "the attempts multiply; let one layer own retries"
             )
         else:
             configured = retry.own_retries(call, ctx.scope)

@@ -5,6 +5,8 @@ import ast
 from typing import Callable, FrozenSet
 
 from deadline_lint.analysis.spawn import Spawns
+from deadline_lint.analysis.spawn_facts import returns_task
+from deadline_lint.semantics.imported import imports_fact_holder
 from deadline_lint.catalog import Catalog
 from deadline_lint.catalog.spawn import spawn_catalog
 from deadline_lint.analysis.budget_text import budget_words  # noqa: F401  (re-exported for the rules)
@@ -17,6 +19,20 @@ def task_words(profile: Profile, catalog: Catalog) -> FrozenSet[str]:
 
 def child_words(profile: Profile, catalog: Catalog) -> FrozenSet[str]:
     return spawn_catalog(catalog, profile.spawn_helpers).child_words
+
+
+def task_wrappers(profile: Profile, catalog: Catalog):
+    """The project fact DL501 asks about calls that no vocabulary names: a project function or
+    method that starts a task and hands it back (`analysis/spawn_facts.py`)."""
+    return returns_task(spawn_catalog(catalog, profile.spawn_helpers))
+
+
+def imports_task_wrapper(profile: Profile, catalog: Catalog) -> Callable[[str, str], bool]:
+    """The file-level `Project` need of DL501: an imported project module holds a task wrapper."""
+    fact = task_wrappers(profile, catalog)
+    return catalog.cached(
+        ("spawn.imports_task_wrapper", fact.name), lambda: lambda text, path: imports_fact_holder(fact, text, path)
+    )
 
 
 def may_start(func: ast.expr, words: FrozenSet[str], ctx) -> bool:
@@ -38,4 +54,5 @@ def start_first_look(profile: Profile, catalog: Catalog) -> Callable[[ast.Call, 
     words together); each rule then checks its own words."""
     words = task_words(profile, catalog) | child_words(profile, catalog)
     return catalog.cached(("spawn.first_look", words), lambda: lambda node, ctx: may_start(node.func, words, ctx))
+
 

@@ -6,9 +6,10 @@ from typing import List, Tuple
 from deadline_lint.analysis.scopes import FUNCTION, GLOBAL
 from deadline_lint.analysis.spawn import TASK, Spawns
 from deadline_lint.analysis.usage import loaded_names
-from deadline_lint.requires import Aliases, Look, Names, Words
+from deadline_lint.requires import Aliases, Look, Names, Project, Words
 from deadline_lint.rules.base import Rule, register
-from deadline_lint.rules.spawn.common import may_start, task_words, start_first_look
+from deadline_lint.rules.spawn.common import imports_task_wrapper, may_start, start_first_look, task_words
+from deadline_lint.analysis.spawn_facts import TaskWrappers
 
 
 
@@ -74,24 +75,34 @@ class TaskWithoutOwner(Rule):
     node_types = (ast.Call,)
     leave_node_types = (ast.FunctionDef, ast.AsyncFunctionDef)
 
-    requires = Words.of(lambda rule: task_words(rule.profile, rule.catalog))
-    first_looks = {ast.Call: Look.of(lambda rule: start_first_look(rule.profile, rule.catalog))}
+    # A call the vocabulary names, or (through the project facts) a project function or method
+    # that hands back a task it started: only where an imported project module holds one, or
+    # this file defines one (it then spells a task word itself).
+    _wrappers = Project(lambda rule: imports_task_wrapper(rule.profile, rule.catalog))
+    requires = Words.of(lambda rule: task_words(rule.profile, rule.catalog)) | _wrappers
     # Every finding starts at a call that may start a task: `x.<word>()`, `<word>()` or an
-    # imported name, under its own name (a word) or another.
-    body_requires = Names.of(lambda rule: task_words(rule.profile, rule.catalog)) | Aliases()
+    # imported name, under its own name (a word) or another; or at a project wrapper's call.
+    body_requires = Names.of(lambda rule: task_words(rule.profile, rule.catalog)) | Aliases() | _wrappers
+    first_looks = {ast.Call: Look.of(lambda rule: _lose_first_look(rule.profile, rule.catalog))}
 
     def __init__(self, profile, catalog):
         super().__init__(profile, catalog)
         self._words = task_words(profile, catalog)
 
     def visit(self, node, ctx):
-        if not may_start(node.func, self._words, ctx):
-            return  # most calls: nothing that starts a task (checked before any lookup)
-        spawn = ctx.analysis(Spawns).classify(node, ctx.scope)
-        if spawn is None or spawn.kind != TASK:
+        spawn = None
+        if may_start(node.func, self._words, ctx):
+            spawn = ctx.analysis(Spawns).classify(node, ctx.scope)
+        if spawn is not None and spawn.kind == TASK:
+            display = f"`{spawn.display}(...)`"
+        elif spawn is None and _may_lose(node, ctx.parents):
+            answer = ctx.analysis(TaskWrappers).reached(node, ctx.scope)
+            if answer is None:
+                return
+            display = answer.names()
+        else:
             return
         parent = ctx.parent
-        display = f"`{spawn.display}(...)`"
         if _dropped(node, ctx.parents):
             ctx.report(self, node, f"{display} drops its task: nobody can await or cancel it; "
                        "start it in a TaskGroup or keep it (and cancel it with the request)")
@@ -117,6 +128,21 @@ class TaskWithoutOwner(Rule):
             if target not in used:
                 ctx.report(self, call, f"{display} is bound to `{target}`, which is never used again: nobody "
                            "awaits or cancels the task; await it, keep it, or start it in a TaskGroup")
+
+
+def _lose_first_look(profile, catalog):
+    """The first look: the call may start a task by its name, or its value is dropped or bound
+    to a name (it may be a project wrapper's task)."""
+    start = start_first_look(profile, catalog)
+    return catalog.cached(
+        ("spawn.lose_first_look", id(start)), lambda: lambda node, ctx: start(node, ctx) or _may_lose(node, ctx.parents)
+    )
+
+
+def _may_lose(call, parents) -> bool:
+    """A cheap look before asking the project: the call's value is dropped, or bound to one
+    plain name."""
+    return _dropped(call, parents) or _single_name_target(parents[-1] if parents else None, call) is not None
 
 
 # Where a task's value passes through unchanged (it may still end up kept) ...

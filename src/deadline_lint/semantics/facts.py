@@ -1,0 +1,137 @@
+"""Facts families declare about a project's symbols, and their composition across modules.
+
+A `Fact` says, for one module, what each of its functions, methods and top-level values is
+(`Local`): either the fact holds there directly (`Local(payload, step)`: `spawn` returns
+`loop.create_task(...)`), or it holds when it holds for other symbols the module names
+(`Local(None, step, via=("pkg.tasks.spawn",))`). Local values depend on the module's text
+alone, so they are memoised by its content hash and fact version (an unchanged module is never
+looked at twice, whichever file asks). `ProjectFacts.answer` follows the `via` names through
+the project, at most `MAX_HOPS` deep, and returns the payload with the chain of steps a message
+names (`create_background_task` -> `loop.create_task`). A cycle, a name that resolves to nothing
+and a chain too long answer None: the rule stays quiet.
+"""
+from __future__ import annotations
+
+import ast
+from typing import Dict, Generic, NamedTuple, Optional, Tuple, TypeVar
+
+from deadline_lint.semantics.modules import ModuleSource
+from deadline_lint.semantics.summary import FUNCTIONS, ModuleTree, Names, Symbol, class_members, tree_of
+
+P = TypeVar("P")
+MAX_HOPS = 4  # project symbols between a use and where the fact holds, at most
+
+
+class Local(NamedTuple):
+    """What one module says about one of its symbols for a fact."""
+
+    payload: object  # the fact's value where it holds directly; None when it holds via others
+    step: str  # how a message names this symbol (`create_background_task`)
+    via: Tuple[str, ...] = ()  # absolute names: the fact holds here when it holds for one of them
+
+
+class Answer(NamedTuple, Generic[P]):  # type: ignore[misc]
+    payload: P
+    chain: Tuple[str, ...]  # from the symbol asked about to where the fact holds
+
+    def names(self) -> str:
+        return " -> ".join(f"`{step}`" for step in self.chain)
+
+
+class Fact(Generic[P]):
+    """A family's question about project symbols. Subclasses set `name` and `version` (bump it
+    when `locals` changes, so values stored for an unchanged module are not reused) and say
+    what a module's own functions, methods (`"C.m"`) and values (`"ERRORS"`) are."""
+
+    name = "fact"
+    version = 1
+
+    def locals(self, module: ModuleTree) -> Dict[str, Local]:
+        found: Dict[str, Local] = {}
+        for name, node in module.defs.items():
+            if isinstance(node, FUNCTIONS):
+                value = self.function(module, node, None)
+                if value is not None:
+                    found[name] = value
+            elif isinstance(node, ast.ClassDef):
+                for member, member_node in class_members(node).items():
+                    if isinstance(member_node, FUNCTIONS):
+                        value = self.function(module, member_node, node)
+                        if value is not None:
+                            found[f"{name}.{member}"] = value
+        for name, expr in module.values.items():
+            value = self.value(module, name, expr)
+            if value is not None:
+                found[name] = value
+        return found
+
+    def terminal(self, payload: P) -> Optional[str]:
+        """How a message names where the fact holds, after the symbol's own step, if at all."""
+        return None
+
+    def function(self, module: ModuleTree, node: ast.AST, klass: Optional[ast.ClassDef]) -> Optional[Local]:
+        return None
+
+    def value(self, module: ModuleTree, name: str, expr: ast.expr) -> Optional[Local]:
+        return None
+
+
+_LOCALS: Dict[Tuple[str, str, int], Dict[str, Local]] = {}  # by content, fact and version
+
+
+def locals_of(fact: Fact, module: ModuleSource) -> Dict[str, Local]:
+    """The fact's local values for a module, computed once per content hash (and name: a
+    module's own names are part of what it says)."""
+    key = (f"{module.digest}:{module.name}:{module.is_package}", fact.name, fact.version)
+    found = _LOCALS.get(key)
+    if found is None:
+        tree = tree_of(module)
+        found = _LOCALS[key] = fact.locals(tree) if tree is not None else {}
+    return found
+
+
+def forget_facts() -> None:
+    from deadline_lint.semantics.summary import forget_summaries
+
+    _LOCALS.clear()
+    forget_summaries()
+
+
+class ProjectFacts:
+    """Answers about project symbols for the file being checked (one per file)."""
+
+    def __init__(self, names: Names) -> None:
+        self.names = names
+        self._answers: Dict[Tuple[str, str], Optional[Answer]] = {}
+        self._active: set = set()
+
+    def answer(self, fact: Fact[P], qualname: str) -> Optional[Answer[P]]:
+        symbol = self.names.symbol(qualname)
+        return self.about(fact, symbol) if symbol is not None else None
+
+    def about(self, fact: Fact[P], symbol: Symbol, hops: int = 0) -> Optional[Answer[P]]:
+        key = (fact.name, f"{symbol.module.digest}:{'.'.join(symbol.path)}")
+        if key in self._answers:
+            return self._answers[key]
+        if key in self._active or hops > MAX_HOPS:
+            return None  # a cycle or a chain too long: unknown
+        local = locals_of(fact, symbol.module).get(".".join(symbol.path))
+        found: Optional[Answer] = None
+        if local is not None:
+            if local.payload is not None:
+                last = fact.terminal(local.payload)  # type: ignore[arg-type]
+                found = Answer(local.payload, (local.step, last) if last else (local.step,))
+            else:
+                self._active.add(key)
+                try:
+                    for name in local.via:
+                        target = self.names.symbol(name)
+                        deeper = self.about(fact, target, hops + 1) if target is not None else None
+                        if deeper is not None:
+                            found = Answer(deeper.payload, (local.step, *deeper.chain))
+                            break
+                finally:
+                    self._active.discard(key)
+        if hops == 0 or found is not None or local is None:
+            self._answers[key] = found  # a partial answer under an open cycle is not kept
+        return found

@@ -1,0 +1,205 @@
+"""A project's modules: where a file's project starts, which file holds a dotted module name, and
+its text (an editor's unsaved buffer stands for the file on disk). Modules are read on demand
+and never imported or executed."""
+from __future__ import annotations
+
+import ast
+import hashlib
+import os
+from typing import Dict, List, Optional, Tuple
+
+from deadline_lint.roots import root_above
+from deadline_lint.source import DecodeError, decode_source
+
+MAX_MODULE_BYTES = 2 * 1024 * 1024  # larger project modules are not followed
+
+# Texts that stand for files on disk (the editor server's unsaved buffers), by absolute
+# path: a module open in the editor is read as it is there, not as it was last saved.
+_UNSAVED: Dict[str, str] = {}
+_PLACES: Dict[str, Tuple[str, str, Tuple[str, ...]]] = {}
+
+
+def use_unsaved_text(path: str, text: Optional[str]) -> None:
+    """Read `path` as `text` from now on (None: from disk again). The caller forgets the
+    answers that may hold the old text (see server_engine.forget_project_facts)."""
+    if text is None:
+        _UNSAVED.pop(path, None)
+    else:
+        _UNSAVED[path] = text
+
+
+def read_module_text(path: str) -> Optional[str]:
+    """The module's text, or None when it cannot be read, decoded, or is too large."""
+    unsaved = _UNSAVED.get(path)
+    if unsaved is not None:
+        return unsaved
+    try:
+        if os.path.getsize(path) > MAX_MODULE_BYTES:
+            return None
+        with open(path, "rb") as handle:
+            return decode_source(handle.read())
+    except (OSError, DecodeError):
+        return None
+
+
+def place_of(path: str) -> Optional[Tuple[str, str, Tuple[str, ...]]]:
+    """(module name, root, search paths) for a file, or None when it is not a `.py` file
+    on disk. The root is the nearest folder with a `pyproject.toml`, `setup.cfg`, `setup.py`
+    or `.git`; modules are searched beside the file's top package, at the root and its `src/`."""
+    if not path or path == "-" or not path.endswith(".py"):
+        return None
+    path = os.path.abspath(path)
+    known = _PLACES.get(path)
+    if known is not None:
+        return known
+    folder = os.path.dirname(path)
+    stem = os.path.splitext(os.path.basename(path))[0]
+    parts = [] if stem == "__init__" else [stem]
+    top = folder
+    while os.path.isfile(os.path.join(top, "__init__.py")):
+        parts.insert(0, os.path.basename(top))
+        parent = os.path.dirname(top)
+        if parent == top:
+            break
+        top = parent
+    root = root_above(folder) or top
+    paths = [top]
+    for extra in (root, os.path.join(root, "src")):
+        if os.path.isdir(extra) and extra not in paths:
+            paths.append(extra)
+    if not (top == root or top.startswith(root + os.sep)):
+        root = top  # the package sits above the marker: index only what is beside it
+    place = (".".join(p for p in parts if p.isidentifier()), root, tuple(paths))
+    _PLACES[path] = place
+    return place
+
+
+def candidates(search_paths: Tuple[str, ...], name: str) -> List[Tuple[str, bool]]:
+    """The files that could hold module `name`, in the order they are tried."""
+    if not name or not all(part.isidentifier() for part in name.split(".")):
+        return []
+    relative = name.replace(".", os.sep)
+    return [
+        candidate
+        for base in search_paths
+        for candidate in (
+            (os.path.join(base, relative, "__init__.py"), True),
+            (os.path.join(base, relative + ".py"), False),
+        )
+    ]
+
+
+def absolute_name(module_name: str, is_package: bool, qualname: str) -> str:
+    """`..client.get` imported in `pkg.sub.mod` -> `pkg.client.get`."""
+    if not qualname.startswith("."):
+        return qualname
+    level = len(qualname) - len(qualname.lstrip("."))
+    parts = module_name.split(".") if module_name else []
+    if not is_package:
+        parts = parts[:-1]
+    if level > 1:
+        parts = parts[: len(parts) - (level - 1)] if level - 1 <= len(parts) else []
+    rest = qualname[level:]
+    return ".".join([*parts, rest] if rest else parts)
+
+
+class ModuleSource:
+    """One project module's text, its content hash and (parsed on first need) its tree."""
+
+    __slots__ = ("name", "path", "is_package", "text", "_digest", "_tree", "_parsed")
+
+    def __init__(self, name: str, path: str, is_package: bool, text: str, tree: Optional[ast.Module] = None):
+        self.name = name
+        self.path = path
+        self.is_package = is_package
+        self.text = text
+        self._digest: Optional[str] = None
+        self._tree = tree
+        self._parsed = tree is not None
+
+    @property
+    def digest(self) -> str:
+        if self._digest is None:
+            self._digest = hashlib.blake2b(self.text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+        return self._digest
+
+    @property
+    def tree(self) -> Optional[ast.Module]:
+        if not self._parsed:
+            self._parsed = True
+            try:
+                self._tree = ast.parse(self.text, filename=self.path)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                self._tree = None  # a module we cannot read says nothing
+        return self._tree
+
+    def forget_tree(self) -> None:
+        self._tree, self._parsed = None, False
+
+
+class ProjectModules:
+    """The modules of one project (a root and its search paths), by dotted name."""
+
+    def __init__(self, root: str, search_paths: Tuple[str, ...]) -> None:
+        self.root = root
+        self.search_paths = search_paths
+        self._modules: Dict[str, Optional[ModuleSource]] = {}
+
+    def module(self, name: str) -> Optional[ModuleSource]:
+        _CONSULTED[0] = True
+        if name in self._modules:
+            return self._modules[name]
+        found = None
+        for path, is_package in candidates(self.search_paths, name):
+            if os.path.isfile(path):
+                text = read_module_text(path)
+                if text is not None:
+                    found = ModuleSource(name, path, is_package, text)
+                    break
+        self._modules[name] = found
+        return found
+
+    def split(self, qualname: str) -> Optional[Tuple[ModuleSource, List[str]]]:
+        """The longest prefix of `qualname` that is a project module, and the rest."""
+        parts = qualname.split(".")
+        for cut in range(len(parts), 0, -1):
+            module = self.module(".".join(parts[:cut]))
+            if module is not None:
+                return module, parts[cut:]
+        return None
+
+    def is_project_name(self, qualname: str) -> bool:
+        return bool(qualname) and self.module(qualname.split(".")[0]) is not None
+
+
+_PROJECTS: Dict[Tuple[str, Tuple[str, ...]], ProjectModules] = {}
+# Whether the file being checked looked into its project (found a module there or not): its
+# answer then depends on other files, which the results cache must record.
+_CONSULTED = [False]
+
+
+def start_consulting() -> None:
+    _CONSULTED[0] = False
+
+
+def consulted() -> bool:
+    return _CONSULTED[0]
+
+
+def project_of(path: str) -> Optional[Tuple[ProjectModules, str, bool]]:
+    """The project a file belongs to, its module name and whether it is a package."""
+    place = place_of(path)
+    if place is None:
+        return None
+    name, root, paths = place
+    key = (root, paths)
+    found = _PROJECTS.get(key)
+    if found is None:
+        found = _PROJECTS[key] = ProjectModules(root, paths)
+    return found, name, os.path.basename(path) == "__init__.py"
+
+
+def forget_projects() -> None:
+    """Forget every project's modules and places (an editor saw files change)."""
+    _PROJECTS.clear()
+    _PLACES.clear()

@@ -1,0 +1,161 @@
+"""The project class of a receiver: `self` in a method, `self.app` (an attribute every method
+that assigns it agrees on, or that the class annotates), a local built by `App()` or a
+parameter annotated `app: App`. Anything else is unknown (None): a rule stays quiet."""
+from __future__ import annotations
+
+import ast
+from typing import Dict, List, Optional, Tuple
+
+from deadline_lint.analysis.scopes import ASSIGN, PARAM, Scope
+from deadline_lint.semantics.summary import CLASS, FUNCTIONS, ModuleTree, Names, Symbol, tree_of
+
+_MAX_DEPTH = 4
+
+
+def unwrap_optional(annotation: ast.expr) -> ast.expr:
+    """`Optional[App]`, `App | None`, `"App"` -> `App` (as an expression)."""
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        try:
+            annotation = ast.parse(annotation.value, mode="eval").body
+        except SyntaxError:
+            return annotation
+    if isinstance(annotation, ast.Subscript) and isinstance(annotation.value, (ast.Name, ast.Attribute)):
+        head = annotation.value.id if isinstance(annotation.value, ast.Name) else annotation.value.attr
+        if head == "Optional":
+            return unwrap_optional(annotation.slice)
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        sides = [s for s in (annotation.left, annotation.right) if not _is_none(s)]
+        if len(sides) == 1:
+            return unwrap_optional(sides[0])
+    return annotation
+
+
+def _is_none(expr: ast.expr) -> bool:
+    return isinstance(expr, ast.Constant) and expr.value is None
+
+
+class Receivers:
+    def __init__(self, names: Names) -> None:
+        self.names = names
+        self._attributes: Dict[Tuple[str, str], Optional[Symbol]] = {}
+
+    # -- in the checked file (scopes from the walk) ------------------------------------
+    def class_of(self, expr: ast.expr, scope: Scope, summary: ModuleTree, depth: int = 0) -> Optional[Symbol]:
+        if depth > _MAX_DEPTH:
+            return None
+        if isinstance(expr, ast.Name):
+            own = self_class(expr.id, scope, summary)
+            if own is not None:
+                return own
+            bindings = scope.lookup(expr.id)
+            if not bindings or len(bindings) != 1:
+                return None
+            binding = bindings[0]
+            if binding.kind == PARAM and binding.annotation is not None:
+                return self.annotated(binding.annotation, summary)
+            if binding.kind == ASSIGN and isinstance(binding.value, ast.expr):
+                if binding.annotation is not None:
+                    return self.annotated(binding.annotation, summary)
+                return self.built(binding.value, summary)
+            return None
+        if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name):
+            owner = self_class(expr.value.id, scope, summary)
+            if owner is not None:
+                return self.attribute(owner, expr.attr)
+        if isinstance(expr, ast.Call):
+            return self.built(expr, summary)
+        return None
+
+    def annotated(self, annotation: ast.expr, summary: ModuleTree) -> Optional[Symbol]:
+        qualname = summary.qualname_of(unwrap_optional(annotation))
+        found = self.names.symbol(qualname) if qualname is not None else None
+        return found if found is not None and found.is_class else None
+
+    def built(self, value: ast.expr, summary: ModuleTree) -> Optional[Symbol]:
+        """`App(...)`: an instance of a project class."""
+        if not isinstance(value, ast.Call):
+            return None
+        qualname = summary.qualname_of(value.func)
+        found = self.names.symbol(qualname) if qualname is not None else None
+        return found if found is not None and found.is_class else None
+
+    # -- attributes of project classes, in whichever module --------------------------------
+    def attribute(self, klass: Symbol, attr: str) -> Optional[Symbol]:
+        """The project class `self.<attr>` holds: every assignment in the class and its project
+        bases agrees (or the class annotates it); otherwise unknown."""
+        key = (f"{klass.module.digest}:{klass.qualname}", attr)
+        if key in self._attributes:
+            return self._attributes[key]
+        self._attributes[key] = None  # a cycle ends here
+        found: Optional[Symbol] = None
+        for owner in self.names.mro(klass):
+            tree = tree_of(owner.module)
+            if tree is None or not isinstance(tree.node(owner.path), ast.ClassDef):
+                break
+            answer = self._own_attribute(owner, tree, attr)
+            if answer is not False:
+                found = answer  # type: ignore[assignment]
+                break
+        self._attributes[key] = found
+        return found
+
+    def _own_attribute(self, owner: Symbol, summary: ModuleTree, attr: str):
+        """The class `attr` holds as `owner` itself declares it; False when it says nothing."""
+        node: ast.ClassDef = summary.node(owner.path)  # type: ignore[assignment]
+        for stmt in node.body:
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == attr:
+                return self.annotated(stmt.annotation, summary)
+        classes: List[Optional[Symbol]] = []
+        for method in node.body:
+            if not isinstance(method, FUNCTIONS) or not method.args.args:
+                continue
+            this = method.args.args[0].arg
+            params = {a.arg: a.annotation for a in (*method.args.args, *method.args.kwonlyargs)}
+            for sub in ast.walk(method):
+                if isinstance(sub, ast.AnnAssign) and _is_self_attribute(sub.target, this, attr):
+                    return self.annotated(sub.annotation, summary)
+                if isinstance(sub, ast.Assign) and any(_is_self_attribute(t, this, attr) for t in sub.targets):
+                    classes.append(self._value_class(sub.value, params, summary))
+        if not classes:
+            return False
+        first = classes[0]
+        if first is None or any(c is None or c.module is not first.module or c.path != first.path for c in classes):
+            return None  # assignments disagree, or one we cannot type: unknown
+        return first
+
+    def _value_class(self, value: ast.expr, params: Dict[str, Optional[ast.expr]], summary: ModuleTree):
+        if isinstance(value, ast.Name):
+            annotation = params.get(value.id)
+            return self.annotated(annotation, summary) if annotation is not None else None
+        return self.built(value, summary)
+
+
+def self_class(name: str, scope: Scope, summary: ModuleTree) -> Optional[Symbol]:
+    """The top-level class of the checked module whose method binds `name` as its first
+    parameter (`self`), for a plain method (not a staticmethod or classmethod)."""
+    function: Optional[Scope] = scope
+    while function is not None and function.kind != "function":
+        function = function.parent
+    if function is None or function.enclosing_class is None:
+        return None
+    node = function.node
+    if not isinstance(node, FUNCTIONS) or not node.args.args or node.args.args[0].arg != name:
+        return None
+    if any(isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in node.decorator_list):
+        return None
+    bound = scope.lookup(name)
+    if function is not scope and bound is not None and bound[0].scope is not function:
+        return None  # rebound in a nested function
+    klass = function.enclosing_class.node
+    if not isinstance(klass, ast.ClassDef) or summary.defs.get(klass.name) is not klass:
+        return None  # a nested class: not reachable by name
+    return Symbol(summary.module, (klass.name,), CLASS)
+
+
+def _is_self_attribute(target: ast.expr, this: str, attr: str) -> bool:
+    return (
+        isinstance(target, ast.Attribute)
+        and target.attr == attr
+        and isinstance(target.value, ast.Name)
+        and target.value.id == this
+    )

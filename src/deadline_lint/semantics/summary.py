@@ -1,0 +1,327 @@
+"""What one module binds at its top level and in its classes, and what a dotted project name
+stands for across modules (a re-export, a def, a class, a method through the class's project
+bases, a top-level value). A name bound more than once (`try: import a / except: b = None`)
+stands for nothing: precision first.
+
+A `ModuleSummary` holds only names (strings), so it is small, kept for the whole run and keyed
+by the module's content hash; a `ModuleTree` adds the parsed tree for the facts that read
+bodies, and only the most recently used trees are kept."""
+from __future__ import annotations
+
+import ast
+from collections import OrderedDict
+from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
+
+from deadline_lint.analysis.scopes import ASSIGN, IMPORT, OTHER, Scope
+from deadline_lint.semantics.modules import ModuleSource, ProjectModules, absolute_name
+
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+MAX_CHAIN = 8  # re-exports and bases followed before a name is left unknown
+FUNCTION, CLASS, VALUE = "function", "class", "value"
+
+
+class Symbol(NamedTuple):
+    """A def, class, method or top-level value of a project module: `path` is ("f",), ("C",)
+    or ("C", "m")."""
+
+    module: ModuleSource
+    path: Tuple[str, ...]
+    kind: str
+
+    @property
+    def qualname(self) -> str:
+        return ".".join(p for p in (self.module.name, *self.path) if p)
+
+    @property
+    def is_class(self) -> bool:
+        return self.kind == CLASS
+
+    @property
+    def is_function(self) -> bool:
+        return self.kind == FUNCTION
+
+
+class External(NamedTuple):
+    """A module or object outside the project that a project name re-exports."""
+
+    qualname: str
+
+
+Target = Union[Symbol, External, ModuleSource]
+
+
+class ClassTable(NamedTuple):
+    bases: Tuple[Optional[str], ...]  # each base's absolute name, None when it is no plain name
+    members: Dict[str, str]  # name -> FUNCTION, CLASS or VALUE, for names bound once
+
+
+class ModuleSummary:
+    """One module's top-level names, each bound exactly once: imports (absolute dotted
+    targets), defs and classes (with their bases and members), and values."""
+
+    def __init__(self, module: ModuleSource, tree: ast.Module) -> None:
+        self.name = module.name
+        self.imports: Dict[str, str] = {}
+        self.kinds: Dict[str, str] = {}
+        self.classes: Dict[str, ClassTable] = {}
+        for name, bindings in Scope(tree, None).bindings().items():
+            if len(bindings) != 1:
+                continue
+            binding = bindings[0]
+            if binding.kind == IMPORT:
+                self.imports[name] = absolute_name(module.name, module.is_package, str(binding.value))
+            elif binding.kind == OTHER and isinstance(binding.value, FUNCTIONS):
+                self.kinds[name] = FUNCTION
+            elif binding.kind == OTHER and isinstance(binding.value, ast.ClassDef):
+                self.kinds[name] = CLASS
+                members = {n: _kind(v) for n, v in class_members(binding.value).items()}
+                bases = tuple(self.qualname_of(base) for base in binding.value.bases)
+                self.classes[name] = ClassTable(bases, members)
+            elif binding.kind == ASSIGN:
+                self.kinds[name] = VALUE
+
+    def qualname_of(self, expr: ast.expr, shadowed: Tuple[str, ...] = ()) -> Optional[str]:
+        """The absolute dotted name `expr` spells at module level (`mod.f`, `f`, `C.m`), or
+        None when its head is not bound once here or is `shadowed` by a local binding."""
+        parts: List[str] = []
+        while isinstance(expr, ast.Attribute):
+            parts.append(expr.attr)
+            expr = expr.value
+        if not isinstance(expr, ast.Name) or expr.id in shadowed:
+            return None
+        parts.reverse()
+        head = expr.id
+        if head in self.imports:
+            return ".".join((self.imports[head], *parts))
+        if head in self.kinds:
+            return ".".join(p for p in (self.name, head, *parts) if p)
+        return None
+
+
+def _kind(node: ast.AST) -> str:
+    if isinstance(node, FUNCTIONS):
+        return FUNCTION
+    return CLASS if isinstance(node, ast.ClassDef) else VALUE
+
+
+def class_members(node: ast.ClassDef) -> Dict[str, ast.AST]:
+    """The names a class body binds once (methods, properties, attributes: their def or
+    value); a `@property` getter and its setter count once, as the getter."""
+    found: Dict[str, ast.AST] = {}
+    seen: Dict[str, int] = {}
+    for stmt in node.body:
+        names: List[Tuple[str, ast.AST]] = []
+        if isinstance(stmt, (*FUNCTIONS, ast.ClassDef)):
+            names.append((stmt.name, stmt))
+        elif isinstance(stmt, ast.Assign):
+            names.extend((t.id, stmt.value) for t in stmt.targets if isinstance(t, ast.Name))
+        elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+            names.append((stmt.target.id, stmt.value if stmt.value is not None else stmt.annotation))
+        for name, value in names:
+            seen[name] = seen.get(name, 0) + 1
+            found.setdefault(name, value)
+    for name, count in seen.items():
+        if count > 1:
+            defs = [s for s in node.body if isinstance(s, FUNCTIONS) and s.name == name]
+            if not (len(defs) == count and _is_property_pair(defs)):
+                del found[name]
+    return found
+
+
+def _is_property_pair(defs: Sequence[ast.AST]) -> bool:
+    return all(
+        any(isinstance(d, ast.Attribute) and d.attr in ("setter", "deleter") for d in node.decorator_list)  # type: ignore[attr-defined]
+        for node in defs[1:]
+    )
+
+
+def own_returns(function: ast.AST) -> List[ast.expr]:
+    """The values of the function's own `return`s (not nested defs'); empty when one returns
+    nothing or the function is a generator."""
+    found: List[ast.expr] = []
+    stack: List[ast.AST] = list(function.body)  # type: ignore[attr-defined]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, (ast.Yield, ast.YieldFrom)):
+            return []
+        if isinstance(node, ast.Return):
+            if node.value is None:
+                return []
+            found.append(node.value)
+        stack.extend(ast.iter_child_nodes(node))
+    return found
+
+
+class ModuleTree:
+    """A module's summary with its parsed tree: the defs and classes by name, for facts that
+    read bodies."""
+
+    def __init__(self, module: ModuleSource, summary: ModuleSummary, tree: ast.Module) -> None:
+        self.module = module
+        self.summary = summary
+        self.tree = tree
+        self.scope = Scope(tree, None)
+        self.defs: Dict[str, ast.AST] = {}
+        self.values: Dict[str, ast.expr] = {}
+        for name, bindings in self.scope.bindings().items():
+            if name in summary.kinds:
+                value = bindings[0].value
+                if summary.kinds[name] == VALUE and isinstance(value, ast.expr):
+                    self.values[name] = value
+                elif isinstance(value, (*FUNCTIONS, ast.ClassDef)):
+                    self.defs[name] = value
+
+    def node(self, path: Tuple[str, ...]) -> Optional[ast.AST]:
+        found: Optional[ast.AST] = self.defs.get(path[0]) or self.values.get(path[0])
+        for part in path[1:]:
+            if not isinstance(found, ast.ClassDef):
+                return None
+            found = class_members(found).get(part)
+        return found
+
+    def qualname_of(self, expr: ast.expr, shadowed: Tuple[str, ...] = ()) -> Optional[str]:
+        return self.summary.qualname_of(expr, shadowed)
+
+
+_SUMMARIES: Dict[str, Optional[ModuleSummary]] = {}  # by content hash and module name
+# Trees weigh some 40 bytes per byte of source: only the most recently used are kept, and a
+# module asked about again is parsed again (its answers derive from its text alone).
+_TREES: "OrderedDict[int, Tuple[ModuleSource, Optional[ModuleTree]]]" = OrderedDict()
+KEEP_TREES = 64
+
+
+def summary_of(module: ModuleSource) -> Optional[ModuleSummary]:
+    """The module's summary (None when it does not parse), once per content and name."""
+    key = f"{module.digest}:{module.name}:{module.is_package}"
+    if key in _SUMMARIES:
+        return _SUMMARIES[key]
+    tree = module.tree
+    found = _SUMMARIES[key] = ModuleSummary(module, tree) if tree is not None else None
+    if found is not None:
+        _hold(module, ModuleTree(module, found, tree))  # type: ignore[arg-type]
+    return found
+
+
+def tree_of(module: ModuleSource) -> Optional[ModuleTree]:
+    known = _TREES.get(id(module))
+    if known is not None and known[0] is module:
+        _TREES.move_to_end(id(module))
+        return known[1]
+    summary = summary_of(module)
+    known = _TREES.get(id(module))
+    if known is not None and known[0] is module:
+        return known[1]
+    tree = module.tree
+    found = ModuleTree(module, summary, tree) if summary is not None and tree is not None else None
+    _hold(module, found)
+    return found
+
+
+def _hold(module: ModuleSource, found: Optional[ModuleTree]) -> None:
+    _TREES[id(module)] = (module, found)
+    while len(_TREES) > KEEP_TREES:
+        _, (old, _) = _TREES.popitem(last=False)
+        old.forget_tree()
+
+
+def forget_summaries() -> None:
+    _SUMMARIES.clear()
+    _TREES.clear()
+
+
+class Names:
+    """What dotted project names stand for, within one project. `own` is the module being
+    checked (its text as checked, which may differ from the file on disk)."""
+
+    def __init__(self, modules: Optional[ProjectModules], own: ModuleSource) -> None:
+        self.modules = modules
+        self.own = own
+
+    def module(self, name: str) -> Optional[ModuleSource]:
+        if name == self.own.name:
+            return self.own
+        return self.modules.module(name) if self.modules is not None else None
+
+    def split(self, qualname: str) -> Optional[Tuple[ModuleSource, List[str]]]:
+        parts = qualname.split(".")
+        for cut in range(len(parts), 0, -1):
+            module = self.module(".".join(parts[:cut]))
+            if module is not None:
+                return module, parts[cut:]
+        return None
+
+    def is_project_name(self, qualname: str) -> bool:
+        head = qualname.split(".")[0]
+        if self.own.name and head == self.own.name.split(".")[0]:
+            return True
+        return self.modules is not None and self.modules.is_project_name(head)
+
+    def resolve(self, qualname: str, depth: int = 0) -> Optional[Target]:
+        if depth > MAX_CHAIN:
+            return None
+        found = self.split(qualname)
+        if found is None:
+            return None if self.is_project_name(qualname) else External(qualname)
+        module, rest = found
+        if not rest:
+            return module
+        summary = summary_of(module)
+        if summary is None:
+            return None
+        head, tail = rest[0], rest[1:]
+        if head in summary.imports:
+            return self.resolve(".".join((summary.imports[head], *tail)), depth + 1)
+        kind = summary.kinds.get(head)
+        if kind is None or (kind != CLASS and tail):
+            return None
+        symbol = Symbol(module, (head,), kind)
+        for attr in tail:
+            member = self.member(symbol, attr, depth + 1) if symbol.is_class else None
+            if member is None:
+                return None
+            symbol = member
+        return symbol
+
+    def symbol(self, qualname: str) -> Optional[Symbol]:
+        found = self.resolve(qualname)
+        return found if isinstance(found, Symbol) else None
+
+    def member(self, klass: Symbol, name: str, depth: int = 0) -> Optional[Symbol]:
+        """`name` looked up in a project class and then its project bases (depth first:
+        enough for single inheritance and the mixins services use). Only a method answers;
+        a class attribute of that name, or a base we cannot follow, ends it unknown."""
+        for owner in self.mro(klass, depth):
+            table = self._table(owner)
+            if table is None:
+                return None
+            kind = table.members.get(name)
+            if kind is not None:
+                return Symbol(owner.module, (*owner.path, name), kind) if kind == FUNCTION else None
+        return None
+
+    def mro(self, klass: Symbol, depth: int = 0) -> List[Symbol]:
+        chain: List[Symbol] = []
+        stack = [klass]
+        while stack and len(chain) <= MAX_CHAIN and depth <= MAX_CHAIN:
+            current = stack.pop()
+            if any(c.module is current.module and c.path == current.path for c in chain):
+                continue
+            chain.append(current)
+            table = self._table(current)
+            if table is None:
+                break
+            bases: List[Symbol] = []
+            for base in table.bases:
+                target = self.resolve(base, depth + 1) if base is not None else None
+                if isinstance(target, Symbol) and target.is_class:
+                    bases.append(target)
+            stack.extend(reversed(bases))
+        return chain
+
+    def _table(self, klass: Symbol) -> Optional[ClassTable]:
+        summary = summary_of(klass.module)
+        if summary is None or len(klass.path) != 1:
+            return None  # a nested class: not followed
+        return summary.classes.get(klass.path[0])
