@@ -190,8 +190,8 @@ class ExceptionAnalysis:
                 if qualname is None:
                     out.append(Element(expr, None, ()))
                     continue
-                found = self._imported(qualname)
-                out.append(Element(expr, found.qualname, self._witnesses(found, expr)))
+                listed = self._imported(qualname)
+                out.append(Element(expr, listed.qualname, self._witnesses(listed, expr)))
             return None not in classes
         found = self.type_of(expr, scope)
         if found is None:
