@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Dict, FrozenSet, Optional, Tuple
 
 from deadline_lint.analysis.scopes import Scope
 from deadline_lint.catalog.clock import WALL, ClockCatalog, clock_catalog
-from deadline_lint.semantics.facts import Fact, Local, locals_of
+from deadline_lint.semantics.facts import Fact, Local, holds_in
 from deadline_lint.semantics.file import FileSemantics
 from deadline_lint.semantics.imported import imports_fact_holder, reexports_from
 from deadline_lint.semantics.summary import External
@@ -95,7 +95,8 @@ class ProjectClocks:
     @property
     def possible(self) -> bool:
         if self._possible is None:
-            self._possible = bool(locals_of(self.fact, self.ctx.analysis(FileSemantics).own)) or reaches_wall_clock(
+            semantics = self.ctx.analysis(FileSemantics)
+            self._possible = holds_in(self.fact, semantics.own, semantics.names) or reaches_wall_clock(
                 self.fact, self.ctx.source.text, self.ctx.source.path
             )
         return self._possible

@@ -65,8 +65,11 @@ class ClockReads:
     def _through_project(self) -> bool:
         """Calls here may read the wall clock through project code (clock_facts.py)."""
         if self._project is None:
-            self._project = self.ctx.analysis(ProjectClocks)  # type: ignore[attr-defined]
-        return self._project.possible
+            analysis = getattr(self.ctx, "analysis", None)
+            if analysis is None:
+                return False  # built outside a check (the budget threader's own index): the file alone
+            self._project = analysis(ProjectClocks)
+        return self._project.possible  # type: ignore[union-attr]
 
     def _names_from_clock_modules(self, scope: Scope) -> FrozenSet[str]:
         modules = {q.split(".")[0] for q in self.clocks.functions}

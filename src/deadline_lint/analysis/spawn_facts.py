@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Tuple
 
 from deadline_lint.analysis.scopes import ASSIGN, PARAM, Scope
 from deadline_lint.catalog.spawn import SpawnCatalog, spawn_catalog
-from deadline_lint.semantics.facts import Answer, Fact, Local, locals_of
+from deadline_lint.semantics.facts import Answer, Fact, Local, holds_in
 from deadline_lint.semantics.file import FileSemantics
 from deadline_lint.semantics.imported import imports_fact_holder
 from deadline_lint.semantics.summary import ModuleTree, own_returns
@@ -161,8 +161,8 @@ class TaskWrappers:
     @property
     def possible(self) -> bool:
         if self._possible is None:
-            own = self.ctx.analysis(FileSemantics).own
-            self._possible = bool(locals_of(self.fact, own)) or imports_fact_holder(
+            semantics = self.ctx.analysis(FileSemantics)
+            self._possible = holds_in(self.fact, semantics.own, semantics.names) or imports_fact_holder(
                 self.fact, self.ctx.source.text, self.ctx.source.path
             )
         return self._possible

@@ -23,6 +23,7 @@ class SpawnCatalog:
     loop_executor_methods: FrozenSet[str]
     thread_offloads: FrozenSet[str]
     cancel_tokens: FrozenSet[str]
+    discarding_callbacks: FrozenSet[str] = frozenset()  # methods that drop their callback's result
 
     @property
     def task_words(self) -> FrozenSet[str]:
@@ -61,4 +62,5 @@ def _build(section: Mapping[str, Any], helpers: Iterable[str]) -> SpawnCatalog:
         loop_executor_methods=_names(section, "loop_executor_methods"),
         thread_offloads=_names(section, "thread_offloads"),
         cancel_tokens=_names(section, "cancel_tokens"),
+        discarding_callbacks=_names(section, "discarding_callbacks"),
     )

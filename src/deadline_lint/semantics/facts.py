@@ -16,7 +16,7 @@ import ast
 from typing import Dict, Generic, NamedTuple, Optional, Tuple, TypeVar
 
 from deadline_lint.semantics.modules import ModuleSource
-from deadline_lint.semantics.summary import FUNCTIONS, ModuleTree, Names, Symbol, class_members, tree_of
+from deadline_lint.semantics.summary import FUNCTION, FUNCTIONS, ModuleTree, Names, Symbol, class_members, tree_of
 
 P = TypeVar("P")
 MAX_HOPS = 4  # project symbols between a use and where the fact holds, at most
@@ -135,3 +135,16 @@ class ProjectFacts:
         if hops == 0 or found is not None or local is None:
             self._answers[key] = found  # a partial answer under an open cycle is not kept
         return found
+
+
+def holds_in(fact: Fact, module: ModuleSource, names: Names) -> bool:
+    """The fact holds for some symbol of the module (directly, or through the project)."""
+    local = locals_of(fact, module)
+    if any(value.payload is not None for value in local.values()):
+        return True
+    facts = ProjectFacts(names)
+    for path in local:
+        parts = tuple(path.split("."))
+        if facts.about(fact, Symbol(module, parts, FUNCTION)) is not None:
+            return True
+    return False

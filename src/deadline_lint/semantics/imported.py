@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from deadline_lint.semantics.facts import Fact, locals_of
+from deadline_lint.semantics.facts import Fact, holds_in
 from deadline_lint.semantics.modules import ModuleSource, absolute_name, project_of
 from deadline_lint.semantics.scan import import_table
 from deadline_lint.semantics.summary import External, Names, Symbol, Target
@@ -32,10 +32,18 @@ def imports_fact_holder(fact: Fact, text: str, path: str) -> bool:
     """The file imports a project name whose module has a symbol `fact` holds for (a
     function, or a method of an imported class): only then can a call here reach one through
     the project."""
+    found = project_of(path)
+    if found is None:
+        return False
+    modules, name, is_package = found
+    names = Names(modules, ModuleSource(name, path, is_package, text))
+    seen = set()
     for target in imported_targets(text, path):
         module = target.module if isinstance(target, Symbol) else target
-        if isinstance(module, ModuleSource) and module.path != path and locals_of(fact, module):
-            return True
+        if isinstance(module, ModuleSource) and module.path != path and module.path not in seen:
+            seen.add(module.path)
+            if holds_in(fact, module, names):
+                return True
     return False
 
 

@@ -45,7 +45,9 @@ def read_module_text(path: str) -> Optional[str]:
 def place_of(path: str) -> Optional[Tuple[str, str, Tuple[str, ...]]]:
     """(module name, root, search paths) for a file, or None when it is not a `.py` file
     on disk. The root is the nearest folder with a `pyproject.toml`, `setup.cfg`, `setup.py`
-    or `.git`; modules are searched beside the file's top package, at the root and its `src/`."""
+    or `.git`; modules are searched beside the file's top package, in a package folder holding
+    Django's `manage.py` (`from core.utils import x` inside `label_studio/`), at the root and
+    its `src/`."""
     if not path or path == "-" or not path.endswith(".py"):
         return None
     path = os.path.abspath(path)
@@ -56,7 +58,10 @@ def place_of(path: str) -> Optional[Tuple[str, str, Tuple[str, ...]]]:
     stem = os.path.splitext(os.path.basename(path))[0]
     parts = [] if stem == "__init__" else [stem]
     top = folder
+    django_roots = []  # a package folder holding manage.py is on sys.path when Django runs
     while os.path.isfile(os.path.join(top, "__init__.py")):
+        if os.path.isfile(os.path.join(top, "manage.py")):
+            django_roots.append(top)
         parts.insert(0, os.path.basename(top))
         parent = os.path.dirname(top)
         if parent == top:
@@ -64,7 +69,7 @@ def place_of(path: str) -> Optional[Tuple[str, str, Tuple[str, ...]]]:
         top = parent
     root = root_above(folder) or top
     paths = [top]
-    for extra in (root, os.path.join(root, "src")):
+    for extra in (*django_roots, root, os.path.join(root, "src")):
         if os.path.isdir(extra) and extra not in paths:
             paths.append(extra)
     if not (top == root or top.startswith(root + os.sep)):

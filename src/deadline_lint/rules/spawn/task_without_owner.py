@@ -7,6 +7,7 @@ from deadline_lint.analysis.scopes import FUNCTION, GLOBAL
 from deadline_lint.analysis.spawn import TASK, Spawns
 from deadline_lint.analysis.usage import loaded_names
 from deadline_lint.requires import Aliases, Look, Names, Project, Words
+from deadline_lint.catalog.spawn import spawn_catalog
 from deadline_lint.rules.base import Rule, register
 from deadline_lint.rules.spawn.common import imports_task_wrapper, may_start, start_first_look, task_words
 from deadline_lint.analysis.spawn_facts import TaskWrappers
@@ -88,6 +89,7 @@ class TaskWithoutOwner(Rule):
     def __init__(self, profile, catalog):
         super().__init__(profile, catalog)
         self._words = task_words(profile, catalog)
+        self._discarding = spawn_catalog(catalog, profile.spawn_helpers).discarding_callbacks
 
     def visit(self, node, ctx):
         spawn = None
@@ -103,7 +105,7 @@ class TaskWithoutOwner(Rule):
         else:
             return
         parent = ctx.parent
-        if _dropped(node, ctx.parents):
+        if _dropped(node, ctx.parents) or self._returned_to_a_discarding_callback(node, ctx.parents):
             ctx.report(self, node, f"{display} drops its task: nobody can await or cancel it; "
                        "start it in a TaskGroup or keep it (and cancel it with the request)")
             return
@@ -118,6 +120,20 @@ class TaskWithoutOwner(Rule):
         if scope.kind != FUNCTION or any(b.kind == GLOBAL for b in scope.bindings().get(target, [])):
             return  # a module, class or global name may be read from anywhere
         ctx.state(self, list).append((target, node, display))  # judged when the walk leaves the function
+
+    def _returned_to_a_discarding_callback(self, call, parents) -> bool:
+        """`fut.add_done_callback(lambda _: asyncio.create_task(...))`, `loop.call_later(5,
+        lambda: asyncio.ensure_future(...))`: the lambda returns the task to a caller that
+        throws it away."""
+        if len(parents) < 2 or not isinstance(parents[-1], ast.Lambda) or parents[-1].body is not call:
+            return False
+        registering = parents[-2]
+        return (
+            isinstance(registering, ast.Call)
+            and isinstance(registering.func, ast.Attribute)
+            and registering.func.attr in self._discarding
+            and any(arg is parents[-1] for arg in registering.args)
+        )
 
     def leave(self, node, ctx):
         pending: List[Tuple[str, ast.Call, str]] = ctx.state(self, list)

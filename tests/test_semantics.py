@@ -1,0 +1,91 @@
+"""The semantics layer on its own: where modules are found, what names stand for across
+modules, and how facts compose (cycles and disagreements answer None: rules stay quiet)."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from deadline_lint.analysis.spawn_facts import returns_task
+from deadline_lint.catalog import load_catalog
+from deadline_lint.catalog.spawn import spawn_catalog
+from deadline_lint.semantics.facts import ProjectFacts
+from deadline_lint.semantics.modules import ModuleSource, forget_projects, place_of, project_of
+from deadline_lint.semantics.receivers import Receivers
+from deadline_lint.semantics.summary import External, Names, Symbol, tree_of
+
+
+def _project(tmp_path: Path, files: dict) -> Path:
+    (tmp_path / "pyproject.toml").write_text("")
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    forget_projects()
+    return tmp_path
+
+
+def _names(path: Path) -> Names:
+    modules, name, is_package = project_of(str(path))
+    return Names(modules, ModuleSource(name, str(path), is_package, path.read_text()))
+
+
+def test_a_django_package_folder_is_searched(tmp_path) -> None:
+    root = _project(tmp_path, {"site/__init__.py": "", "site/manage.py": "", "site/core/__init__.py": "",
+                               "site/views.py": ""})
+    name, _, paths = place_of(str(root / "site/views.py"))
+    assert name == "site.views"
+    assert str(root / "site") in paths
+
+
+def test_re_exports_methods_and_outside_names_resolve(tmp_path) -> None:
+    root = _project(tmp_path, {
+        "pkg/__init__.py": "from pkg.impl import App as Application\nimport requests\n",
+        "pkg/impl.py": "class Base:\n    def run(self):\n        pass\n\nclass App(Base):\n    x = 1\n",
+        "pkg/use.py": "",
+    })
+    names = _names(root / "pkg/use.py")
+    assert names.symbol("pkg.Application.run") == Symbol(names.module("pkg.impl"), ("Base", "run"), "function")
+    assert names.symbol("pkg.Application.x") is None  # a class attribute, not a method
+    assert names.resolve("pkg.requests.get") == External("requests.get")
+    assert names.resolve("pkg.missing") is None
+
+
+def test_a_name_bound_twice_stands_for_nothing(tmp_path) -> None:
+    root = _project(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/compat.py": "try:\n    from a import spawn\nexcept ImportError:\n    def spawn(c):\n        return c\n",
+        "pkg/use.py": "",
+    })
+    assert _names(root / "pkg/use.py").resolve("pkg.compat.spawn") is None
+
+
+def test_facts_compose_through_modules_and_stop_at_cycles(tmp_path) -> None:
+    root = _project(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/a.py": "import asyncio\nfrom pkg import b\n\ndef start(c):\n    return asyncio.create_task(c)\n\n"
+                    "def loop_a(c):\n    return b.loop_b(c)\n",
+        "pkg/b.py": "from pkg import a\n\ndef via(c):\n    return a.start(c)\n\n"
+                    "def loop_b(c):\n    return a.loop_a(c)\n",
+        "pkg/use.py": "",
+    })
+    fact = returns_task(spawn_catalog(load_catalog(), ()))
+    facts = ProjectFacts(_names(root / "pkg/use.py"))
+    answer = facts.answer(fact, "pkg.b.via")
+    assert answer is not None and answer.chain == ("via", "start", "asyncio.create_task")
+    assert facts.answer(fact, "pkg.b.loop_b") is None  # a cycle of wrappers starts nothing
+
+
+def test_an_attribute_assigned_two_classes_is_unknown(tmp_path) -> None:
+    root = _project(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/m.py": "class A:\n    pass\n\nclass B:\n    pass\n\n"
+                    "class Holder:\n    def __init__(self, flag):\n        self.x = A()\n        if flag:\n"
+                    "            self.x = B()\n        self.y = A()\n",
+    })
+    names = _names(root / "pkg/m.py")
+    receivers = Receivers(names)
+    holder = names.symbol("pkg.m.Holder")
+    assert receivers.attribute(holder, "x") is None
+    assert receivers.attribute(holder, "y") == names.symbol("pkg.m.A")
+    tree = tree_of(names.module("pkg.m"))
+    assert tree is not None and isinstance(tree.node(("Holder", "__init__")), ast.FunctionDef)
