@@ -317,3 +317,35 @@ def test_files_of_one_project_seen_through_different_indexes_are_all_reused(tmp_
     counts = hits_and_misses(monkeypatch)
     assert check(capsys, *args) == first
     assert counts["checked"] == 0
+
+
+def test_stored_module_summaries_give_the_same_findings_and_damage_is_a_miss(tmp_path, capsys) -> None:
+    """A re-check reads what unchanged modules say from the store instead of parsing them:
+    the same findings, whether the stored summaries are intact, damaged or gone."""
+    project = tmp_path / "tasks"
+    shutil.copytree(Path(__file__).resolve().parent.parent / "fixtures" / "projects" / "tasks", project)
+    args = [str(project), "--cache-dir", str(tmp_path / "cache"), "--format", "json"]
+    first = check(capsys, *args)
+    assert first[0] == 1
+    stored = sorted((tmp_path / "cache" / "v1" / "summaries").rglob("*.json"))
+    assert stored, "module summaries were stored"
+
+    def forget_results() -> None:
+        from deadline_lint.semantics.facts import forget_facts
+        from deadline_lint.semantics.store import use_store
+
+        for entry in cache_files(tmp_path / "cache"):
+            entry.unlink()
+        forget_facts()  # nothing remembered in this process: the next run reads the store
+        use_store(None)
+
+    forget_results()
+    assert check(capsys, *args) == first  # from the stored summaries
+    for entry in stored:
+        entry.write_text("{not json")
+    forget_results()
+    assert check(capsys, *args) == first  # damaged: recomputed
+    for entry in stored:
+        entry.write_text('{"key": "someone else"}')
+    forget_results()
+    assert check(capsys, *args) == first

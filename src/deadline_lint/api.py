@@ -44,6 +44,7 @@ from deadline_lint.profile import ProfileError
 from deadline_lint.reading import Read, decode, read_file
 from deadline_lint.selection import SelectorError, check_selectors
 from deadline_lint.semantics.modules import consulted, start_consulting
+from deadline_lint.semantics.store import flush as flush_store
 
 if TYPE_CHECKING:
     import ast
@@ -172,6 +173,8 @@ class Session:
         checker = self.checker(path)
         start_consulting()
         found = self.suppressed(path, checker.check_bytes(read.data, path))
+        if record:
+            flush_store()  # what this file taught about its project's modules, for later runs
         return FileResult(path, found), (recorded(checker, path, read, sent) if record else None)
 
     def lint_bytes(self, data: bytes, path: str) -> FileResult:
@@ -346,6 +349,7 @@ def _lint_cached(run: Session, paths: Sequence[str], cache_dir: str) -> Iterator
     from deadline_lint.roots import root_above
 
     checkers = run.checkers
+    use_summary_store(cache_dir)
     caches: Dict[Tuple[str, str], "ResultCache"] = {}
     owner: Dict[str, "ResultCache"] = {}
     misses: List[str] = []
@@ -383,7 +387,17 @@ _worker_sent: Dict[str, Dict[str, Set[str]]] = {}  # per project root, see _sent
 
 
 def _worker_session(options: Options) -> Session:
+    if options.cache_dir is not None:
+        use_summary_store(options.cache_dir)
     return session(options)
+
+
+def use_summary_store(cache_dir: str) -> None:
+    """Module summaries and facts go to the results cache folder, under this build's name."""
+    from deadline_lint.cache import tool_fingerprint
+    from deadline_lint.semantics.store import use_store
+
+    use_store(os.path.join(cache_dir, "v1", "summaries", tool_fingerprint()))
 
 
 def _lint_chunk(options: Options, paths: Sequence[str]) -> List[FileResult]:

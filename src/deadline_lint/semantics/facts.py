@@ -15,8 +15,11 @@ from __future__ import annotations
 import ast
 from typing import Dict, Generic, NamedTuple, Optional, Tuple, TypeVar
 
+from deadline_lint.semantics import store
 from deadline_lint.semantics.modules import ModuleSource
-from deadline_lint.semantics.summary import FUNCTION, FUNCTIONS, ModuleTree, Names, Symbol, class_members, tree_of
+from deadline_lint.semantics.summary import (
+    FUNCTION, FUNCTIONS, ModuleTree, Names, Symbol, class_members, content_key, tree_of,
+)
 
 P = TypeVar("P")
 MAX_HOPS = 4  # project symbols between a use and where the fact holds, at most
@@ -82,12 +85,37 @@ _LOCALS: Dict[Tuple[str, str, int], Dict[str, Local]] = {}  # by content, fact a
 def locals_of(fact: Fact, module: ModuleSource) -> Dict[str, Local]:
     """The fact's local values for a module, computed once per content hash (and name: a
     module's own names are part of what it says)."""
-    key = (f"{module.digest}:{module.name}:{module.is_package}", fact.name, fact.version)
+    content = content_key(module)
+    key = (content, fact.name, fact.version)
     found = _LOCALS.get(key)
+    if found is not None:
+        return found
+    field = f"{fact.name}@{fact.version}"
+    stored = store.entry(content)
+    if stored is not None and field in stored:
+        found = _decoded(stored[field])
     if found is None:
         tree = tree_of(module)
-        found = _LOCALS[key] = fact.locals(tree) if tree is not None else {}
+        found = fact.locals(tree) if tree is not None else {}
+        store.put(content, field, {path: [_plain(v.payload), v.step, list(v.via)] for path, v in found.items()})
+    _LOCALS[key] = found
     return found
+
+
+def _plain(payload: object) -> object:
+    return list(payload) if isinstance(payload, tuple) else payload
+
+
+def _decoded(data: object) -> Optional[Dict[str, Local]]:
+    """Local values read back from the store (tuples come back as tuples); None when the
+    data has the wrong shape."""
+    try:
+        return {
+            str(path): Local(tuple(v[0]) if isinstance(v[0], list) else v[0], str(v[1]), tuple(str(n) for n in v[2]))
+            for path, v in data.items()  # type: ignore[attr-defined]
+        }
+    except (TypeError, IndexError, AttributeError):
+        return None
 
 
 def forget_facts() -> None:

@@ -105,6 +105,12 @@ class Receivers:
         for stmt in node.body:
             if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == attr:
                 return self.annotated(stmt.annotation, summary)
+            if isinstance(stmt, FUNCTIONS) and stmt.name == attr:
+                # `@property def app(self) -> App`: what the annotation says; any other def
+                # of that name is a method, not an attribute holding an instance.
+                if stmt.returns is not None and any(_is_property(d) for d in stmt.decorator_list):
+                    return self.annotated(stmt.returns, summary)
+                return None
         classes: List[Optional[Symbol]] = []
         for method in node.body:
             if not isinstance(method, FUNCTIONS) or not method.args.args:
@@ -150,6 +156,11 @@ def self_class(name: str, scope: Scope, summary: ModuleTree) -> Optional[Symbol]
     if not isinstance(klass, ast.ClassDef) or summary.defs.get(klass.name) is not klass:
         return None  # a nested class: not reachable by name
     return Symbol(summary.module, (klass.name,), CLASS)
+
+
+def _is_property(decorator: ast.expr) -> bool:
+    name = decorator.attr if isinstance(decorator, ast.Attribute) else getattr(decorator, "id", "")
+    return name in ("property", "cached_property")
 
 
 def _is_self_attribute(target: ast.expr, this: str, attr: str) -> bool:

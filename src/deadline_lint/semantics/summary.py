@@ -13,6 +13,7 @@ from collections import OrderedDict
 from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 from deadline_lint.analysis.scopes import ASSIGN, IMPORT, OTHER, Scope
+from deadline_lint.semantics import store
 from deadline_lint.semantics.modules import ModuleSource, ProjectModules, absolute_name
 
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -79,6 +80,28 @@ class ModuleSummary:
                 self.classes[name] = ClassTable(bases, members)
             elif binding.kind == ASSIGN:
                 self.kinds[name] = VALUE
+
+    def to_data(self) -> Dict[str, object]:
+        classes = {name: [list(table.bases), table.members] for name, table in self.classes.items()}
+        return {"imports": self.imports, "kinds": self.kinds, "classes": classes}
+
+    @classmethod
+    def from_data(cls, name: str, data: object) -> Optional["ModuleSummary"]:
+        """A summary read back from the store; None when the data has the wrong shape."""
+        try:
+            summary = cls.__new__(cls)
+            summary.name = name
+            summary.imports = {str(k): str(v) for k, v in data["imports"].items()}  # type: ignore[index]
+            summary.kinds = {str(k): str(v) for k, v in data["kinds"].items()}  # type: ignore[index]
+            summary.classes = {
+                str(k): ClassTable(
+                    tuple(None if b is None else str(b) for b in v[0]), {str(m): str(t) for m, t in v[1].items()}
+                )
+                for k, v in data["classes"].items()  # type: ignore[index]
+            }
+            return summary
+        except (KeyError, TypeError, AttributeError, IndexError):
+            return None
 
     def qualname_of(self, expr: ast.expr, shadowed: Tuple[str, ...] = ()) -> Optional[str]:
         """The absolute dotted name `expr` spells at module level (`mod.f`, `f`, `C.m`), or
@@ -192,13 +215,26 @@ _TREES: "OrderedDict[int, Tuple[ModuleSource, Optional[ModuleTree]]]" = OrderedD
 KEEP_TREES = 64
 
 
+def content_key(module: ModuleSource) -> str:
+    """What a module's summary and facts derive from: its text, name and package-ness."""
+    return f"{module.digest}-{module.name}-{int(module.is_package)}"
+
+
 def summary_of(module: ModuleSource) -> Optional[ModuleSummary]:
-    """The module's summary (None when it does not parse), once per content and name."""
-    key = f"{module.digest}:{module.name}:{module.is_package}"
+    """The module's summary (None when it does not parse), once per content and name: from
+    the store when an earlier run left it there."""
+    key = content_key(module)
     if key in _SUMMARIES:
         return _SUMMARIES[key]
+    stored = store.entry(key)
+    if stored is not None and "summary" in stored:
+        found = ModuleSummary.from_data(module.name, stored["summary"]) if stored["summary"] is not None else None
+        if found is not None or stored["summary"] is None:
+            _SUMMARIES[key] = found
+            return found
     tree = module.tree
     found = _SUMMARIES[key] = ModuleSummary(module, tree) if tree is not None else None
+    store.put(key, "summary", found.to_data() if found is not None else None)
     if found is not None:
         _hold(module, ModuleTree(module, found, tree))  # type: ignore[arg-type]
     return found

@@ -1,0 +1,80 @@
+"""Module summaries and facts' local values kept in the results cache, content-addressed: one
+small JSON file per module content (and name), under `<cache>/v1/summaries/<tool>/`, so a
+later run (a pre-commit run over one changed file) reads what an unchanged module says instead
+of parsing it. The tool's fingerprint is in the path: another build never reads them.
+
+Only data derived from one module's text is stored (names, and facts' local values), so an
+entry never goes stale; a damaged or foreign file is a miss, never an error, and entries are
+written atomically (a temporary file, then `os.replace`)."""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from typing import Any, Dict, Optional, Set
+
+_FOLDER: list = [None]  # where entries live; None: nothing is stored (no results cache)
+_ENTRIES: Dict[str, Optional[Dict[str, Any]]] = {}  # read or written this run, by key
+_DIRTY: Set[str] = set()
+
+
+def use_store(folder: Optional[str]) -> None:
+    if folder != _FOLDER[0]:
+        _FOLDER[0] = folder
+        _ENTRIES.clear()
+        _DIRTY.clear()
+
+
+def _path(key: str) -> str:
+    return os.path.join(_FOLDER[0], key[:2], f"{key}.json")
+
+
+def entry(key: str) -> Optional[Dict[str, Any]]:
+    """The stored entry for a module content, or None (no store, or nothing stored yet)."""
+    if _FOLDER[0] is None:
+        return None
+    if key not in _ENTRIES:
+        found = None
+        try:
+            with open(_path(key), "rb") as handle:
+                data = json.loads(handle.read())
+            if isinstance(data, dict) and data.get("key") == key:
+                found = data
+        except (OSError, ValueError):
+            found = None
+        _ENTRIES[key] = found
+    return _ENTRIES[key]
+
+
+def put(key: str, field: str, value: Any) -> None:
+    """Record `value` under `field` of the module's entry; written by `flush`."""
+    if _FOLDER[0] is None:
+        return
+    found = entry(key)
+    if found is None:
+        found = _ENTRIES[key] = {"key": key}
+    found[field] = value
+    _DIRTY.add(key)
+
+
+def flush() -> None:
+    """Write the entries changed since the last flush (between files, never mid-check)."""
+    if _FOLDER[0] is None or not _DIRTY:
+        return
+    for key in sorted(_DIRTY):
+        data = _ENTRIES.get(key)
+        if data is None:
+            continue
+        path = _path(key)
+        temporary = None
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            handle, temporary = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
+            with os.fdopen(handle, "w", encoding="utf-8") as out:
+                json.dump(data, out, separators=(",", ":"))
+            os.replace(temporary, path)
+        except (OSError, TypeError, ValueError):
+            if temporary is not None and os.path.exists(temporary):
+                os.unlink(temporary)
+            break  # a folder we may not write: the run goes on without storing
+    _DIRTY.clear()
