@@ -142,7 +142,7 @@ def _summarize(definition: Definition, scope: Scope, catalog: Catalog, depth: in
                     keyword=name, position=position, default=param_default, required=required, via_kwargs=False,
                     **common,  # type: ignore[arg-type]
                 )
-        elif forwards_kwargs(function, call, site.api.keyword):
+        elif forwards_kwargs(function, call, site.api.keyword, site.api.position):
             return WrapperSummary(
                 keyword=site.api.keyword, position=None, default=None, required=False, via_kwargs=True,
                 **common,  # type: ignore[arg-type]

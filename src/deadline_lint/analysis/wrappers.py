@@ -78,9 +78,12 @@ def forwarded_parameter(
     return None
 
 
-def forwards_kwargs(function: ast.AST, call: ast.Call, keyword: Optional[str]) -> bool:
+def forwards_kwargs(function: ast.AST, call: ast.Call, keyword: Optional[str], position: Optional[int] = None) -> bool:
     """`call` spreads the function's own `**kwargs` untouched and sets `keyword` neither
-    itself nor anywhere else (`kwargs.setdefault("timeout", 5)` makes it the wrapper's own)."""
+    itself nor anywhere else (`kwargs.setdefault("timeout", 5)` makes it the wrapper's own).
+    A spread `*args` may carry the timeout only to an API that takes it by `position`
+    (`requests.request(method, url, *args, **kwargs)`: `requests.request` takes no more
+    positional arguments, so only the keywords can)."""
     args = function.args  # type: ignore[attr-defined]
     if keyword is None or args.kwarg is None:
         return False
@@ -88,14 +91,38 @@ def forwards_kwargs(function: ast.AST, call: ast.Call, keyword: Optional[str]) -
     spreads = [kw for kw in call.keywords if kw.arg is None]
     if len(spreads) != 1 or not (isinstance(spreads[0].value, ast.Name) and spreads[0].value.id == name):
         return False
-    if any(kw.arg == keyword for kw in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args):
+    if any(kw.arg == keyword for kw in call.keywords):
+        return False
+    if position is not None and any(isinstance(a, ast.Starred) for a in call.args):
         return False
     spread_ids = {
         id(kw.value)
         for node in ast.walk(function) if isinstance(node, ast.Call)
         for kw in node.keywords if kw.arg is None
     }
+    parents = {id(child): node for node in ast.walk(function) for child in ast.iter_child_nodes(node)}
     for node in ast.walk(function):
         if isinstance(node, ast.Name) and node.id == name and id(node) not in spread_ids:
-            return False  # read or changed elsewhere: cannot tell what reaches the call
+            if not _other_key_only(node, parents, keyword):
+                return False  # read or changed elsewhere: cannot tell what reaches the call
     return True
+
+
+def _other_key_only(node: ast.Name, parents, keyword: str) -> bool:
+    """`kwargs.pop("verify", None)`, `kwargs.get("x")`, `kwargs["x"]`, `"x" in kwargs`: a use
+    of another key, which leaves the timeout keyword as the caller passed it."""
+    parent = parents.get(id(node))
+    if isinstance(parent, ast.Attribute) and parent.attr in ("pop", "get"):
+        call = parents.get(id(parent))
+        return isinstance(call, ast.Call) and call.func is parent and _other_literal(call.args[:1], keyword)
+    if isinstance(parent, ast.Subscript) and isinstance(parent.ctx, ast.Load):
+        return _other_literal([parent.slice], keyword)
+    if isinstance(parent, ast.Compare) and len(parent.ops) == 1 and isinstance(parent.ops[0], (ast.In, ast.NotIn)):
+        return parent.comparators[0] is node and _other_literal([parent.left], keyword)
+    return False
+
+
+def _other_literal(values, keyword: str) -> bool:
+    return len(values) == 1 and isinstance(values[0], ast.Constant) and isinstance(values[0].value, str) and (
+        values[0].value != keyword
+    )
