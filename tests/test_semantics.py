@@ -89,3 +89,19 @@ def test_an_attribute_assigned_two_classes_is_unknown(tmp_path) -> None:
     assert receivers.attribute(holder, "y") == names.symbol("pkg.m.A")
     tree = tree_of(names.module("pkg.m"))
     assert tree is not None and isinstance(tree.node(("Holder", "__init__")), ast.FunctionDef)
+
+
+def test_the_editor_server_learns_which_files_a_buffer_depends_on(tmp_path) -> None:
+    """Facts from other modules make a buffer's findings depend on them: the server records
+    that reach (and re-checks the buffer when one changes) without the project index."""
+    from deadline_lint.server_engine import Engine
+
+    root = _project(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/runtime.py": "import asyncio\n\ndef spawn(c):\n    return asyncio.create_task(c)\n",
+        "pkg/handler.py": "from pkg.runtime import spawn\n\nasync def h(job):\n    spawn(job())\n",
+    })
+    handler = root / "pkg" / "handler.py"
+    found = Engine().check(handler.read_text(), str(handler))
+    assert [d.code for d in found.diagnostics] == ["DL501"]
+    assert found.project_index and str(root / "pkg" / "runtime.py") in found.reach

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, FrozenSet, Optional, Sequence, Set, Tuple
 from deadline_lint import api
 from deadline_lint.diagnostics import Diagnostic, Fix, tool_diagnostic
 from deadline_lint.profile import ProfileError
+from deadline_lint.semantics.modules import consulted, start_consulting
 
 if TYPE_CHECKING:
     from deadline_lint.engine import Checker
@@ -44,7 +45,7 @@ class BufferCheck:
     profile_error: Optional[str] = None  # the profile's problem, naming the file and key
     reach: FrozenSet[str] = frozenset()  # project files the findings were computed from
     folders: FrozenSet[str] = frozenset()  # folders where a module appearing counts
-    project_index: bool = False
+    project_index: bool = False  # the findings depend on other project files (reach, folders)
 
 
 class Engine:
@@ -77,8 +78,11 @@ class Engine:
         if len(text) * 4 > MAX_FILE_BYTES and len(text.encode("utf-8", "surrogatepass")) > MAX_FILE_BYTES:
             size = len(text.encode("utf-8", "surrogatepass")) // (1024 * 1024)
             return BufferCheck((tool_diagnostic(path, "DL004", f"file too large to check ({size} MiB, limit 10 MiB)"),))
+        start_consulting()
         found = tuple(api.lint_text(text, path, self._options).diagnostics)
-        if not checker.profile.project_index or path == UNSAVED_PATH:
+        # The findings depend on other files with the project index on, or when the semantics
+        # layer looked into the project (found a module there or found none).
+        if path == UNSAVED_PATH or not (checker.profile.project_index or consulted()):
             return BufferCheck(found)
         reach, folders = _reach_of(checker, text, path)
         return BufferCheck(found, None, reach, folders, True)
