@@ -22,7 +22,7 @@ from deadline_lint.analysis.resolve import Definition, Resolver
 from deadline_lint.analysis.scopes import IMPORT, OTHER, Scope
 from deadline_lint.catalog import Catalog
 from deadline_lint.semantics.scan import _scan_imports, import_table  # noqa: F401  (import_table: re-exported)
-from deadline_lint.semantics.modules import candidates, place_of, read_module_text, use_unsaved_text
+from deadline_lint.semantics.modules import candidates, longest_prefix, place_of, read_module_text, use_unsaved_text
 
 _MAX_CHAIN = 8  # re-export chains longer than this stay unknown
 MAX_HOPS = 3  # project definitions between a call and the client it reaches, at most
@@ -242,12 +242,7 @@ class ProjectIndex:
 
     def split(self, qualname: str) -> Optional[Tuple[Module, List[str]]]:
         """The longest prefix of `qualname` that is a project module, and the rest."""
-        parts = qualname.split(".")
-        for cut in range(len(parts), 0, -1):
-            module = self.module(".".join(parts[:cut]))
-            if module is not None:
-                return module, parts[cut:]
-        return None
+        return longest_prefix(qualname, self.module)
 
     # -- what a name stands for ----------------------------------------------------
     def lookup(self, resolver: Resolver, qualname: str, depth: int = 0):

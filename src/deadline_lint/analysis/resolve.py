@@ -188,7 +188,7 @@ class Resolver:
         """The class an annotation names, seeing through Optional[X], X | None and strings."""
         if annotation is None:
             return None
-        inner = _unwrap_optional(annotation)
+        inner = unwrap_optional(annotation)
         if inner is not annotation:
             return self.annotation_class(inner, scope)
         if isinstance(inner, (ast.Constant, ast.BinOp, ast.Subscript)):
@@ -400,7 +400,7 @@ class Resolver:
             ):
                 return Definition(class_scope.node, class_scope.parent, self)
             if binding.annotation is not None:
-                annotated = self.definition(_unwrap_optional(binding.annotation), binding.scope, depth)
+                annotated = self.definition(unwrap_optional(binding.annotation), binding.scope, depth)
                 return annotated if annotated is not None and annotated.is_class else None
             return None
         if binding.kind == ASSIGN and isinstance(binding.value, ast.Call):
@@ -545,7 +545,7 @@ def _statements(function: ast.AST):
                 stack.extend(getattr(stmt, field))
 
 
-def _unwrap_optional(annotation: ast.expr) -> ast.expr:
+def unwrap_optional(annotation: ast.expr) -> ast.expr:
     """`Optional[Holder]` / `Holder | None` / `"Holder"` -> `Holder` (else unchanged)."""
     if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
         try:

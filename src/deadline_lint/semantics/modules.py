@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import os
-from typing import Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple, TypeVar
 
 from deadline_lint.roots import root_above
 from deadline_lint.source import DecodeError, decode_source
@@ -108,6 +108,19 @@ def absolute_name(module_name: str, is_package: bool, qualname: str) -> str:
     return ".".join([*parts, rest] if rest else parts)
 
 
+M = TypeVar("M")
+
+
+def longest_prefix(qualname: str, module: Callable[[str], Optional[M]]) -> Optional[Tuple[M, List[str]]]:
+    """The longest prefix of `qualname` that `module` finds, and the rest of the name."""
+    parts = qualname.split(".")
+    for cut in range(len(parts), 0, -1):
+        found = module(".".join(parts[:cut]))
+        if found is not None:
+            return found, parts[cut:]
+    return None
+
+
 class ModuleSource:
     """One project module's text, its content hash and (parsed on first need) its tree."""
 
@@ -165,13 +178,7 @@ class ProjectModules:
         return found
 
     def split(self, qualname: str) -> Optional[Tuple[ModuleSource, List[str]]]:
-        """The longest prefix of `qualname` that is a project module, and the rest."""
-        parts = qualname.split(".")
-        for cut in range(len(parts), 0, -1):
-            module = self.module(".".join(parts[:cut]))
-            if module is not None:
-                return module, parts[cut:]
-        return None
+        return longest_prefix(qualname, self.module)
 
     def is_project_name(self, qualname: str) -> bool:
         return bool(qualname) and self.module(qualname.split(".")[0]) is not None

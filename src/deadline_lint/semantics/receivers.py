@@ -6,32 +6,11 @@ from __future__ import annotations
 import ast
 from typing import Dict, List, Optional, Tuple
 
+from deadline_lint.analysis.resolve import unwrap_optional
 from deadline_lint.analysis.scopes import ASSIGN, PARAM, Scope
 from deadline_lint.semantics.summary import CLASS, FUNCTIONS, ModuleTree, Names, Symbol, tree_of
 
 _MAX_DEPTH = 4
-
-
-def unwrap_optional(annotation: ast.expr) -> ast.expr:
-    """`Optional[App]`, `App | None`, `"App"` -> `App` (as an expression)."""
-    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
-        try:
-            annotation = ast.parse(annotation.value, mode="eval").body
-        except SyntaxError:
-            return annotation
-    if isinstance(annotation, ast.Subscript) and isinstance(annotation.value, (ast.Name, ast.Attribute)):
-        head = annotation.value.id if isinstance(annotation.value, ast.Name) else annotation.value.attr
-        if head == "Optional":
-            return unwrap_optional(annotation.slice)
-    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
-        sides = [s for s in (annotation.left, annotation.right) if not _is_none(s)]
-        if len(sides) == 1:
-            return unwrap_optional(sides[0])
-    return annotation
-
-
-def _is_none(expr: ast.expr) -> bool:
-    return isinstance(expr, ast.Constant) and expr.value is None
 
 
 class Receivers:

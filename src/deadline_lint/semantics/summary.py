@@ -14,7 +14,7 @@ from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 from deadline_lint.analysis.scopes import ASSIGN, IMPORT, OTHER, Scope
 from deadline_lint.semantics import store
-from deadline_lint.semantics.modules import ModuleSource, ProjectModules, absolute_name
+from deadline_lint.semantics.modules import ModuleSource, ProjectModules, absolute_name, longest_prefix
 
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 MAX_CHAIN = 8  # re-exports and bases followed before a name is left unknown
@@ -281,12 +281,7 @@ class Names:
         return self.modules.module(name) if self.modules is not None else None
 
     def split(self, qualname: str) -> Optional[Tuple[ModuleSource, List[str]]]:
-        parts = qualname.split(".")
-        for cut in range(len(parts), 0, -1):
-            module = self.module(".".join(parts[:cut]))
-            if module is not None:
-                return module, parts[cut:]
-        return None
+        return longest_prefix(qualname, self.module)
 
     def is_project_name(self, qualname: str) -> bool:
         head = qualname.split(".")[0]
