@@ -101,7 +101,9 @@ class Settings:
     )
     # Off by default: on library-sized trees where most modules import a sibling that uses a
     # client a cold check costs about twice as much (cached re-runs do not).
-    project_index: bool = setting(False, v.BOOLEAN, "Follow names imported from the project's own modules.")
+    project_index: bool = setting(
+        False, v.BOOLEAN, "Outbound rules follow names imported from the project's own modules (the others always do)."
+    )
     budget: BudgetSettings = section(BudgetSettings, "Where the budget lives.")
     fix: FixSettings = section(FixSettings, "Python expression templates that fixes insert.")
     statuses: StatusSettings = section(StatusSettings, "The statuses expiry, cancellation and refusal answer with.")
