@@ -20,6 +20,7 @@ from deadline_lint.rules.retry.common import (
     shown,
     library_imports,
     library_words,
+    outside_requests,
 )
 
 _KINDS = (EXPIRY, CANCEL)
@@ -91,7 +92,9 @@ class RetryOnExpiryOrCancel(RetryRule):
     downstream; catalog `retry.yaml` `local_waits`), and a
     `while` that checks an exit condition of its own (`if stop.is_set(): return`) and neither
     sleeps nor counts attempts (a socket timeout used as a tick) stay quiet, as does a handler
-    whose type an earlier handler of the same `try` already catches.
+    whose type an earlier handler of the same `try` already catches. Retries where no request
+    waits stay quiet too (start-up, shutdown, readiness waits such as `wait_until_ready`,
+    background jobs, scripts: catalog `retry.yaml` `outside_requests`, as for DL302).
 
     The finding is on the exception type inside the retry filter, on the `except` clause
     of a hand-written loop, on the status test of a gRPC loop, and on `retry_on_timeout=True`.
@@ -161,17 +164,20 @@ class RetryOnExpiryOrCancel(RetryRule):
     def visit(self, node: ast.AST, ctx) -> None:
         retry = ctx.analysis(RetryAnalysis)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if outside_requests(ctx, node):
+                return
             for policy in decorated_policies(ctx, node):
                 self._policy(policy, ctx)
         elif isinstance(node, ast.Call):
             called = called_policy(ctx, node)
             if called is not None:
-                self._policy(called, ctx)
+                if not outside_requests(ctx):
+                    self._policy(called, ctx)
             elif node.keywords:
                 self._timeout_flag(node, ctx)
         else:
             loop = retry.loop(node, ctx.scope)
-            if loop is None:
+            if loop is None or outside_requests(ctx):
                 return
             for _handler, test, found in loop.status_retries:
                 self._status(test, found, ctx)
@@ -214,6 +220,8 @@ class RetryOnExpiryOrCancel(RetryRule):
         catalog = ctx.analysis(RetryAnalysis).catalog
         flag = next((k for k in call.keywords if isinstance(k.value, ast.Constant) and k.value.value is True), None)
         if flag is None or flag.arg != catalog.timeout_flag(ctx.resolver.qualified_name(call.func, ctx.scope)):
+            return
+        if outside_requests(ctx):
             return
         message = (
             f"`{flag.arg}=True` makes this client retry its timeouts; that is {_WHY[EXPIRY]}; "

@@ -8,7 +8,7 @@ from deadline_lint.analysis.retry import ALL, ALL_BUT, TYPES, RetryPolicy
 from deadline_lint.rules.base import register
 from deadline_lint.analysis.budget import BudgetAnalysis
 from deadline_lint.rules.retry.common import (
-    RetryRule, budget_of, called_policy, decorated_policies, policy_head, reported_once,
+    RetryRule, budget_of, called_policy, decorated_policies, outside_requests, policy_head, reported_once,
 )
 
 _ANY_ERROR = "Exception"
@@ -41,6 +41,10 @@ class RetryPolicyAdmitsExpiry(RetryRule):
     results only (`backoff.on_predicate`, `retry_if_result`), for google-api-core's `Retry()`
     whose default predicate leaves `DeadlineExceeded` out, and for hand-written loops
     (`except Exception` in a loop is too often polling; DL301 covers loops naming expiry).
+    Quiet also where no request waits for the retry: start-up, shutdown, health probes and
+    readiness waits (by the function's name), background jobs (a function handed to a
+    scheduler or a thread, a task nobody awaits, and the private functions only they call)
+    and scripts (`if __name__ == "__main__":`); catalog `retry.yaml` `outside_requests`.
 
     The finding is on the base class inside the filter, or on the decorator's (or policy
     call's) first line when there is no filter.
@@ -94,13 +98,13 @@ class RetryPolicyAdmitsExpiry(RetryRule):
     def visit(self, node: ast.AST, ctx) -> None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             policies = decorated_policies(ctx, node)
-            if policies:
+            if policies and not outside_requests(ctx, node):
                 budgeted = _budgeted_def(ctx, node)
                 for policy in policies:
                     self._policy(policy, ctx, budgeted)
         elif isinstance(node, ast.Call):  # the only other node type visited
             called = called_policy(ctx, node)
-            if called is not None:
+            if called is not None and not outside_requests(ctx):
                 self._policy(called, ctx, budget_of(ctx) is not None)
 
     def _policy(self, policy: RetryPolicy, ctx, budgeted: bool) -> None:
