@@ -14,6 +14,7 @@ TYPES, PREDICATE, CALLABLE = "types", "predicate", "callable"
 ALL, NONE = "all", "none"
 ATTEMPTS, DELAY, STOP, NEVER, ANY = "attempts", "delay", "stop", "never", "any"
 ALL_BUT, NOTHING = "all_but", "nothing"
+TEST = "test"  # a predicate given a function of the exception: read when the file defines it
 
 _FILE_KEYS = {
     "policies", "predicates", "stop_builders", "sleeps", "client_retries", "retry_objects", "aliases",
@@ -263,8 +264,8 @@ def validate_retry_catalog(content: Any) -> Optional[str]:
     for name, spec in (content.get("predicates") or {}).items():
         if not isinstance(spec, dict) or set(spec) - _PREDICATE_KEYS:
             return f"`predicates.{name}` as a mapping with keys among {sorted(_PREDICATE_KEYS)}"
-        if spec.get("admits") not in (TYPES, ALL_BUT, NOTHING, ALL, ANY):
-            return f"`predicates.{name}.admits` as types, all_but, nothing, all or any"
+        if spec.get("admits") not in (TYPES, ALL_BUT, NOTHING, ALL, ANY, TEST):
+            return f"`predicates.{name}.admits` as types, all_but, nothing, all, any or test"
         problem = _argument_problem(spec)
         if problem:
             return f"`predicates.{name}` with {problem}"

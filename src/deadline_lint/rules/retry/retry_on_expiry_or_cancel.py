@@ -71,7 +71,10 @@ class RetryOnExpiryOrCancel(RetryRule):
     Flags a retry policy whose exception filter names an expiry or cancel type:
     `retry_if_exception_type((requests.Timeout, ConnectionError))`,
     `backoff.on_exception(backoff.expo, asyncio.TimeoutError)`, `stamina.retry(on=httpx.ReadTimeout)`,
-    google-api-core `Retry(predicate=if_exception_type(DeadlineExceeded))`, and hand-written
+    google-api-core `Retry(predicate=if_exception_type(DeadlineExceeded))`, aiohttp_retry's
+    `ExponentialRetry(exceptions={asyncio.TimeoutError})`, tenacity's
+    `retry_if_exception(is_transient)` where `is_transient` is a lambda or a def of the file
+    that only returns `isinstance(exc, T)` tests, and hand-written
     retry loops (`for attempt in range(n)` / `while` around `try`/`except` that tries again
     after the error) whose `except` clause names one. The types come from the exception
     vocabulary (catalog `exceptions.yaml`, the profile's `exceptions`, and classes named like
@@ -96,7 +99,9 @@ class RetryOnExpiryOrCancel(RetryRule):
     waits stay quiet too (start-up, shutdown, readiness waits such as `wait_until_ready`,
     background jobs, scripts: catalog `retry.yaml` `outside_requests`, as for DL302).
 
-    The finding is on the exception type inside the retry filter, on the `except` clause
+    The finding is on the exception type inside the retry filter (on the name the policy
+    reaches it through, when the tuple or the test function is defined elsewhere: each policy
+    using it gets its own finding), on the `except` clause
     of a hand-written loop, on the status test of a gRPC loop, and on `retry_on_timeout=True`.
 
     ## Why is this bad?
@@ -194,17 +199,19 @@ class RetryOnExpiryOrCancel(RetryRule):
             if part.state != TYPES or part.admission is None:
                 continue
             for admitted in _named(part.admission):
-                if not reported_once(self, ctx, admitted.node):
+                where = part.place(admitted.node, policy.node)
+                if not reported_once(self, ctx, where):
                     continue
                 fix = _drop(ctx, part.node, part.admission, admitted)
+                through = "" if where is admitted.node else f" (through `{shown(ctx, where)}`)"
                 message = (
-                    f"the retry filter of `{policy.api.qualname}` names `{_short(ctx, admitted)}`, "
+                    f"the retry filter of `{policy.api.qualname}` names `{_short(ctx, admitted)}`{through}, "
                     f"{_WHY[admitted.kind]}; remove it from the filter"
                 ) + _still_admitted(
                     part.admission, admitted, ctx, "exclude that too (`retry_if_not_exception_type`, see DL302)"
                 )
                 description = f"Remove `{_short(ctx, admitted)}` from the retry filter"
-                ctx.report(self, admitted.node, message, edits=fix, description=description)
+                ctx.report(self, where, message, edits=fix, description=description)
 
     def _status(self, test: ast.Compare, found, ctx) -> None:
         status = next(s for s in found.statuses if s.kind in _KINDS)

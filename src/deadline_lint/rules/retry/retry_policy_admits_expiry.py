@@ -46,8 +46,9 @@ class RetryPolicyAdmitsExpiry(RetryRule):
     scheduler or a thread, a task nobody awaits, and the private functions only they call)
     and scripts (`if __name__ == "__main__":`); catalog `retry.yaml` `outside_requests`.
 
-    The finding is on the base class inside the filter, or on the decorator's (or policy
-    call's) first line when there is no filter.
+    The finding is on the base class inside the filter (on the name the policy reaches it
+    through, when the tuple or a `retry_if_exception(f)` test function is defined elsewhere),
+    or on the decorator's (or policy call's) first line when there is no filter.
 
     ## Why is this bad?
     A policy that retries "everything" retries the one error that must never be retried: the
@@ -132,10 +133,12 @@ class RetryPolicyAdmitsExpiry(RetryRule):
                 for element in part.admission.elements:
                     through = _through_base(element.admitted)
                     if through is not None and (budgeted or through.named in _EVERY_ERROR):
+                        where = part.place(element.node, policy.node)
+                        via = "" if where is element.node else f" (through `{_shown(ctx, where)}`)"
                         self._report(
                             ctx,
-                            element.node,
-                            f"`{through.named}` in the retry filter of `{name}` includes `{through.type}`, so it "
+                            where,
+                            f"`{through.named}`{via} in the retry filter of `{name}` includes `{through.type}`, so it "
                             f"retries deadline expiry{hint}",
                         )
             elif (
@@ -143,11 +146,14 @@ class RetryPolicyAdmitsExpiry(RetryRule):
                 and part.admission is not None and part.admission.admits(EXPIRY) is None
             ):
                 witness = _any_error(ctx, part.node)
+                excluded = f"`{_shown(ctx, part.node)}`"
+                if part.tested:
+                    types = ", ".join(f"`{_shown(ctx, e.node)}`" for e in part.admission.elements)
+                    excluded = f"what {excluded} tests for ({types})"
                 self._report(
                     ctx,
                     part.node,
-                    f"`{name}` retries every error except `{_shown(ctx, part.node)}`, deadline expiry too (`{witness}`)"
-                    f"{hint}",
+                    f"`{name}` retries every error except {excluded}, deadline expiry too (`{witness}`){hint}",
                 )
 
     def _report(self, ctx, node: Optional[ast.AST], message: str) -> None:
