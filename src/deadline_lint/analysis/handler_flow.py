@@ -18,6 +18,8 @@ import ast
 from dataclasses import dataclass, field
 from typing import Callable, FrozenSet, List, Optional, Sequence, Set, Tuple
 
+from deadline_lint.analysis.expressions import last_name
+
 FALLS_THROUGH, RETURNS, BREAKS, CONTINUES, RAISES_OTHER = (
     "falls through", "returns", "breaks", "continues", "raises another exception"
 )
@@ -247,7 +249,7 @@ def _awaited(body: Sequence[ast.stmt], waits: FrozenSet[str]) -> Set[str]:
         if not isinstance(node, ast.Await):
             continue
         value = node.value
-        if isinstance(value, ast.Call) and value.args and _last_name(value.func) in waits:
+        if isinstance(value, ast.Call) and value.args and last_name(value.func) in waits:
             value = value.args[0]
         key = _reference(value)
         if key is not None:
@@ -296,7 +298,7 @@ def passes_caught_on(handler: ast.ExceptHandler, describing: "frozenset") -> boo
     for node in _expressions(handler.body):
         if isinstance(node, ast.Raise):
             described.update(id(n) for part in (node.exc, node.cause) if part is not None for n in ast.walk(part))
-        elif isinstance(node, ast.Call) and _last_name(node.func) in describing:
+        elif isinstance(node, ast.Call) and last_name(node.func) in describing:
             described.update(id(n) for arg in [*node.args, *node.keywords] for n in ast.walk(arg))
     return any(
         isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load) and id(node) not in described
@@ -306,15 +308,8 @@ def passes_caught_on(handler: ast.ExceptHandler, describing: "frozenset") -> boo
 
 def calls_any(statements: Sequence[ast.stmt], methods: "frozenset") -> bool:
     """Some call under `statements` is to a method or function whose last name is in `methods`."""
-    return any(isinstance(n, ast.Call) and _last_name(n.func) in methods for n in _expressions(statements))
+    return any(isinstance(n, ast.Call) and last_name(n.func) in methods for n in _expressions(statements))
 
-
-def _last_name(func: ast.AST) -> Optional[str]:
-    if isinstance(func, ast.Attribute):
-        return func.attr
-    if isinstance(func, ast.Name):
-        return func.id
-    return None
 
 
 def can_suspend(statements: Sequence[ast.stmt]) -> bool:

@@ -21,6 +21,8 @@ import ast
 import re
 from typing import TYPE_CHECKING, Dict, List, Optional, Set
 
+from deadline_lint.analysis.expressions import last_name
+
 if TYPE_CHECKING:
     from deadline_lint.file_view import FileView
 
@@ -76,12 +78,12 @@ class Lifecycle:
         uses: Dict[str, List[ast.AST]] = {}  # name -> its loads (Name, or Attribute by attr)
         handed_nodes: Set[int] = set()
         for node in ast.walk(self._tree):
-            if isinstance(node, ast.Call) and _last_name(node.func) in self._background:
-                if _last_name(node.func) in self._spawns and not _unawaited(parents.get(id(node))):
+            if isinstance(node, ast.Call) and last_name(node.func) in self._background:
+                if last_name(node.func) in self._spawns and not _unawaited(parents.get(id(node))):
                     continue
                 for argument in [*node.args, *(k.value for k in node.keywords)]:
                     target = argument.func if isinstance(argument, ast.Call) else argument
-                    name = _last_name(target)
+                    name = last_name(target)
                     if name is not None:
                         handed.add(name)
                         handed_nodes.add(id(target))
@@ -153,10 +155,3 @@ def _is_called(use: ast.AST, parents: Dict[int, ast.AST]) -> bool:
     parent = parents.get(id(use))
     return isinstance(parent, ast.Call) and parent.func is use
 
-
-def _last_name(func: ast.AST) -> Optional[str]:
-    if isinstance(func, ast.Attribute):
-        return func.attr
-    if isinstance(func, ast.Name):
-        return func.id
-    return None
