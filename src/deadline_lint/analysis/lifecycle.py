@@ -61,36 +61,40 @@ class Lifecycle:
         enclosing: Dict[int, Optional[ast.AST]] = {}  # node id -> innermost def around it
         nested: Set[int] = set()
         parents: Dict[int, ast.AST] = {}
+        handed: Set[str] = set()  # names given to a scheduler, a thread or a task nobody awaits
+        handed_nodes: Set[int] = set()
+        uses: Dict[str, List[ast.AST]] = {}  # name -> its loads (Name, or Attribute by attr)
+        calls: List[ast.Call] = []
         stack: List[tuple] = [(self._tree, None)]
-        while stack:
+        while stack:  # one walk, recording what the questions below need
             node, owner = stack.pop()
             if isinstance(node, _FUNCTIONS):
                 defs.setdefault(node.name, []).append(node)
                 if owner is not None:
                     nested.add(id(node))
+            elif isinstance(node, ast.Call):
+                if last_name(node.func) in self._background:
+                    calls.append(node)
+            elif isinstance(node, ast.Name):
+                if isinstance(node.ctx, ast.Load):
+                    uses.setdefault(node.id, []).append(node)
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+                uses.setdefault(node.attr, []).append(node)
             inner = node if isinstance(node, _FUNCTIONS) else owner
             for child in ast.iter_child_nodes(node):
                 parents[id(child)] = node
                 enclosing[id(child)] = inner
                 stack.append((child, inner))
         outside = {id(d) for name, found in defs.items() if self._named(name) for d in found}
-        handed: Set[str] = set()  # names given to a scheduler, a thread or a task nobody awaits
-        uses: Dict[str, List[ast.AST]] = {}  # name -> its loads (Name, or Attribute by attr)
-        handed_nodes: Set[int] = set()
-        for node in ast.walk(self._tree):
-            if isinstance(node, ast.Call) and last_name(node.func) in self._background:
-                if last_name(node.func) in self._spawns and not _unawaited(parents.get(id(node))):
-                    continue
-                for argument in [*node.args, *(k.value for k in node.keywords)]:
-                    target = argument.func if isinstance(argument, ast.Call) else argument
-                    name = last_name(target)
-                    if name is not None:
-                        handed.add(name)
-                        handed_nodes.add(id(target))
-            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-                uses.setdefault(node.id, []).append(node)
-            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
-                uses.setdefault(node.attr, []).append(node)
+        for call in calls:
+            if last_name(call.func) in self._spawns and not _unawaited(parents.get(id(call))):
+                continue
+            for argument in [*call.args, *(k.value for k in call.keywords)]:
+                target = argument.func if isinstance(argument, ast.Call) else argument
+                name = last_name(target)
+                if name is not None:
+                    handed.add(name)
+                    handed_nodes.add(id(target))
         outside.update(id(d) for name in handed for d in defs.get(name, ()))
         changed = True
         while changed:

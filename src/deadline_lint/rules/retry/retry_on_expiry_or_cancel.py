@@ -169,20 +169,17 @@ class RetryOnExpiryOrCancel(RetryRule):
     def visit(self, node: ast.AST, ctx) -> None:
         retry = ctx.analysis(RetryAnalysis)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            if outside_requests(ctx, node):
-                return
             for policy in decorated_policies(ctx, node):
-                self._policy(policy, ctx)
+                self._policy(policy, ctx, node)
         elif isinstance(node, ast.Call):
             called = called_policy(ctx, node)
             if called is not None:
-                if not outside_requests(ctx):
-                    self._policy(called, ctx)
+                self._policy(called, ctx, None)
             elif node.keywords:
                 self._timeout_flag(node, ctx)
         else:
             loop = retry.loop(node, ctx.scope)
-            if loop is None or outside_requests(ctx):
+            if loop is None:
                 return
             for _handler, test, found in loop.status_retries:
                 self._status(test, found, ctx)
@@ -194,13 +191,14 @@ class RetryOnExpiryOrCancel(RetryRule):
                         self._handler(handler, admission, caught, ctx)
                     caught.update(e.qualname for e in admission.elements if e.qualname)
 
-    def _policy(self, policy: RetryPolicy, ctx) -> None:
+    def _policy(self, policy: RetryPolicy, ctx, function: Optional[ast.AST]) -> None:
+        """`function`: the def the policy decorates (None: one built in the code being walked)."""
         for part in policy.filter:
             if part.state != TYPES or part.admission is None:
                 continue
             for admitted in _named(part.admission):
                 where = part.place(admitted.node, policy.node)
-                if not reported_once(self, ctx, where):
+                if outside_requests(ctx, function) or not reported_once(self, ctx, where):
                     continue
                 fix = _drop(ctx, part.node, part.admission, admitted)
                 through = "" if where is admitted.node else f" (through `{shown(ctx, where)}`)"
@@ -216,6 +214,8 @@ class RetryOnExpiryOrCancel(RetryRule):
     def _status(self, test: ast.Compare, found, ctx) -> None:
         status = next(s for s in found.statuses if s.kind in _KINDS)
         short = status.qualname.rpartition(".")[2]
+        if outside_requests(ctx):
+            return
         message = (
             f"this retry loop tries again when the status is `{short}` (`{shown(ctx, test)}`); that is "
             f"{_WHY[status.kind]}; let it propagate instead"
@@ -238,7 +238,7 @@ class RetryOnExpiryOrCancel(RetryRule):
 
     def _handler(self, handler: ast.ExceptHandler, admission: Admission, caught: Set[str], ctx) -> None:
         named = [a for a in _named(admission) if a.named not in caught]
-        if not named:
+        if not named or outside_requests(ctx):
             return
         admitted = named[0]
         fix = _drop(ctx, handler.type, admission, admitted)

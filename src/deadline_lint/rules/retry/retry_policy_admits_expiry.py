@@ -99,16 +99,17 @@ class RetryPolicyAdmitsExpiry(RetryRule):
     def visit(self, node: ast.AST, ctx) -> None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             policies = decorated_policies(ctx, node)
-            if policies and not outside_requests(ctx, node):
+            if policies:
                 budgeted = _budgeted_def(ctx, node)
                 for policy in policies:
-                    self._policy(policy, ctx, budgeted)
+                    self._policy(policy, ctx, budgeted, node)
         elif isinstance(node, ast.Call):  # the only other node type visited
             called = called_policy(ctx, node)
-            if called is not None and not outside_requests(ctx):
-                self._policy(called, ctx, budget_of(ctx) is not None)
+            if called is not None:
+                self._policy(called, ctx, budget_of(ctx) is not None, None)
 
-    def _policy(self, policy: RetryPolicy, ctx, budgeted: bool) -> None:
+    def _policy(self, policy: RetryPolicy, ctx, budgeted: bool, function: Optional[ast.AST]) -> None:
+        """`function`: the def the policy decorates (None: one built in the code being walked)."""
         if policy.giveup:
             return
         hint = f"; keep expiry out with {policy.api.hint}" if policy.api.hint else ""
@@ -119,6 +120,7 @@ class RetryPolicyAdmitsExpiry(RetryRule):
             self._report(
                 ctx, policy_head(policy),
                 f"`{name}` retries {own.what} by default (`{own.type}`), so it retries deadline expiry{keep}",
+                function,
             )
         for part in policy.filter:
             if part.state == ALL:
@@ -128,7 +130,8 @@ class RetryPolicyAdmitsExpiry(RetryRule):
                     "has no exception filter" if part.node is None
                     else f"retries every error (`{_shown(ctx, part.node)}`)"
                 )
-                self._report(ctx, where, f"`{name}` {what}, so it retries deadline expiry too (`{witness}`){hint}")
+                message = f"`{name}` {what}, so it retries deadline expiry too (`{witness}`){hint}"
+                self._report(ctx, where, message, function)
             elif part.state == TYPES and part.admission is not None:
                 for element in part.admission.elements:
                     through = _through_base(element.admitted)
@@ -140,6 +143,7 @@ class RetryPolicyAdmitsExpiry(RetryRule):
                             where,
                             f"`{through.named}`{via} in the retry filter of `{name}` includes `{through.type}`, so it "
                             f"retries deadline expiry{hint}",
+                            function,
                         )
             elif (
                 part.state == ALL_BUT and part.node is not None  # an ALL_BUT part always has its node
@@ -154,10 +158,12 @@ class RetryPolicyAdmitsExpiry(RetryRule):
                     ctx,
                     part.node,
                     f"`{name}` retries every error except {excluded}, deadline expiry too (`{witness}`){hint}",
+                    function,
                 )
 
-    def _report(self, ctx, node: Optional[ast.AST], message: str) -> None:
-        if node is not None and reported_once(self, ctx, node):
+    def _report(self, ctx, node: Optional[ast.AST], message: str, function: Optional[ast.AST]) -> None:
+        # Asked last: whether a request waits is a question about the whole file.
+        if node is not None and not outside_requests(ctx, function) and reported_once(self, ctx, node):
             ctx.report(self, node, message)
 
 
