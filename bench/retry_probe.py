@@ -16,7 +16,10 @@ retry policies written with a library the file imports, whose text lets timeouts
 - urllib3 `Retry(...)` (also from requests.adapters) unless `read=0/False`, `total=0/False`
   or `Retry(0)`/`Retry(False)`;
 - redis-py `Retry(...)` without `supported_errors=`, or naming a timeout in it; and
-  `retry_on_timeout=True`.
+  `retry_on_timeout=True`;
+- aiohttp_retry `ExponentialRetry(...)` (and `RandomRetry`, `FibonacciRetry`, `JitterRetry`,
+  `ListRetry`, `RetryOptions`) whose `exceptions=` names a timeout class or `Exception`
+  (without `exceptions=` only statuses are retried), unless `attempts=1`.
 
 With `--findings` (the JSON of `deadline-lint check --format json`, or bench/findings.py's
 normalised output, paths relative to TREE), it counts how many of those policies have a
@@ -46,6 +49,7 @@ IMPORTS = {
         r"|import\s+urllib3\b)"
     ),
     "redis": r"^\s*(?:from\s+redis\b|import\s+redis\b)",
+    "aiohttp_retry": r"^\s*(?:from\s+aiohttp_retry\b|import\s+aiohttp_retry\b)",
 }
 
 
@@ -127,6 +131,16 @@ def judge(library, callee, args):
         if not keyword(args, "supported_errors") and len(positional) < 3:
             return "default supported_errors include TimeoutError"
         return "supported_errors names a timeout" if names_timeout(args) else None
+    if library == "aiohttp_retry":
+        if re.search(r"\battempts\s*=\s*1\b", args) or re.match(r"\s*1\s*(?:,|$)", args):
+            return None  # one attempt only
+        given = re.search(r"\bexceptions\s*=\s*(.*)", args, re.S)
+        if given is None:
+            return None
+        value = given.group(1)
+        if names_timeout(value):
+            return "exceptions names a timeout"
+        return "exceptions is Exception" if re.search(EVERY, value) else None
     return None
 
 
@@ -138,6 +152,9 @@ CALLEES = {
     "google": r"\b(?:retry\.|retry_async\.)?(?:Retry|AsyncRetry)\s*\(",
     "urllib3": r"\b(?:urllib3\.|retry\.|util\.)?Retry\s*\(",
     "redis": r"\b(?:retry\.)?Retry\s*\(",
+    "aiohttp_retry": (
+        r"\b(?:aiohttp_retry\.)?(?:Exponential|Random|Fibonacci|Jitter|List)Retry\s*\(|\bRetryOptions\s*\("
+    ),
 }
 
 

@@ -37,11 +37,41 @@ def test_the_built_in_retry_catalog_is_valid_and_knows_other_import_paths() -> N
         ({"predicates": {"x.p": {"admits": "some"}}}, "admits"),
         ({"client_retries": {"x.C": {"position": -1}}}, "position"),
         ({"sleep": []}, "keys among"),
+        ({"outside_requests": {"names": ["(unclosed"]}}, "regular expressions"),
+        ({"outside_requests": {"callers": []}}, "outside_requests"),
     ],
 )
 def test_malformed_retry_catalog_is_named(content, expected: str) -> None:
     problem = validate_retry_catalog(content)
     assert problem is not None and expected in problem
+
+
+def test_outside_requests_follows_private_callees_of_background_code_only() -> None:
+    from deadline_lint.analysis.lifecycle import Lifecycle
+
+    ctx, _, tree = setup(
+        "import asyncio\n"
+        "class Jobs:\n"
+        "    def start(self):\n"
+        "        self._task = asyncio.create_task(self._loop())\n"
+        "    async def _loop(self):\n"
+        "        await self._tick()\n"
+        "    async def _tick(self):\n"
+        "        pass\n"
+        "    async def handle(self, request):\n"
+        "        await self._shared()\n"
+        "        await self.public()\n"
+        "    async def _shared(self):\n"
+        "        pass\n"
+        "    async def public(self):\n"
+        "        pass\n"
+        "    async def on_shutdown(self):\n"
+        "        await self.public()\n"
+    )
+    lifecycle = ctx.analysis(Lifecycle)
+    outside = {name for name in ("start", "_loop", "_tick", "handle", "_shared", "public", "on_shutdown")
+               if lifecycle.outside(function(tree, name))}
+    assert outside == {"_loop", "_tick", "on_shutdown"}
 
 
 def setup(text: str, profile: Optional[dict] = None):

@@ -93,3 +93,27 @@ def bounded_by_cancel_scope(ctx: "FileView", call: ast.Call) -> bool:
     if is_awaited(ctx, call):
         return scopes.inside()
     return scopes.inside(blocking=True)
+
+
+def shielded(ctx: "FileView") -> bool:
+    """The walk is inside `with anyio.CancelScope(shield=True):` (or another of the catalog's
+    `cancellation.shields` called with `shield=True`) in the current function: no outer
+    cancellation is delivered there."""
+    shields = frozenset((ctx.catalog.data.get("cancellation") or {}).get("shields") or ())
+    for ancestor in reversed(ctx.parents):
+        if isinstance(ancestor, _SCOPE_BOUNDARIES):
+            return False
+        if isinstance(ancestor, (ast.With, ast.AsyncWith)) and any(
+            _shields(item.context_expr, shields, ctx) for item in ancestor.items
+        ):
+            return True
+    return False
+
+
+def _shields(expr: ast.expr, shields: "frozenset[str]", ctx: "FileView") -> bool:
+    if not isinstance(expr, ast.Call):
+        return False
+    shield = next((k.value for k in expr.keywords if k.arg == "shield"), None)
+    if not (isinstance(shield, ast.Constant) and shield.value is True):
+        return False
+    return ctx.resolver.qualified_name(expr.func, ctx.scope) in shields

@@ -1,5 +1,6 @@
 """Small questions about expressions that every family asks: which argument a call passes
-for a parameter, whether an expression mentions a name, whether a timeout value bounds nothing."""
+for a parameter, the last name of a callee, whether an expression mentions a name, whether a
+timeout value bounds nothing."""
 from __future__ import annotations
 
 import ast
@@ -19,6 +20,16 @@ def argument_at(call: ast.Call, position: Optional[int], keyword: Optional[str])
     if position is not None and len(call.args) > position:
         if not any(isinstance(a, ast.Starred) for a in call.args[: position + 1]):
             return call.args[position]
+    return None
+
+
+def last_name(func: ast.AST) -> Optional[str]:
+    """`attr` of `a.b.attr`, `name` of a plain name, None for anything else (a call, a subscript):
+    the cheap look a catalog's method names are matched by before resolving anything."""
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    if isinstance(func, ast.Name):
+        return func.id
     return None
 
 

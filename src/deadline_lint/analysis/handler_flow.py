@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import Callable, List, Optional, Sequence, Set, Tuple
+from typing import Callable, FrozenSet, List, Optional, Sequence, Set, Tuple
+
+from deadline_lint.analysis.expressions import last_name
 
 FALLS_THROUGH, RETURNS, BREAKS, CONTINUES, RAISES_OTHER = (
     "falls through", "returns", "breaks", "continues", "raises another exception"
@@ -199,23 +201,67 @@ def _is_wildcard(case: ast.AST) -> bool:
 
 
 # -- "I cancelled it myself" ------------------------------------------------------------------
-def cancels_then_awaits(block: Sequence[ast.stmt], index: int, body: Sequence[ast.stmt]) -> bool:
+def cancels_then_awaits(
+    block: Sequence[ast.stmt], index: int, body: Sequence[ast.stmt], waits: FrozenSet[str] = frozenset()
+) -> bool:
     """The statement at `block[index]` (a `try` or `with`) awaits a task in `body` that the
     code cancelled itself just before: `t.cancel()` among the earlier statements of `block`
-    or of `body`, then `await t` in `body` (`t` any dotted name: `self._task`)."""
-    awaited = {_reference(node.value) for node in _expressions(body) if isinstance(node, ast.Await)}
-    awaited.discard(None)
+    or of `body`, then `await t` in `body` (`t` any dotted name: `self._task`), or an awaited
+    call whose last name is in `waits` with `t` first (`await asyncio.wait_for(t, 1)`)."""
+    awaited = _awaited(body, waits)
     if not awaited:
         return False
-    for node in _expressions([*block[:index], *body]):
+    return any(_cancelled(node) in awaited for node in _expressions([*block[:index], *body]))
+
+
+def cancelled_before_loop(
+    block: Sequence[ast.stmt], index: int, body: Sequence[ast.stmt], waits: FrozenSet[str] = frozenset()
+) -> bool:
+    """`block[index]` is `for t in pending:` whose body (`body`, holding the `try`) awaits
+    `t`, and an earlier statement of `block` cancelled every one of them already:
+    `for task in pending: task.cancel()` over the same iterable."""
+    loop = block[index]
+    if not isinstance(loop, (ast.For, ast.AsyncFor)) or not isinstance(loop.target, ast.Name):
+        return False
+    iterable = _reference(loop.iter)
+    if iterable is None or _loaded(loop.target) not in _awaited(body, waits):
+        return False
+    for earlier in block[:index]:
         if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr == "cancel"
-            and _reference(node.func.value) in awaited
+            isinstance(earlier, (ast.For, ast.AsyncFor))
+            and isinstance(earlier.target, ast.Name)
+            and _reference(earlier.iter) == iterable
+            and any(_cancelled(node) == _loaded(earlier.target) for node in _expressions(earlier.body))
         ):
             return True
     return False
+
+
+def _loaded(target: ast.Name) -> Optional[str]:
+    """The key of a loop variable as it is read (`_reference` of a load of the name)."""
+    return _reference(ast.Name(id=target.id, ctx=ast.Load()))
+
+
+def _awaited(body: Sequence[ast.stmt], waits: FrozenSet[str]) -> Set[str]:
+    """References awaited in `body`: `await t`, or `await wait_for(t, ...)` for a wait in `waits`."""
+    found: Set[str] = set()
+    for node in _expressions(body):
+        if not isinstance(node, ast.Await):
+            continue
+        value = node.value
+        if isinstance(value, ast.Call) and value.args and last_name(value.func) in waits:
+            value = value.args[0]
+        key = _reference(value)
+        if key is not None:
+            found.add(key)
+    return found
+
+
+def _cancelled(node: ast.AST) -> Optional[str]:
+    """The reference `node` cancels, when it is a `t.cancel()` call."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "cancel":
+        return _reference(node.func.value)
+    return None
 
 
 def _expressions(statements: Sequence[ast.stmt]):
@@ -252,7 +298,7 @@ def passes_caught_on(handler: ast.ExceptHandler, describing: "frozenset") -> boo
     for node in _expressions(handler.body):
         if isinstance(node, ast.Raise):
             described.update(id(n) for part in (node.exc, node.cause) if part is not None for n in ast.walk(part))
-        elif isinstance(node, ast.Call) and _last_name(node.func) in describing:
+        elif isinstance(node, ast.Call) and last_name(node.func) in describing:
             described.update(id(n) for arg in [*node.args, *node.keywords] for n in ast.walk(arg))
     return any(
         isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load) and id(node) not in described
@@ -262,15 +308,8 @@ def passes_caught_on(handler: ast.ExceptHandler, describing: "frozenset") -> boo
 
 def calls_any(statements: Sequence[ast.stmt], methods: "frozenset") -> bool:
     """Some call under `statements` is to a method or function whose last name is in `methods`."""
-    return any(isinstance(n, ast.Call) and _last_name(n.func) in methods for n in _expressions(statements))
+    return any(isinstance(n, ast.Call) and last_name(n.func) in methods for n in _expressions(statements))
 
-
-def _last_name(func: ast.AST) -> Optional[str]:
-    if isinstance(func, ast.Attribute):
-        return func.attr
-    if isinstance(func, ast.Name):
-        return func.id
-    return None
 
 
 def can_suspend(statements: Sequence[ast.stmt]) -> bool:
@@ -281,3 +320,22 @@ def can_suspend(statements: Sequence[ast.stmt]) -> bool:
         isinstance(node, (ast.Await, ast.AsyncWith, ast.AsyncFor, ast.Yield, ast.YieldFrom))
         for node in _expressions(statements)
     )
+
+
+def reraises_on_some_path(handler: ast.ExceptHandler) -> bool:
+    """Some statement of the handler (not of a handler nested in it, nor a nested definition)
+    is a bare `raise` or `raise <the caught name>`: on that path the exception goes on."""
+    stack: List[ast.stmt] = list(handler.body)
+    while stack:
+        stmt = stack.pop()
+        if isinstance(stmt, ast.Raise):
+            exc = stmt.exc
+            if exc is None or (isinstance(exc, ast.Name) and exc.id == handler.name):
+                return True
+        if isinstance(stmt, _DEFINITIONS):
+            continue
+        for name in ("body", "orelse", "finalbody"):
+            stack.extend(getattr(stmt, name, ()) or ())
+        for case in getattr(stmt, "cases", ()) or ():
+            stack.extend(case.body)
+    return False

@@ -6,7 +6,10 @@ A *handling* is an `except` clause that names a kind directly (`except asyncio.T
 `isinstance(err, <kind>)` or on `err.code() == grpc.StatusCode.DEADLINE_EXCEEDED`, or a
 function a framework calls for an exception type it was registered for
 (`@app.exception_handler(asyncio.TimeoutError)`, `app.add_exception_handler(Timeout, f)`,
-Flask's `@app.errorhandler(Timeout)`: statuses.yaml's `handler_registrations`). Its
+`Starlette(exception_handlers={Timeout: f})`, Flask's `@app.errorhandler(Timeout)`,
+statuses.yaml's `handler_registrations`). Framework hooks that receive every exception
+(Django's `process_exception`, DRF's `exception_handler`, aiohttp middlewares, gRPC server
+interceptors) need nothing of their own: they are `isinstance` branches and `except` clauses. Its
 outcomes are the statements of its body that produce a status (analysis.statuses) or raise an
 error of a kind (analysis.exceptions), leaving out nested definitions, nested `except`
 clauses and nested `isinstance` / status branches: those handle something else, or are
@@ -177,24 +180,41 @@ class HandlingAnalysis:
         """`app.add_exception_handler(Timeout, on_timeout)` anywhere in the file: the types
         registered for each handler named by a plain name that exactly one function has."""
         if self._registered_by_call is None:
-            calls = self.statuses.vocabulary.registrations.calls
+            registrations = self.statuses.vocabulary.registrations
+            calls, mappings = registrations.calls, frozenset(registrations.mappings)
             found: Dict[str, List[ast.expr]] = {}
             tree = self.ctx.module_scope.node
-            if any(name in self.ctx.source.text for name in calls):
+            if any(name in self.ctx.source.text for name in [*calls, *mappings]):
                 defined: Dict[str, int] = {}
                 for node in ast.walk(tree):
                     if isinstance(node, _FUNCTIONS):
                         defined[node.name] = defined.get(node.name, 0) + 1
-                    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and (
-                        node.func.attr in calls
-                    ):
+                    if not isinstance(node, ast.Call):
+                        continue
+                    if isinstance(node.func, ast.Attribute) and node.func.attr in calls:
                         type_at, handler_at = calls[node.func.attr]
                         registered, handler = _positional(node, type_at), _positional(node, handler_at)
                         if registered is not None and isinstance(handler, ast.Name):
                             found.setdefault(handler.id, []).append(registered)
+                    for keyword in node.keywords:
+                        table = self._handler_table(keyword.value) if keyword.arg in mappings else None
+                        for registered, handler in zip(table.keys, table.values) if table is not None else ():
+                            if registered is not None and isinstance(handler, ast.Name):
+                                found.setdefault(handler.id, []).append(registered)
                 found = {name: types for name, types in found.items() if defined.get(name) == 1}
             self._registered_by_call = found
         return self._registered_by_call
+
+    def _handler_table(self, value: ast.expr) -> Optional[ast.Dict]:
+        """`exception_handlers={...}` written in place, or a module-level name bound once to
+        a dict literal."""
+        if isinstance(value, ast.Dict):
+            return value
+        if isinstance(value, ast.Name):
+            bindings = self.ctx.module_scope.lookup(value.id)
+            if bindings and len(bindings) == 1 and isinstance(bindings[0].value, ast.Dict):
+                return bindings[0].value
+        return None
 
     def _imports_any(self, modules: Sequence[str]) -> bool:
         if self._framework_file is None:

@@ -39,6 +39,7 @@ from deadline_lint.catalog.retry import (
     OBJECT,
     PREDICATE,
     STOP,
+    TEST,
     TYPES,
     Argument,
     RetryApi,
@@ -59,6 +60,16 @@ class FilterPart:
     state: str  # ALL, TYPES, ALL_BUT, NOTHING or UNKNOWN
     node: Optional[ast.AST]  # the predicate / classes as written (None: the library default)
     admission: Optional[Admission] = None  # TYPES: what is retried; ALL_BUT: what is excluded
+    tested: bool = False  # read from a function of the exception (`retry_if_exception(f)`)
+
+    def place(self, node: ast.AST, policy: Optional[ast.AST]) -> ast.AST:
+        """Where a finding about `node` (a class of this part's admission) is shown: on it
+        when it is written in the policy (`policy`, its call or decorator), else on the name
+        the policy uses to reach it (`retry_if_exception_type(RETRYABLE)`,
+        `retry_if_exception(is_transient)`), where the reader is."""
+        if self.node is None or policy is None or _within(node, policy) or not _within(self.node, policy):
+            return node
+        return self.node
 
 
 @dataclass(frozen=True)
@@ -256,11 +267,65 @@ class RetryAnalysis:
         if predicate.admits in (NOTHING, ALL):
             yield FilterPart(predicate.admits, expr)
             return
+        if predicate.admits == TEST:
+            yield from self._test(_argument(call, predicate.argument), call, scope)  # type: ignore[arg-type]
+            return
         classes = self._classes(call, predicate)  # type: ignore[arg-type]
         if classes is None:  # no argument: the predicate's default class (Exception)
             yield FilterPart(ALL if predicate.admits == TYPES else NOTHING, expr)
             return
         yield FilterPart(predicate.admits, classes, self.exceptions.admits(classes, scope))
+
+    def _test(self, function: Optional[ast.expr], call: ast.Call, scope: Scope) -> Iterator[FilterPart]:
+        """`retry_if_exception(is_transient)`: the types the function's `isinstance` tests
+        admit, when it is a lambda or a def of this file whose whole body is one `return` of
+        `isinstance(exc, T)` (several joined by `or`), or of its negation (every error but T).
+        Each part is placed on the function as the policy names it, where the reader is."""
+        found = self._test_function(function, scope)
+        if found is None:
+            yield FilterPart(UNKNOWN, call)
+            return
+        parameter, returned, where = found
+        negated = isinstance(returned, ast.UnaryOp) and isinstance(returned.op, ast.Not)
+        if negated:
+            returned = returned.operand  # type: ignore[union-attr]
+        tests = returned.values if isinstance(returned, ast.BoolOp) and isinstance(returned.op, ast.Or) else [returned]
+        if negated and len(tests) > 1:
+            yield FilterPart(UNKNOWN, call)  # not (a or b): every error but both
+            return
+        parts = []
+        for test in tests:
+            checked = self.exceptions.isinstance_test(test, where) if isinstance(test, ast.Call) else None
+            if checked is None or not (isinstance(checked[0], ast.Name) and checked[0].id == parameter):
+                yield FilterPart(UNKNOWN, call)
+                return
+            parts.append(FilterPart(ALL_BUT if negated else TYPES, function, checked[1], tested=True))
+        yield from parts
+
+    def _test_function(self, function: Optional[ast.expr], scope: Scope):
+        """The parameter, the returned expression and the scope it is read in, of a lambda or
+        of a def of this file (named once) that only returns; None for anything else."""
+        if isinstance(function, ast.Lambda):
+            node: ast.AST = function
+            body = function.body
+        elif isinstance(function, ast.Name):
+            bindings = scope.lookup(function.id)
+            if not bindings or len(bindings) != 1 or not isinstance(bindings[0].value, _FUNCTIONS):
+                return None
+            node = bindings[0].value  # type: ignore[assignment]
+            statements = [s for s in node.body if not _is_docstring(s)]  # type: ignore[attr-defined]
+            if len(statements) != 1 or not isinstance(statements[0], ast.Return) or statements[0].value is None:
+                return None
+            body = statements[0].value
+            scope = bindings[0].scope
+        else:
+            return None
+        args = node.args  # type: ignore[attr-defined]
+        if len(args.posonlyargs) + len(args.args) != 1 or args.vararg or args.kwonlyargs:
+            return None
+        parameter = [*args.posonlyargs, *args.args][0].arg
+        where = self.resolver.scope_of(node, scope)
+        return parameter, body, where
 
     def _classes(self, call: ast.Call, predicate) -> Optional[ast.expr]:
         if predicate.varargs:
@@ -619,6 +684,23 @@ def _single_assignment(name: ast.Name, scope: Scope) -> Optional[Tuple[ast.expr,
     if not bindings or len(bindings) != 1 or bindings[0].kind != ASSIGN:
         return None
     return bindings[0].value, bindings[0].scope  # type: ignore[return-value]
+
+
+def _within(node: ast.AST, outer: ast.AST) -> bool:
+    """`node` lies in the source span of `outer`."""
+    start = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
+    end = (getattr(node, "end_lineno", 0) or 0, getattr(node, "end_col_offset", 0) or 0)
+    return (outer.lineno, outer.col_offset) <= start and end <= (  # type: ignore[attr-defined]
+        outer.end_lineno or 0, outer.end_col_offset or 0  # type: ignore[attr-defined]
+    )
+
+
+def _is_docstring(statement: ast.stmt) -> bool:
+    return (
+        isinstance(statement, ast.Expr)
+        and isinstance(statement.value, ast.Constant)
+        and isinstance(statement.value.value, str)
+    )
 
 
 def _loop_level(statement: ast.stmt) -> Iterator[ast.stmt]:

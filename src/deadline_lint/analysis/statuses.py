@@ -20,7 +20,7 @@ import ast
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Tuple
 
-from deadline_lint.analysis.expressions import argument_at
+from deadline_lint.analysis.expressions import argument_at, last_name
 from deadline_lint.analysis.scopes import IMPORT, Scope, imports_any
 from deadline_lint.catalog.statuses import CLASS, CONSTANT, NamedStatus, Status, status_vocabulary
 
@@ -84,7 +84,7 @@ class StatusAnalysis:
         vocabulary = self.vocabulary
         func = call.func
         seen: set = set()
-        qualname = self.ctx.resolver.qualified_name(func, scope) if _last_name(func) in vocabulary.final_names else None
+        qualname = self.ctx.resolver.qualified_name(func, scope) if last_name(func) in vocabulary.final_names else None
         if qualname is not None:
             named = vocabulary.named(qualname)
             if named is not None and named.role == CLASS:
@@ -122,7 +122,7 @@ class StatusAnalysis:
             if bare_numbers and type(value) is int and 100 <= value <= 599:
                 return ProducedStatus(Status(http=value), expr, None)
             return None
-        if _last_name(expr) not in self.vocabulary.final_names:
+        if last_name(expr) not in self.vocabulary.final_names:
             return None
         qualname = self.ctx.resolver.qualified_name(expr, scope)
         named = self.vocabulary.named(qualname) if qualname is not None else None
@@ -132,7 +132,7 @@ class StatusAnalysis:
 
     def _class_status(self, expr: ast.expr, scope: Scope) -> Optional[ProducedStatus]:
         """`raise web.HTTPTooManyRequests` (the class, not called)."""
-        if _last_name(expr) not in self.vocabulary.final_names:
+        if last_name(expr) not in self.vocabulary.final_names:
             return None
         qualname = self.ctx.resolver.qualified_name(expr, scope)
         named = self.vocabulary.named(qualname) if qualname is not None else None
@@ -176,10 +176,3 @@ class StatusAnalysis:
         module, _, imported = str(bindings[0].value).rpartition(".")
         return module if module and imported == name else None
 
-
-def _last_name(expr: ast.expr) -> Optional[str]:
-    if isinstance(expr, ast.Attribute):
-        return expr.attr
-    if isinstance(expr, ast.Name):
-        return expr.id
-    return None

@@ -3,6 +3,7 @@ and stops they are given, sleeps of hand-written loops, and clients with their o
 The schema is documented at the top of retry.yaml."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, FrozenSet, Mapping, Optional, Tuple
 
@@ -13,11 +14,13 @@ TYPES, PREDICATE, CALLABLE = "types", "predicate", "callable"
 ALL, NONE = "all", "none"
 ATTEMPTS, DELAY, STOP, NEVER, ANY = "attempts", "delay", "stop", "never", "any"
 ALL_BUT, NOTHING = "all_but", "nothing"
+TEST = "test"  # a predicate given a function of the exception: read when the file defines it
 
 _FILE_KEYS = {
     "policies", "predicates", "stop_builders", "sleeps", "client_retries", "retry_objects", "aliases",
-    "local_waits", "timeout_flags",
+    "local_waits", "timeout_flags", "outside_requests",
 }
+_OUTSIDE_KEYS = {"names", "background", "spawns"}
 _LOCAL_WAIT_KEYS = {"methods", "queue_methods", "wrappers", "sends"}
 _POLICY_KEYS = {
     "form", "bare", "filter", "default", "giveup", "stops", "positions", "default_stop", "retries_results", "hint",
@@ -89,6 +92,15 @@ class LocalWaits:
 
 
 @dataclass(frozen=True)
+class OutsideRequests:
+    """Code no request waits for (see retry.yaml `outside_requests`)."""
+
+    names: Tuple[str, ...] = ()  # patterns a function's whole name matches
+    background: FrozenSet[str] = frozenset()  # calls running their function argument on its own
+    spawns: FrozenSet[str] = frozenset()  # of those, the ones that do so only when not waited for
+
+
+@dataclass(frozen=True)
 class RetryCatalog:
     policies: Mapping[str, RetryApi] = field(default_factory=dict)
     predicates: Mapping[str, Predicate] = field(default_factory=dict)
@@ -99,6 +111,7 @@ class RetryCatalog:
     aliases: Mapping[str, str] = field(default_factory=dict)
     local_waits: LocalWaits = LocalWaits()
     timeout_flags: Mapping[str, str] = field(default_factory=dict)
+    outside_requests: OutsideRequests = OutsideRequests()
 
     def canonical(self, qualname: str) -> str:
         return canonical_name(self.aliases, qualname)
@@ -139,7 +152,7 @@ class RetryCatalog:
             )
         return RetryCatalog(
             policies, self.predicates, self.stop_builders, self.sleeps, self.client_retries, self.retry_objects,
-            self.aliases, self.local_waits, self.timeout_flags,
+            self.aliases, self.local_waits, self.timeout_flags, self.outside_requests,
         )
 
 
@@ -182,6 +195,13 @@ def build_retry_catalog(content: Optional[Mapping[str, Any]]) -> RetryCatalog:
         aliases=dict(content.get("aliases") or {}),
         local_waits=_local_waits(content.get("local_waits") or {}),
         timeout_flags=dict(content.get("timeout_flags") or {}),
+        outside_requests=_outside_requests(content.get("outside_requests") or {}),
+    )
+
+
+def _outside_requests(spec: Mapping[str, Any]) -> OutsideRequests:
+    return OutsideRequests(
+        tuple(spec.get("names") or ()), frozenset(spec.get("background") or ()), frozenset(spec.get("spawns") or ())
     )
 
 
@@ -244,8 +264,8 @@ def validate_retry_catalog(content: Any) -> Optional[str]:
     for name, spec in (content.get("predicates") or {}).items():
         if not isinstance(spec, dict) or set(spec) - _PREDICATE_KEYS:
             return f"`predicates.{name}` as a mapping with keys among {sorted(_PREDICATE_KEYS)}"
-        if spec.get("admits") not in (TYPES, ALL_BUT, NOTHING, ALL, ANY):
-            return f"`predicates.{name}.admits` as types, all_but, nothing, all or any"
+        if spec.get("admits") not in (TYPES, ALL_BUT, NOTHING, ALL, ANY, TEST):
+            return f"`predicates.{name}.admits` as types, all_but, nothing, all, any or test"
         problem = _argument_problem(spec)
         if problem:
             return f"`predicates.{name}` with {problem}"
@@ -268,7 +288,24 @@ def validate_retry_catalog(content: Any) -> Optional[str]:
         isinstance(v, list) and all(isinstance(n, str) for n in v) for v in waits.values()
     ):
         return f"`local_waits` as a mapping of {sorted(_LOCAL_WAIT_KEYS)} to lists of names"
+    outside = content.get("outside_requests") or {}
+    if not isinstance(outside, dict) or set(outside) - _OUTSIDE_KEYS or not all(
+        isinstance(v, list) and all(isinstance(n, str) for n in v) for v in outside.values()
+    ):
+        return f"`outside_requests` as a mapping of {sorted(_OUTSIDE_KEYS)} to lists of names"
+    problem = _pattern_problem(outside.get("names") or ())
+    if problem:
+        return problem
     aliases = content.get("aliases") or {}
     if not isinstance(aliases, dict) or not all(isinstance(v, str) for v in aliases.values()):
         return "`aliases` as a mapping of import path to canonical path"
+    return None
+
+
+def _pattern_problem(patterns: Any) -> Optional[str]:
+    for pattern in patterns:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            return f"`outside_requests.names` as regular expressions (`{pattern}`: {exc})"
     return None

@@ -15,7 +15,7 @@ _FILE_KEYS = {
     "quota", "phrases", "grpc_codes", "constants", "classes", "named_classes", "calls", "methods",
     "keywords", "attributes", "tuple_returns", "aliases", "handler_registrations",
 }
-_REGISTRATION_KEYS = {"modules", "decorators", "calls"}
+_REGISTRATION_KEYS = {"modules", "decorators", "calls", "mappings"}
 _FAMILY_KEYS = {"form", "codes"}
 _FORM_FIELDS = ("phrase", "camel", "code", "grpc")
 
@@ -59,6 +59,7 @@ class HandlerRegistrations:
     modules: Tuple[str, ...] = ()  # the file imports one of these, or nothing here applies
     decorators: Mapping[str, int] = field(default_factory=dict)  # method -> position of the type
     calls: Mapping[str, Tuple[int, int]] = field(default_factory=dict)  # method -> (type, handler) positions
+    mappings: Tuple[str, ...] = ()  # keywords given a dict of type -> handler (`exception_handlers={...}`)
 
 
 @dataclass(frozen=True)
@@ -145,14 +146,15 @@ def _registrations(content: Mapping[str, Any]) -> HandlerRegistrations:
         modules=tuple(content.get("modules") or ()),
         decorators={name: int(position) for name, position in (content.get("decorators") or {}).items()},
         calls=calls,
+        mappings=tuple(content.get("mappings") or ()),
     )
 
 
 def _registrations_problem(content: Any) -> Optional[str]:
-    expected = "`handler_registrations` as a mapping with `modules`, `decorators` and `calls`"
+    expected = "`handler_registrations` as a mapping with `modules`, `decorators`, `calls` and `mappings`"
     if not isinstance(content, dict) or set(content) - _REGISTRATION_KEYS:
         return expected
-    if not _is_names(content.get("modules") or []):
+    if not _is_names(content.get("modules") or []) or not _is_names(content.get("mappings") or []):
         return expected
     decorators = content.get("decorators") or {}
     if not isinstance(decorators, dict) or not all(_is_index(v) and v is not None for v in decorators.values()):

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Callable, ClassVar, FrozenSet, Mapping, Option
 
 from deadline_lint.analysis.budget import Budget, budget_in_scope
 from deadline_lint.analysis.handling import Span
+from deadline_lint.analysis.lifecycle import Lifecycle
 from deadline_lint.analysis.retry import RetryAnalysis, RetryPolicy
 from deadline_lint.catalog import Catalog
 from deadline_lint.catalog.retry import RetryCatalog
@@ -154,6 +155,13 @@ def enclosing_function(ctx: "FileView") -> Optional[ast.AST]:
         if isinstance(parent, (ast.Lambda, ast.ClassDef)):
             return None
     return None
+
+
+def outside_requests(ctx: "FileView", function: Optional[ast.AST] = None) -> bool:
+    """The retry runs where no request waits (start-up, shutdown, a probe, a background job,
+    a script: `analysis/lifecycle.py`): `function` is the decorated def, or by default the
+    def the walk is in."""
+    return ctx.analysis(Lifecycle).outside(function if function is not None else enclosing_function(ctx))
 
 
 def shown(ctx: "FileView", node: ast.AST) -> str:

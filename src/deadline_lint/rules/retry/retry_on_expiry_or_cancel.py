@@ -20,6 +20,7 @@ from deadline_lint.rules.retry.common import (
     shown,
     library_imports,
     library_words,
+    outside_requests,
 )
 
 _KINDS = (EXPIRY, CANCEL)
@@ -70,7 +71,10 @@ class RetryOnExpiryOrCancel(RetryRule):
     Flags a retry policy whose exception filter names an expiry or cancel type:
     `retry_if_exception_type((requests.Timeout, ConnectionError))`,
     `backoff.on_exception(backoff.expo, asyncio.TimeoutError)`, `stamina.retry(on=httpx.ReadTimeout)`,
-    google-api-core `Retry(predicate=if_exception_type(DeadlineExceeded))`, and hand-written
+    google-api-core `Retry(predicate=if_exception_type(DeadlineExceeded))`, aiohttp_retry's
+    `ExponentialRetry(exceptions={asyncio.TimeoutError})`, tenacity's
+    `retry_if_exception(is_transient)` where `is_transient` is a lambda or a def of the file
+    that only returns `isinstance(exc, T)` tests, and hand-written
     retry loops (`for attempt in range(n)` / `while` around `try`/`except` that tries again
     after the error) whose `except` clause names one. The types come from the exception
     vocabulary (catalog `exceptions.yaml`, the profile's `exceptions`, and classes named like
@@ -91,9 +95,13 @@ class RetryOnExpiryOrCancel(RetryRule):
     downstream; catalog `retry.yaml` `local_waits`), and a
     `while` that checks an exit condition of its own (`if stop.is_set(): return`) and neither
     sleeps nor counts attempts (a socket timeout used as a tick) stay quiet, as does a handler
-    whose type an earlier handler of the same `try` already catches.
+    whose type an earlier handler of the same `try` already catches. Retries where no request
+    waits stay quiet too (start-up, shutdown, readiness waits such as `wait_until_ready`,
+    background jobs, scripts: catalog `retry.yaml` `outside_requests`, as for DL302).
 
-    The finding is on the exception type inside the retry filter, on the `except` clause
+    The finding is on the exception type inside the retry filter (on the name the policy
+    reaches it through, when the tuple or the test function is defined elsewhere: each policy
+    using it gets its own finding), on the `except` clause
     of a hand-written loop, on the status test of a gRPC loop, and on `retry_on_timeout=True`.
 
     ## Why is this bad?
@@ -162,11 +170,11 @@ class RetryOnExpiryOrCancel(RetryRule):
         retry = ctx.analysis(RetryAnalysis)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             for policy in decorated_policies(ctx, node):
-                self._policy(policy, ctx)
+                self._policy(policy, ctx, node)
         elif isinstance(node, ast.Call):
             called = called_policy(ctx, node)
             if called is not None:
-                self._policy(called, ctx)
+                self._policy(called, ctx, None)
             elif node.keywords:
                 self._timeout_flag(node, ctx)
         else:
@@ -183,26 +191,31 @@ class RetryOnExpiryOrCancel(RetryRule):
                         self._handler(handler, admission, caught, ctx)
                     caught.update(e.qualname for e in admission.elements if e.qualname)
 
-    def _policy(self, policy: RetryPolicy, ctx) -> None:
+    def _policy(self, policy: RetryPolicy, ctx, function: Optional[ast.AST]) -> None:
+        """`function`: the def the policy decorates (None: one built in the code being walked)."""
         for part in policy.filter:
             if part.state != TYPES or part.admission is None:
                 continue
             for admitted in _named(part.admission):
-                if not reported_once(self, ctx, admitted.node):
+                where = part.place(admitted.node, policy.node)
+                if outside_requests(ctx, function) or not reported_once(self, ctx, where):
                     continue
                 fix = _drop(ctx, part.node, part.admission, admitted)
+                through = "" if where is admitted.node else f" (through `{shown(ctx, where)}`)"
                 message = (
-                    f"the retry filter of `{policy.api.qualname}` names `{_short(ctx, admitted)}`, "
+                    f"the retry filter of `{policy.api.qualname}` names `{_short(ctx, admitted)}`{through}, "
                     f"{_WHY[admitted.kind]}; remove it from the filter"
                 ) + _still_admitted(
                     part.admission, admitted, ctx, "exclude that too (`retry_if_not_exception_type`, see DL302)"
                 )
                 description = f"Remove `{_short(ctx, admitted)}` from the retry filter"
-                ctx.report(self, admitted.node, message, edits=fix, description=description)
+                ctx.report(self, where, message, edits=fix, description=description)
 
     def _status(self, test: ast.Compare, found, ctx) -> None:
         status = next(s for s in found.statuses if s.kind in _KINDS)
         short = status.qualname.rpartition(".")[2]
+        if outside_requests(ctx):
+            return
         message = (
             f"this retry loop tries again when the status is `{short}` (`{shown(ctx, test)}`); that is "
             f"{_WHY[status.kind]}; let it propagate instead"
@@ -215,6 +228,8 @@ class RetryOnExpiryOrCancel(RetryRule):
         flag = next((k for k in call.keywords if isinstance(k.value, ast.Constant) and k.value.value is True), None)
         if flag is None or flag.arg != catalog.timeout_flag(ctx.resolver.qualified_name(call.func, ctx.scope)):
             return
+        if outside_requests(ctx):
+            return
         message = (
             f"`{flag.arg}=True` makes this client retry its timeouts; that is {_WHY[EXPIRY]}; "
             f"leave it off (the default)"
@@ -223,7 +238,7 @@ class RetryOnExpiryOrCancel(RetryRule):
 
     def _handler(self, handler: ast.ExceptHandler, admission: Admission, caught: Set[str], ctx) -> None:
         named = [a for a in _named(admission) if a.named not in caught]
-        if not named:
+        if not named or outside_requests(ctx):
             return
         admitted = named[0]
         fix = _drop(ctx, handler.type, admission, admitted)

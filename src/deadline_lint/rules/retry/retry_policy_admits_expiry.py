@@ -8,7 +8,7 @@ from deadline_lint.analysis.retry import ALL, ALL_BUT, TYPES, RetryPolicy
 from deadline_lint.rules.base import register
 from deadline_lint.analysis.budget import BudgetAnalysis
 from deadline_lint.rules.retry.common import (
-    RetryRule, budget_of, called_policy, decorated_policies, policy_head, reported_once,
+    RetryRule, budget_of, called_policy, decorated_policies, outside_requests, policy_head, reported_once,
 )
 
 _ANY_ERROR = "Exception"
@@ -41,9 +41,14 @@ class RetryPolicyAdmitsExpiry(RetryRule):
     results only (`backoff.on_predicate`, `retry_if_result`), for google-api-core's `Retry()`
     whose default predicate leaves `DeadlineExceeded` out, and for hand-written loops
     (`except Exception` in a loop is too often polling; DL301 covers loops naming expiry).
+    Quiet also where no request waits for the retry: start-up, shutdown, health probes and
+    readiness waits (by the function's name), background jobs (a function handed to a
+    scheduler or a thread, a task nobody awaits, and the private functions only they call)
+    and scripts (`if __name__ == "__main__":`); catalog `retry.yaml` `outside_requests`.
 
-    The finding is on the base class inside the filter, or on the decorator's (or policy
-    call's) first line when there is no filter.
+    The finding is on the base class inside the filter (on the name the policy reaches it
+    through, when the tuple or a `retry_if_exception(f)` test function is defined elsewhere),
+    or on the decorator's (or policy call's) first line when there is no filter.
 
     ## Why is this bad?
     A policy that retries "everything" retries the one error that must never be retried: the
@@ -97,13 +102,14 @@ class RetryPolicyAdmitsExpiry(RetryRule):
             if policies:
                 budgeted = _budgeted_def(ctx, node)
                 for policy in policies:
-                    self._policy(policy, ctx, budgeted)
+                    self._policy(policy, ctx, budgeted, node)
         elif isinstance(node, ast.Call):  # the only other node type visited
             called = called_policy(ctx, node)
             if called is not None:
-                self._policy(called, ctx, budget_of(ctx) is not None)
+                self._policy(called, ctx, budget_of(ctx) is not None, None)
 
-    def _policy(self, policy: RetryPolicy, ctx, budgeted: bool) -> None:
+    def _policy(self, policy: RetryPolicy, ctx, budgeted: bool, function: Optional[ast.AST]) -> None:
+        """`function`: the def the policy decorates (None: one built in the code being walked)."""
         if policy.giveup:
             return
         hint = f"; keep expiry out with {policy.api.hint}" if policy.api.hint else ""
@@ -114,6 +120,7 @@ class RetryPolicyAdmitsExpiry(RetryRule):
             self._report(
                 ctx, policy_head(policy),
                 f"`{name}` retries {own.what} by default (`{own.type}`), so it retries deadline expiry{keep}",
+                function,
             )
         for part in policy.filter:
             if part.state == ALL:
@@ -123,31 +130,40 @@ class RetryPolicyAdmitsExpiry(RetryRule):
                     "has no exception filter" if part.node is None
                     else f"retries every error (`{_shown(ctx, part.node)}`)"
                 )
-                self._report(ctx, where, f"`{name}` {what}, so it retries deadline expiry too (`{witness}`){hint}")
+                message = f"`{name}` {what}, so it retries deadline expiry too (`{witness}`){hint}"
+                self._report(ctx, where, message, function)
             elif part.state == TYPES and part.admission is not None:
                 for element in part.admission.elements:
                     through = _through_base(element.admitted)
                     if through is not None and (budgeted or through.named in _EVERY_ERROR):
+                        where = part.place(element.node, policy.node)
+                        via = "" if where is element.node else f" (through `{_shown(ctx, where)}`)"
                         self._report(
                             ctx,
-                            element.node,
-                            f"`{through.named}` in the retry filter of `{name}` includes `{through.type}`, so it "
+                            where,
+                            f"`{through.named}`{via} in the retry filter of `{name}` includes `{through.type}`, so it "
                             f"retries deadline expiry{hint}",
+                            function,
                         )
             elif (
                 part.state == ALL_BUT and part.node is not None  # an ALL_BUT part always has its node
                 and part.admission is not None and part.admission.admits(EXPIRY) is None
             ):
                 witness = _any_error(ctx, part.node)
+                excluded = f"`{_shown(ctx, part.node)}`"
+                if part.tested:
+                    types = ", ".join(f"`{_shown(ctx, e.node)}`" for e in part.admission.elements)
+                    excluded = f"what {excluded} tests for ({types})"
                 self._report(
                     ctx,
                     part.node,
-                    f"`{name}` retries every error except `{_shown(ctx, part.node)}`, deadline expiry too (`{witness}`)"
-                    f"{hint}",
+                    f"`{name}` retries every error except {excluded}, deadline expiry too (`{witness}`){hint}",
+                    function,
                 )
 
-    def _report(self, ctx, node: Optional[ast.AST], message: str) -> None:
-        if node is not None and reported_once(self, ctx, node):
+    def _report(self, ctx, node: Optional[ast.AST], message: str, function: Optional[ast.AST]) -> None:
+        # Asked last: whether a request waits is a question about the whole file.
+        if node is not None and not outside_requests(ctx, function) and reported_once(self, ctx, node):
             ctx.report(self, node, message)
 
 

@@ -25,7 +25,8 @@ class BreakerReportedAsDeadline(HandlingRule):
     profile's expired status (504, `GATEWAY_TIMEOUT`, `DEADLINE_EXCEEDED`). The finding is on
     that statement. A function a framework calls for an open breaker error it is registered
     for (`@app.exception_handler(CircuitBreakerError)`, `app.add_exception_handler(...)`,
-    Flask's `@app.errorhandler(...)`) is such a handler too.
+    `exception_handlers={CircuitBreakerError: handler}`, Flask's `@app.errorhandler(...)`) is
+    such a handler too.
 
     ## Why is this bad?
     An open breaker refused the call at once, without spending any time: nothing expired.

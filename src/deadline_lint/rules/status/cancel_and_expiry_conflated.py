@@ -28,9 +28,9 @@ class CancelAndExpiryConflated(HandlingRule):
       raises a cancel error, reported on that statement.
 
     A function a framework calls for the types it is registered for
-    (`@app.exception_handler(...)`, `app.add_exception_handler(...)`, Flask's
-    `@app.errorhandler(...)`) handles them as an `except` clause would; one registered for
-    both kinds is reported on the first registered type.
+    (`@app.exception_handler(...)`, `app.add_exception_handler(...)`,
+    `exception_handlers={...}`, Flask's `@app.errorhandler(...)`) handles them as an `except`
+    clause would; one registered for both kinds is reported on the first registered type.
 
     A handler that tells the two apart in its body (`isinstance(err, CancelledError)`, a
     status-code test) is quiet, as is one that only re-raises. A cancel handler that reports

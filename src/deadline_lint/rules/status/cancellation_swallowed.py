@@ -3,14 +3,18 @@ from __future__ import annotations
 import ast
 from typing import FrozenSet
 
+from deadline_lint.analysis.cancel_scopes import shielded
 from deadline_lint.analysis.exceptions import CANCEL, ExceptionAnalysis
 from deadline_lint.analysis.handler_flow import (
     FALLS_THROUGH,
+    RAISES_OTHER,
     calls_any,
     can_suspend,
+    cancelled_before_loop,
     cancels_then_awaits,
     handler_leaks,
     passes_caught_on,
+    reraises_on_some_path,
 )
 from deadline_lint.analysis.handling import HandlingAnalysis, except_keyword
 from deadline_lint.diagnostics import Applicability
@@ -46,8 +50,15 @@ class CancellationSwallowed(Rule):
 
     Quiet when every path re-raises (a bare `raise`, `raise <the caught name>`, or a new
     `CancelledError`), and when the code cancelled the task itself just before awaiting it
-    (`task.cancel()` then `await task` inside the `try` or `with`): swallowing the
-    cancellation it asked for is the point. Synchronous code is not checked, nor a `try`
+    (`task.cancel()` then `await task` or `await asyncio.wait_for(task, 1)` inside the `try`
+    or `with`, or `for t in pending: t.cancel()` before a `for t in pending:` loop that awaits
+    each): swallowing the cancellation it asked for is the point. Quiet too where no caller's
+    cancellation can arrive: under a shielded scope (`with anyio.CancelScope(shield=True):`,
+    catalog `cancellation.shields`), or in the cleanup of an enclosing handler that caught the
+    cancellation and re-raises it on every path; and when the handler converts the
+    cancellation on one branch only and re-raises it on the other (`if disconnected.is_set():
+    raise ClientClosed()` then `raise`): the branch tells its own cancellation from the
+    caller's. Synchronous code is not checked, nor a `try`
     that never waits: there `CancelledError` comes from a future (`future.result()`), not
     from the running task. Also quiet when the handler decides for itself: it asks
     `task.cancelling()`, hands the exception object to other code (`errors.append(exc)`,
@@ -133,20 +144,16 @@ class CancellationSwallowed(Rule):
             return
         if not can_suspend(getattr(ctx.parent, "body", ())):
             return  # nothing in the `try` waits: the cancellation cannot be the task's
-        if self._someone_else_decides(handler, ctx):
+        if self._someone_else_decides(handler, ctx) or self._not_the_callers(ctx, handling, exceptions):
             return
         decide = _CancelBranches(handler, ctx, handling, exceptions)
         if decide.unknown:
             return
-
-        def hands_on(raise_node):
-            raised = raise_node.exc.func if isinstance(raise_node.exc, ast.Call) else raise_node.exc
-            found = exceptions.type_of(raised)
-            return found is not None and found.kind == CANCEL and not found.status
-
-        leaks = handler_leaks(handler, hands_on, decide)
-        if not leaks or self._cancelled_it_itself(ctx, ctx.parents[-1] if ctx.parents else None):
+        leaks = _leaks(handler, decide, exceptions)
+        if not leaks or self._cancelled_it_itself(ctx, ctx.parents[-1] if ctx.parents else None, ctx.parents[:-1]):
             return
+        if all(leak.how == RAISES_OTHER for leak in leaks) and reraises_on_some_path(handler):
+            return  # converted on one branch, re-raised on the other: the branch tells whose it is
         first = leaks[0]
         header = "except:" if handler.type is None else f"except {shown(ctx, handler.type)}"
         caught = "" if cancel_type in header else f" ({cancel_type})"
@@ -215,7 +222,9 @@ class CancellationSwallowed(Rule):
             cancel_type = next(
                 (found for found in (handling.task_cancel(exceptions.admits(a)) for a in call.args) if found), None
             )
-            if cancel_type is None or not can_suspend(node.body) or self._cancelled_it_itself(ctx, node):
+            if cancel_type is None or not can_suspend(node.body) or self._cancelled_it_itself(ctx, node, ctx.parents):
+                continue
+            if self._not_the_callers(ctx, handling, exceptions):
                 continue
             text = shown(ctx, call)
             caught = "" if cancel_type in text else f" ({cancel_type})"
@@ -226,29 +235,75 @@ class CancellationSwallowed(Rule):
             ctx.report(self, call, message)
 
     @staticmethod
-    def _cancelled_it_itself(ctx, statement) -> bool:
-        """`task.cancel()` just before this `try` / `with`, then `await task` inside it."""
+    def _not_the_callers(ctx, handling, exceptions) -> bool:
+        """No caller's cancellation reaches the handler: it lies under a shielded cancel scope
+        (`with anyio.CancelScope(shield=True):`), or in the body of an enclosing handler of the
+        same function that caught the cancellation already and re-raises it on every path (a
+        second one swallowed during its cleanup loses nothing)."""
+        if shielded(ctx):
+            return True
+        for ancestor in reversed(ctx.parents):
+            if isinstance(ancestor, _FUNCTIONS):
+                return False
+            if not isinstance(ancestor, ast.ExceptHandler):
+                continue
+            if handling.task_cancel(exceptions.handler(ancestor)) is None:
+                continue
+            decide = _CancelBranches(ancestor, ctx, handling, exceptions)
+            if not decide.unknown and not _leaks(ancestor, decide, exceptions):
+                return True
+        return False
+
+    @staticmethod
+    def _cancelled_it_itself(ctx, statement, above) -> bool:
+        """`task.cancel()` just before this `try` / `with`, then `await task` (or
+        `await asyncio.wait_for(task, 1)`) inside it; or `for t in pending: t.cancel()` before
+        the loop `for t in pending:` that holds it."""
         if statement is None:
             return False
         if isinstance(statement, ast.ExceptHandler):
             return False
         if not isinstance(statement, _TRY_TYPES + (ast.With, ast.AsyncWith)):
             return False
-        owner = ctx.parents[-2] if isinstance(statement, _TRY_TYPES) and len(ctx.parents) > 1 else ctx.parent
-        for field in ("body", "orelse", "finalbody"):
-            block = getattr(owner, field, None)
-            if isinstance(block, list) and any(s is statement for s in block):
-                index = next(i for i, s in enumerate(block) if s is statement)
-                return cancels_then_awaits(block, index, statement.body)
-        for handler in getattr(owner, "handlers", ()) or ():
-            if any(s is statement for s in handler.body):
-                index = next(i for i, s in enumerate(handler.body) if s is statement)
-                return cancels_then_awaits(handler.body, index, statement.body)
-        for case in getattr(owner, "cases", ()) or ():
-            if any(s is statement for s in case.body):
-                index = next(i for i, s in enumerate(case.body) if s is statement)
-                return cancels_then_awaits(case.body, index, statement.body)
-        return cancels_then_awaits([], 0, statement.body)
+        waits = frozenset(
+            name.rpartition(".")[2] for name in (ctx.catalog.data.get("cancellation") or {}).get("waits_on") or ()
+        )
+        owner = above[-1] if above else None
+        found = _block_of(owner, statement)
+        if found is None:
+            return cancels_then_awaits([], 0, statement.body, waits)
+        block, index = found
+        if cancels_then_awaits(block, index, statement.body, waits):
+            return True
+        if isinstance(owner, (ast.For, ast.AsyncFor)) and len(above) > 1:
+            outer = _block_of(above[-2], owner)
+            if outer is not None:
+                return cancelled_before_loop(outer[0], outer[1], statement.body, waits)
+        return False
+
+
+def _block_of(owner, statement):
+    """The statement list of `owner` that holds `statement`, and its index there."""
+    if owner is None:
+        return None
+    blocks = [getattr(owner, field, None) for field in ("body", "orelse", "finalbody")]
+    blocks += [handler.body for handler in getattr(owner, "handlers", ()) or ()]
+    blocks += [case.body for case in getattr(owner, "cases", ()) or ()]
+    for block in blocks:
+        if isinstance(block, list):
+            for index, stmt in enumerate(block):
+                if stmt is statement:
+                    return block, index
+    return None
+
+
+def _leaks(handler, decide, exceptions):
+    def hands_on(raise_node):
+        raised = raise_node.exc.func if isinstance(raise_node.exc, ast.Call) else raise_node.exc
+        found = exceptions.type_of(raised)
+        return found is not None and found.kind == CANCEL and not found.status
+
+    return handler_leaks(handler, hands_on, decide)
 
 
 _UNRESOLVED_CANCEL_WORDS = ("cancel", "baseexception", "interrupt")

@@ -30,8 +30,12 @@ class ExpiryMappedTo429(HandlingRule):
     `return body, 429` in a Flask view, `context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, ...)`,
     `context.set_code(...)`. The finding is on that statement. A function a framework calls
     for an expiry error it is registered for (`@app.exception_handler(asyncio.TimeoutError)`,
-    `app.add_exception_handler(Timeout, handler)`, Flask's `@app.errorhandler(Timeout)`) is
-    such a handler too; one registered for a type the checker cannot read stays quiet.
+    `app.add_exception_handler(Timeout, handler)`, `Starlette(exception_handlers={Timeout:
+    handler})`, Flask's `@app.errorhandler(Timeout)`, Sanic's `@app.exception(Timeout)`,
+    Falcon's `add_error_handler`) is such a handler too; one registered for a type the checker
+    cannot read stays quiet. Hooks that receive every exception (Django's
+    `process_exception`, DRF's `exception_handler`, aiohttp middlewares, gRPC server
+    interceptors) handle expiry in their `isinstance` branch or `except` clause for it.
 
     A 429 outside an expiry handler (rate limiting) is quiet, and so is a handler that only
     reaches expiry through a base class (`except Exception`): it is not about expiry.

@@ -1,0 +1,161 @@
+"""Code no request waits for: start-up, shutdown, readiness probes, background jobs, scripts.
+
+A retry there spends nobody's deadline, so the retry rules leave it alone (catalog
+`retry.yaml` `outside_requests`). A function is outside any request when
+
+- its module is a script (`if __name__ == "__main__":` at module level, other than a test
+  module's `unittest.main()`);
+- its name says so (`startup`, `on_shutdown`, `health_check`, `wait_until_ready`, ...);
+- it runs on its own: passed to a scheduler or a thread (`add_job(self._sync)`,
+  `Thread(target=poll)`), or made a task nobody waits for
+  (`self._task = asyncio.create_task(self._run())`, or the task dropped);
+- it is private to the file (`_name`, or a def nested in another) and every use of its name
+  in the file is a call made from code outside any request (or hands it to a scheduler).
+
+Only this file is read: a public function may be called from a request elsewhere, so it is
+never inferred from its callers here.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from typing import TYPE_CHECKING, Dict, List, Optional, Set
+
+from deadline_lint.analysis.expressions import last_name
+
+if TYPE_CHECKING:
+    from deadline_lint.file_view import FileView
+
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_TEST_RUNNERS = frozenset({"unittest", "pytest"})
+
+
+class Lifecycle:
+    """Per file: which function definitions run outside any request."""
+
+    def __init__(self, ctx: "FileView") -> None:
+        spec = ctx.catalog.retry.outside_requests
+        self._patterns = [re.compile(p) for p in spec.names]
+        self._background = spec.background
+        self._spawns = spec.spawns
+        self._script = _is_script(ctx.tree)
+        self._outside: Optional[Set[int]] = None
+        self._tree = ctx.tree
+
+    def outside(self, function: Optional[ast.AST]) -> bool:
+        """`function` (a def) runs outside any request; module-level code of a script too."""
+        if self._script:
+            return True
+        if not isinstance(function, _FUNCTIONS):
+            return False
+        if self._outside is None:
+            self._outside = self._compute()
+        return id(function) in self._outside
+
+    def _named(self, name: str) -> bool:
+        bare = name.lstrip("_").lower()
+        return any(p.fullmatch(bare) for p in self._patterns)
+
+    def _compute(self) -> Set[int]:
+        defs: Dict[str, List[ast.AST]] = {}
+        enclosing: Dict[int, Optional[ast.AST]] = {}  # node id -> innermost def around it
+        nested: Set[int] = set()
+        parents: Dict[int, ast.AST] = {}
+        handed: Set[str] = set()  # names given to a scheduler, a thread or a task nobody awaits
+        handed_nodes: Set[int] = set()
+        uses: Dict[str, List[ast.AST]] = {}  # name -> its loads (Name, or Attribute by attr)
+        calls: List[ast.Call] = []
+        stack: List[tuple] = [(self._tree, None)]
+        while stack:  # one walk, recording what the questions below need
+            node, owner = stack.pop()
+            if isinstance(node, _FUNCTIONS):
+                defs.setdefault(node.name, []).append(node)
+                if owner is not None:
+                    nested.add(id(node))
+            elif isinstance(node, ast.Call):
+                if last_name(node.func) in self._background:
+                    calls.append(node)
+            elif isinstance(node, ast.Name):
+                if isinstance(node.ctx, ast.Load):
+                    uses.setdefault(node.id, []).append(node)
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+                uses.setdefault(node.attr, []).append(node)
+            inner = node if isinstance(node, _FUNCTIONS) else owner
+            for child in ast.iter_child_nodes(node):
+                parents[id(child)] = node
+                enclosing[id(child)] = inner
+                stack.append((child, inner))
+        outside = {id(d) for name, found in defs.items() if self._named(name) for d in found}
+        for call in calls:
+            if last_name(call.func) in self._spawns and not _unawaited(parents.get(id(call))):
+                continue
+            for argument in [*call.args, *(k.value for k in call.keywords)]:
+                target = argument.func if isinstance(argument, ast.Call) else argument
+                name = last_name(target)
+                if name is not None:
+                    handed.add(name)
+                    handed_nodes.add(id(target))
+        outside.update(id(d) for name in handed for d in defs.get(name, ()))
+        changed = True
+        while changed:
+            changed = False
+            for name, found in defs.items():
+                if all(id(d) in outside for d in found):
+                    continue
+                private = (name.startswith("_") and not name.endswith("__")) or all(id(d) in nested for d in found)
+                loads = uses.get(name, [])
+                if not private or not loads:
+                    continue
+                if all(
+                    id(use) in handed_nodes
+                    or (_is_called(use, parents) and id(enclosing.get(id(use))) in outside)
+                    for use in loads
+                ):
+                    outside.update(id(d) for d in found)
+                    changed = True
+        return outside
+
+
+def _is_script(tree: ast.Module) -> bool:
+    """`if __name__ == "__main__":` at module level, unless all it does is run the module's
+    tests (`unittest.main()`, `pytest.main([__file__])`): a test module is not a script."""
+    for stmt in tree.body:
+        test = stmt.test if isinstance(stmt, ast.If) else None
+        if (
+            isinstance(test, ast.Compare)
+            and isinstance(test.left, ast.Name)
+            and test.left.id == "__name__"
+            and len(test.comparators) == 1
+            and isinstance(test.comparators[0], ast.Constant)
+            and test.comparators[0].value == "__main__"
+        ):
+            return not all(_runs_tests(s) for s in stmt.body)  # type: ignore[attr-defined]
+    return False
+
+
+def _runs_tests(stmt: ast.stmt) -> bool:
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        return True
+    call = stmt.value if isinstance(stmt, ast.Expr) else None
+    func = call.func if isinstance(call, ast.Call) else None
+    return (
+        isinstance(func, ast.Attribute)
+        and func.attr == "main"
+        and isinstance(func.value, ast.Name)
+        and func.value.id in _TEST_RUNNERS
+    )
+
+
+def _unawaited(parent: Optional[ast.AST]) -> bool:
+    """A task made as a statement (dropped) or kept on an attribute (`self._task = ...`)."""
+    if isinstance(parent, ast.Expr):
+        return True
+    return isinstance(parent, (ast.Assign, ast.AnnAssign)) and all(
+        isinstance(t, ast.Attribute) for t in (parent.targets if isinstance(parent, ast.Assign) else [parent.target])
+    )
+
+
+def _is_called(use: ast.AST, parents: Dict[int, ast.AST]) -> bool:
+    parent = parents.get(id(use))
+    return isinstance(parent, ast.Call) and parent.func is use
+
