@@ -8,12 +8,13 @@ formats it) is not one: what it returns is no longer the clock's instant."""
 from __future__ import annotations
 
 import ast
+import re
 from typing import TYPE_CHECKING, Dict, FrozenSet, Optional, Tuple
 
 from deadline_lint.analysis.scopes import Scope
 from deadline_lint.catalog.clock import WALL, ClockCatalog, clock_catalog
-from deadline_lint.semantics.facts import Fact, Local, holds_in
-from deadline_lint.semantics.file import FileSemantics
+from deadline_lint.semantics.facts import Fact, Local
+from deadline_lint.semantics.file import FactNames, FileSemantics
 from deadline_lint.semantics.imported import imports_fact_holder, reexports_from
 from deadline_lint.semantics.summary import External
 from deadline_lint.semantics.summary import ModuleTree, own_returns
@@ -31,6 +32,11 @@ class ReadsWallClock(Fact[Tuple[str, str]]):
     def __init__(self, clocks: ClockCatalog) -> None:
         self.wall = {name: clock.unit for name, clock in clocks.functions.items() if clock.clock == WALL}
         self.name = "clock.reads_wall[" + ",".join(sorted(self.wall)) + "]"
+        finals = sorted({name.rpartition(".")[2] for name in self.wall})
+        self._call = re.compile(r"\b(?:%s)[ \t]*\(" % "|".join(map(re.escape, finals)))
+
+    def may_hold(self, text: str) -> bool:
+        return self._call.search(text) is not None
 
     def terminal(self, payload: Tuple[str, str]) -> Optional[str]:
         return payload[0]
@@ -84,27 +90,35 @@ def reaches_wall_clock(fact: ReadsWallClock, text: str, path: str) -> bool:
 
 class ProjectClocks:
     """Per file (`ctx.analysis(ProjectClocks)`): wall-clock reads that pass through the
-    project. Files that import nothing of the kind answer no once."""
+    project, looked for only at calls of the names that can reach one (most files: none)."""
 
     def __init__(self, ctx: "FileView") -> None:
         self.ctx = ctx
         self.clocks = clock_catalog(ctx.catalog)
         self.fact = reads_wall_clock(self.clocks)
-        self._possible: Optional[bool] = None
+        self._names: Optional[FactNames] = None
 
     @property
-    def possible(self) -> bool:
-        if self._possible is None:
-            semantics = self.ctx.analysis(FileSemantics)
-            self._possible = holds_in(self.fact, semantics.own, semantics.names) or reaches_wall_clock(
-                self.fact, self.ctx.source.text, self.ctx.source.path
-            )
-        return self._possible
+    def names(self) -> FactNames:
+        if self._names is None:
+            self._names = self.ctx.analysis(FileSemantics).names_for(self.fact)
+        return self._names
+
+    def may_reach(self, func: ast.expr) -> bool:
+        names = self.names
+        if names.may_reach(func):
+            return True
+        head = func
+        while isinstance(head, ast.Attribute):
+            head = head.value
+        if not isinstance(head, ast.Name) or head is func:
+            return False
+        return names.reexports.get(head.id, "").split(".")[0] in CLOCK_PACKAGES  # `time.time()` via a project module
 
     def read(self, call: ast.Call, scope: Scope) -> Optional[Tuple[str, str, str]]:
         """(clock function, unit, the chain a message names) for a call that reads the wall
         clock through the project, else None."""
-        if not self.possible:
+        if not self.may_reach(call.func):
             return None
         semantics = self.ctx.analysis(FileSemantics)
         qualname = self.ctx.resolver.qualified_name(call.func, scope)

@@ -54,22 +54,21 @@ class ClockReads:
         (`from time import time as now`). Most calls stop here."""
         func = call.func
         if type(func) is ast.Attribute:
-            return func.attr in self._final_names or self._through_project  # type: ignore[attr-defined]
+            return func.attr in self._final_names or self._through_project(func)  # type: ignore[attr-defined]
         if type(func) is ast.Name:
             if self._from_imports is None:
                 self._from_imports = self._names_from_clock_modules(scope)
-            return func.id in self._from_imports or self._through_project  # type: ignore[attr-defined]
+            return func.id in self._from_imports or self._through_project(func)  # type: ignore[attr-defined]
         return False
 
-    @property
-    def _through_project(self) -> bool:
-        """Calls here may read the wall clock through project code (clock_facts.py)."""
+    def _through_project(self, func: ast.expr) -> bool:
+        """The callee may read the wall clock through project code (clock_facts.py)."""
         if self._project is None:
             analysis = getattr(self.ctx, "analysis", None)
             if analysis is None:
                 return False  # built outside a check (the budget threader's own index): the file alone
             self._project = analysis(ProjectClocks)
-        return self._project.possible  # type: ignore[union-attr]
+        return self._project.may_reach(func)  # type: ignore[union-attr]
 
     def _names_from_clock_modules(self, scope: Scope) -> FrozenSet[str]:
         modules = {q.split(".")[0] for q in self.clocks.functions}
@@ -97,7 +96,7 @@ class ClockReads:
 
     def _clock_read(self, call: ast.Call, scope: Scope) -> Optional[ClockRead]:
         found = self._library_read(call, scope)
-        if found is None and self._through_project:
+        if found is None and self._through_project(call.func):
             through = self._project.read(call, scope)  # type: ignore[union-attr]
             if through is not None:
                 function, unit, chain = through

@@ -25,6 +25,10 @@ class RetriesOnItsOwn(Fact[str]):
     def __init__(self, catalog: RetryCatalog) -> None:
         self.catalog = catalog
         self.name = "retry.decorated[" + ",".join(sorted(catalog.policies)) + "]"
+        self._words = tuple(sorted({name.rpartition(".")[2] for name in catalog.policies}))
+
+    def may_hold(self, text: str) -> bool:
+        return "@" in text and any(word in text for word in self._words)
 
     def function(self, module: ModuleTree, node: ast.AST, klass: Optional[ast.ClassDef]) -> Optional[Local]:
         if not isinstance(node, FUNCTIONS):

@@ -13,9 +13,8 @@ from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Tuple
 
 from deadline_lint.analysis.scopes import ASSIGN, PARAM, Scope
 from deadline_lint.catalog.spawn import SpawnCatalog, spawn_catalog
-from deadline_lint.semantics.facts import Answer, Fact, Local, holds_in
-from deadline_lint.semantics.file import FileSemantics
-from deadline_lint.semantics.imported import imports_fact_holder
+from deadline_lint.semantics.facts import Answer, Fact, Local
+from deadline_lint.semantics.file import FactNames, FileSemantics
 from deadline_lint.semantics.summary import ModuleTree, own_returns
 
 # The receivers `x.create_task(...)` is a loop's, spelled so: a TaskGroup's or a nursery's
@@ -37,6 +36,10 @@ class ReturnsTask(Fact[str]):
         self.loop_factories = spawn.loop_factories
         key = ",".join(sorted(self.tasks | self.loop_methods | self.loop_factories))
         self.name = f"spawn.returns_task[{key}]"
+        self._words = tuple(sorted(spawn.task_words | {n.rpartition(".")[2] for n in spawn.tasks}))
+
+    def may_hold(self, text: str) -> bool:
+        return any(word in text for word in self._words)
 
     def terminal(self, payload: str) -> Optional[str]:
         return payload
@@ -149,25 +152,22 @@ def returns_task(spawn: SpawnCatalog) -> ReturnsTask:
 
 
 class TaskWrappers:
-    """Per file (`ctx.analysis(TaskWrappers)`): whether a call here can reach a task wrapper at
-    all (this module defines one, or imports a project module holding one), and what a call
-    reaches. Most files answer no once, and their calls cost nothing more."""
+    """Per file (`ctx.analysis(TaskWrappers)`): the names through which a call here can reach
+    a task wrapper (this module's, or an imported project module's), and what a call
+    reaches. Most files have none, and their calls cost one set lookup."""
 
     def __init__(self, ctx: "FileView") -> None:
         self.ctx = ctx
         self.fact = returns_task(spawn_catalog(ctx.catalog, ctx.profile.spawn_helpers))
-        self._possible: Optional[bool] = None
+        self._names: Optional[FactNames] = None
 
     @property
-    def possible(self) -> bool:
-        if self._possible is None:
-            semantics = self.ctx.analysis(FileSemantics)
-            self._possible = holds_in(self.fact, semantics.own, semantics.names) or imports_fact_holder(
-                self.fact, self.ctx.source.text, self.ctx.source.path
-            )
-        return self._possible
+    def names(self) -> FactNames:
+        if self._names is None:
+            self._names = self.ctx.analysis(FileSemantics).names_for(self.fact)
+        return self._names
 
     def reached(self, call: ast.Call, scope: Scope) -> Optional[Answer[str]]:
-        if not self.possible:
+        if not self.names.may_reach(call.func):
             return None
         return self.ctx.analysis(FileSemantics).fact_at(self.fact, call.func, scope)

@@ -16,7 +16,8 @@ import ast
 from typing import Dict, Generic, NamedTuple, Optional, Tuple, TypeVar
 
 from deadline_lint.semantics import store
-from deadline_lint.semantics.modules import ModuleSource
+from deadline_lint.semantics.modules import ModuleSource, absolute_name
+from deadline_lint.semantics.scan import import_table
 from deadline_lint.semantics.summary import (
     FUNCTION, FUNCTIONS, ModuleTree, Names, Symbol, class_members, content_key, tree_of,
 )
@@ -67,6 +68,11 @@ class Fact(Generic[P]):
             if value is not None:
                 found[name] = value
         return found
+
+    def may_hold(self, text: str) -> bool:
+        """A module whose text fails this holds the fact nowhere by itself (only through a
+        module it imports): a cheap look that spares most modules a parse."""
+        return True
 
     def terminal(self, payload: P) -> Optional[str]:
         """How a message names where the fact holds, after the symbol's own step, if at all."""
@@ -122,7 +128,34 @@ def forget_facts() -> None:
     from deadline_lint.semantics.summary import forget_summaries
 
     _LOCALS.clear()
+    _MAY_HOLD.clear()
     forget_summaries()
+
+
+_MAY_HOLD: Dict[Tuple[str, str], bool] = {}
+
+
+def text_may_hold(fact: Fact, module: ModuleSource, names: Names, depth: int = 0) -> bool:
+    """The fact can hold in the module: its text passes `fact.may_hold`, or it imports (by
+    its import lines) a project module of which that is true, at most MAX_HOPS deep. Judged
+    from texts alone, so most modules are never parsed for a fact."""
+    key = (content_key(module), fact.name)
+    known = _MAY_HOLD.get(key)
+    if known is not None:
+        return known
+    found = fact.may_hold(module.text)
+    if not found and depth < MAX_HOPS:
+        for target in set(import_table(module.text).values()):
+            target = absolute_name(module.name, module.is_package, target)
+            if not names.is_project_name(target):
+                continue
+            split = names.split(target)
+            if split is not None and split[0] is not module and text_may_hold(fact, split[0], names, depth + 1):
+                found = True
+                break
+    if found or depth == 0:
+        _MAY_HOLD[key] = found  # a "no" cut short by the depth is not kept
+    return found
 
 
 class ProjectFacts:
@@ -143,6 +176,8 @@ class ProjectFacts:
             return self._answers[key]
         if key in self._active or hops > MAX_HOPS:
             return None  # a cycle or a chain too long: unknown
+        if not text_may_hold(fact, symbol.module, self.names):
+            return None
         local = locals_of(fact, symbol.module).get(".".join(symbol.path))
         found: Optional[Answer] = None
         if local is not None:
@@ -167,6 +202,8 @@ class ProjectFacts:
 
 def holds_in(fact: Fact, module: ModuleSource, names: Names) -> bool:
     """The fact holds for some symbol of the module (directly, or through the project)."""
+    if not text_may_hold(fact, module, names):
+        return False
     local = locals_of(fact, module)
     if any(value.payload is not None for value in local.values()):
         return True

@@ -3,13 +3,13 @@ which project symbol a call names, and what a family's fact says about it."""
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Dict, FrozenSet, NamedTuple, Optional, Set
 
 from deadline_lint.analysis.scopes import IMPORT, OTHER, Scope
-from deadline_lint.semantics.facts import Answer, Fact, P, ProjectFacts
+from deadline_lint.semantics.facts import Answer, Fact, P, ProjectFacts, locals_of, text_may_hold
 from deadline_lint.semantics.modules import ModuleSource, project_of
 from deadline_lint.semantics.receivers import Receivers
-from deadline_lint.semantics.summary import FUNCTION, FUNCTIONS, ModuleTree, Names, Symbol, tree_of
+from deadline_lint.semantics.summary import CLASS, FUNCTION, FUNCTIONS, External, ModuleTree, Names, Symbol, tree_of
 
 if TYPE_CHECKING:
     from deadline_lint.file_view import FileView
@@ -23,12 +23,20 @@ class FileSemantics:
         self.names = Names(modules, self.own)
         self.facts = ProjectFacts(self.names)
         self.receivers = Receivers(self.names)
+        self._fact_names: Dict[str, FactNames] = {}
 
     @property
     def summary(self) -> ModuleTree:
         """The checked module's own tree view (its tree is the one being walked)."""
         found = tree_of(self.own)
         assert found is not None  # the walked tree parsed
+        return found
+
+    def names_for(self, fact: Fact) -> "FactNames":
+        """Which names of this file can reach a symbol `fact` holds for (once per fact)."""
+        found = self._fact_names.get(fact.name)
+        if found is None:
+            found = self._fact_names[fact.name] = _fact_names(self, fact)
         return found
 
     def fact_at(self, fact: Fact[P], func: ast.expr, scope: Scope) -> Optional[Answer[P]]:
@@ -70,3 +78,76 @@ class FileSemantics:
             return None
         found = self.names.symbol(qualname)
         return found if found is not None and found.is_function else None
+
+
+class FactNames(NamedTuple):
+    """The names through which a call in this file can reach a symbol a fact holds for."""
+
+    functions: FrozenSet[str]  # `fn(...)`: this module's functions and imported ones
+    modules: Dict[str, FrozenSet[str]]  # `alias.fn(...)`: an imported project module's functions
+    methods: FrozenSet[str]  # `obj.m(...)`: methods of this module's or imported project classes
+    reexports: Dict[str, str]  # bound name -> what a project module re-exports from outside
+
+    @property
+    def any(self) -> bool:
+        return bool(self.functions or self.modules or self.methods or self.reexports)
+
+    def may_reach(self, func: ast.expr) -> bool:
+        """A cheap first look at a call's callee, before any resolution."""
+        if isinstance(func, ast.Name):
+            return func.id in self.functions
+        if isinstance(func, ast.Attribute):
+            if func.attr in self.methods:
+                return True
+            head = func.value
+            return isinstance(head, ast.Name) and func.attr in self.modules.get(head.id, ())
+        return False
+
+
+def _fact_names(semantics: "FileSemantics", fact: Fact) -> FactNames:
+    names, facts, own = semantics.names, semantics.facts, semantics.own
+    functions: Set[str] = set()
+    methods: Set[str] = set()
+    modules: Dict[str, FrozenSet[str]] = {}
+    reexports: Dict[str, str] = {}
+
+    def holding_methods(klass: Symbol) -> None:
+        for owner in names.mro(klass):
+            if not text_may_hold(fact, owner.module, names):
+                continue
+            for path in locals_of(fact, owner.module):
+                parts = tuple(path.split("."))
+                if len(parts) == 2 and parts[0] == owner.path[0]:
+                    if facts.about(fact, Symbol(owner.module, parts, FUNCTION)) is not None:
+                        methods.add(parts[1])
+
+    summary = semantics.summary.summary
+    if text_may_hold(fact, own, names):
+        for path in locals_of(fact, own):
+            if "." not in path and facts.about(fact, Symbol(own, (path,), FUNCTION)) is not None:
+                functions.add(path)
+    for class_name in summary.classes:
+        holding_methods(Symbol(own, (class_name,), CLASS))
+    for bound, target in summary.imports.items():
+        if not names.is_project_name(target):
+            continue
+        resolved = names.resolve(target)
+        if isinstance(resolved, External):
+            reexports[bound] = resolved.qualname
+        elif isinstance(resolved, Symbol) and resolved.is_function:
+            if facts.about(fact, resolved) is not None:
+                functions.add(bound)
+        elif isinstance(resolved, Symbol) and resolved.is_class:
+            holding_methods(resolved)
+        elif isinstance(resolved, ModuleSource) and text_may_hold(fact, resolved, names):
+            held = set()
+            for path in locals_of(fact, resolved):
+                parts = tuple(path.split("."))
+                if facts.about(fact, Symbol(resolved, parts, FUNCTION)) is not None:
+                    if len(parts) == 1:
+                        held.add(path)
+                    else:
+                        methods.add(parts[-1])  # `obj.m()` on an instance of one of its classes
+            if held:
+                modules[bound] = frozenset(held)
+    return FactNames(frozenset(functions), modules, frozenset(methods), reexports)

@@ -124,16 +124,28 @@ def longest_prefix(qualname: str, module: Callable[[str], Optional[M]]) -> Optio
 class ModuleSource:
     """One project module's text, its content hash and (parsed on first need) its tree."""
 
-    __slots__ = ("name", "path", "is_package", "text", "_digest", "_tree", "_parsed")
+    __slots__ = ("name", "path", "is_package", "_text", "_digest", "_tree", "_parsed", "_reread")
 
-    def __init__(self, name: str, path: str, is_package: bool, text: str, tree: Optional[ast.Module] = None):
+    def __init__(
+        self, name: str, path: str, is_package: bool, text: str, tree: Optional[ast.Module] = None,
+        reread: bool = False,
+    ):
         self.name = name
         self.path = path
         self.is_package = is_package
-        self.text = text
+        self._text: Optional[str] = text
         self._digest: Optional[str] = None
         self._tree = tree
         self._parsed = tree is not None
+        # Read from its file (not the text being checked): its text may be dropped with its
+        # tree and read again when asked for, so a run does not hold every module's text.
+        self._reread = reread
+
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            self._text = read_module_text(self.path) or ""
+        return self._text
 
     @property
     def digest(self) -> str:
@@ -153,6 +165,9 @@ class ModuleSource:
 
     def forget_tree(self) -> None:
         self._tree, self._parsed = None, False
+        if self._reread:
+            self.digest  # noqa: B018 - kept: what the module's answers are stored under
+            self._text = None
 
 
 class ProjectModules:
@@ -172,7 +187,7 @@ class ProjectModules:
             if os.path.isfile(path):
                 text = read_module_text(path)
                 if text is not None:
-                    found = ModuleSource(name, path, is_package, text)
+                    found = ModuleSource(name, path, is_package, text, reread=True)
                     break
         self._modules[name] = found
         return found
