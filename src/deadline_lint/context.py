@@ -13,6 +13,7 @@ from deadline_lint.analysis.scopes import Scope
 from deadline_lint.catalog import Catalog
 from deadline_lint.diagnostics import Applicability, Diagnostic, Edit, Fix
 from deadline_lint.profile import Profile
+from deadline_lint.semantics.summary import release_own_tree
 from deadline_lint.source import SourceFile
 
 if TYPE_CHECKING:
@@ -70,6 +71,7 @@ class FileContext:
         the cyclic collector, which walks every node before freeing it."""
         self._analyses.clear()
         self._states.clear()
+        release_own_tree()  # the semantics layer's view of this file
         for scope in self._scopes.values():
             scope.clear_caches()
 

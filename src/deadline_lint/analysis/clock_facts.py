@@ -8,7 +8,6 @@ formats it) is not one: what it returns is no longer the clock's instant."""
 from __future__ import annotations
 
 import ast
-import re
 from typing import TYPE_CHECKING, Dict, FrozenSet, Optional, Tuple
 
 from deadline_lint.analysis.scopes import Scope
@@ -33,10 +32,20 @@ class ReadsWallClock(Fact[Tuple[str, str]]):
         self.wall = {name: clock.unit for name, clock in clocks.functions.items() if clock.clock == WALL}
         self.name = "clock.reads_wall[" + ",".join(sorted(self.wall)) + "]"
         finals = sorted({name.rpartition(".")[2] for name in self.wall})
-        self._call = re.compile(r"\b(?:%s)[ \t]*\(" % "|".join(map(re.escape, finals)))
+        self._finals = tuple(finals)
 
     def may_hold(self, text: str) -> bool:
-        return self._call.search(text) is not None
+        """Some `return` line calls a clock function by its last name (`return time.time()`)."""
+        if not any(f"{name}(" in text for name in self._finals):
+            return False  # most modules: substring tests only
+        at = text.find("return")
+        while at != -1:
+            end = text.find("\n", at)
+            line = text[at:end if end != -1 else len(text)]
+            if any(f"{name}(" in line for name in self._finals):
+                return True
+            at = text.find("return", at + 6)
+        return False
 
     def terminal(self, payload: Tuple[str, str]) -> Optional[str]:
         return payload[0]

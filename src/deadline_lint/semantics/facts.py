@@ -129,23 +129,36 @@ def forget_facts() -> None:
 
     _LOCALS.clear()
     _MAY_HOLD.clear()
+    _IMPORTS.clear()
     forget_summaries()
 
 
-_MAY_HOLD: Dict[Tuple[str, str], bool] = {}
+_MAY_HOLD: Dict[Tuple[str, str, int], bool] = {}
+_IMPORTS: Dict[str, Tuple[str, ...]] = {}  # by content: the targets of a module's import lines
+
+
+def _imported(module: ModuleSource) -> Tuple[str, ...]:
+    key = content_key(module)
+    found = _IMPORTS.get(key)
+    if found is None:
+        found = _IMPORTS[key] = tuple(sorted(set(import_table(module.text).values())))
+    return found
 
 
 def text_may_hold(fact: Fact, module: ModuleSource, names: Names, depth: int = 0) -> bool:
     """The fact can hold in the module: its text passes `fact.may_hold`, or it imports (by
     its import lines) a project module of which that is true, at most MAX_HOPS deep. Judged
-    from texts alone, so most modules are never parsed for a fact."""
-    key = (content_key(module), fact.name)
+    from texts alone, so most modules are never parsed for a fact. Remembered per module and
+    depth, so the answer never depends on which file asked first, and each module's imports
+    are looked at once per depth."""
+    key = (content_key(module), fact.name, depth)
     known = _MAY_HOLD.get(key)
     if known is not None:
         return known
+    _MAY_HOLD[key] = False  # an import cycle ends here
     found = fact.may_hold(module.text)
     if not found and depth < MAX_HOPS:
-        for target in set(import_table(module.text).values()):
+        for target in _imported(module):
             target = absolute_name(module.name, module.is_package, target)
             if not names.is_project_name(target):
                 continue
@@ -153,8 +166,7 @@ def text_may_hold(fact: Fact, module: ModuleSource, names: Names, depth: int = 0
             if split is not None and split[0] is not module and text_may_hold(fact, split[0], names, depth + 1):
                 found = True
                 break
-    if found or depth == 0:
-        _MAY_HOLD[key] = found  # a "no" cut short by the depth is not kept
+    _MAY_HOLD[key] = found
     return found
 
 

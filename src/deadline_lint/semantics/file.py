@@ -121,15 +121,31 @@ def _fact_names(semantics: "FileSemantics", fact: Fact) -> FactNames:
                     if facts.about(fact, Symbol(owner.module, parts, FUNCTION)) is not None:
                         methods.add(parts[1])
 
+    if not text_may_hold(fact, own, names):
+        # Neither this module nor any project module it imports can hold the fact: only a
+        # re-export from outside the project is left to look for.
+        for bound, target in semantics.summary.summary.imports.items():
+            if names.is_project_name(target):
+                outside = names.reexport(target)
+                if outside is not None:
+                    reexports[bound] = outside.qualname
+        return FactNames(frozenset(), {}, frozenset(), reexports)
     summary = semantics.summary.summary
-    if text_may_hold(fact, own, names):
-        for path in locals_of(fact, own):
-            if "." not in path and facts.about(fact, Symbol(own, (path,), FUNCTION)) is not None:
-                functions.add(path)
+    for path in locals_of(fact, own):
+        if "." not in path and facts.about(fact, Symbol(own, (path,), FUNCTION)) is not None:
+            functions.add(path)
     for class_name in summary.classes:
         holding_methods(Symbol(own, (class_name,), CLASS))
     for bound, target in summary.imports.items():
         if not names.is_project_name(target):
+            continue
+        split = names.split(target)
+        if split is None:
+            continue
+        if not text_may_hold(fact, split[0], names):
+            outside = names.reexport(target)  # only a re-export from outside could still matter
+            if outside is not None:
+                reexports[bound] = outside.qualname
             continue
         resolved = names.resolve(target)
         if isinstance(resolved, External):
@@ -139,7 +155,7 @@ def _fact_names(semantics: "FileSemantics", fact: Fact) -> FactNames:
                 functions.add(bound)
         elif isinstance(resolved, Symbol) and resolved.is_class:
             holding_methods(resolved)
-        elif isinstance(resolved, ModuleSource) and text_may_hold(fact, resolved, names):
+        elif isinstance(resolved, ModuleSource):
             held = set()
             for path in locals_of(fact, resolved):
                 parts = tuple(path.split("."))

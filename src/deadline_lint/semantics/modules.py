@@ -142,6 +142,11 @@ class ModuleSource:
         self._reread = reread
 
     @property
+    def rereadable(self) -> bool:
+        """Read from its file: its text and tree may be dropped and read again."""
+        return self._reread
+
+    @property
     def text(self) -> str:
         if self._text is None:
             self._text = read_module_text(self.path) or ""

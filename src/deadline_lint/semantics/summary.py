@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import ast
 from collections import OrderedDict
-from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Dict, FrozenSet, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 from deadline_lint.analysis.scopes import ASSIGN, IMPORT, OTHER, Scope
 from deadline_lint.semantics import store
+from deadline_lint.semantics.scan import import_table
 from deadline_lint.semantics.modules import ModuleSource, ProjectModules, absolute_name, longest_prefix
 
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -212,7 +213,8 @@ _SUMMARIES: Dict[str, Optional[ModuleSummary]] = {}  # by content hash and modul
 # Trees weigh some 40 bytes per byte of source: only the most recently used are kept, and a
 # module asked about again is parsed again (its answers derive from its text alone).
 _TREES: "OrderedDict[int, Tuple[ModuleSource, Optional[ModuleTree]]]" = OrderedDict()
-KEEP_TREES = 64
+KEEP_TREES = 4  # held trees make every pass of the cyclic collector longer
+_OWN: List[Optional[Tuple[ModuleSource, Optional[ModuleTree]]]] = [None]
 
 
 def content_key(module: ModuleSource) -> str:
@@ -235,12 +237,22 @@ def summary_of(module: ModuleSource) -> Optional[ModuleSummary]:
     tree = module.tree
     found = _SUMMARIES[key] = ModuleSummary(module, tree) if tree is not None else None
     store.put(key, "summary", found.to_data() if found is not None else None)
-    if found is not None:
+    if found is not None and module.rereadable:
         _hold(module, ModuleTree(module, found, tree))  # type: ignore[arg-type]
     return found
 
 
 def tree_of(module: ModuleSource) -> Optional[ModuleTree]:
+    if not module.rereadable:
+        # The file being checked: its tree is the walk's, and lives as long as the check (a
+        # tree held past it would make every later pass of the cyclic collector walk it).
+        own = _OWN[0]
+        if own is None or own[0] is not module:
+            summary = summary_of(module)
+            tree = module.tree
+            view = ModuleTree(module, summary, tree) if summary is not None and tree is not None else None
+            own = _OWN[0] = (module, view)
+        return own[1]
     known = _TREES.get(id(module))
     if known is not None and known[0] is module:
         _TREES.move_to_end(id(module))
@@ -262,9 +274,27 @@ def _hold(module: ModuleSource, found: Optional[ModuleTree]) -> None:
         old.forget_tree()
 
 
+_IMPORT_LINES: Dict[str, FrozenSet[str]] = {}  # by content: names some import line binds
+
+
+def _import_lines(module: ModuleSource) -> FrozenSet[str]:
+    key = content_key(module)
+    found = _IMPORT_LINES.get(key)
+    if found is None:
+        found = _IMPORT_LINES[key] = frozenset(import_table(module.text))
+    return found
+
+
 def forget_summaries() -> None:
+    _IMPORT_LINES.clear()
     _SUMMARIES.clear()
     _TREES.clear()
+    _OWN[0] = None
+
+
+def release_own_tree() -> None:
+    """The check of a file is over: let its tree go."""
+    _OWN[0] = None
 
 
 class Names:
@@ -314,6 +344,19 @@ class Names:
                 return None
             symbol = member
         return symbol
+
+    def reexport(self, qualname: str) -> Optional[External]:
+        """What a project module re-exports from outside the project under this name, or None.
+        Its import lines are scanned first: a name they do not bind is no re-export, and the
+        module is not parsed to learn that."""
+        split = self.split(qualname)
+        if split is None or not split[1]:
+            return None
+        module, rest = split
+        if rest[0] not in _import_lines(module):
+            return None
+        found = self.resolve(qualname)
+        return found if isinstance(found, External) else None
 
     def symbol(self, qualname: str) -> Optional[Symbol]:
         found = self.resolve(qualname)
