@@ -12,7 +12,7 @@ import pytest
 
 import deadline_lint.engine as engine
 from deadline_lint.engine import Checker
-from deadline_lint.requires import Look, Project, Reaches, Text, Words
+from deadline_lint.requires import Look, Project, Text, Words
 from deadline_lint.rules.base import Rule
 
 _asked: List[str] = []
@@ -175,37 +175,6 @@ def test_a_body_no_rule_needs_is_not_walked_at_all(monkeypatch) -> None:
     checker.check_text("def idle():\n    wait()\ndef busy():\n    go()\n", "m.py")
     assert visited == ["busy", "go", "left busy"]
     assert checker.stats.skipped == 1
-
-
-def test_a_body_is_walked_for_a_reaching_rule_when_it_names_what_the_module_binds_from_a_word(monkeypatch) -> None:
-    """`Reaches`: a body spelling the word, or a name bound at top level by a statement that
-    spells it (or spells such a name, to a fixpoint); inside a class, also what its members
-    bind from one (a method reads `self.conn` that another assigns), and every method when
-    the class's header spells one (a subclass of a client calls it through `self`)."""
-    leads = {"net.fetch", "net"}.__contains__
-    probe = _probe("DL901", look=None, body_requires=Reaches("net", leads=leads))
-    monkeypatch.setattr(engine, "all_rules", lambda: _rules(probe))
-    text = (
-        "from net import fetch as grab\n"  # line 1: an import that leads to the subject
-        "from other import helper\n"
-        "session = grab()\n"
-        "def wrapper():\n    return session.go()\n"  # 4: session reaches, so wrapper does
-        "def uses_wrapper():\n    wrapper()\n"  # 6: to a fixpoint
-        "def idle():\n    helper()\n"  # 8: nothing it names leads anywhere
-        "class Holder:\n"  # 10: let in by its method; its methods asked one by one
-        "    def __init__(self):\n        self.conn = grab()\n"
-        "    def send(self):\n        self.conn.go()\n"  # 13: reads what __init__ bound
-        "    def unrelated(self):\n        helper()\n"  # 15: not walked
-        "class Sub(Holder):\n"  # 17: its header spells a reached name: every method walked
-        "    def other(self):\n        self.go()\n"
-    )
-    assert [line for _, line in _found(None, text)] == [3, 5, 7, 12, 14, 19]
-
-
-def test_a_reaching_rule_walks_every_body_of_a_file_with_a_star_import(monkeypatch) -> None:
-    probe = _probe("DL901", look=None, body_requires=Reaches("net", leads={"net.x"}.__contains__))
-    monkeypatch.setattr(engine, "all_rules", lambda: _rules(probe))
-    assert [line for _, line in _found(None, "from other import *\ndef f():\n    g()\n")] == [3]
 
 
 # -- rule state and repeated findings --------------------------------------------------------

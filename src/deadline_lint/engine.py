@@ -125,8 +125,6 @@ class Checker:
                 return [tree_or_error]
             tree = tree_or_error
         source = SourceFile(text, path)
-        if answers is not None:  # body needs that follow the module's bindings (requires.Reaches)
-            answers.tree, answers.line_starts = tree, source.line_starts
         ctx = FileContext(source, tree, self.profile, self.catalog)
         try:
             self._walk(ctx, selection, answers)
@@ -216,13 +214,10 @@ class Checker:
                 first = min([node.lineno, *(d.lineno for d in node.decorator_list)])  # type: ignore[attr-defined]
                 start, end = line_starts[first - 1], line_starts[node.end_lineno]  # type: ignore[attr-defined]
                 dropped: set = set()
-                asked_again: set = set()  # a class's methods, for needs that can tell them apart
                 for need, members in bodies:
                     if not answers.in_span(need, start, end):  # type: ignore[union-attr]
                         dropped.update(members)
-                    elif node_type is ast.ClassDef and answers.narrows_inside(need, node):  # type: ignore[union-attr]
-                        asked_again.update(members)
-                inner = tuple((i, m, i in asked_again) for i, m, _ in selection if i not in dropped)
+                inner = tuple((i, m, False) for i, m, _ in selection if i not in dropped)
                 if not inner:
                     stats.skipped += 1
                     stats.skipped_lines += node.end_lineno - first + 1  # type: ignore[attr-defined]

@@ -64,11 +64,6 @@ class ImportTextFilter:
                 return True
         return False
 
-    def leads(self, imported: str) -> bool:
-        """Whether an imported dotted name (`requests`, `redis.asyncio.Redis`) can stand for
-        something the catalog lists, or is a generated gRPC stub module or in one."""
-        return self._canonical(imported) in self._leads_somewhere or any(s in imported for s in self._suffixes)
-
     def _imports(self, module: str, text: str) -> bool:
         patterns = self._patterns.get(module)
         if patterns is None:

@@ -36,7 +36,7 @@ from deadline_lint.analysis.outbound import (
 from deadline_lint.analysis.scopes import ASSIGN, IMPORT, Scope
 from deadline_lint.catalog import WAIT, Catalog
 from deadline_lint.profile import TIMEOUT_FLOOR_S
-from deadline_lint.requires import Look, Need, Project, Reaches, Text, Words
+from deadline_lint.requires import Look, Project, Text, Words
 from deadline_lint.rules.base import Rule
 
 if TYPE_CHECKING:
@@ -275,25 +275,8 @@ def _hop_keywords(rule: Rule) -> FrozenSet[str]:
     return outbound_words(rule.catalog) | hop_keywords(rule.catalog)
 
 
-def _only_hop_keywords(rule: Rule) -> FrozenSet[str]:
-    return hop_keywords(rule.catalog)
-
-
 def _passes_a_budget_at_a_hop(rule: Rule) -> Callable[[str], bool]:
     return hop_text_filter(rule.catalog, rule.profile)
-
-
-def _reaching_outbound(rule: Rule) -> Tuple[FrozenSet[str], Callable[[str], bool], bool]:
-    catalog = rule.catalog
-    leads = catalog.cached("outbound.import_leads", lambda: catalog_imports(catalog).leads)
-    return outbound_words(catalog), leads, bool(rule.profile.project_index)
-
-
-# What an outbound call is, is spelled in the body or bound at module level by a statement
-# spelling it: a listed module or object (an import that can lead to one, or a client, a
-# wrapper, a subclass built from one), as the file-level words name them. A body with
-# neither holds no outbound call; with the project index, any import may lead to one.
-OUTBOUND_BODY = Reaches.of(_reaching_outbound)
 
 
 class OutboundRule(Rule):
@@ -305,7 +288,6 @@ class OutboundRule(Rule):
     node_types: ClassVar[Tuple[Type[ast.AST], ...]] = (ast.Call,)
     requires = Words.of(_outbound_words) & Text(_catalog_imports) | Project(_leads_to_a_client)
     first_looks: ClassVar[Mapping[Type[ast.AST], Look]] = {ast.Call: Look(outbound_first_look)}
-    body_requires: ClassVar[Optional[Need]] = OUTBOUND_BODY
 
 
 class BudgetValueRule(OutboundRule):
@@ -319,5 +301,3 @@ class BudgetValueRule(OutboundRule):
         | Project(_leads_to_a_client)
     )
     first_looks: ClassVar[Mapping[Type[ast.AST], Look]] = {}
-    # ... or a call of unknown type given a budget at a hop keyword, spelled at the call.
-    body_requires = OUTBOUND_BODY | Words.of(_only_hop_keywords)
