@@ -7,6 +7,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import pytest
 
 
+def pytest_configure(config):
+    """The processes tests start (the command line, pre-commit's hook, worker pools, xdist's
+    workers) compile the package once between them: under PYTHONDONTWRITEBYTECODE each would
+    compile every module it imports again, about 0.3 s a process. Their bytecode goes to one
+    folder outside the checkout, which Python keys by each source's size and mtime."""
+    import os
+    import tempfile
+
+    if os.environ.pop("PYTHONDONTWRITEBYTECODE", None) and not os.environ.get("PYTHONPYCACHEPREFIX"):
+        os.environ["PYTHONPYCACHEPREFIX"] = os.path.join(tempfile.gettempdir(), f"deadline-lint-pycache-{os.getuid()}")
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _one_results_cache_for_the_session(tmp_path_factory):
     """Every command-line check in a test process goes through one results cache (one per

@@ -352,3 +352,51 @@ def test_stored_module_summaries_give_the_same_findings_and_damage_is_a_miss(tmp
         entry.write_text('{"key": "someone else"}')
     forget_results()
     assert check(capsys, *args) == first
+
+
+def test_the_parsed_catalog_is_kept_beside_the_cache_and_read_back(tmp_path) -> None:
+    """A run with a results cache keeps the built-in YAML parsed, keyed by the files' contents:
+    the next run reads what the parse gave; an edited file or a damaged copy is parsed again."""
+    from deadline_lint.catalog import compiled
+
+    first = tmp_path / "a.yaml"
+    first.write_text("x: 1\n")
+    parses: List[int] = []
+
+    def parse(files):
+        parses.append(len(files))
+        return [(path.stem, data.decode()) for path, data in files]
+
+    folder = tmp_path / "cache"
+    compiled.keep_in(str(folder))
+    try:
+        assert compiled.documents([first], parse) == [("a", "x: 1\n")]
+        assert compiled.documents([first], parse) == [("a", "x: 1\n")]
+        assert len(parses) == 1  # the second answer was read back
+        (kept,) = folder.glob("catalog-*.marshal")
+        kept.write_bytes(b"\x00damaged")
+        assert compiled.documents([first], parse) == [("a", "x: 1\n")] and len(parses) == 2
+        first.write_text("x: 2\n")
+        assert compiled.documents([first], parse) == [("a", "x: 2\n")] and len(parses) == 3
+        assert len(list(folder.glob("catalog-*.marshal"))) == 2
+    finally:
+        compiled.keep_in(None)
+
+
+def test_a_check_reading_the_kept_catalog_does_not_import_yaml(tmp_path) -> None:
+    """The pre-commit case: one changed file, the catalog kept by an earlier run."""
+    import subprocess
+    import sys
+
+    source, args = one_file(tmp_path, "import requests\nrequests.get('http://x')\n")
+    probe = (
+        "import sys\nfrom deadline_lint.cli import main\ncode = main(['check', *sys.argv[1:]])\n"
+        "print('yaml' in sys.modules, code)\n"
+    )
+    runs = [
+        subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True, check=True).stdout
+        for _ in range(2)
+    ]
+    source.write_text(source.read_text() + "# edited\n")
+    runs.append(subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True).stdout)
+    assert [run.splitlines()[-1] for run in runs] == ["True 1", "False 1", "False 1"]

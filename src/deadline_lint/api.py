@@ -366,6 +366,8 @@ def _lint_cached(run: Session, paths: Sequence[str], cache_dir: str) -> Iterator
             misses.append(path)
         else:
             yield FileResult(path, cached)
+    if misses:  # the checkers are built below: from the catalog this cache folder keeps
+        _keep_catalog(cache_dir)
     results = run.each(
         misses, lambda path: run.lint_read(path, read_file(path), owner[path].sent, record=True), _lint_chunk_recorded
     )
@@ -380,6 +382,12 @@ def _lint_cached(run: Session, paths: Sequence[str], cache_dir: str) -> Iterator
 
             print(f"deadline-lint: warning: {problem}", file=sys.stderr)
             break
+
+
+def _keep_catalog(cache_dir: str) -> None:
+    from deadline_lint.catalog import compiled
+
+    compiled.keep_in(cache_dir)
 
 
 # -- in a worker process (workers.py starts them with the run's options) --------------------
@@ -406,6 +414,8 @@ def _lint_chunk(options: Options, paths: Sequence[str]) -> List[FileResult]:
 
 
 def _lint_chunk_recorded(options: Options, paths: Sequence[str]) -> List[Tuple[FileResult, Optional[Record]]]:
+    if options.cache_dir is not None:
+        _keep_catalog(options.cache_dir)
     run = _worker_session(options)
     return [run.lint_read(path, read_file(path), _sent_by_worker(path), record=True) for path in paths]
 

@@ -28,7 +28,6 @@ from deadline_lint.output import DOCUMENT_FORMATS, WRITERS, write_statistics
 from deadline_lint.profile import ProfileError
 from deadline_lint.selection import parse_selectors
 from deadline_lint.tool_codes import TOOL_CODES
-from deadline_lint.writes import count_writes, stop_counting, writes_counted
 
 if TYPE_CHECKING:
     from deadline_lint.baseline import Entry
@@ -173,8 +172,6 @@ def _unused_flags(args: argparse.Namespace, fixing: bool) -> None:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from deadline_lint.baseline import apply_baseline, load_baseline, write_baseline
-
     _unused_flags(args, fixing=args.fix or args.diff)
     if (args.fix or args.diff) and (args.add_noqa or args.baseline or args.write_baseline):
         raise ProfileError("--add-noqa, --baseline and --write-baseline cannot be combined with --fix or --diff")
@@ -194,12 +191,16 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.add_noqa:
         return _add_noqa(found)
     if args.write_baseline:
+        from deadline_lint.baseline import write_baseline
+
         count = write_baseline(args.write_baseline, found)
         print(f"deadline-lint: recorded {count} finding{'' if count == 1 else 's'} in {args.write_baseline}",
               file=sys.stderr)
         return EXIT_CLEAN
     stale: List[Entry] = []
     if args.baseline:
+        from deadline_lint.baseline import apply_baseline, load_baseline
+
         filtered = apply_baseline(found, load_baseline(args.baseline), args.baseline, files)
         found, stale = filtered.new, filtered.stale
     try:
@@ -274,6 +275,8 @@ def cmd_fix(args: argparse.Namespace) -> int:
     if _reads_stdin(args):
         return _fix_stdin(session, args)
     if not args.diff:
+        from deadline_lint.writes import count_writes
+
         count_writes()  # so an interruption can say how many files were already fixed
     with _sigterm_interrupts():
         outcomes = list(session.fix_paths(files))
@@ -418,7 +421,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"deadline-lint: {exc}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
-        written = writes_counted()
+        writes = _fixing_writes()
+        written = None if writes is None else writes.writes_counted()
         done = "" if written is None else (
             f"; {written} file{'' if written == 1 else 's'} already fixed and written, every other file untouched"
         )
@@ -427,7 +431,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except BrokenPipeError:
         return EXIT_CLEAN
     finally:
-        stop_counting()
+        writes = _fixing_writes()
+        if writes is not None:
+            writes.stop_counting()
+
+
+def _fixing_writes():
+    """The module counting fixed files' writes, if this run fixed anything (a check that
+    never fixes never loads it)."""
+    return sys.modules.get("deadline_lint.writes")
 
 
 __all__ = ["main"]

@@ -7,7 +7,6 @@ import dataclasses
 import os
 import sys
 import threading
-import traceback
 from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple, Type
 
 from deadline_lint.catalog import Catalog, load_catalog
@@ -281,6 +280,8 @@ class Checker:
             message = f"too deeply nested to analyse; {rule.code} was skipped for this file"
             ctx.diagnostics.append(tool_diagnostic(ctx.source.path, "DL007", message, line=line))
             return
+        import traceback  # only for a rule that failed
+
         where = traceback.extract_tb(exc.__traceback__)[-1]
         ctx.diagnostics.append(
             tool_diagnostic(

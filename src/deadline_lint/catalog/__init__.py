@@ -11,8 +11,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Dict, FrozenSet, Hashable, Iterable, List, Mapping, Optional, Set, Tuple
 
-import yaml
-
+from deadline_lint.catalog import compiled
 from deadline_lint.catalog.exceptions import (
     ExceptionVocabulary,
     build_vocabulary,
@@ -27,7 +26,6 @@ from deadline_lint.catalog.retry import (
 from deadline_lint.catalog.schema import CALL, WAIT, validate_client_groups  # noqa: F401  (re-exported)
 
 _HERE = Path(__file__).parent
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 CLIENT = "client"  # besides CALL and WAIT, what an API does: see OutboundApi.kind
 
@@ -351,21 +349,29 @@ _VALIDATORS = {"exceptions": validate_vocabulary, "retry": validate_retry_catalo
 def _builtin_files() -> Tuple[List[Dict[str, Any]], Dict[str, Any]]:
     groups: List[Dict[str, Any]] = []
     data: Dict[str, Any] = {}
-    for path in sorted(_HERE.glob("*.yaml")):
-        content = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)
-        if path.stem == "outbound":
-            problem = validate_client_groups(content)
-            if problem:  # a packaging bug, not a user error
-                raise RuntimeError(f"{path}: expected {problem}")
+    for stem, content in compiled.documents(sorted(_HERE.glob("*.yaml")), _parse_builtin):
+        if stem == "outbound":
             groups = content
-        elif path.stem in _VALIDATORS:
-            problem = _VALIDATORS[path.stem](content)
-            if problem:
-                raise RuntimeError(f"{path}: expected {problem}")
-            data[path.stem] = content
         else:
-            data[path.stem] = content
+            data[stem] = content
     return groups, data
+
+
+def _parse_builtin(files: List[Tuple[Path, bytes]]) -> "compiled.Documents":
+    """Each built-in file parsed and checked against its schema (a problem is a packaging bug,
+    not a user error)."""
+    import yaml  # only here: a run that reads the kept documents never imports PyYAML
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    parsed: "compiled.Documents" = []
+    for path, raw in files:
+        content = yaml.load(raw.decode("utf-8"), Loader=loader)
+        validate = validate_client_groups if path.stem == "outbound" else _VALIDATORS.get(path.stem)
+        problem = validate(content) if validate is not None else None
+        if problem:
+            raise RuntimeError(f"{path}: expected {problem}")
+        parsed.append((path.stem, content))
+    return parsed
 
 
 @lru_cache(maxsize=None)
