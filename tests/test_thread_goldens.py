@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import sim_runtime as rt  # noqa: E402
 
-NAMES = ["thread_chain.py", "thread_spending.py"]
+NAMES = ["thread_chain.py", "thread_spending.py", "thread_methods.py"]
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -50,6 +50,29 @@ def test_the_threaded_chain_never_gives_a_hop_more_than_is_left(total: float, se
             module.handler(SimpleNamespace(user_ids=["a", "b", "c"]), fakes["simbudget"].Budget(total))
         except rt.Simulated:
             pass
+    finally:
+        rt.STATE.request = None
+    assert request.calls
+    for call in request.calls:
+        assert call.timeout is not None
+        assert call.timeout <= max(rt.TIMEOUT_FLOOR_S, call.remaining - rt.HOP_MARGIN_S) + 1e-9, call
+
+
+@pytest.mark.parametrize("total", [0.2, 1.0, 10.0])
+@pytest.mark.parametrize("seed", range(10))
+def test_the_threaded_methods_keep_the_contract_and_every_override_takes_the_budget(total: float, seed: int) -> None:
+    fakes = rt.fakes()
+    text = (GOLDENS / "thread_methods.py.fixed").read_text(encoding="utf-8")
+    module = rt.Tree("golden", {"m": text}, fakes).module("m")
+    request = rt.Request(deadline=total, rng=random.Random(seed), package="golden")
+    rt.STATE.request = request
+    try:
+        rt._now.set(0.0)
+        try:
+            module.handler(SimpleNamespace(keys=["a", "b", "c"]), fakes["simbudget"].Budget(total))
+        except rt.Simulated:
+            pass
+        assert module.CachedRepository().load_many(["a"], budget_s=1.0) == [{"cached": "a"}]
     finally:
         rt.STATE.request = None
     assert request.calls
