@@ -544,7 +544,9 @@ def _judge(index: int, request: rt.Request, remaining: Dict[str, Dict[str, set]]
     for call in request.calls:
         frames = [f.partition(".") for f in call.frames]
         left: set = set()
-        for module, _, function in frames[-2:] if call.frames[-1].split(".")[-1].startswith("fetch_") else frames[-1:]:
+        # No generated frame on the stack (a task whose creator has returned): no function to ask.
+        through_wrapper = bool(call.frames) and call.frames[-1].split(".")[-1].startswith("fetch_")
+        for module, _, function in frames[-2:] if through_wrapper else frames[-1:]:
             left |= remaining.get(module, {}).get(function, set())
         allowed = max(rt.TIMEOUT_FLOOR_S, call.remaining - rt.HOP_MARGIN_S)
         detail = (

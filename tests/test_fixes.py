@@ -569,6 +569,24 @@ def test_thread_budget_with_unsafe_fixes_also_bounds_unbounded_timeouts() -> Non
     assert later.remaining == () and "timeout=None" not in later.text
 
 
+def test_a_function_whose_only_finding_is_an_unbounded_timeout_is_threaded_with_unsafe_fixes() -> None:
+    """`timeout=None` is bounded by the edge default otherwise: threaded, the function gets its
+    caller's remainder, and its fixed timeout is then capped by it too (DL102)."""
+    text = (
+        "import requests\n\n"
+        "def audit(url):\n    requests.get(url, timeout=30.0)\n    requests.post(url, timeout=None)\n\n"
+        "def handler(url, budget):\n    audit(url)\n"
+    )
+    assert "budget_s" not in thread(text)  # DL103's fix is unsafe: nothing to thread without it
+    result = fix_text(Checker(), text, "m.py", FixMode(unsafe=True, thread_budget=True))
+    assert "def audit(url, *, budget_s: float = 10.0):" in result.text
+    assert "    audit(url, budget_s=budget.timeout())\n" in result.text
+    assert "timeout=None" not in result.text and "min(30.0, " in result.text
+    assert result.remaining == ()
+    again = fix_text(Checker(), result.text, "m.py", FixMode(unsafe=True, thread_budget=True))
+    assert again.text == result.text
+
+
 def test_thread_budget_through_the_cli(tmp_path: Path) -> None:
     path = tmp_path / "m.py"
     path.write_text(THREADED_BEFORE)

@@ -84,3 +84,65 @@ def test_the_oracle_records_the_library_defaults() -> None:
     text = "import requests, httpx\ndef f():\n    requests.get('a')\n"
     calls = _run_texts({"m0": text}, 10.0)
     assert calls and calls[0].timeout is None and calls[0].library == "requests"
+
+
+def _fix(text: str) -> str:
+    from deadline_lint.fixes import FixMode, fix_text
+
+    return fix_text(simulate.Fixer(codemod=False).checker, text, "simtest/m0.py",
+                    FixMode(unsafe=True, thread_budget=True)).text
+
+
+def _keeps_the_contract(text: str, total: float, **kwargs) -> None:
+    for seed in range(20):
+        for call in _run_texts({"m0": text}, total, seed=seed, **kwargs):
+            assert call.timeout is not None
+            assert call.timeout <= max(rt.TIMEOUT_FLOOR_S, call.remaining - rt.HOP_MARGIN_S) + 1e-9, (seed, call)
+
+
+def test_a_seconds_parameter_spent_twice_is_fixed_to_spend_what_is_left() -> None:
+    """The oracle's case above, fixed (DL107): every hop gets at most what is left."""
+    text = (
+        "import requests\n"
+        "def f(*, budget_s: float = 10.0):\n"
+        "    requests.get('a', timeout=max(0.001, budget_s - 0.05))\n"
+        "    g(budget_s=max(0.001, budget_s - 0.05))\n"
+        "def g(*, budget_s: float = 10.0):\n"
+        "    requests.get('b', timeout=max(0.001, budget_s - 0.05))\n"
+    )
+    fixed = _fix(text)
+    assert "budget_deadline_s = time.monotonic() + budget_s" in fixed
+    _keeps_the_contract(fixed, 1.0, budget_s=1.0)
+
+
+def test_a_method_reached_through_its_instance_and_self_is_forwarded_the_budget() -> None:
+    text = (
+        "import requests\n"
+        "from simbudget import Budget\n"
+        "class Repo:\n"
+        "    def load(self, key):\n"
+        "        requests.get(key)\n"
+        "    def load_two(self, a, b):\n"
+        "        self.load(a)\n"
+        "        self.load(b)\n"
+        "REPO = Repo()\n"
+        "def f(budget: Budget):\n"
+        "    REPO.load_two('a', 'b')\n"
+    )
+    fixed = _fix(text)
+    assert "REPO.load_two('a', 'b', budget_s=budget.timeout())" in fixed
+    fakes = rt.fakes()
+    for seed in range(20):
+        module = rt.Tree("simtest", {"m0": fixed}, fakes).module("m0")
+        request = rt.Request(deadline=1.0, rng=random.Random(seed), package="simtest")
+        rt.STATE.request = request
+        try:
+            rt._now.set(0.0)
+            try:
+                module.f(fakes["simbudget"].Budget(1.0))
+            except rt.Simulated:
+                pass
+        finally:
+            rt.STATE.request = None
+        for call in request.calls:
+            assert call.timeout <= max(rt.TIMEOUT_FLOOR_S, call.remaining - rt.HOP_MARGIN_S) + 1e-9, (seed, call)

@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import sim_runtime as rt  # noqa: E402
 
-NAMES = ["thread_chain.py", "thread_spending.py"]
+NAMES = ["thread_chain.py", "thread_spending.py", "thread_methods.py"]
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -36,18 +36,18 @@ def test_fix_and_the_codemod_write_the_golden(name: str) -> None:
     assert fix_text(Checker(), golden, name, FixMode(unsafe=True, thread_budget=True)).text == golden
 
 
-@pytest.mark.parametrize("total", [0.2, 1.0, 10.0])
-@pytest.mark.parametrize("seed", range(15))
-def test_the_threaded_chain_never_gives_a_hop_more_than_is_left(total: float, seed: int) -> None:
+def _run_golden(name: str, total: float, seed: int, request_fields: dict):
+    """Run `handler` of a fixed golden as one request; return the module and its calls, each
+    checked against the contract."""
     fakes = rt.fakes()
-    text = (GOLDENS / "thread_spending.py.fixed").read_text(encoding="utf-8")
+    text = (GOLDENS / f"{name}.fixed").read_text(encoding="utf-8")
     module = rt.Tree("golden", {"m": text}, fakes).module("m")
     request = rt.Request(deadline=total, rng=random.Random(seed), package="golden")
     rt.STATE.request = request
     try:
         rt._now.set(0.0)
         try:
-            module.handler(SimpleNamespace(user_ids=["a", "b", "c"]), fakes["simbudget"].Budget(total))
+            module.handler(SimpleNamespace(**request_fields), fakes["simbudget"].Budget(total))
         except rt.Simulated:
             pass
     finally:
@@ -56,3 +56,17 @@ def test_the_threaded_chain_never_gives_a_hop_more_than_is_left(total: float, se
     for call in request.calls:
         assert call.timeout is not None
         assert call.timeout <= max(rt.TIMEOUT_FLOOR_S, call.remaining - rt.HOP_MARGIN_S) + 1e-9, call
+    return module
+
+
+@pytest.mark.parametrize("total", [0.2, 1.0, 10.0])
+@pytest.mark.parametrize("seed", range(15))
+def test_the_threaded_chain_never_gives_a_hop_more_than_is_left(total: float, seed: int) -> None:
+    _run_golden("thread_spending.py", total, seed, {"user_ids": ["a", "b", "c"]})
+
+
+@pytest.mark.parametrize("total", [0.2, 1.0, 10.0])
+@pytest.mark.parametrize("seed", range(10))
+def test_the_threaded_methods_keep_the_contract_and_every_override_takes_the_budget(total: float, seed: int) -> None:
+    module = _run_golden("thread_methods.py", total, seed, {"keys": ["a", "b", "c"]})
+    assert module.CachedRepository().load_many(["a"], budget_s=1.0) == [{"cached": "a"}]

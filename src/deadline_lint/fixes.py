@@ -24,7 +24,7 @@ from deadline_lint.diagnostics import Applicability, Diagnostic, Edit, Fix
 from deadline_lint.engine import Checker, tool_diagnostic
 from deadline_lint.reading import read_file, undecodable
 from deadline_lint.source import DecodeError, SourceFile, split_lines
-from deadline_lint.thread_budget import PARAMETER, THREADED_CODE, finding_key, plan_thread_budget
+from deadline_lint.thread_budget import PARAMETER, THREADED_CODES, finding_key, plan_thread_budget
 from deadline_lint.writes import (
     SourceSnapshot,
     WriteRefused,
@@ -139,7 +139,7 @@ def _round_groups(checker: Checker, text: str, path: str, found: List[Diagnostic
 
 
 def _thread_plan(checker: Checker, text: str, path: str, found: List[Diagnostic], mode: FixMode):
-    if PARAMETER not in text and not any(d.code == THREADED_CODE for d in found):
+    if PARAMETER not in text and not any(d.code in THREADED_CODES for d in found):
         return None  # nothing to thread and nothing to forward: skip the parse
     try:
         tree = ast.parse(text, filename=path)

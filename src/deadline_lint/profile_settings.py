@@ -37,7 +37,8 @@ class BudgetSettings:
     parameters: Names = setting(("budget",), v.NAMES, "Parameter names that carry the request budget object.")
     seconds_parameters: Names = setting(
         ("budget_s",), v.NAMES,
-        "Parameter names that carry the remaining time in seconds (`fix --thread-budget` adds `budget_s`).",
+        "Parameter names that carry the remaining time in seconds (`fix --thread-budget` adds `budget_s`); "
+        "DL107 reports a second hop that spends one, so do not list a per-attempt `timeout` here.",
     )
     types: Names = setting(
         ("Budget",), v.NAMES,

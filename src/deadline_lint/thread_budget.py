@@ -32,11 +32,16 @@ budget_s`) and derives every timeout and forwarded budget from what is left of i
 (bench/simulate.py runs fixed code and found the snapshot overspending). Where `time` is bound
 to something else, or the function has nested scopes, it keeps the plain parameter.
 
+Methods of this module's classes are forwarded to as well (thread_methods.py), never by
+adding a keyword alone: `INSTANCE.m(...)` on a module-level `INSTANCE = Klass()` runs exactly
+`Klass.m`; `self.m(...)` may run any override, so every override of `m` in the module gets the
+parameter in the same plan, and the call is forwarded only with unsafe fixes (an override in
+another module cannot be seen, and would get a keyword it lacks).
+
 Prove or bail: lambdas, `*args`/`**kwargs` signatures, decorators other than staticmethod and
 classmethod (a framework may read the signature), dunder methods, functions defined more than
 once (overloads, conditional defs), functions that already use the name and lines with a DL
-suppression are left alone; methods get the parameter but are not forwarded to (an override
-elsewhere may lack it).
+suppression are left alone, and so is a method call when any method it can run is one of those.
 """
 from __future__ import annotations
 
@@ -64,14 +69,25 @@ from deadline_lint.diagnostics import Applicability, Diagnostic, Edit, Fix
 from deadline_lint.edits import add_keyword_only_parameter, insert_keyword
 from deadline_lint.profile import Profile
 from deadline_lint.source import ALL_CODES, SourceFile
+from deadline_lint.spend_deadline import (
+    THREADED_DEADLINE,
+    can_take_deadline,
+    has_deadline,
+    imports_time,
+    prepend_statement,
+)
+from deadline_lint.thread_methods import MethodTargets
 
 if TYPE_CHECKING:
     from deadline_lint.engine import Checker
 
 PARAMETER = "budget_s"
 THREADED_CODE = "DL101"  # the finding that says "this function makes an unbudgeted outbound call"
+# Findings whose fix bounds a call by the edge default: each makes its function a candidate
+# (DL103, an explicit `timeout=None`, only where its unsafe fix applies).
+THREADED_CODES = frozenset({THREADED_CODE, "DL103"})
 FORWARDING_CODE = "DL503"  # budget-not-forwarded: its presence threads callers too
-DEADLINE = "budget_deadline_s"  # a function that spends `budget_s` twice turns it into this
+DEADLINE = THREADED_DEADLINE  # a function that spends `budget_s` twice turns it into this
 PLACEHOLDER = "__deadline_lint_edge_default__"  # stands in for the edge default in fix texts
 _UNDERSTOOD_DECORATORS = frozenset({"staticmethod", "classmethod"})
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -107,12 +123,12 @@ def plan_thread_budget(
     profile = checker.profile
     if PARAMETER in profile.budget.parameters:
         return None  # it would read as a budget object, which a float is not
-    module = _ModuleIndex(checker, source, tree)
+    module = _ModuleIndex(checker, source, tree, applies(Fix((), Applicability.UNSAFE, "")))
     applicable = [d for d in found if applies(d.fix)]
     threaded: Dict[int, ast.AST] = {id(f): f for f in module.functions if _has_threaded_parameter(f)}
     candidates = {id(f): f for f in threaded.values()}
     for diagnostic in applicable:
-        if diagnostic.code == THREADED_CODE:
+        if diagnostic.code in THREADED_CODES:
             function = module.innermost_function(diagnostic)
             if function is not None and isinstance(function, _DEFS):
                 candidates[id(function)] = function
@@ -141,13 +157,13 @@ def plan_thread_budget(
             covered.update(function_covered)
     if _threads_callers(checker, applies):
         for function in _callers_to_thread(module, threaded):
-            parameter = f"{PARAMETER}: float = {profile.render('edge_expression')}"
-            signature = add_keyword_only_parameter(source, function, parameter)  # type: ignore[arg-type]
+            signature = add_keyword_only_parameter(source, function, module.parameter)  # type: ignore[arg-type]
             if signature is not None:
                 edits.append(signature)
                 threaded[id(function)] = function
                 new_functions += 1
-    forwarding = _forwarding_edits(module, threaded)
+    forwarding, overrides = _forwarding_edits(module, threaded)
+    new_functions += overrides
     edits.extend(forwarding)
     covered.update(_forwarding_findings(found, forwarding, source))
     edits, clock_imports = _spend_from_a_deadline(module, threaded, edits)
@@ -171,22 +187,20 @@ def _spend_from_a_deadline(
     fresh = profile.render("seconds_expression", f"({DEADLINE} - time.monotonic())")
     forward = f"{PARAMETER}={PARAMETER}"
     imports: List[str] = []
-    if not _module_time_is_the_module(module):
-        return edits, imports
     result = list(edits)
     for function in threaded.values():
         start, end = module.source.node_span(function)
         body_start = module.source.node_span(function.body[0])[0]  # type: ignore[attr-defined]
         inside = [i for i, e in enumerate(result) if body_start <= e.start and e.end <= end]
         uses = [i for i in inside if seconds in result[i].text or result[i].text.endswith(forward)]
-        if not uses or _has_deadline(function):
+        if not uses or has_deadline(function, DEADLINE):
             continue
         in_loop = any(_in_loop(function, result[i].start, module.source) for i in uses)
         if len(uses) < 2 and not in_loop:
             continue
-        if _mentions_name(function, DEADLINE) or _binds_name(function, "time") or _has_nested_scope(function):
+        if not can_take_deadline(module.tree, function, DEADLINE):
             continue
-        opening = _prepend_statement(module.source, function, f"{DEADLINE} = time.monotonic() + {PARAMETER}")
+        opening = prepend_statement(module.source, function, f"{DEADLINE} = time.monotonic() + {PARAMETER}")
         if opening is None:
             continue
         for i in uses:
@@ -196,56 +210,9 @@ def _spend_from_a_deadline(
                 text = text[: -len(forward)] + f"{PARAMETER}={fresh}"
             result[i] = Edit(edit.start, edit.end, text)
         result.append(opening)
-        if not _imports_time(module.tree):
+        if not imports_time(module.tree):
             imports.append("time")  # only when missing: adding one is a LibCST pass over the file
     return result, imports
-
-
-def _imports_time(tree: ast.Module) -> bool:
-    return any(
-        isinstance(node, ast.Import) and any(a.name == "time" and a.asname is None for a in node.names)
-        for node in tree.body
-    )
-
-
-def _has_nested_scope(function: ast.AST) -> bool:
-    """A nested def or lambda has its own `budget_s` (or none): its edits are not ours."""
-    return any(
-        isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)) and node is not function
-        for node in ast.walk(function)
-    )
-
-
-def _has_deadline(function: ast.AST) -> bool:
-    first = _first_statement(function)
-    return (
-        isinstance(first, ast.Assign) and len(first.targets) == 1
-        and isinstance(first.targets[0], ast.Name) and first.targets[0].id == DEADLINE
-    )
-
-
-def _first_statement(function: ast.AST) -> Optional[ast.stmt]:
-    body = list(function.body)  # type: ignore[attr-defined]
-    if (
-        body and isinstance(body[0], ast.Expr)
-        and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str)
-    ):
-        body = body[1:]
-    return body[0] if body else None
-
-
-def _prepend_statement(source: SourceFile, function: ast.AST, statement: str) -> Optional[Edit]:
-    """`statement` on a line of its own before the body's first statement (after a docstring)."""
-    first = _first_statement(function)
-    if first is None or first.lineno == function.lineno:  # type: ignore[attr-defined]
-        return None
-    line = source.line_text(first.lineno)
-    indent = line[: source.char_column(first.lineno, first.col_offset)]
-    if indent.strip(" \t"):
-        return None  # shares its line with the docstring (`"doc"; x = 1`)
-    ending = line[len(line.rstrip("\r\n")):] or "\n"
-    at = source.line_starts[first.lineno - 1]
-    return Edit(at, at, f"{indent}{statement}{ending}")
 
 
 # Code that runs a call more than once, one after the other (a comprehension too).
@@ -259,43 +226,6 @@ def _in_loop(function: ast.AST, offset: int, source: SourceFile) -> bool:
             if start <= offset < end:
                 return True
     return False
-
-
-def _mentions_name(function: ast.AST, name: str) -> bool:
-    return any(
-        (isinstance(node, ast.Name) and node.id == name) or (isinstance(node, ast.arg) and node.arg == name)
-        for node in ast.walk(function)
-    )
-
-
-def _binds_name(function: ast.AST, name: str) -> bool:
-    """A parameter, local or nested import called `name` in the function."""
-    for node in ast.walk(function):
-        if isinstance(node, ast.arg) and node.arg == name:
-            return True
-        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
-            return True
-        if isinstance(node, (ast.Import, ast.ImportFrom)) and any(
-            (a.asname or a.name.split(".")[0]) == name for a in node.names
-        ):
-            return True
-    return False
-
-
-def _module_time_is_the_module(module: _ModuleIndex) -> bool:
-    """`time` at module level is unbound or only ever `import time`."""
-    for node in ast.walk(module.tree):
-        if isinstance(node, ast.Import):
-            if any((a.asname or a.name.split(".")[0]) == "time" and a.name != "time" for a in node.names):
-                return False
-        elif isinstance(node, ast.ImportFrom):
-            if any((a.asname or a.name) == "time" for a in node.names):
-                return False
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == "time":
-            return False
-        elif isinstance(node, ast.Name) and node.id == "time" and not isinstance(node.ctx, ast.Load):
-            return False
-    return True
 
 
 def _threads_callers(checker: "Checker", applies: Callable[[Optional[Fix]], bool]) -> bool:
@@ -390,7 +320,7 @@ class _ModuleIndex:
     """Scopes for every function, the scope of every call and where each body lies, built
     with the shared analyses."""
 
-    def __init__(self, checker: "Checker", source: SourceFile, tree: ast.Module) -> None:
+    def __init__(self, checker: "Checker", source: SourceFile, tree: ast.Module, unsafe: bool = False) -> None:
         self.source = source
         self.tree = tree
         self.profile = checker.profile
@@ -403,6 +333,9 @@ class _ModuleIndex:
         self.scope_of: Dict[int, Scope] = {}
         self.bodies: List[Tuple[ast.AST, Tuple[int, int]]] = []  # defs and lambdas: body span
         self._index(tree, module_scope)
+        self.methods = MethodTargets(tree, module_scope)
+        self.unsafe = unsafe  # forwarding on `self` is an unsafe fix (thread_methods.py says why)
+        self.parameter = f"{PARAMETER}: float = {self.profile.render('edge_expression')}"
 
     def _index(self, tree: ast.Module, module_scope: Scope) -> None:
         stack: List[Tuple[ast.AST, Scope]] = [(tree, module_scope)]
@@ -516,11 +449,14 @@ def _mentions_parameter(function: ast.AST) -> bool:
     return False
 
 
-def _forwarding_edits(module: _ModuleIndex, threaded: Dict[int, ast.AST]) -> List[Edit]:
-    """`f(x)` -> `f(x, budget_s=...)` where `f` is threaded and the caller has a budget."""
+def _forwarding_edits(module: _ModuleIndex, threaded: Dict[int, ast.AST]) -> Tuple[List[Edit], int]:
+    """`f(x)` -> `f(x, budget_s=...)` where `f` is threaded and the caller has a budget. A
+    method's overrides that lack the parameter get it here too (signature only), and how many
+    did is returned with the edits."""
     edits: List[Edit] = []
+    added = 0
     if not threaded:
-        return edits
+        return edits, added
     for call, scope in module.calls:
         target = _threaded_target(call, scope, threaded, module)
         if target is None or not _forwardable(call, module):
@@ -529,13 +465,52 @@ def _forwarding_edits(module: _ModuleIndex, threaded: Dict[int, ast.AST]) -> Lis
         if value is None:
             continue
         edit = insert_keyword(module.source, call, PARAMETER, value)
-        if edit is not None:
+        if edit is None:
+            continue
+        signatures = []
+        for member in _family_members(call, scope, module):
+            if id(member) in threaded or _has_threaded_parameter(member):
+                continue
+            signature = add_keyword_only_parameter(module.source, member, module.parameter)  # type: ignore[arg-type]
+            if signature is None:
+                break
+            signatures.append((member, signature))
+        else:
+            for member, signature in signatures:
+                threaded[id(member)] = member
+                edits.append(signature)
+                added += 1
             edits.append(edit)
-    return edits
+    return edits, added
+
+
+def _family_members(call: ast.Call, scope: Scope, module: _ModuleIndex) -> Tuple[ast.AST, ...]:
+    family = module.methods.family(call, scope) if isinstance(call.func, ast.Attribute) else None
+    return family.members if family is not None else ()
 
 
 def _threaded_target(call: ast.Call, scope: Scope, threaded: Dict[int, ast.AST], module: _ModuleIndex):
-    """The threaded module-level or nested function `call` calls by plain name, if provably so."""
+    """The threaded function `call` calls, if provably so: a module-level or nested function
+    by plain name, or a method whose whole family (thread_methods.py) has or can take the
+    parameter (on `self` only with unsafe fixes: an override elsewhere cannot be seen)."""
+    if isinstance(call.func, ast.Attribute):
+        family = module.methods.family(call, scope)
+        if family is None or (family.on_self and not module.unsafe):
+            return None
+        method = family.members[0]
+        if id(method) not in threaded:
+            return None
+        for member in family.members:
+            if id(member) in threaded or _has_threaded_parameter(member):
+                continue
+            member_scope = module.scope_of[id(member)]
+            if (
+                not _threadable(member, member_scope)
+                or _suppressed(module.source, member.lineno)  # type: ignore[attr-defined]
+                or _mentions_parameter(member)
+            ):
+                return None
+        return method
     if not isinstance(call.func, ast.Name):
         return None
     bindings = scope.lookup(call.func.id)

@@ -1,9 +1,10 @@
 from __future__ import annotations
 
 import ast
-from typing import Dict, List, Optional, Tuple, cast
+from typing import Callable, Dict, List, Optional, Tuple, cast
 
-from deadline_lint.analysis.budget import INSTANT, BudgetAnalysis, budget_in_scope
+from deadline_lint.analysis.budget import INSTANT, SECONDS, BudgetAnalysis, budget_in_scope
+from deadline_lint.analysis.cancel_scopes import is_awaited
 from deadline_lint.analysis.expressions import mentions_any
 from deadline_lint.analysis.flow import enclosing_loop, runs_before
 from deadline_lint.analysis.function_body import function_body
@@ -12,12 +13,15 @@ from deadline_lint.analysis.scopes import ASSIGN, IMPORT, PARAM, Binding, is_bui
 from deadline_lint.catalog import CLIENT
 from deadline_lint.diagnostics import Applicability, Edit
 from deadline_lint.edits import replace_node
+from deadline_lint.requires import Look
 from deadline_lint.rules.base import register
 from deadline_lint.rules.outbound.common import (
     OutboundRule,
     is_sequential,
     name_occurrences,
+    outbound_first_look,
 )
+from deadline_lint.spend_deadline import spend_from_a_deadline
 
 _TRANSPARENT_CALLS = frozenset({"min", "max", "float", "int"})
 _ATOMIC = (ast.Name, ast.Attribute, ast.Call, ast.Constant, ast.Subscript)
@@ -29,9 +33,13 @@ class StaleRemainderReused(OutboundRule):
     ## What it does
     Flags a remaining-time value that was read once (`remaining = context.time_remaining() -
     0.05`, `t = budget.timeout()`) and is then passed to a second outbound call that runs
-    after the first one, or to a call repeated in a loop. Calls started together (coroutines
-    handed to `asyncio.gather`, grpc `.future()`) share one remainder legitimately and stay
-    quiet, as do calls on exclusive branches of an `if`.
+    after the first one, or to a call repeated in a loop. A budget's seconds given as a
+    parameter (`budget.seconds_parameters`, `budget_s` by default, which `fix
+    --thread-budget` adds) are such a value too: the time left when the function was called,
+    so a second hop that spends them, an outbound call or a call handing them on
+    (`fetch(url, budget_s=budget_s)`), is flagged the same way. Calls started together
+    (coroutines handed to `asyncio.gather`, grpc `.future()`) share one remainder legitimately
+    and stay quiet, as do calls on exclusive branches of an `if`.
 
     ## Why is this bad?
     The value was true when it was read. After the first call took 800 ms, the second call's
@@ -77,7 +85,11 @@ class StaleRemainderReused(OutboundRule):
     the budget, numbers and module-level names, so re-evaluating it has no other effect.
     When that call held the name's only uses, the fix also removes the read it leaves unused
     (`t = budget.timeout()` on a line of its own), so no dead local remains; a read with a
-    comment on its line, or sharing its line, is kept.
+    comment on its line, or sharing its line, is kept. A seconds parameter cannot be read
+    again: the fix takes a deadline from it on entry (`budget_deadline_s = time.monotonic() +
+    budget_s`, adding `import time` if needed) and gives the later call what is left of it
+    (`budget_deadline_s - time.monotonic()`); where `time` is rebound in the file, or the
+    function has nested scopes, it only reports.
 
     ## Options
     - `budget.*`: what counts as a budget and its accessors.
@@ -87,10 +99,13 @@ class StaleRemainderReused(OutboundRule):
     name = "stale-remainder-reused"
     summary = "one remainder value passed to several sequential outbound calls"
     fix_applicability = Applicability.UNSAFE
+    first_looks = {ast.Call: Look.of(lambda rule: _first_look(rule))}
+
     def visit(self, node, ctx):
-        call = outbound_call(ctx, node)
-        if call is None or call.source != FROM_CALL or call.api.kind == CLIENT:
+        hop = _hop(node, ctx)
+        if hop is None:
             return
+        timeout, call = hop
         budget = budget_in_scope(ctx)
         if budget is None:
             return
@@ -98,14 +113,20 @@ class StaleRemainderReused(OutboundRule):
         if function.snapshots is None:
             function.snapshots = _snapshots(ctx, budget)
         snapshots = function.snapshots
-        if not snapshots or not is_sequential(node, call, ctx):
+        if not snapshots or not _sequential(node, call, ctx):
             return
-        used = [n for n in snapshots if mentions_any(call.timeout, (n,))]
-        if not used or _recomputed_here(call.timeout, ctx):
+        used = [n for n in snapshots if mentions_any(timeout, (n,))]
+        uses = function.uses
+        chain = tuple(ctx.parents)
+        if not used or _recomputed_here(timeout, ctx):
+            if mentions_any(timeout, budget.names):
+                # A hop bounded by a fresh read still spends time: a seconds parameter used
+                # after it is stale (`f(budget_s=deadline - time.monotonic()); g(budget_s)`).
+                for name, binding in snapshots.items():
+                    if binding.kind == PARAM:
+                        uses.setdefault(name, []).append((node, chain))
             return
         # Uses are counted per read: `derived = remaining - 0.01` is the same read as `remaining`.
-        uses = ctx.state(self, _Function).uses
-        chain = tuple(ctx.parents)
         reads = sorted({root for name in used for root in _roots(name, snapshots)})
         stale = None
         for read in reads:
@@ -115,29 +136,75 @@ class StaleRemainderReused(OutboundRule):
                 stale = (read, loop)
             earlier.append((node, chain))
         if stale is not None:
-            self._report(call, used, snapshots, stale[0], stale[1], ctx, budget)
+            self._report(timeout, used, snapshots, stale[0], stale[1], ctx, budget)
 
-    def _report(self, call, used, snapshots, read, loop, ctx, budget):
-        occurrences = [n for n in name_occurrences(call.timeout, used)]
+    def _report(self, timeout, used, snapshots, read, loop, ctx, budget):
+        occurrences = [n for n in name_occurrences(timeout, used)]
         name = occurrences[0].id
         line = snapshots[read].value.lineno
         why = "is reused on every iteration of this loop" if loop else "was already used by an earlier call"
-        fresh = {n: _fresh_read(n, snapshots, ctx, budget) for n in set(o.id for o in occurrences)}
+        deadline = spend_from_a_deadline(ctx, snapshots)
+        fresh = {n: _fresh_read(n, snapshots, ctx, budget, deadline) for n in set(o.id for o in occurrences)}
+        imports: Tuple[str, ...] = ()
         if all(fresh.values()):
             advice = f"read it again here (`{_bare(fresh[name])}`)"
             # As the whole argument the expression needs no parentheses of its own.
             edits = [
-                replace_node(ctx.source, o, _bare(fresh[o.id]) if o is call.timeout else _wrapped(fresh[o.id]))
+                replace_node(ctx.source, o, _bare(fresh[o.id]) if o is timeout else _wrapped(fresh[o.id]))
                 for o in occurrences
             ]
-            edits += _drop_if_dead(name, occurrences, snapshots, ctx)
+            if deadline is not None and any(deadline.name in _bare(f) for f in fresh.values() if f):
+                edits += deadline.opening
+                imports = deadline.imports
+            else:
+                edits += _drop_if_dead(name, occurrences, snapshots, ctx)
         else:
             advice, edits = "read the remainder again for this call", []
-        what = f"`{name}` was read once (line {line})" if name == read else (
-            f"`{name}` comes from `{read}`, read once (line {line}),"
-        )
+        if snapshots[read].kind == PARAM:
+            what = f"`{name}` is the time left when the function was called" if name == read else (
+                f"`{name}` comes from `{read}`, the time left when the function was called,"
+            )
+        else:
+            what = f"`{name}` was read once (line {line})" if name == read else (
+                f"`{name}` comes from `{read}`, read once (line {line}),"
+            )
         message = f"{what} and {why}: {advice}"
-        ctx.report(self, occurrences[0], message, edits, description=f"recompute {name} for this call")
+        ctx.report(self, occurrences[0], message, edits, description=f"recompute {name} for this call",
+                   imports=imports)
+
+
+def _first_look(rule) -> Callable[[ast.Call, object], bool]:
+    """The outbound calls' look, and calls that pass a budget's seconds on by keyword."""
+    keywords = frozenset(rule.profile.budget.seconds_parameters)
+
+    def look(node: ast.Call, ctx) -> bool:
+        return any(k.arg in keywords for k in node.keywords) or outbound_first_look(node, ctx)
+
+    return look
+
+
+def _hop(node: ast.Call, ctx):
+    """(the value that bounds the hop, its outbound view or None) for an outbound call, or a
+    call handing a budget's seconds on (`fetch(url, budget_s=...)`: the callee spends them)."""
+    call = outbound_call(ctx, node)
+    if call is not None:
+        if call.source != FROM_CALL or call.api.kind == CLIENT:
+            return None
+        return call.timeout, call
+    keywords = ctx.profile.budget.seconds_parameters
+    forwarded = [k.value for k in node.keywords if k.arg in keywords]
+    return (forwarded[0], None) if len(forwarded) == 1 else None
+
+
+def _sequential(node: ast.Call, call, ctx) -> bool:
+    if call is not None:
+        if call.blocking and isinstance(ctx.parent, ast.Expr):
+            return True  # a statement of its own: it blocks (a sync client in async code too)
+        return is_sequential(node, call, ctx)
+    function = ctx.scope.node
+    if isinstance(function, ast.AsyncFunctionDef):
+        return is_awaited(ctx, node)  # a coroutine handed to `gather` starts with the others
+    return isinstance(function, ast.FunctionDef)
 
 
 def _drop_if_dead(name: str, occurrences, snapshots, ctx) -> List[Edit]:
@@ -189,6 +256,13 @@ def _snapshots(ctx, budget) -> Dict[str, Binding]:
     value mentions the budget and calls something (`budget.timeout()`, an accessor, a helper
     given the budget), or is computed from another such name."""
     found: Dict[str, Binding] = {}
+    own = ctx.scope.bindings()
+    for name, kind in budget.kinds:
+        # A budget's seconds given as a parameter are what was left when the function was
+        # called: a snapshot from the first line (`fetch(url, budget_s=budget.timeout())`).
+        bindings = own.get(name, [])
+        if kind == SECONDS and len(bindings) == 1 and bindings[0].kind == PARAM:
+            found[name] = bindings[0]
     candidates = []
     for name, bindings in ctx.scope.bindings().items():
         if name in budget.names and len(bindings) == 1 and bindings[0].kind == ASSIGN and bindings[0].value is not None:
@@ -216,10 +290,13 @@ def _recomputed_here(timeout: ast.expr, ctx) -> bool:
 
 
 # -- the fix ---------------------------------------------------------------------
-def _fresh_read(name: str, snapshots, ctx, budget, depth: int = 0) -> Optional[Tuple[str, bool]]:
+def _fresh_read(name: str, snapshots, ctx, budget, deadline, depth: int = 0) -> Optional[Tuple[str, bool]]:
     """Text that reads the remainder again instead of `name` (and whether it is atomic), or
     None when re-evaluating its value could do anything else (call a helper, read a local
-    that may have changed)."""
+    that may have changed). A seconds parameter is read again as what is left of the
+    deadline taken on entry (`deadline`), when there can be one."""
+    if snapshots[name].kind == PARAM:
+        return (deadline.remaining, False) if deadline is not None and deadline.parameter == name else None
     value = snapshots[name].value
     own = ctx.scope.bindings()
     inner = []  # snapshot names inside the value: expanded in turn
@@ -247,7 +324,7 @@ def _fresh_read(name: str, snapshots, ctx, budget, depth: int = 0) -> Optional[T
     text = ctx.source.text
     pieces, position = [], start
     for occurrence in sorted(inner, key=lambda n: ctx.source.node_span(n)[0]):
-        expanded = _fresh_read(occurrence.id, snapshots, ctx, budget, depth + 1) if depth < 4 else None
+        expanded = _fresh_read(occurrence.id, snapshots, ctx, budget, deadline, depth + 1) if depth < 4 else None
         if expanded is None:
             return None
         at, until = ctx.source.node_span(occurrence)
