@@ -134,14 +134,26 @@ def forget_facts() -> None:
 
 
 _MAY_HOLD: Dict[Tuple[str, str, int], bool] = {}
-_IMPORTS: Dict[str, Tuple[str, ...]] = {}  # by content: the targets of a module's import lines
+_IMPORTS: Dict[str, Tuple[Tuple[str, str], ...]] = {}  # by content: imports some `return` calls
 
 
-def _imported(module: ModuleSource) -> Tuple[str, ...]:
+def _returned_imports(module: ModuleSource) -> Tuple[Tuple[str, str], ...]:
+    """(bound name, target) of the module's imports whose name some `return` calls."""
     key = content_key(module)
     found = _IMPORTS.get(key)
     if found is None:
-        found = _IMPORTS[key] = tuple(sorted(set(import_table(module.text).values())))
+        text = module.text
+        returned = set()
+        at = text.find("return ")
+        while at != -1:
+            start = at + 7
+            end = start
+            while end < len(text) and (text[end].isalnum() or text[end] == "_"):
+                end += 1
+            if end > start:
+                returned.add(text[start:end])
+            at = text.find("return ", start)
+        found = _IMPORTS[key] = tuple(sorted((b, t) for b, t in import_table(text).items() if b in returned))
     return found
 
 
@@ -156,9 +168,13 @@ def text_may_hold(fact: Fact, module: ModuleSource, names: Names, depth: int = 0
     if known is not None:
         return known
     _MAY_HOLD[key] = False  # an import cycle ends here
-    found = fact.may_hold(module.text)
+    text = module.text
+    found = fact.may_hold(text)
     if not found and depth < MAX_HOPS:
-        for target in _imported(module):
+        # Through another module only where a `return` hands back a call of a name imported
+        # from it (`return spawn(coro)`, `return tasks.spawn(coro)`): a module merely importing
+        # one that holds the fact holds nothing itself.
+        for _, target in _returned_imports(module):
             target = absolute_name(module.name, module.is_package, target)
             if not names.is_project_name(target):
                 continue

@@ -121,28 +121,24 @@ def _fact_names(semantics: "FileSemantics", fact: Fact) -> FactNames:
                     if facts.about(fact, Symbol(owner.module, parts, FUNCTION)) is not None:
                         methods.add(parts[1])
 
-    if not text_may_hold(fact, own, names):
-        # Neither this module nor any project module it imports can hold the fact: only a
-        # re-export from outside the project is left to look for.
-        for bound, target in semantics.summary.summary.imports.items():
-            if names.is_project_name(target):
-                outside = names.reexport(target)
-                if outside is not None:
-                    reexports[bound] = outside.qualname
-        return FactNames(frozenset(), {}, frozenset(), reexports)
     summary = semantics.summary.summary
-    for path in locals_of(fact, own):
-        if "." not in path and facts.about(fact, Symbol(own, (path,), FUNCTION)) is not None:
-            functions.add(path)
-    for class_name in summary.classes:
-        holding_methods(Symbol(own, (class_name,), CLASS))
+    if text_may_hold(fact, own, names):  # this module's own functions and classes
+        for path in locals_of(fact, own):
+            if "." not in path and facts.about(fact, Symbol(own, (path,), FUNCTION)) is not None:
+                functions.add(path)
+    for class_name, table in summary.classes.items():
+        if text_may_hold(fact, own, names) or any(base is not None for base in table.bases):
+            holding_methods(Symbol(own, (class_name,), CLASS))
     for bound, target in summary.imports.items():
         if not names.is_project_name(target):
             continue
-        split = names.split(target)
-        if split is None:
+        defining = names.defining_module(target)
+        if defining is None:
+            outside = names.reexport(target)  # a module or object from outside the project
+            if outside is not None:
+                reexports[bound] = outside.qualname
             continue
-        if not text_may_hold(fact, split[0], names):
+        if not text_may_hold(fact, defining, names):
             outside = names.reexport(target)  # only a re-export from outside could still matter
             if outside is not None:
                 reexports[bound] = outside.qualname

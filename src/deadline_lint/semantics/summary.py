@@ -274,15 +274,19 @@ def _hold(module: ModuleSource, found: Optional[ModuleTree]) -> None:
         old.forget_tree()
 
 
-_IMPORT_LINES: Dict[str, FrozenSet[str]] = {}  # by content: names some import line binds
+_IMPORT_LINES: Dict[str, Dict[str, str]] = {}  # by content: what each import line binds
 
 
-def _import_lines(module: ModuleSource) -> FrozenSet[str]:
+def _import_table_of(module: ModuleSource) -> Dict[str, str]:
     key = content_key(module)
     found = _IMPORT_LINES.get(key)
     if found is None:
-        found = _IMPORT_LINES[key] = frozenset(import_table(module.text))
+        found = _IMPORT_LINES[key] = dict(import_table(module.text))
     return found
+
+
+def _import_lines(module: ModuleSource) -> FrozenSet[str]:
+    return frozenset(_import_table_of(module))
 
 
 def forget_summaries() -> None:
@@ -357,6 +361,24 @@ class Names:
             return None
         found = self.resolve(qualname)
         return found if isinstance(found, External) else None
+
+    def defining_module(self, qualname: str) -> Optional[ModuleSource]:
+        """The module that defines what `qualname` names, following re-exports by import lines
+        alone (`from pkg.runtime import spawn` in `pkg/__init__.py`): no parse."""
+        for _ in range(MAX_CHAIN):
+            split = self.split(qualname)
+            if split is None:
+                return None
+            module, rest = split
+            if not rest:
+                return module
+            table = _import_table_of(module)
+            if rest[0] not in table:
+                return module
+            qualname = ".".join((absolute_name(module.name, module.is_package, table[rest[0]]), *rest[1:]))
+            if not self.is_project_name(qualname):
+                return None
+        return None
 
     def symbol(self, qualname: str) -> Optional[Symbol]:
         found = self.resolve(qualname)
