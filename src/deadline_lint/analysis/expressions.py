@@ -3,7 +3,8 @@ for a parameter, whether an expression mentions a name, whether a timeout value 
 from __future__ import annotations
 
 import ast
-from typing import Optional
+import functools
+from typing import FrozenSet, Optional
 
 from deadline_lint.analysis.resolve import Resolver
 from deadline_lint.analysis.scopes import Scope
@@ -23,9 +24,36 @@ def argument_at(call: ast.Call, position: Optional[int], keyword: Optional[str])
 
 
 def mentions_any(expr: ast.AST, names) -> bool:
+    """`expr` reads one of `names`: a name, or an attribute path spelled with dots
+    (`request.state.budget`, `self.budget`: how a budget read from a source is named)."""
     if not names:
         return False
-    return any(isinstance(node, ast.Name) and node.id in names for node in ast.walk(expr))
+    tails = _dotted_tails(names) if isinstance(names, frozenset) else None
+    for node in ast.walk(expr):
+        if type(node) is ast.Name:
+            if node.id in names:  # type: ignore[attr-defined]
+                return True
+        elif tails and type(node) is ast.Attribute and node.attr in tails:  # type: ignore[attr-defined]
+            if dotted_text(node) in names:
+                return True
+    return False
+
+
+@functools.lru_cache(maxsize=256)
+def _dotted_tails(names: FrozenSet[str]) -> FrozenSet[str]:
+    return frozenset(name.rpartition(".")[2] for name in names if "." in name)
+
+
+def dotted_text(node: ast.AST) -> Optional[str]:
+    """`a.b.c` for a chain of attributes on a name, else None."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
 
 
 def is_unbounded(expr: ast.expr, scope: Scope, resolver: Resolver) -> bool:
