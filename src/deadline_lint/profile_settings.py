@@ -70,8 +70,9 @@ class BudgetSettings:
         "without being listed).",
     )
     deadline_names: Names = setting(
-        ("deadline", "deadline_at", "expires_at"), v.NAMES,
-        "Parameter names that carry an absolute deadline instant: compared with the wall clock, DL201.",
+        ("deadline", "deadline_at"), v.NAMES,
+        "Parameter names that carry an absolute deadline instant this process set: compared with the wall "
+        "clock, DL201 (add `expires_at` where it is your own deadline, not a server's expiry).",
     )
     clamps: Names = setting((), v.NAMES, "Your own functions that cap an inbound budget and reject negatives (DL204).")
     # Opt-in (measured on the corpus, see docs/architecture.md).

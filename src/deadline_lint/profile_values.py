@@ -77,7 +77,9 @@ def _role_map(value: Any) -> Optional[str]:
 
 
 def _type_role_map(value: Any) -> Optional[str]:
-    ok = isinstance(value, dict) and all(isinstance(k, str) and k.strip() and _role_map(v) is None for k, v in value.items())
+    ok = isinstance(value, dict) and all(
+        isinstance(k, str) and k.strip() and _role_map(v) is None for k, v in value.items()
+    )
     return None if ok else "a mapping of budget type to a mapping of role to a list of method names"
 
 

@@ -131,6 +131,11 @@ class WallClockDeadlineMath(Rule):
         uses = [u for u in times.deadline_uses if u.clock == WALL and _involves(u, read)]
         local = [u for u in uses if u.local]
         if not local:
+            user = analysis.kept(ctx.scope).store_use(read)
+            if user is not None:  # kept on an attribute (or returned) for another function
+                shown = ctx.source.segment(node)
+                ctx.report(self, node, f"`{shown}` reads the wall clock for a deadline that `{user}` compares with "
+                           "a later wall-clock read: measure remaining time with `time.monotonic()`")
             return
         shown = ctx.source.segment(node)
         what = _WHAT[min((u.kind for u in local), key=_PRIORITY.index)]
