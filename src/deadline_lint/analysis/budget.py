@@ -215,15 +215,18 @@ class BudgetAnalysis:
                 self.budget_types.of_annotation(a, scope, self.resolver) == found_type for a in annotated[1:]
             ):
                 return found_type.kind, found_type
-        results = []
+        results: List[Tuple[str, Optional[BudgetType]]] = []
         for value in values:
             if _is_none(value):
                 continue  # `budget = None` placeholders
             kind = self._accessor_kind(value, names, scope)
-            source = self.sources.source(value, scope) if kind is None else None
-            if kind is None and source is None:
+            if kind is not None:
+                results.append((kind, None))
+                continue
+            source = self.sources.source(value, scope)
+            if source is None:
                 return None
-            results.append((kind, None) if source is None else (source[0], source[1]))
+            results.append(source)
         if not results or any(r[0] != results[0][0] for r in results):
             return None
         kind, budget_type = results[0]

@@ -106,14 +106,14 @@ class KeptDeadlines:
                     for read in found.reads:
                         self._stores[id(read.node)] = key
         kept: Dict[Key, "TimeValue"] = {}
-        for key, found in values.items():
-            if not found or any(v is None for v in found):
+        for key, stored in values.items():
+            agreed = [v for v in stored if v is not None]
+            if not agreed or len(agreed) != len(stored):
                 continue
-            first = found[0]
-            assert first is not None
-            if any((v.role, v.unit) != (first.role, first.unit) for v in found if v is not None):
+            first = agreed[0]
+            if any((v.role, v.unit) != (first.role, first.unit) for v in agreed):
                 continue
-            reads = tuple(replace(r, monotonic=None) for v in found if v is not None for r in v.reads)
+            reads = tuple(replace(r, monotonic=None) for v in agreed for r in v.reads)
             kept[key] = type(first)(first.role, WALL, first.unit, reads, True)
         self._stores = {read: key for read, key in self._stores.items() if key in kept}
         return kept
@@ -126,18 +126,19 @@ class KeptDeadlines:
             for target in node.targets:
                 if isinstance(target, ast.Attribute):
                     yield self._store_key(target, scope), node.value
-        for node in body.nodes(ast.AnnAssign):
-            if isinstance(node.target, ast.Attribute) and node.value is not None and not _is_none(node.value):
-                yield self._store_key(node.target, scope), node.value
+        for annotated in body.nodes(ast.AnnAssign):
+            value = annotated.value
+            if isinstance(annotated.target, ast.Attribute) and value is not None and not _is_none(value):
+                yield self._store_key(annotated.target, scope), value
         for call in body.nodes(ast.Call):
             if call.keywords and self._constructs_module_class(call, scope):
                 for keyword in call.keywords:
                     if keyword.arg is not None and not _is_none(keyword.value):
                         yield ("*", keyword.arg), keyword.value
         if scope.parent is self.module and isinstance(scope.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            for node in body.nodes(ast.Return):
-                if node.value is not None:
-                    yield ("return", scope.node.name), node.value
+            for returned in body.nodes(ast.Return):
+                if returned.value is not None:
+                    yield ("return", scope.node.name), returned.value
 
     def _store_key(self, target: ast.Attribute, scope: Scope) -> Key:
         owner = _self_class(target.value, scope)
