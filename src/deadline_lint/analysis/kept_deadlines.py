@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Set, Tuple
 
 from deadline_lint.analysis.clock_reads import ClockRead
 from deadline_lint.analysis.function_body import function_body
-from deadline_lint.analysis.scopes import FUNCTION, MODULE, Scope
+from deadline_lint.analysis.scopes import FUNCTION, IMPORT, MODULE, Scope
 from deadline_lint.catalog.clock import WALL
 
 if TYPE_CHECKING:
@@ -74,8 +74,7 @@ class KeptDeadlines:
     # -- keys --------------------------------------------------------------------------
     def _key_of_read(self, expr: ast.AST, scope: Scope) -> Optional[Key]:
         if isinstance(expr, ast.Attribute):
-            owner = _self_class(expr.value, scope)
-            return (id(owner.node), expr.attr) if owner is not None else ("*", expr.attr)
+            return self._store_key(expr, scope)
         if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name):
             bindings = scope.lookup(expr.func.id) or []
             if len(bindings) == 1 and bindings[0].scope is self.module:
@@ -124,12 +123,15 @@ class KeptDeadlines:
             if _is_none(node.value):
                 continue
             for target in node.targets:
-                if isinstance(target, ast.Attribute):
-                    yield self._store_key(target, scope), node.value
+                key = self._store_key(target, scope) if isinstance(target, ast.Attribute) else None
+                if key is not None:
+                    yield key, node.value
         for annotated in body.nodes(ast.AnnAssign):
             value = annotated.value
             if isinstance(annotated.target, ast.Attribute) and value is not None and not _is_none(value):
-                yield self._store_key(annotated.target, scope), value
+                key = self._store_key(annotated.target, scope)
+                if key is not None:
+                    yield key, value
         for call in body.nodes(ast.Call):
             if call.keywords and self._constructs_module_class(call, scope):
                 for keyword in call.keywords:
@@ -140,9 +142,13 @@ class KeptDeadlines:
                 if returned.value is not None:
                     yield ("return", scope.node.name), returned.value
 
-    def _store_key(self, target: ast.Attribute, scope: Scope) -> Key:
+    def _store_key(self, target: ast.Attribute, scope: Scope) -> Optional[Key]:
         owner = _self_class(target.value, scope)
-        return (id(owner.node), target.attr) if owner is not None else ("*", target.attr)
+        if owner is not None:
+            return (id(owner.node), target.attr)
+        if _on_a_module(target.value, scope):
+            return None  # a module's global (`settings.LAST_CHECK`): first set who knows where
+        return ("*", target.attr)
 
     def _constructs_module_class(self, call: ast.Call, scope: Scope) -> bool:
         if not isinstance(call.func, ast.Name):
@@ -212,6 +218,16 @@ def _self_class(receiver: ast.expr, scope: Scope) -> Optional[Scope]:
     if not positional or not isinstance(receiver, ast.Name) or receiver.id != positional[0].arg:
         return None
     return method.enclosing_class
+
+
+def _on_a_module(receiver: ast.expr, scope: Scope) -> bool:
+    """`settings.X`, `pkg.sub.X`: the receiver is (an attribute of) an imported name."""
+    while isinstance(receiver, ast.Attribute):
+        receiver = receiver.value
+    if not isinstance(receiver, ast.Name):
+        return False
+    bindings = scope.lookup(receiver.id) or []
+    return any(b.kind == IMPORT for b in bindings)
 
 
 def _children(node: ast.AST) -> Iterator[ast.AST]:
