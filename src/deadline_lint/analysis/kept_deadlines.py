@@ -99,7 +99,7 @@ class KeptDeadlines:
             if times is None:
                 continue
             for key, value in self._stores_of(scope):
-                found = _kept_instant(times, value)
+                found = _kept_instant(times, value) if value is not None else None
                 values.setdefault(key, []).append(found)
                 if found is not None:
                     for read in found.reads:
@@ -117,25 +117,26 @@ class KeptDeadlines:
         self._stores = {read: key for read, key in self._stores.items() if key in kept}
         return kept
 
-    def _stores_of(self, scope: Scope) -> Iterator[Tuple[Key, ast.expr]]:
+    def _stores_of(self, scope: Scope) -> Iterator[Tuple[Key, Optional[ast.expr]]]:
+        """Each store of a key with its value (None: a store whose value cannot count, which
+        still makes the key's stores disagree)."""
         body = function_body(scope)
+        targets: List[Tuple[ast.expr, ast.expr]] = []
         for node in body.nodes(ast.Assign):
-            if _is_none(node.value):
-                continue
-            for target in node.targets:
-                key = self._store_key(target, scope) if isinstance(target, ast.Attribute) else None
-                if key is not None:
-                    yield key, node.value
+            targets.extend((target, node.value) for target in node.targets if isinstance(target, ast.Attribute))
         for annotated in body.nodes(ast.AnnAssign):
-            value = annotated.value
-            if isinstance(annotated.target, ast.Attribute) and value is not None and not _is_none(value):
-                key = self._store_key(annotated.target, scope)
-                if key is not None:
-                    yield key, value
+            if isinstance(annotated.target, ast.Attribute) and annotated.value is not None:
+                targets.append((annotated.target, annotated.value))
+        for target, value in targets:
+            if _is_placeholder(value):
+                continue  # `self.deadline = None`, `self.last = 0.0`: not set yet
+            key = self._store_key(target, scope)  # type: ignore[arg-type]
+            if key is not None:
+                yield key, value if key[0] != "*" or self._kept_object(target.value, scope) else None  # type: ignore[attr-defined]
         for call in body.nodes(ast.Call):
             if call.keywords and self._constructs_module_class(call, scope):
                 for keyword in call.keywords:
-                    if keyword.arg is not None and not _is_none(keyword.value):
+                    if keyword.arg is not None and not _is_placeholder(keyword.value):
                         yield ("*", keyword.arg), keyword.value
         if scope.parent is self.module and isinstance(scope.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             for returned in body.nodes(ast.Return):
@@ -149,6 +150,19 @@ class KeptDeadlines:
         if _on_a_module(target.value, scope):
             return None  # a module's global (`settings.LAST_CHECK`): first set who knows where
         return ("*", target.attr)
+
+    def _kept_object(self, receiver: ast.expr, scope: Scope) -> bool:
+        """Another object's attribute counts as a place to keep an instant when the object is
+        request state (`request.state`) or one this module's class built (`lease =
+        Lease(...)`): an ORM row's `updated_at` is persisted, and read by others."""
+        if isinstance(receiver, ast.Attribute) and receiver.attr == "state":
+            return True
+        if not isinstance(receiver, ast.Name):
+            return False
+        bindings = scope.lookup(receiver.id) or []
+        return bool(bindings) and all(
+            isinstance(b.value, ast.Call) and self._constructs_module_class(b.value, b.scope) for b in bindings
+        )
 
     def _constructs_module_class(self, call: ast.Call, scope: Scope) -> bool:
         if not isinstance(call.func, ast.Name):
@@ -249,8 +263,11 @@ def _children(node: ast.AST) -> Iterator[ast.AST]:
                 stack.append(value)
 
 
-def _is_none(node: Optional[ast.AST]) -> bool:
-    return isinstance(node, ast.Constant) and node.value is None
+def _is_placeholder(node: Optional[ast.AST]) -> bool:
+    """`None`, or the zero instant (`0`, `0.0`: "never", so the first check passes)."""
+    if not isinstance(node, ast.Constant):
+        return False
+    return node.value is None or type(node.value) in (int, float) and node.value == 0
 
 
 __all__ = ["KeptDeadlines", "MODULE"]
