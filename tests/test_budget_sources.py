@@ -74,6 +74,7 @@ def test_the_budget_type_seam_takes_a_type_from_elsewhere() -> None:
 
     types = BudgetTypes(load_catalog(), default_profile())
     assert types.type_named("shop.time.Allowance") is None
-    types.add("shop.time.Allowance", BudgetType("shop.time.Allowance", OBJECT, (("raw_remainder", frozenset({"left"})),)))
+    roles = (("raw_remainder", frozenset({"left"})),)
+    types.add("shop.time.Allowance", BudgetType("shop.time.Allowance", OBJECT, roles))
     found = types.type_named("shop.time.Allowance")
     assert found is not None and found.role_of("left") == "raw_remainder" and found.role_of("timeout") is None
