@@ -78,3 +78,27 @@ def test_the_budget_type_seam_takes_a_type_from_elsewhere() -> None:
     types.add("shop.time.Allowance", BudgetType("shop.time.Allowance", OBJECT, roles))
     found = types.type_named("shop.time.Allowance")
     assert found is not None and found.role_of("left") == "raw_remainder" and found.role_of("timeout") is None
+
+
+def test_a_role_method_the_project_type_lacks_is_a_warning(tmp_path) -> None:
+    from deadline_lint.profile import load_profile_file, build_profile
+    from deadline_lint.profile_checks import check_profile
+
+    (tmp_path / "acme").mkdir()
+    (tmp_path / "acme" / "deadlines.py").write_text(
+        "class Budget:\n    def remaining(self):\n        return 1.0\n\n"
+        "class Derived(Base):\n    pass\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "deadline-lint.yaml").write_text(
+        "budget:\n  type_roles:\n"
+        "    acme.deadlines.Budget: {raw_remainder: [left, remaining]}\n"
+        "    acme.deadlines.Derived: {raw_remainder: [left]}\n"  # may inherit it: quiet
+        "    acme.elsewhere.Missing: {raw_remainder: [left]}\n"  # not in the project: quiet
+        "    Bare: {raw_remainder: [left]}\n",  # no module: quiet
+        encoding="utf-8",
+    )
+    path = tmp_path / "deadline-lint.yaml"
+    profile = check_profile(build_profile(load_profile_file(path), str(path), root=str(tmp_path)))
+    assert len(profile.warnings) == 1
+    assert "acme.deadlines.Budget: raw_remainder method `left` not found" in profile.warnings[0]

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Tuple
 
 from deadline_lint.analysis.budget_sources import BudgetSources
+from deadline_lint.analysis.budget_text import budget_words
 from deadline_lint.analysis.budget_types import (
     CHECK_ROLES,
     GRPC_CONTEXT,
@@ -133,6 +134,8 @@ class BudgetAnalysis:
         text = self._source.text if self._source is not None else ""
         self._state_words = tuple(sorted(self.sources.state_names))
         self._reads_sources = self._source is None or any(word in text for word in self._state_words)
+        # A class keeps a budget on `self` only where some method has one: a budget word.
+        self._may_keep = self._source is None or any(word in text for word in budget_words(profile, catalog))
         clock_names = "|".join(sorted(map(re.escape, self.times.clocks.final_names)))
         self._clock_call = re.compile(rf"\b(?:{clock_names})\s*\(")
 
@@ -236,7 +239,7 @@ class BudgetAnalysis:
         """The attribute-shaped budget sources the function reads itself, by dotted text:
         `request.state.budget`, `g.budget`, `request.budget`, and `self.<attr>` where the class
         keeps a budget object."""
-        stored = self._stored_budgets(scope) if attributes else {}
+        stored = self._stored_budgets(scope) if attributes and self._may_keep else {}
         if not self._reads_sources and not stored:
             return []
         if self._source is not None and not (
