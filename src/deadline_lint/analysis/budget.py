@@ -135,7 +135,11 @@ class BudgetAnalysis:
         self._state_words = tuple(sorted(self.sources.state_names))
         self._reads_sources = self._source is None or any(word in text for word in self._state_words)
         # A class keeps a budget on `self` only where some method has one: a budget word.
-        self._may_keep = self._source is None or any(word in text for word in budget_words(profile, catalog))
+        self._words = tuple(sorted(budget_words(profile, catalog)))
+        tails = {name.rpartition(".")[2] for name in [*self.accessors, *self.budget_types.names]}
+        self._assignment_words = tuple(sorted(tails | self.sources.state_names))
+        self._context_vars_in_file = self._source is None or "ContextVar" in text
+        self._may_keep = self._source is None or any(word in text for word in self._words)
         clock_names = "|".join(sorted(map(re.escape, self.times.clocks.final_names)))
         self._clock_call = re.compile(rf"\b(?:{clock_names})\s*\(")
 
@@ -179,6 +183,8 @@ class BudgetAnalysis:
         names = {name for name, _ in kinds}
         if outer is not None:
             names.update(n for n in outer.names if n not in own)
+        if not names and not self._may_assign_a_budget(scope):
+            return None  # most functions: no budget, and no word an assignment could make one from
         assignments = self._assignments(scope)
         targets = _by_target(assignments)
         for target, values in targets.items():
@@ -202,6 +208,17 @@ class BudgetAnalysis:
         return Budget(
             names=frozenset(names), kinds=tuple(kinds), optional=frozenset(optional & names), typed=tuple(typed),
         )
+
+    def _may_assign_a_budget(self, scope: Scope) -> bool:
+        """The function's text spells an accessor, a budget source's name, a budget type or
+        (where the module makes a ContextVar) a `.get(`: else no assignment in it yields a
+        budget when it has none to derive from."""
+        if self._source is None:
+            return True
+        text = self._source.segment(scope.node)
+        if any(word in text for word in self._assignment_words):
+            return True
+        return self._context_vars_in_file and ".get(" in text
 
     def _binding_kind(
         self, target: str, values: List[ast.expr], names: set, scope: Scope,
@@ -239,14 +256,15 @@ class BudgetAnalysis:
         """The attribute-shaped budget sources the function reads itself, by dotted text:
         `request.state.budget`, `g.budget`, `request.budget`, and `self.<attr>` where the class
         keeps a budget object."""
-        stored = self._stored_budgets(scope) if attributes and self._may_keep else {}
+        if not self._may_keep:
+            return []  # no budget word in the file: no source, and nothing kept on `self`
+        stored = self._stored_budgets(scope) if attributes else {}
         if not self._reads_sources and not stored:
             return []
-        if self._source is not None and not (
-            any(word in self._source.segment(scope.node) for word in self._state_words)
-            or any(attr in self._source.segment(scope.node) for attr in stored)
-        ):
-            return []
+        if self._source is not None:
+            text = self._source.segment(scope.node)
+            if not any(word in text for word in self._state_words) and not any(attr in text for attr in stored):
+                return []
         found: Dict[str, Tuple[str, BudgetType]] = {}
         for node in function_body(scope).nodes(ast.Attribute):
             text = None
@@ -269,6 +287,10 @@ class BudgetAnalysis:
         if cached is not None:
             return cached  # type: ignore[return-value]
         class_scope.facts["budget.stored"] = {}  # a method asking while this runs sees none
+        if self._source is not None:
+            text = self._source.segment(class_scope.node)
+            if not any(word in text for word in self._words):
+                return {}  # no method of the class can have a budget to keep
         stores: Dict[str, List[Optional[Tuple[str, BudgetType]]]] = {}
         for stmt in class_scope.node.body:  # type: ignore[attr-defined]
             if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -423,11 +445,11 @@ class BudgetAnalysis:
             if not isinstance(node, ast.Call):
                 continue
             func = node.func
-            if isinstance(func, ast.Attribute) and _receiver_text(func.value) in budget_names:
-                if func.attr in self.raw_methods or (func.attr in self.raw_ms_methods and whole is not value):
-                    return SECONDS if node is whole else DERIVED
-                if func.attr in self.raw_ms_methods:
-                    return DERIVED
+            if isinstance(func, ast.Attribute) and (func.attr in self.raw_methods or func.attr in self.raw_ms_methods):
+                if _receiver_text(func.value) in budget_names:
+                    if func.attr in self.raw_methods or whole is not value:
+                        return SECONDS if node is whole else DERIVED
+                    return DERIVED  # milliseconds, unscaled
             qualname = self.resolver.qualified_name(func, scope)
             if qualname is not None and qualname in self.accessors:
                 return self.accessors[qualname] if node is value else DERIVED
@@ -508,7 +530,7 @@ def _by_target(assignments: List[Tuple[str, ast.expr]]) -> Dict[str, List[ast.ex
 def _all_from(values: List[ast.expr], names: set, bindings) -> bool:
     """Every binding of a name derives from the budget (`None` placeholders aside): one
     binding from elsewhere makes it no budget."""
-    if any(b.kind not in (ASSIGN, WITH) for b in bindings):
+    if not names or any(b.kind not in (ASSIGN, WITH) for b in bindings):
         return False
     real = [v for v in values if not _is_none(v)]
     return bool(real) and all(mentions_any(v, names) for v in real)

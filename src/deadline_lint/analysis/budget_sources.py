@@ -45,6 +45,7 @@ class BudgetSources:
         data = catalog.data.get("budget", {}) or {}
         self.flask_globals = frozenset(data.get("flask_globals", []) or [])
         self._vars: Optional[Dict[str, Found]] = None
+        self._type_tails = frozenset(name.rpartition(".")[2] for name in types.names)
 
     @property
     def state_names(self) -> FrozenSet[str]:
@@ -98,8 +99,8 @@ class BudgetSources:
             return None
         # `Budget(...)`, `Budget.from_header(...)`: a budget type's constructor or class method.
         parts = dotted_parts(func)
-        if not parts or not (parts[-1][:1].isupper() or len(parts) > 1 and parts[-2][:1].isupper()):
-            return None
+        if not parts or not (parts[-1] in self._type_tails or len(parts) > 1 and parts[-2] in self._type_tails):
+            return None  # most calls: no budget type's name in sight
         for candidate in (func, func.value if isinstance(func, ast.Attribute) else None):
             if candidate is None:
                 continue

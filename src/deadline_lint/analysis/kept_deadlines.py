@@ -28,47 +28,52 @@ from deadline_lint.catalog.clock import WALL
 
 if TYPE_CHECKING:
     from deadline_lint.analysis.time_values import FunctionTimes, TimeValue, TimeValues
+    from deadline_lint.source import SourceFile
 
 Key = Tuple[object, str]  # (class node id or "*" or "return", attribute or function name)
 _SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 class KeptDeadlines:
-    """Per file (built on the first question, and only when the text can hold a store)."""
+    """Per file, per key, on demand: a key is worked out only when a time value asks about
+    its name, and only the functions whose text spells the name are walked."""
 
-    def __init__(self, times: "TimeValues", module: Scope, text: Optional[str]) -> None:
+    def __init__(self, times: "TimeValues", module: Scope, source: Optional["SourceFile"]) -> None:
         self.times = times
         self.module = module
-        self._building = False
-        self._kept: Optional[Dict[Key, "TimeValue"]] = None
-        self._stores: Dict[int, Key] = {}  # id of a stored value's clock read -> its key
+        self._source = source
+        self._text = source.text if source is not None else None
+        self._possible = self._text is None or bool(_STORE_TEXT.search(self._text))
+        self._kept: Dict[Key, Optional["TimeValue"]] = {}
         self._used: Dict[Key, Optional[str]] = {}
         self._functions: List[Scope] = []
-        self._possible = text is None or bool(_STORE_TEXT.search(text))
+        self._named: Dict[Tuple[bool, str], bool] = {}
+        self._patterns: Dict[str, "re.Pattern[str]"] = {}
 
     # -- what time_values asks -----------------------------------------------------------
     def value(self, expr: ast.AST, scope: Scope) -> Optional["TimeValue"]:
         """The kept instant `expr` reads (`self.deadline`, `deadline_in(5)`), or None."""
-        if not self._possible or self._building:
-            return None
-        kept = self._build()
-        if not kept:
+        if not self._possible:
             return None
         key = self._key_of_read(expr, scope)
-        return kept.get(key) if key is not None else None
+        if key is None or not self._may_store(key):
+            return None
+        return self._kept_for(key)
 
-    def store_use(self, read: ClockRead) -> Optional[str]:
+    def store_use(self, read: ClockRead, times: "FunctionTimes") -> Optional[str]:
         """For a clock read stored for another function: the name of a function that
         compares it with the wall clock (None: not stored, or nobody does)."""
-        if not self._possible or self._building:
+        if not self._possible:
             return None
-        self._build()
-        key = self._stores.get(id(read.node))
-        if key is None:
+        key = self._key_of_store(read.node, times)
+        if key is None or not self._may_store(key):
+            return None
+        kept = self._kept_for(key)
+        if kept is None or not any(r.node is read.node for r in kept.reads):
             return None
         if key not in self._used:
-            self._used[key] = None
-            self._used[key] = self._first_user(key)
+            self._used[key] = None  # asked again while looking: nobody yet
+            self._used[key] = self._first_user(key, kept)
         return self._used[key]
 
     # -- keys --------------------------------------------------------------------------
@@ -81,41 +86,86 @@ class KeptDeadlines:
                 return ("return", expr.func.id)
         return None
 
-    # -- building ----------------------------------------------------------------------
-    def _build(self) -> Dict[Key, "TimeValue"]:
-        if self._kept is not None:
-            return self._kept
-        self._building = True
-        try:
-            self._kept = self._collect()
-        finally:
-            self._building = False
-        return self._kept
+    def _key_of_store(self, node: ast.AST, times: "FunctionTimes") -> Optional[Key]:
+        """Where the statement around a clock read keeps its value: an attribute it assigns,
+        a keyword of a module class's constructor, or the module-level function's return."""
+        scope = times.scope
+        child, parent = node, times.parent_of(node)
+        while parent is not None and not isinstance(parent, ast.stmt):
+            if isinstance(parent, ast.keyword) and parent.arg is not None:
+                call = times.parent_of(parent)
+                if isinstance(call, ast.Call) and self._constructs_module_class(call, scope):
+                    return ("*", parent.arg)
+            child, parent = parent, times.parent_of(parent)
+        if isinstance(parent, (ast.Assign, ast.AnnAssign)) and child is parent.value:
+            targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
+            for target in targets:
+                if isinstance(target, ast.Attribute):
+                    return self._store_key(target, scope)
+        if isinstance(parent, ast.Return) and scope.parent is self.module:
+            return ("return", getattr(scope.node, "name", ""))
+        return None
 
-    def _collect(self) -> Dict[Key, "TimeValue"]:
-        values: Dict[Key, List[Optional["TimeValue"]]] = {}
+    def _may_store(self, key: Key) -> bool:
+        """The text stores something under the key's name (`.deadline =`, `expires=`, a
+        `def` with a `return` of a clock call): most names asked about never are."""
+        if self._text is None:
+            return True
+        returned = key[0] == "return"
+        name = key[1]
+        found = self._named.get((returned, name))
+        if found is None:
+            escaped = re.escape(name)
+            if returned:
+                found = bool(re.search(rf"\bdef {escaped}\b", self._text)) and bool(_RETURN_TEXT.search(self._text))
+            else:
+                found = bool(re.search(rf"\.{escaped}\s*(?::[^=\n]*)?=(?!=)|[(,]\s*{escaped}=(?!=)", self._text))
+            self._named[(returned, name)] = found
+        return found
+
+    def _spells(self, scope: Scope, name: str) -> bool:
+        return self._source is None or name in self._source.segment(scope.node)
+
+    def _stores_here(self, scope: Scope, key: Key) -> bool:
+        """The function's text stores under the key's name (`.name =`, `name=`, or it is the
+        returning function itself)."""
+        if key[0] == "return":
+            return scope.parent is self.module and getattr(scope.node, "name", None) == key[1]
+        if self._source is None:
+            return True
+        text = self._source.segment(scope.node)
+        if key[1] not in text:
+            return False
+        pattern = self._patterns.get(key[1])
+        if pattern is None:
+            escaped = re.escape(key[1])
+            pattern = self._patterns[key[1]] = re.compile(rf"\.{escaped}\s*(?::[^=\n]*)?=(?!=)|[(,]\s*{escaped}=")
+        return bool(pattern.search(text))
+
+    # -- one key -------------------------------------------------------------------------
+    def _kept_for(self, key: Key) -> Optional["TimeValue"]:
+        if key in self._kept:
+            return self._kept[key]
+        self._kept[key] = None  # a store whose value asks about its own key sees none
+        stored: List[Optional["TimeValue"]] = []
         for scope in self._function_scopes():
+            if not self._stores_here(scope, key):
+                continue
             times = self.times.function(scope)
             if times is None:
                 continue
-            for key, value in self._stores_of(scope):
-                found = _kept_instant(times, value) if value is not None else None
-                values.setdefault(key, []).append(found)
-                if found is not None:
-                    for read in found.reads:
-                        self._stores[id(read.node)] = key
-        kept: Dict[Key, "TimeValue"] = {}
-        for key, stored in values.items():
-            agreed = [v for v in stored if v is not None]
-            if not agreed or len(agreed) != len(stored):
-                continue
+            for found_key, value in self._stores_of(scope):
+                if found_key == key:
+                    stored.append(_kept_instant(times, value) if value is not None else None)
+        agreed = [v for v in stored if v is not None]
+        result: Optional["TimeValue"] = None
+        if agreed and len(agreed) == len(stored):
             first = agreed[0]
-            if any((v.role, v.unit) != (first.role, first.unit) for v in agreed):
-                continue
-            reads = tuple(replace(r, monotonic=None) for v in agreed for r in v.reads)
-            kept[key] = type(first)(first.role, WALL, first.unit, reads, True)
-        self._stores = {read: key for read, key in self._stores.items() if key in kept}
-        return kept
+            if all((v.role, v.unit) == (first.role, first.unit) for v in agreed):
+                reads = tuple(replace(r, monotonic=None) for v in agreed for r in v.reads)
+                result = type(first)(first.role, WALL, first.unit, reads, True)
+        self._kept[key] = result
+        return result
 
     def _stores_of(self, scope: Scope) -> Iterator[Tuple[Key, Optional[ast.expr]]]:
         """Each store of a key with its value (None: a store whose value cannot count, which
@@ -183,28 +233,28 @@ class KeptDeadlines:
             pending.extend((child, scope) for child in _children(node))
         return self._functions
 
-    def _first_user(self, key: Key) -> Optional[str]:
-        """A function whose deadline uses read the kept value on the wall clock."""
-        kept = self._build().get(key)
-        if kept is None:
-            return None
+    def _first_user(self, key: Key, kept: "TimeValue") -> Optional[str]:
+        """A function whose deadline uses compare the kept value with a wall-clock read of
+        its own."""
         kept_reads = {id(r.node) for r in kept.reads}
         for scope in self._function_scopes():
+            if not self._spells(scope, key[1]):
+                continue
             times = self.times.function(scope)
             if times is None:
                 continue
             for use in times.deadline_uses:
                 if use.clock == WALL and use.local and any(id(r.node) in kept_reads for r in use.reads):
-                    if any(id(r.node) not in kept_reads for r in use.reads):  # also a read of its own
+                    if any(id(r.node) not in kept_reads for r in use.reads):
                         return getattr(scope.node, "name", "<lambda>")
         return None
 
 
 # An attribute, keyword or return statement on a line that calls a wall clock: the only text
 # a kept instant can come from (most files have none, and skip the walk).
-_STORE_TEXT = re.compile(
-    r"(?:\.\w+\s*(?::[^=\n]*)?=(?!=)|[(,]\s*\w+=(?!=)|\breturn\b)[^\n]*\b(?:time|now|utcnow|time_ns)\s*\("
-)
+_CLOCK_CALL = r"\b(?:time|now|utcnow|time_ns)\s*\("
+_STORE_TEXT = re.compile(r"(?:\.\w+\s*(?::[^=\n]*)?=(?!=)|[(,]\s*\w+=(?!=)|\breturn\b)[^\n]*" + _CLOCK_CALL)
+_RETURN_TEXT = re.compile(r"\breturn\b[^\n]*" + _CLOCK_CALL)
 
 
 def _kept_instant(times: "FunctionTimes", value: ast.expr) -> Optional["TimeValue"]:

@@ -107,8 +107,7 @@ class TimeValues(ClockReads):
 
     def __init__(self, ctx: "AnalysisInputs"):
         super().__init__(ctx)
-        source = getattr(ctx, "source", None)
-        self._text: Optional[str] = source.text if source is not None else None
+        self._source = getattr(ctx, "source", None)
         profile = getattr(ctx, "profile", None)
         self.deadline_names = frozenset(profile.budget.deadline_names) if profile is not None else frozenset()
         self._kept: Optional[KeptDeadlines] = None
@@ -117,7 +116,7 @@ class TimeValues(ClockReads):
     def kept(self, scope: Scope) -> KeptDeadlines:
         """Instants kept across function boundaries in this module (kept_deadlines.py)."""
         if self._kept is None:
-            self._kept = KeptDeadlines(self, scope.module, self._text)
+            self._kept = KeptDeadlines(self, scope.module, self._source)
         return self._kept
 
     def deadline_parameter(self, expr: ast.AST, scope: Scope) -> Optional[TimeValue]:
@@ -433,6 +432,12 @@ class FunctionTimes:
             value = self.value(expr)
             if value is not None and value.role == SPAN:
                 yield DeadlineUse(TIMEOUT, call, value.clock, value.reads, value.local)
+
+    def parent_of(self, node: ast.AST) -> Optional[ast.AST]:
+        """The node's parent inside this function (None at its top or outside it)."""
+        self._walk()
+        assert self._parents is not None
+        return self._parents.get(id(node))
 
     def linked_reads(self, read: ClockRead) -> Tuple[ClockRead, ...]:
         """Every clock read combined with `read` (through arithmetic, names and comparisons)

@@ -144,7 +144,7 @@ class WallClockDeadlineMath(Rule):
         uses = [u for u in times.deadline_uses if u.clock == WALL and _involves(u, read)]
         local = [u for u in uses if u.local]
         if not local:
-            user = analysis.kept(ctx.scope).store_use(read)
+            user = analysis.kept(ctx.scope).store_use(read, times)
             if user is not None:  # kept on an attribute (or returned) for another function
                 shown = ctx.source.segment(node)
                 ctx.report(self, node, f"`{shown}` reads the wall clock for a deadline that `{user}` compares with "
