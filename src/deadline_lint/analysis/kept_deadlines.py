@@ -19,7 +19,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import replace
-from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Set, Tuple
 
 from deadline_lint.analysis.clock_reads import ClockRead
 from deadline_lint.analysis.function_body import function_body
@@ -27,9 +27,10 @@ from deadline_lint.analysis.scopes import FUNCTION, IMPORT, MODULE, Scope
 from deadline_lint.catalog.clock import WALL
 
 if TYPE_CHECKING:
-    from deadline_lint.analysis.time_values import FunctionTimes, TimeValue, TimeValues
     from deadline_lint.source import SourceFile
 
+# time_values.py (which asks this module) hands in its TimeValues, FunctionTimes and
+# TimeValue objects: typed `Any` here, as importing their module back would be a cycle.
 Key = Tuple[object, str]  # (class node id or "*" or "return", attribute or function name)
 _SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
@@ -38,20 +39,20 @@ class KeptDeadlines:
     """Per file, per key, on demand: a key is worked out only when a time value asks about
     its name, and only the functions whose text spells the name are walked."""
 
-    def __init__(self, times: "TimeValues", module: Scope, source: Optional["SourceFile"]) -> None:
+    def __init__(self, times: Any, module: Scope, source: Optional["SourceFile"]) -> None:
         self.times = times
         self.module = module
         self._source = source
         self._text = source.text if source is not None else None
         self._possible = self._text is None or bool(_STORE_TEXT.search(self._text))
-        self._kept: Dict[Key, Optional["TimeValue"]] = {}
+        self._kept: Dict[Key, Optional[Any]] = {}
         self._used: Dict[Key, Optional[str]] = {}
         self._functions: List[Scope] = []
         self._named: Dict[Tuple[bool, str], bool] = {}
         self._patterns: Dict[str, "re.Pattern[str]"] = {}
 
     # -- what time_values asks -----------------------------------------------------------
-    def value(self, expr: ast.AST, scope: Scope) -> Optional["TimeValue"]:
+    def value(self, expr: ast.AST, scope: Scope) -> Optional[Any]:
         """The kept instant `expr` reads (`self.deadline`, `deadline_in(5)`), or None."""
         if not self._possible:
             return None
@@ -60,7 +61,7 @@ class KeptDeadlines:
             return None
         return self._kept_for(key)
 
-    def store_use(self, read: ClockRead, times: "FunctionTimes") -> Optional[str]:
+    def store_use(self, read: ClockRead, times: Any) -> Optional[str]:
         """For a clock read stored for another function: the name of a function that
         compares it with the wall clock (None: not stored, or nobody does)."""
         if not self._possible:
@@ -86,7 +87,7 @@ class KeptDeadlines:
                 return ("return", expr.func.id)
         return None
 
-    def _key_of_store(self, node: ast.AST, times: "FunctionTimes") -> Optional[Key]:
+    def _key_of_store(self, node: ast.AST, times: Any) -> Optional[Key]:
         """Where the statement around a clock read keeps its value: an attribute it assigns,
         a keyword of a module class's constructor, or the module-level function's return."""
         scope = times.scope
@@ -143,11 +144,11 @@ class KeptDeadlines:
         return bool(pattern.search(text))
 
     # -- one key -------------------------------------------------------------------------
-    def _kept_for(self, key: Key) -> Optional["TimeValue"]:
+    def _kept_for(self, key: Key) -> Optional[Any]:
         if key in self._kept:
             return self._kept[key]
         self._kept[key] = None  # a store whose value asks about its own key sees none
-        stored: List[Optional["TimeValue"]] = []
+        stored: List[Optional[Any]] = []
         for scope in self._function_scopes():
             if not self._stores_here(scope, key):
                 continue
@@ -156,9 +157,9 @@ class KeptDeadlines:
                 continue
             for found_key, value in self._stores_of(scope):
                 if found_key == key:
-                    stored.append(_kept_instant(times, value) if value is not None else None)
+                    stored.append(times.kept_instant(value) if value is not None else None)
         agreed = [v for v in stored if v is not None]
-        result: Optional["TimeValue"] = None
+        result: Optional[Any] = None
         if agreed and len(agreed) == len(stored):
             first = agreed[0]
             if all((v.role, v.unit) == (first.role, first.unit) for v in agreed):
@@ -233,7 +234,7 @@ class KeptDeadlines:
             pending.extend((child, scope) for child in _children(node))
         return self._functions
 
-    def _first_user(self, key: Key, kept: "TimeValue") -> Optional[str]:
+    def _first_user(self, key: Key, kept: Any) -> Optional[str]:
         """A function whose deadline uses compare the kept value with a wall-clock read of
         its own."""
         kept_reads = {id(r.node) for r in kept.reads}
@@ -255,19 +256,6 @@ class KeptDeadlines:
 _CLOCK_CALL = r"\b(?:time|now|utcnow|time_ns)\s*\("
 _STORE_TEXT = re.compile(r"(?:\.\w+\s*(?::[^=\n]*)?=(?!=)|[(,]\s*\w+=(?!=)|\breturn\b)[^\n]*" + _CLOCK_CALL)
 _RETURN_TEXT = re.compile(r"\breturn\b[^\n]*" + _CLOCK_CALL)
-
-
-def _kept_instant(times: "FunctionTimes", value: ast.expr) -> Optional["TimeValue"]:
-    """The value as a kept wall-clock instant: read here, on the wall clock, an instant or a
-    deadline (not a span: an elapsed time means nothing later)."""
-    from deadline_lint.analysis.time_values import DEADLINE, INSTANT
-
-    found = times.value(value)
-    if found is None or found.clock != WALL or not found.local or found.role not in (INSTANT, DEADLINE):
-        return None
-    if not found.reads or found.unit not in ("s", "ns", "datetime"):
-        return None
-    return found
 
 
 def _self_class(receiver: ast.expr, scope: Scope) -> Optional[Scope]:

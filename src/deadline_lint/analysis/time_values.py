@@ -433,6 +433,15 @@ class FunctionTimes:
             if value is not None and value.role == SPAN:
                 yield DeadlineUse(TIMEOUT, call, value.clock, value.reads, value.local)
 
+    def kept_instant(self, expr: ast.expr) -> Optional[TimeValue]:
+        """The expression as an instant worth keeping for another function (kept_deadlines):
+        read here, on the wall clock, an instant or a deadline (not a span: an elapsed time
+        means nothing later), in seconds, nanoseconds or a datetime."""
+        found = self.value(expr)
+        if found is None or found.clock != WALL or not found.local or found.role not in (INSTANT, DEADLINE):
+            return None
+        return found if found.reads and found.unit in ("s", "ns", "datetime") else None
+
     def parent_of(self, node: ast.AST) -> Optional[ast.AST]:
         """The node's parent inside this function (None at its top or outside it)."""
         self._walk()
