@@ -6,7 +6,7 @@ import ast
 import functools
 from typing import FrozenSet, Optional
 
-from deadline_lint.analysis.resolve import Resolver
+from deadline_lint.analysis.resolve import Resolver, dotted_parts
 from deadline_lint.analysis.scopes import Scope
 
 
@@ -46,14 +46,8 @@ def _dotted_tails(names: FrozenSet[str]) -> FrozenSet[str]:
 
 def dotted_text(node: ast.AST) -> Optional[str]:
     """`a.b.c` for a chain of attributes on a name, else None."""
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))
+    parts = dotted_parts(node)  # type: ignore[arg-type]
+    return ".".join(parts) if parts else None
 
 
 def is_unbounded(expr: ast.expr, scope: Scope, resolver: Resolver) -> bool:
