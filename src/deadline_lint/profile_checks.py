@@ -18,12 +18,16 @@ from pathlib import Path
 from typing import Dict, FrozenSet, List, Set
 
 from deadline_lint.profile import SELECTOR_KEYS, Profile, ProfileError
+from deadline_lint.profile_roles import role_warnings
 from deadline_lint.profile_settings import Settings
 from deadline_lint.selection import SelectorError, check_selectors
 
 _ACCESS = re.compile(r"\bprofile\.([A-Za-z_]\w*)")
 _PACKAGE = Path(__file__).resolve().parent
-_OWN = ("profile.py", "profile_checks.py", "profile_schema.py", "profile_settings.py", "profile_values.py")
+_OWN = (
+    "profile.py", "profile_checks.py", "profile_roles.py", "profile_schema.py", "profile_settings.py",
+    "profile_values.py",
+)
 READERS = _PACKAGE / "profile_readers.json"
 
 
@@ -80,4 +84,6 @@ def check_profile(profile: Profile) -> Profile:
         "it is accepted for the rules that will"
         for key in sorted(unread)
     )
+    if profile.budget.type_roles:
+        warnings += role_warnings(profile)
     return dataclasses.replace(profile, warnings=warnings)

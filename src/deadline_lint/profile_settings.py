@@ -45,6 +45,36 @@ class BudgetSettings:
         "Annotations that make a parameter a budget (a bare class name matches any module).",
     )
     accessors: Names = setting((), v.NAMES, "Your own functions that return the remaining time in seconds.")
+    roles: Mapping[str, Names] = setting(
+        {
+            "raw_remainder": ("remaining", "time_remaining", "remaining_seconds"),
+            "raw_remainder_ms": ("remaining_ms",),
+            "hop_timeout": ("timeout",),
+            "expired_check": ("expired", "is_expired"),
+            "refuse_check": ("check", "raise_if_expired", "ensure"),
+            "header_value": ("header_value", "to_header"),
+        },
+        v.ROLES,
+        "What the methods of a budget type in `types` do: `raw_remainder` (seconds left, no hop margin "
+        "taken off: DL104), `raw_remainder_ms` (the same in milliseconds), `hop_timeout` (the margin already "
+        "taken off), `expired_check` and `refuse_check` (DL106 counts them as the refuse check), `header_value`.",
+    )
+    type_roles: Mapping[str, Mapping[str, Names]] = setting(
+        {}, v.TYPE_ROLES,
+        "Roles for one budget type, by its name in `types` (replacing `roles` for that type): "
+        "`{Deadline: {raw_remainder: [left]}}`.",
+    )
+    context_vars: Names = setting(
+        (), v.NAMES,
+        "Module-level `contextvars.ContextVar` names whose `.get()` is the request budget (a var annotated "
+        "`ContextVar[<budget type>]`, or created as `ContextVar(\"budget\")` with a name in `parameters`, counts "
+        "without being listed).",
+    )
+    deadline_names: Names = setting(
+        ("deadline", "deadline_at"), v.NAMES,
+        "Parameter names that carry an absolute deadline instant this process set: compared with the wall "
+        "clock, DL201 (add `expires_at` where it is your own deadline, not a server's expiry).",
+    )
     clamps: Names = setting((), v.NAMES, "Your own functions that cap an inbound budget and reject negatives (DL204).")
     # Opt-in (measured on the corpus, see docs/architecture.md).
     timeout_parameters: Names = setting(
@@ -63,6 +93,10 @@ class FixSettings:
     grpc_context_expression: str = setting(
         f"max({TIMEOUT_FLOOR_S}, {{budget}}.time_remaining() - {{margin}})", v.TEMPLATE,
         "Timeout from a gRPC servicer context.",
+    )
+    lambda_context_expression: str = setting(
+        f"max({TIMEOUT_FLOOR_S}, {{budget}}.get_remaining_time_in_millis() / 1000 - {{margin}})", v.TEMPLATE,
+        "Timeout from an AWS Lambda context.",
     )
     edge_expression: str = setting("{edge}", v.TEMPLATE, "Timeout where no budget is in scope (the edge total).")
 

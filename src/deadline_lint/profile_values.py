@@ -67,6 +67,22 @@ def _path_map(value: Any) -> Optional[str]:
     return None if ok else "a mapping of glob pattern to a list of rule codes"
 
 
+# What a budget object's method does (analysis/budget_types.py reads them).
+BUDGET_ROLES = ("raw_remainder", "raw_remainder_ms", "hop_timeout", "expired_check", "refuse_check", "header_value")
+
+
+def _role_map(value: Any) -> Optional[str]:
+    ok = isinstance(value, dict) and all(k in BUDGET_ROLES and _string_list(v) is None for k, v in value.items())
+    return None if ok else "a mapping of role (" + ", ".join(BUDGET_ROLES) + ") to a list of method names"
+
+
+def _type_role_map(value: Any) -> Optional[str]:
+    ok = isinstance(value, dict) and all(
+        isinstance(k, str) and k.strip() and _role_map(v) is None for k, v in value.items()
+    )
+    return None if ok else "a mapping of budget type to a mapping of role to a list of method names"
+
+
 def _http_status(value: Any) -> Optional[str]:
     return None if _whole(value) and 100 <= value <= 599 else "an HTTP status code (a whole number, 100-599)"
 
@@ -158,6 +174,12 @@ _STRING = {"type": "string", "pattern": r"\S"}
 _CODES = {"type": "array", "items": {"type": "string", "pattern": SELECTOR_PATTERN}}
 
 
+def json_copy(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: json_copy(item) for key, item in value.items()}
+    return value
+
+
 def _tuple(value: Any) -> Any:
     return tuple(value)
 
@@ -171,6 +193,19 @@ CODES = Check(_code_list, lambda: dict(_CODES), "list of rule codes", _tuple)
 PATH_CODES = Check(
     _path_map, lambda: {"type": "object", "additionalProperties": dict(_CODES)}, "glob -> list of rule codes",
     lambda value: {pattern: tuple(codes) for pattern, codes in value.items()},
+)
+_ROLE_JSON = {
+    "type": "object", "additionalProperties": False,
+    "properties": {role: {"type": "array", "items": dict(_STRING)} for role in BUDGET_ROLES},
+}
+ROLES = Check(
+    _role_map, lambda: json_copy(_ROLE_JSON), "role -> list of method names",
+    lambda value: {role: tuple(methods) for role, methods in value.items()},
+)
+TYPE_ROLES = Check(
+    _type_role_map, lambda: {"type": "object", "additionalProperties": json_copy(_ROLE_JSON)},
+    "type -> role -> list of method names",
+    lambda value: {name: {role: tuple(m) for role, m in roles.items()} for name, roles in value.items()},
 )
 HTTP_STATUS = Check(_http_status, lambda: {"type": "integer", "minimum": 100, "maximum": 599}, "HTTP status code")
 GRPC_STATUS = Check(_grpc_status, lambda: {"type": "string", "enum": list(GRPC_STATUS_NAMES)}, "gRPC status name")

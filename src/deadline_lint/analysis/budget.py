@@ -1,9 +1,15 @@
 """Budget in scope: which names inside a function carry the request's remaining time.
 
-Sources: budget parameters (by name or annotation, from the profile and catalog), the
-`context` of a gRPC servicer method, names assigned from budget accessors, and names derived
-from any of those by assignment (a fixpoint over the function body). Nested functions see
-their enclosing function's budget unless they rebind the name: a stack of scopes, not a flag.
+Sources: budget parameters (by name or by an annotation naming a budget type,
+`budget_types.py`), the `context` of a gRPC servicer method or of an AWS Lambda
+`handler(event, context)`, the parameterless sources of `budget_sources.py` (request state,
+`flask.g`, context variables, a budget type's constructor), `self.<attr>` where the class
+stores only budgets, names assigned from budget accessors, and names derived from any of
+those by assignment, annotated assignment, `with ... as`, or walrus (a fixpoint over the
+function body). A name whose bindings disagree (one from the budget, one not) is no budget.
+Attribute-shaped sources are named by their dotted text (`request.state.budget`), which
+`mentions_any` matches. Nested functions see their enclosing function's budget unless they
+rebind the name: a stack of scopes, not a flag.
 """
 from __future__ import annotations
 
@@ -12,22 +18,39 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Tuple
 
-from deadline_lint.analysis.expressions import mentions_any
+from deadline_lint.analysis.budget_sources import BudgetSources
+from deadline_lint.analysis.budget_text import budget_words
+from deadline_lint.analysis.budget_types import (
+    CHECK_ROLES,
+    GRPC_CONTEXT,
+    RAW_REMAINDER,
+    RAW_REMAINDER_MS,
+    REFUSE_CHECK,
+    LAMBDA_CONTEXT,
+    OBJECT,
+    BudgetType,
+    BudgetTypes,
+)
+from deadline_lint.analysis.expressions import dotted_text, mentions_any
+from deadline_lint.analysis.function_body import function_body
 from deadline_lint.analysis.resolve import dotted_parts
-from deadline_lint.analysis.scopes import FUNCTION, Scope
+from deadline_lint.analysis.scopes import ASSIGN, FUNCTION, MODULE, PARAM, WITH, Scope
 from deadline_lint.analysis.time_values import DEADLINE, REMAINING, TimeValues
 from deadline_lint.profile import Profile
 
 if TYPE_CHECKING:
     from deadline_lint.file_view import AnalysisInputs, FileView
 
-OBJECT, GRPC_CONTEXT, SECONDS, INSTANT, DERIVED = "object", "grpc_context", "seconds", "instant", "derived"
+SECONDS, INSTANT, DERIVED = "seconds", "instant", "derived"
+__all__ = ["OBJECT", "GRPC_CONTEXT", "LAMBDA_CONTEXT", "SECONDS", "INSTANT", "DERIVED", "Budget", "BudgetAnalysis"]
 
 _TEMPLATE_FOR_KIND = {
     OBJECT: "budget_expression",
     GRPC_CONTEXT: "grpc_context_expression",
+    LAMBDA_CONTEXT: "lambda_context_expression",
     SECONDS: "seconds_expression",
 }
+_OBJECT_KINDS = frozenset({OBJECT, GRPC_CONTEXT, LAMBDA_CONTEXT})
 
 
 @dataclass(frozen=True)
@@ -41,6 +64,7 @@ class Budget:
     names: FrozenSet[str]  # every name that carries or derives from the budget
     kinds: Tuple[Tuple[str, str], ...]  # (name, kind) for the direct sources, in priority order
     optional: FrozenSet[str] = frozenset()  # parameters that default to None (or are Optional)
+    typed: Tuple[Tuple[str, BudgetType], ...] = ()  # (name, budget type) for budget objects
 
     @property
     def primary(self) -> Optional[BudgetSource]:
@@ -61,6 +85,13 @@ class Budget:
             return f"({expression} if {source.name} is not None else {edge})"
         return expression
 
+    def type_of(self, name: str) -> Optional[BudgetType]:
+        """The budget type of a budget object's name (None: not a budget object)."""
+        for source, budget_type in self.typed:
+            if source == name:
+                return budget_type
+        return None
+
     def kind_of(self, name: str) -> Optional[str]:
         for source, kind in self.kinds:
             if source == name:
@@ -76,20 +107,39 @@ class BudgetAnalysis:
         resolver, catalog, profile = ctx.resolver, ctx.catalog, ctx.profile
         self.resolver = resolver
         data = catalog.data.get("budget", {}) or {}
-        self.types: Dict[str, str] = dict(data.get("types", {}) or {})
-        for type_name in profile.budget.types:
-            self.types.setdefault(type_name, OBJECT)
+        self.context_methods = frozenset(data.get("context_methods", []) or [])
+        self.budget_types = BudgetTypes(catalog, profile)
+        self.types: Dict[str, str] = self.budget_types.kinds()
+        self.sources = BudgetSources(resolver, catalog, profile, self.budget_types)
+        self.lambda_handlers = frozenset(data.get("lambda_handlers", []) or [])
+        self.refuse_methods = frozenset(data.get("refuse_methods", []) or [])
         self.parameters = frozenset(profile.budget.parameters)
         self.seconds_parameters = frozenset(profile.budget.seconds_parameters)
         self.timeout_parameters = frozenset(profile.budget.timeout_parameters)
-        self.context_methods = frozenset(data.get("context_methods", []) or [])
         self.accessors: Dict[str, str] = dict(data.get("accessors", {}) or {})
+        # Methods that read the raw remainder on some budget type (a name assigned from one
+        # holds remaining seconds), and those that check or refuse (DL106).
+        known = [self.budget_types.default, self.budget_types.grpc, self.budget_types.aws_lambda]
+        known.extend(t for t in (self.budget_types.type_named(n) for n in self.budget_types.names) if t is not None)
+        self.raw_methods = self.context_methods | frozenset(m for t in known for m in t.methods(RAW_REMAINDER))
+        self.raw_ms_methods = frozenset(m for t in known for m in t.methods(RAW_REMAINDER_MS))
+        self.check_methods = self.refuse_methods | frozenset(m for t in known for m in t.methods(*CHECK_ROLES))
         for accessor in profile.budget.accessors:
             self.accessors.setdefault(accessor, SECONDS)
         self.servicer_suffix = data.get("servicer_base_suffix", "Servicer")
         # Deadlines a function computes itself (`deadline = time.monotonic() + t`).
         self.times = ctx.analysis(TimeValues) if hasattr(ctx, "analysis") else TimeValues(ctx)  # type: ignore[attr-defined]
         self._source = getattr(ctx, "source", None)
+        # Attribute sources are looked for only in files that spell one of their names.
+        text = self._source.text if self._source is not None else ""
+        self._state_words = tuple(sorted(self.sources.state_names))
+        self._reads_sources = self._source is None or any(word in text for word in self._state_words)
+        # A class keeps a budget on `self` only where some method has one: a budget word.
+        self._words = tuple(sorted(budget_words(profile, catalog)))
+        tails = {name.rpartition(".")[2] for name in [*self.accessors, *self.budget_types.names]}
+        self._assignment_words = tuple(sorted(tails | self.sources.state_names))
+        self._context_vars_in_file = self._source is None or "ContextVar" in text
+        self._may_keep = self._source is None or any(word in text for word in self._words)
         clock_names = "|".join(sorted(map(re.escape, self.times.clocks.final_names)))
         self._clock_call = re.compile(rf"\b(?:{clock_names})\s*\(")
 
@@ -109,38 +159,177 @@ class BudgetAnalysis:
             each.facts["budget"] = self._compute(each) if each.kind == FUNCTION else None
         return scope.facts["budget"]  # type: ignore[return-value]
 
-    def _compute(self, scope: Scope) -> Optional[Budget]:
+    def _compute(self, scope: Scope, attributes: bool = True) -> Optional[Budget]:
         kinds: List[Tuple[str, str]] = []
+        typed: List[Tuple[str, BudgetType]] = []
         optional = set(_optional_parameters(scope.node))
         for index, param in enumerate(scope.function_params()):
-            kind = self._param_kind(param, index, scope)
-            if kind is not None:
-                kinds.append((param.arg, kind))
+            found = self._param_kind(param, index, scope)
+            if found is not None:
+                kinds.append((param.arg, found[0]))
+                if found[1] is not None:
+                    typed.append((param.arg, found[1]))
         own = scope.bindings()
         outer = self._enclosing_budget(scope)
         if outer is not None:
-            kinds.extend((n, k) for n, k in outer.kinds if n not in own)
+            kinds.extend((n, k) for n, k in outer.kinds if n not in own and "." not in n)
+            typed.extend((n, t) for n, t in outer.typed if n not in own and "." not in n)
             optional.update(n for n in outer.optional if n not in own)
         kinds.extend((name, INSTANT) for name in self._local_deadlines(scope, {n for n, _ in kinds}))
+        for text, found in self._attribute_sources(scope, attributes):
+            kinds.append((text, found[0]))
+            if found[0] in _OBJECT_KINDS:
+                typed.append((text, found[1]))
         names = {name for name, _ in kinds}
         if outer is not None:
             names.update(n for n in outer.names if n not in own)
+        if not names and not self._may_assign_a_budget(scope):
+            return None  # most functions: no budget, and no word an assignment could make one from
         assignments = self._assignments(scope)
-        for target, value in assignments:
-            kind = self._accessor_kind(value, names, scope)
-            if kind is not None and target not in names:
-                kinds.append((target, kind))
+        targets = _by_target(assignments)
+        for target, values in targets.items():
+            if target in names:
+                continue
+            found = self._binding_kind(target, values, names, scope)
+            if found is not None:
+                kinds.append((target, found[0]))
                 names.add(target)
+                if found[1] is not None:
+                    typed.append((target, found[1]))
         changed = True
-        while changed:  # derived names: a fixpoint over `x = f(budget_name)`
+        while changed:  # derived names: a fixpoint over `x = f(budget_name)`, every binding agreeing
             changed = False
-            for target, value in assignments:
-                if target not in names and mentions_any(value, names):
+            for target, values in targets.items():
+                if target not in names and _all_from(values, names, own.get(target, ())):
                     names.add(target)
                     changed = True
         if not names:
             return None
-        return Budget(names=frozenset(names), kinds=tuple(kinds), optional=frozenset(optional & names))
+        return Budget(
+            names=frozenset(names), kinds=tuple(kinds), optional=frozenset(optional & names), typed=tuple(typed),
+        )
+
+    def _may_assign_a_budget(self, scope: Scope) -> bool:
+        """The function's text spells an accessor, a budget source's name, a budget type or
+        (where the module makes a ContextVar) a `.get(`: else no assignment in it yields a
+        budget when it has none to derive from."""
+        if self._source is None:
+            return True
+        text = self._source.segment(scope.node)
+        if any(word in text for word in self._assignment_words):
+            return True
+        return self._context_vars_in_file and ".get(" in text
+
+    def _binding_kind(
+        self, target: str, values: List[ast.expr], names: set, scope: Scope,
+    ) -> Optional[Tuple[str, Optional[BudgetType]]]:
+        """The kind every binding of `target` gives it (None when one disagrees): an accessor
+        call, a budget source, or an annotation naming a budget type (`budget: Budget = ...`)."""
+        bindings = scope.bindings().get(target, ())
+        if any(b.kind not in (ASSIGN, WITH) for b in bindings):
+            return None
+        annotated = [b.annotation for b in bindings if b.annotation is not None]
+        if annotated and len(annotated) == len(bindings):
+            found_type = self.budget_types.of_annotation(annotated[0], scope, self.resolver)
+            if found_type is not None and all(
+                self.budget_types.of_annotation(a, scope, self.resolver) == found_type for a in annotated[1:]
+            ):
+                return found_type.kind, found_type
+        results: List[Tuple[str, Optional[BudgetType]]] = []
+        for value in values:
+            if _is_none(value):
+                continue  # `budget = None` placeholders
+            kind = self._accessor_kind(value, names, scope)
+            if kind is not None:
+                results.append((kind, None))
+                continue
+            source = self.sources.source(value, scope)
+            if source is None:
+                return None
+            results.append(source)
+        if not results or any(r[0] != results[0][0] for r in results):
+            return None
+        kind, budget_type = results[0]
+        return kind, (budget_type if kind in _OBJECT_KINDS else None)
+
+    def _attribute_sources(self, scope: Scope, attributes: bool) -> List[Tuple[str, Tuple[str, BudgetType]]]:
+        """The attribute-shaped budget sources the function reads itself, by dotted text:
+        `request.state.budget`, `g.budget`, `request.budget`, and `self.<attr>` where the class
+        keeps a budget object."""
+        if not self._may_keep:
+            return []  # no budget word in the file: no source, and nothing kept on `self`
+        stored = self._stored_budgets(scope) if attributes else {}
+        if not self._reads_sources and not stored:
+            return []
+        if self._source is not None:
+            text = self._source.segment(scope.node)
+            if not any(word in text for word in self._state_words) and not any(attr in text for attr in stored):
+                return []
+        found: Dict[str, Tuple[str, BudgetType]] = {}
+        for node in function_body(scope).nodes(ast.Attribute):
+            text = None
+            source = self.sources.attribute_source(node, scope)
+            if source is None and node.attr in stored and _is_self(node.value, scope):
+                source = stored[node.attr]
+            if source is not None:
+                text = dotted_text(node)
+            if text is not None:
+                found.setdefault(text, source)  # type: ignore[arg-type]
+        return sorted(found.items())
+
+    def _stored_budgets(self, scope: Scope) -> Dict[str, Tuple[str, BudgetType]]:
+        """For a method: the attributes its class stores only budget objects on
+        (`self.budget = budget` in `__init__`), with their kind and type."""
+        class_scope = scope.enclosing_class
+        if class_scope is None:
+            return {}
+        cached = class_scope.facts.get("budget.stored")
+        if cached is not None:
+            return cached  # type: ignore[return-value]
+        class_scope.facts["budget.stored"] = {}  # a method asking while this runs sees none
+        if self._source is not None:
+            text = self._source.segment(class_scope.node)
+            if not any(word in text for word in self._words):
+                return {}  # no method of the class can have a budget to keep
+        stores: Dict[str, List[Optional[Tuple[str, BudgetType]]]] = {}
+        for stmt in class_scope.node.body:  # type: ignore[attr-defined]
+            if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            method = self.resolver.scope_of(stmt, class_scope)
+            if not stmt.args.args:
+                continue
+            base = None
+            for node in function_body(method).nodes(ast.Assign):
+                for target in node.targets:
+                    if not (isinstance(target, ast.Attribute) and _is_self(target.value, method)):
+                        continue
+                    if _is_none(node.value):
+                        continue
+                    if base is None:
+                        base = self._base_budget(method)
+                    stores.setdefault(target.attr, []).append(self._stored_value(node.value, base, method))
+        result = {
+            attr: values[0] for attr, values in stores.items()
+            if values and all(v is not None and v == values[0] for v in values)
+        }
+        class_scope.facts["budget.stored"] = result
+        return result  # type: ignore[return-value]
+
+    def _base_budget(self, method: Scope) -> Optional[Budget]:
+        found = method.facts.get("budget.base")
+        if found is None and "budget.base" not in method.facts:
+            found = method.facts["budget.base"] = self._compute(method, attributes=False)
+        return found  # type: ignore[return-value]
+
+    def _stored_value(self, value: ast.expr, base: Optional[Budget], method: Scope):
+        if isinstance(value, ast.Name) and base is not None:
+            kind = base.kind_of(value.id)
+            budget_type = base.type_of(value.id)
+            if kind in _OBJECT_KINDS and budget_type is not None:
+                return kind, budget_type
+            return None
+        source = self.sources.source(value, method)
+        return source if source is not None and source[0] in _OBJECT_KINDS else None
 
     def given_timeout(self, scope: Scope) -> Optional[Budget]:
         """The time a function's caller gave it, when no budget is in scope: a numeric
@@ -216,23 +405,29 @@ class BudgetAnalysis:
             parent = parent.parent
         return self.budget_of(parent) if parent is not None else None
 
-    def _param_kind(self, param: ast.arg, index: int, scope: Scope) -> Optional[str]:
-        annotation = self.resolver.annotation_class(param.annotation, scope) if param.annotation else None
-        if annotation is None and param.annotation is not None:
-            # A class defined in this module, or not imported: its bare name still counts.
-            parts = dotted_parts(param.annotation)
-            annotation = parts[-1] if parts else None
-        if annotation is not None:
-            kind = self.types.get(annotation) or self.types.get(annotation.rsplit(".", 1)[-1])
-            if kind is not None:
-                return kind
+    def _param_kind(self, param: ast.arg, index: int, scope: Scope) -> Optional[Tuple[str, Optional[BudgetType]]]:
+        budget_type = self.budget_types.of_annotation(param.annotation, scope, self.resolver)
+        if budget_type is not None:
+            return budget_type.kind, budget_type
         if param.arg in self.parameters:
-            return OBJECT
+            return OBJECT, self.budget_types.default
         if param.arg in self.seconds_parameters:
-            return SECONDS
+            return SECONDS, None
         if index == 2 and self._is_servicer_method(scope):
-            return GRPC_CONTEXT
+            return GRPC_CONTEXT, self.budget_types.grpc
+        if index == 1 and param.arg == "context" and self._is_lambda_handler(scope):
+            return LAMBDA_CONTEXT, self.budget_types.aws_lambda
         return None
+
+    def _is_lambda_handler(self, scope: Scope) -> bool:
+        """A module-level `handler(event, context)` (or `<name>_handler`, or a name the
+        catalog's `budget.lambda_handlers` lists)."""
+        node = scope.node
+        if scope.parent is None or scope.parent.kind != MODULE or not isinstance(node, ast.FunctionDef):
+            return False
+        args = node.args
+        plain = [a.arg for a in args.args] == ["event", "context"] and not (args.posonlyargs or args.kwonlyargs)
+        return plain and (node.name in self.lambda_handlers or node.name.endswith("_handler"))
 
     def _is_servicer_method(self, scope: Scope) -> bool:
         class_scope = scope.enclosing_class
@@ -245,31 +440,115 @@ class BudgetAnalysis:
         return False
 
     def _accessor_kind(self, value: ast.expr, budget_names: set, scope: Scope) -> Optional[str]:
+        whole = self._millis_operand(value) or value  # `ms / 1000` is the remainder in seconds
         for node in ast.walk(value):
             if not isinstance(node, ast.Call):
                 continue
             func = node.func
-            if (
-                isinstance(func, ast.Attribute)
-                and func.attr in self.context_methods
-                and isinstance(func.value, ast.Name)
-                and func.value.id in budget_names
-            ):
-                return SECONDS if node is value else DERIVED
+            if isinstance(func, ast.Attribute) and (func.attr in self.raw_methods or func.attr in self.raw_ms_methods):
+                if _receiver_text(func.value) in budget_names:
+                    if func.attr in self.raw_methods or whole is not value:
+                        return SECONDS if node is whole else DERIVED
+                    return DERIVED  # milliseconds, unscaled
             qualname = self.resolver.qualified_name(func, scope)
             if qualname is not None and qualname in self.accessors:
                 return self.accessors[qualname] if node is value else DERIVED
         return None
 
+    def _millis_operand(self, value: ast.expr) -> Optional[ast.expr]:
+        """`x.get_remaining_time_in_millis() / 1000` (or `/ 1000.0`): the call."""
+        if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Div):
+            right = value.right
+            if isinstance(right, ast.Constant) and right.value in (1000, 1000.0) and isinstance(value.left, ast.Call):
+                func = value.left.func
+                if isinstance(func, ast.Attribute) and func.attr in self.raw_ms_methods:
+                    return value.left
+        return None
+
+    # -- what a budget's methods do -----------------------------------------------------
+    def role(self, call: ast.AST, budget: Optional[Budget]) -> Optional[str]:
+        """The role of `call` as a method of a budget object in scope (`budget.remaining()`:
+        RAW_REMAINDER, `context.get_remaining_time_in_millis()`: RAW_REMAINDER_MS,
+        `budget.check()`: REFUSE_CHECK, ...), from the receiver's budget type."""
+        if budget is None or not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute):
+            return None
+        text = _receiver_text(call.func.value)
+        if text is None or text not in budget.names:
+            return None
+        method = call.func.attr
+        budget_type = budget.type_of(text) or self._type_of_kind(budget.kind_of(text))
+        found = budget_type.role_of(method) if budget_type is not None else None
+        if found is None and method in self.context_methods:
+            return RAW_REMAINDER
+        if found is None and method in self.refuse_methods:
+            return REFUSE_CHECK
+        return found
+
+    def _type_of_kind(self, kind: Optional[str]) -> Optional[BudgetType]:
+        if kind == GRPC_CONTEXT:
+            return self.budget_types.grpc
+        if kind == LAMBDA_CONTEXT:
+            return self.budget_types.aws_lambda
+        if kind in (OBJECT, DERIVED):
+            return self.budget_types.default
+        return None
+
+    def raw_remainder_call(self, value: ast.AST, budget: Optional[Budget]) -> bool:
+        """`budget.remaining()`, `context.time_remaining()`, or a millisecond remainder
+        scaled to seconds (`context.get_remaining_time_in_millis() / 1000`): no margin off."""
+        if isinstance(value, ast.BinOp):
+            inner = self._millis_operand(value)
+            return inner is not None and self.role(inner, budget) == RAW_REMAINDER_MS
+        if not isinstance(value, ast.Call) or value.args or value.keywords:
+            return False
+        return self.role(value, budget) == RAW_REMAINDER
+
     @staticmethod
     def _assignments(scope: Scope) -> List[Tuple[str, ast.expr]]:
+        """Each name's assigned values (`x = v`, `x: T = v`, `(x := v)` in a test, `with v as
+        x`), in source order."""
         pairs: List[Tuple[str, ast.expr]] = []
         for name, bindings in scope.bindings().items():
             for binding in bindings:
-                if binding.kind == "assign" and binding.value is not None:
+                if binding.kind in (ASSIGN, WITH) and binding.value is not None:
                     pairs.append((name, binding.value))  # type: ignore[arg-type]
         pairs.sort(key=lambda pair: (getattr(pair[1], "lineno", 0), getattr(pair[1], "col_offset", 0)))
         return pairs
+
+
+def _receiver_text(node: ast.expr) -> Optional[str]:
+    return node.id if isinstance(node, ast.Name) else dotted_text(node) if isinstance(node, ast.Attribute) else None
+
+
+def _by_target(assignments: List[Tuple[str, ast.expr]]) -> Dict[str, List[ast.expr]]:
+    targets: Dict[str, List[ast.expr]] = {}
+    for target, value in assignments:
+        targets.setdefault(target, []).append(value)
+    return targets
+
+
+def _all_from(values: List[ast.expr], names: set, bindings) -> bool:
+    """Every binding of a name derives from the budget (`None` placeholders aside): one
+    binding from elsewhere makes it no budget."""
+    if not names or any(b.kind not in (ASSIGN, WITH) for b in bindings):
+        return False
+    real = [v for v in values if not _is_none(v)]
+    return bool(real) and all(mentions_any(v, names) for v in real)
+
+
+def _is_self(node: ast.expr, scope: Scope) -> bool:
+    """The method's first parameter (`self`), not rebound."""
+    method = scope
+    while method.kind == FUNCTION and method.enclosing_class is None and method.parent is not None:
+        method = method.parent  # a closure inside a method sees the method's `self`
+    if method.kind != FUNCTION or method.enclosing_class is None:
+        return False
+    args = method.node.args  # type: ignore[attr-defined]
+    positional = [*args.posonlyargs, *args.args]
+    if not positional or not isinstance(node, ast.Name) or node.id != positional[0].arg:
+        return False
+    bindings = scope.lookup(node.id) or []
+    return len(bindings) == 1 and bindings[0].kind == PARAM
 
 
 def _optional_parameters(function: ast.AST):

@@ -18,10 +18,13 @@ def budget_words(profile: Profile, catalog: Catalog) -> FrozenSet[str]:
     """A budget parameter name or type, a gRPC servicer, or a budget accessor."""
     budget = profile.budget
     data = catalog.data.get("budget", {}) or {}
-    names = [*budget.parameters, *budget.seconds_parameters, *budget.types, *budget.accessors]
+    names = [*budget.parameters, *budget.seconds_parameters, *budget.types, *budget.accessors, *budget.context_vars]
     names.extend(data.get("types", {}) or {})
     names.extend(data.get("accessors", {}) or {})
     names.append(data.get("servicer_base_suffix", "Servicer"))
+    # A built-in context (AWS Lambda's) is worth a look where its remainder is read.
+    for roles in (data.get("roles", {}) or {}).values():
+        names.extend((roles or {}).get("raw_remainder_ms", ()) or ())
     return frozenset(name.rpartition(".")[2] for name in names if name)
 
 

@@ -4,9 +4,10 @@ timeout value bounds nothing."""
 from __future__ import annotations
 
 import ast
-from typing import Optional
+import functools
+from typing import FrozenSet, Optional
 
-from deadline_lint.analysis.resolve import Resolver
+from deadline_lint.analysis.resolve import Resolver, dotted_parts
 from deadline_lint.analysis.scopes import Scope
 
 
@@ -34,9 +35,30 @@ def last_name(func: ast.AST) -> Optional[str]:
 
 
 def mentions_any(expr: ast.AST, names) -> bool:
+    """`expr` reads one of `names`: a name, or an attribute path spelled with dots
+    (`request.state.budget`, `self.budget`: how a budget read from a source is named)."""
     if not names:
         return False
-    return any(isinstance(node, ast.Name) and node.id in names for node in ast.walk(expr))
+    tails = _dotted_tails(names) if isinstance(names, frozenset) else None
+    for node in ast.walk(expr):
+        if type(node) is ast.Name:
+            if node.id in names:  # type: ignore[attr-defined]
+                return True
+        elif tails and type(node) is ast.Attribute and node.attr in tails:  # type: ignore[attr-defined]
+            if dotted_text(node) in names:
+                return True
+    return False
+
+
+@functools.lru_cache(maxsize=256)
+def _dotted_tails(names: FrozenSet[str]) -> FrozenSet[str]:
+    return frozenset(name.rpartition(".")[2] for name in names if "." in name)
+
+
+def dotted_text(node: ast.AST) -> Optional[str]:
+    """`a.b.c` for a chain of attributes on a name, else None."""
+    parts = dotted_parts(node)  # type: ignore[arg-type]
+    return ".".join(parts) if parts else None
 
 
 def is_unbounded(expr: ast.expr, scope: Scope, resolver: Resolver) -> bool:

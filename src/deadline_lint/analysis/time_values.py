@@ -44,12 +44,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from deadline_lint.analysis.clock_reads import ClockRead, ClockReads
+from deadline_lint.analysis.kept_deadlines import KeptDeadlines
 from deadline_lint.analysis.function_body import function_body
 from deadline_lint.analysis.scopes import ASSIGN, FUNCTION, Scope
 from deadline_lint.catalog.clock import MONOTONIC, WALL
 
 if TYPE_CHECKING:
-    from deadline_lint.file_view import FileView
+    from deadline_lint.file_view import AnalysisInputs, FileView
 
 INSTANT, DEADLINE, SPAN = "instant", "deadline", "span"
 # Kinds of DeadlineUse.
@@ -103,6 +104,35 @@ def _is_number(expr: ast.expr) -> bool:
 
 class TimeValues(ClockReads):
     """Per file: clock reads by call (see ClockReads) and one FunctionTimes per function."""
+
+    def __init__(self, ctx: "AnalysisInputs"):
+        super().__init__(ctx)
+        self._source = getattr(ctx, "source", None)
+        profile = getattr(ctx, "profile", None)
+        self.deadline_names = frozenset(profile.budget.deadline_names) if profile is not None else frozenset()
+        self._kept: Optional[KeptDeadlines] = None
+        self._stand_ins: Dict[str, ClockRead] = {}
+
+    def kept(self, scope: Scope) -> KeptDeadlines:
+        """Instants kept across function boundaries in this module (kept_deadlines.py)."""
+        if self._kept is None:
+            self._kept = KeptDeadlines(self, scope.module, self._source)
+        return self._kept
+
+    def deadline_parameter(self, expr: ast.AST, scope: Scope) -> Optional[TimeValue]:
+        """A parameter the profile names a deadline instant (`deadline`, `deadline_at`,
+        `expires_at`): a wall-clock deadline for the comparisons of DL201, from the caller
+        (a stand-in read with no monotonic equivalent: no fix crosses into the caller)."""
+        if not isinstance(expr, ast.Name) or expr.id not in self.deadline_names:
+            return None
+        bindings = scope.lookup(expr.id) or []
+        if len(bindings) != 1 or bindings[0].kind != "param":
+            return None
+        read = self._stand_ins.get(expr.id)
+        if read is None:
+            stand_in = ast.Call(func=ast.Name(id=expr.id, ctx=ast.Load()), args=[], keywords=[])
+            read = self._stand_ins[expr.id] = ClockRead(stand_in, WALL, "s", "parameter", None)
+        return TimeValue(DEADLINE, WALL, "s", (read,), True)
 
     # -- per function -------------------------------------------------------------
     def function(self, scope: Scope) -> Optional["FunctionTimes"]:
@@ -158,6 +188,8 @@ class FunctionTimes:
             return found
         if isinstance(expr, ast.BinOp):
             return self._binop_value(expr)
+        if isinstance(expr, ast.Attribute):
+            return self.analysis.kept(self.scope).value(expr, self.scope)  # `self.deadline`
         if isinstance(expr, ast.IfExp):
             sides = [s for s in (expr.body, expr.orelse) if not _is_none(s)]
             values = [self.value(s) for s in sides]
@@ -170,6 +202,10 @@ class FunctionTimes:
             if read.unit == "text":
                 return None
             return TimeValue(INSTANT, read.clock, read.unit, (read,), True)
+        if isinstance(call.func, ast.Name):
+            kept = self.analysis.kept(self.scope).value(call, self.scope)  # `deadline_in(5)`
+            if kept is not None:
+                return kept
         func = call.func
         if isinstance(func, ast.Name) and func.id in _PASS_THROUGH and not call.keywords:
             values = [self.value(a) for a in call.args]
@@ -235,7 +271,15 @@ class FunctionTimes:
                 return TimeValue(SPAN, right.clock, right.unit, right.reads, False)
             if left is not None:  # span - x
                 return left
+            if right is not None and right.role == SPAN and self._is_duration_like(expr.left):
+                # `period - (time.time() - start)`: what is left of a period.
+                return right
         return None
+
+    def _is_duration_like(self, expr: ast.expr) -> bool:
+        """A number, or a name or attribute holding no time value we know of (`period`,
+        `self.interval`): not an instant."""
+        return self._is_duration(expr) or isinstance(expr, (ast.Name, ast.Attribute)) and self.value(expr) is None
 
     def _is_duration(self, expr: ast.expr) -> bool:
         """A number, a timedelta, or arithmetic of those: never an instant."""
@@ -338,6 +382,8 @@ class FunctionTimes:
                 if not isinstance(binop.op, ast.Sub):
                     continue
                 left, right = self.value(binop.left), self.value(binop.right)
+                if right is not None:
+                    left = self.analysis.deadline_parameter(binop.left, self.scope) or left
                 if left is not None and right is not None and left.role == DEADLINE and right.role == INSTANT:
                     if left.clock == right.clock:
                         reads = _merge_reads(left.reads, right.reads)
@@ -353,6 +399,13 @@ class FunctionTimes:
             first, second = self.value(a), self.value(b)
             if first is None and second is None:
                 continue
+            # `time.time() > deadline`: a parameter the profile names a deadline instant.
+            given_a = self.analysis.deadline_parameter(a, self.scope) if second is not None else None
+            given_b = self.analysis.deadline_parameter(b, self.scope) if first is not None else None
+            if given_a is not None:
+                first = given_a
+            elif given_b is not None:
+                second = given_b
             if first is not None and second is not None:
                 if first.clock != second.clock:
                     continue
@@ -379,6 +432,21 @@ class FunctionTimes:
             value = self.value(expr)
             if value is not None and value.role == SPAN:
                 yield DeadlineUse(TIMEOUT, call, value.clock, value.reads, value.local)
+
+    def kept_instant(self, expr: ast.expr) -> Optional[TimeValue]:
+        """The expression as an instant worth keeping for another function (kept_deadlines):
+        read here, on the wall clock, an instant or a deadline (not a span: an elapsed time
+        means nothing later), in seconds, nanoseconds or a datetime."""
+        found = self.value(expr)
+        if found is None or found.clock != WALL or not found.local or found.role not in (INSTANT, DEADLINE):
+            return None
+        return found if found.reads and found.unit in ("s", "ns", "datetime") else None
+
+    def parent_of(self, node: ast.AST) -> Optional[ast.AST]:
+        """The node's parent inside this function (None at its top or outside it)."""
+        self._walk()
+        assert self._parents is not None
+        return self._parents.get(id(node))
 
     def linked_reads(self, read: ClockRead) -> Tuple[ClockRead, ...]:
         """Every clock read combined with `read` (through arithmetic, names and comparisons)

@@ -47,14 +47,25 @@ class WallClockDeadlineMath(Rule):
     remaining-time arithmetic: a deadline computed from it and compared with a later read
     (`deadline = time.time() + t` ... `while time.time() < deadline`), remaining time
     (`deadline - time.time()`), elapsed time checked against a limit
-    (`time.time() - start > timeout`), or a span passed as a timeout or to a sleep.
+    (`time.time() - start > timeout`), or a span passed as a timeout or to a sleep
+    (`time.sleep(period - (time.time() - start))`).
+
+    The deadline may cross a function boundary inside the module: an instant read from the
+    wall clock and kept on `self` (`self.deadline = time.time() + t` in `__init__`, compared
+    in `left()`), on request state (`request.state.deadline_at`), as a keyword of a class of
+    the module (`Lease(expires=time.time() + ttl)`) or returned by a module-level function
+    (`def deadline_in(t): return time.time() + t`), then compared with or subtracted from a
+    later wall-clock read. Both reads are flagged. So is a parameter the profile names a
+    deadline instant (`budget.deadline_names`: `deadline`, `deadline_at`) compared with the
+    wall clock. Every store of the attribute must be such an instant (`None` and `0` are
+    placeholders); one from elsewhere silences it.
 
     It stays quiet where the wall clock is the right clock or the code cannot tell: comparisons
     with an instant issued elsewhere (a token's `exp`, an `expires_at` from a server, a
-    `Retry-After` date, a persisted or message-carried timestamp: anything that is not read
-    from the clock inside the same function), timestamps that are only logged, stored or sent,
-    monotonic clocks (`time.monotonic()`, `perf_counter`, `loop.time()`), module-level code,
-    and values kept on attributes between calls.
+    `Retry-After` date, a persisted or message-carried timestamp: an ORM row's attribute, a
+    module global such as `settings.LAST_CHECK`), timestamps that are only logged, stored or
+    sent, monotonic clocks (`time.monotonic()`, `perf_counter`, `loop.time()`), and
+    module-level code.
 
     The finding is on the wall-clock call.
 
@@ -104,10 +115,12 @@ class WallClockDeadlineMath(Rule):
     container, passed to another call, formatted or logged): a monotonic reading means
     nothing to whoever receives it. There is no fix when a read is also compared with an
     instant from elsewhere, or has no clean monotonic equivalent (`datetime` arithmetic with
-    `timedelta`: switch to `time.monotonic()` and seconds by hand).
+    `timedelta`: switch to `time.monotonic()` and seconds by hand), or the deadline crosses a
+    function boundary (both sides must change together: by hand).
 
     ## Options
-    None. The clocks are catalog data (`catalog/clock.yaml`).
+    - `budget.deadline_names`: parameters that carry a deadline instant this process set.
+    The clocks are catalog data (`catalog/clock.yaml`).
     """
 
     code = "DL201"
@@ -136,6 +149,11 @@ class WallClockDeadlineMath(Rule):
         uses = [u for u in times.deadline_uses if u.clock == WALL and _involves(u, read)]
         local = [u for u in uses if u.local]
         if not local:
+            user = analysis.kept(ctx.scope).store_use(read, times)
+            if user is not None:  # kept on an attribute (or returned) for another function
+                shown = ctx.source.segment(node)
+                ctx.report(self, node, f"`{shown}` reads the wall clock for a deadline that `{user}` compares with "
+                           "a later wall-clock read: measure remaining time with `time.monotonic()`")
             return
         shown = ctx.source.segment(node)
         what = _WHAT[min((u.kind for u in local), key=_PRIORITY.index)]

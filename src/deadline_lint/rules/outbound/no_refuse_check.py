@@ -1,9 +1,10 @@
 from __future__ import annotations
 
 import ast
-from typing import ClassVar, FrozenSet, List, Mapping, Optional, Tuple, Type
+from typing import ClassVar, List, Mapping, Optional, Tuple, Type
 
-from deadline_lint.analysis.budget import budget_in_scope
+from deadline_lint.analysis.budget import BudgetAnalysis, budget_in_scope
+from deadline_lint.analysis.budget_types import CHECK_ROLES
 from deadline_lint.analysis.expressions import mentions_any
 from deadline_lint.analysis.outbound import outbound_call
 from deadline_lint.analysis.scopes import FUNCTION
@@ -24,8 +25,10 @@ class NoRefuseCheck(OutboundRule):
     parameter, a gRPC servicer's `context`, a remainder read from an accessor) when nothing
     before that call compares the remainder against a threshold: no
     `if context.time_remaining() < REFUSE_BELOW_S:`, no `if budget.remaining() < ...`, no call
-    to a budget method that refuses work (`budget.check()`, `budget.raise_if_expired()`, see
-    `refuse_methods` in the catalog's budget.yaml).
+    to a budget method in the `refuse_check` or `expired_check` role (`budget.check()`,
+    `budget.raise_if_expired()`, `if not context.is_active():`; `budget.roles` in the profile,
+    `refuse_methods` in the catalog's budget.yaml). One finding per function, at the first
+    such call.
 
     ## Why is this bad?
     A request that arrives with 5 ms left cannot be served, but without a check it still
@@ -85,10 +88,7 @@ class NoRefuseCheck(OutboundRule):
             return
         if isinstance(node, ast.Compare) or _on_a_refuse_method(node, ctx):
             budget = budget_in_scope(ctx)
-            if (
-                budget is not None and _is_refuse_check(node, budget.names, _refuse_methods(ctx))
-                and _in_body(node, ctx)
-            ):
+            if budget is not None and _is_refuse_check(node, budget, ctx) and _in_body(node, ctx):
                 function = ctx.state(self, _Function)
                 position = (node.lineno, node.col_offset)
                 if function.first_check is None or position < function.first_check:
@@ -131,18 +131,14 @@ class _Function:
 
 def _has_own_budget(budget, ctx) -> bool:
     """The function reads its own budget (a closure only borrowing one is its outer
-    function's business)."""
+    function's business); a source it reads itself (`request.state.budget`) counts."""
     own = ctx.scope.bindings()
-    return any(name in own for name, _ in budget.kinds)
-
-
-def _refuse_methods(ctx) -> FrozenSet[str]:
-    return frozenset((ctx.catalog.data.get("budget", {}) or {}).get("refuse_methods", []) or [])
+    return any(name in own or "." in name for name, _ in budget.kinds)
 
 
 def _on_a_refuse_method(call: ast.Call, ctx) -> bool:
     func = call.func
-    return isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.attr in _refuse_methods(ctx)
+    return isinstance(func, ast.Attribute) and func.attr in ctx.analysis(BudgetAnalysis).check_methods
 
 
 def _in_body(node: ast.AST, ctx) -> bool:
@@ -158,10 +154,9 @@ def _in_body(node: ast.AST, ctx) -> bool:
     return False
 
 
-def _is_refuse_check(node: ast.AST, names, refuse_methods) -> bool:
+def _is_refuse_check(node: ast.AST, budget, ctx) -> bool:
+    """A comparison that reads the budget, or a budget method in the `expired_check` or
+    `refuse_check` role (`budget.check()`, `if not context.is_active():`)."""
     if isinstance(node, ast.Compare):
-        return mentions_any(node, names)
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-        receiver = node.func.value
-        return node.func.attr in refuse_methods and isinstance(receiver, ast.Name) and receiver.id in names
-    return False
+        return mentions_any(node, budget.names)
+    return ctx.analysis(BudgetAnalysis).role(node, budget) in CHECK_ROLES

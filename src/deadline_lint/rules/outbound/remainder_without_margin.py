@@ -22,8 +22,11 @@ class RemainderForwardedWithoutMargin(BudgetValueRule):
     """
     ## What it does
     Flags a raw remainder passed on as a timeout with no hop margin taken off: the result of
-    a budget's remaining-time method (`context.time_remaining()` on a gRPC context), of one of
-    the profile's `budget.accessors`, or a name assigned once from one of those. It looks
+    a budget's method in the *raw remainder* role (`context.time_remaining()` on a gRPC
+    context, `context.get_remaining_time_in_millis() / 1000` on AWS Lambda's, your budget
+    type's `remaining()`: `budget.roles`), of one of the profile's `budget.accessors`, or a
+    name assigned once from one of those. A method in the `hop_timeout` role
+    (`budget.timeout()`) already has the margin off. It looks
     through tuples, timeout objects, `min(...)`, `float(...)` and clamps like `max(0.0, x)`.
     It judges the timeout of every outbound call the catalog knows, and also a value passed
     as `timeout=` (the catalog's `budget.hop_keywords`) to a call whose callee it cannot type
@@ -83,6 +86,8 @@ class RemainderForwardedWithoutMargin(BudgetValueRule):
       (default `max(0.001, {budget} - {margin})`); inside an existing clamp only the margin
       is subtracted.
     - `budget.accessors`: your own functions returning the remaining seconds.
+    - `budget.roles` / `budget.type_roles`: which methods of your budget types return the raw
+      remainder (`raw_remainder`, `raw_remainder_ms`).
     - `budget.*`: what counts as a budget (a call of unknown type is judged only when its
       timeout derives from one).
     """
@@ -112,12 +117,11 @@ class RemainderForwardedWithoutMargin(BudgetValueRule):
             if budget is None or budget.kind_of(value.id) != SECONDS:
                 return False
             return single_assignment(value.id, ctx.scope) is not None
+        if analysis.raw_remainder_call(value, budget):  # a method in the raw-remainder role
+            return True
         if not isinstance(value, ast.Call) or value.args or value.keywords:
             return False
-        func = value.func
-        if isinstance(func, ast.Attribute) and func.attr in analysis.context_methods:
-            return budget is not None and isinstance(func.value, ast.Name) and func.value.id in budget.names
-        name = ctx.resolver.qualified_name(func, ctx.scope)
+        name = ctx.resolver.qualified_name(value.func, ctx.scope)
         return name is not None and analysis.accessors.get(name) == SECONDS
 
     def _report(self, value, call, margin, ctx, clamped):

@@ -4,7 +4,8 @@ import ast
 import re
 from typing import TYPE_CHECKING, Optional
 
-from deadline_lint.analysis.budget import SECONDS, INSTANT as BUDGET_INSTANT, budget_in_scope
+from deadline_lint.analysis.budget import SECONDS, INSTANT as BUDGET_INSTANT, BudgetAnalysis, budget_in_scope
+from deadline_lint.analysis.budget_types import HOP_TIMEOUT, RAW_REMAINDER, RAW_REMAINDER_MS
 from deadline_lint.analysis.telemetry import Telemetry
 from deadline_lint.analysis.time_values import DEADLINE, INSTANT, SPAN, is_absolute_instant, time_value
 from deadline_lint.catalog.trace import trace_catalog
@@ -19,6 +20,7 @@ _CONVERSIONS = frozenset({"str", "int", "float", "round", "repr"})
 _SCALINGS = (ast.Mult, ast.Div, ast.Add, ast.Sub)
 # Methods of a known budget that read its remainder besides the fix template's (a project's
 # `remaining()`, as the design names it); only on a name the budget analysis already holds.
+_REMAINDER_ROLES = frozenset({RAW_REMAINDER, RAW_REMAINDER_MS, HOP_TIMEOUT})
 _BUDGET_REMAINDER_METHODS = frozenset({"remaining"})
 _WHAT = {INSTANT: "a clock reading", DEADLINE: "a deadline", SPAN: "a remaining or elapsed time"}
 
@@ -128,6 +130,8 @@ class DeadlineInMetricLabel(Rule):
             return budget is not None and budget.kind_of(value.id) in (SECONDS, BUDGET_INSTANT)
         if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and not value.args:
             receiver, method = value.func.value, value.func.attr
+            if ctx.analysis(BudgetAnalysis).role(value, budget) in _REMAINDER_ROLES:
+                return True  # `budget.remaining()`, `request.state.budget.timeout()`: by its type's roles
             if not isinstance(receiver, ast.Name):
                 return False
             data = ctx.catalog.data.get("budget", {}) or {}
