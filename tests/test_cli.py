@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from deadline_lint.cli import main
+from deadline_lint.registry import all_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -23,19 +24,35 @@ def test_bundled_example_reports_its_deliberate_bugs_with_positions() -> None:
     result = run("check", "examples/")
     assert result.returncode == 1, result.stderr
     lines = result.stdout.splitlines()
-    reported = [line.split(" [*]")[0].split(" `")[0] for line in lines[:-1]]
+    reported = [" ".join(line.split()[:2]) for line in lines[:-1]]  # path:line:column: code
     assert reported == [
-        "examples/orders_service/orders.py:13:16: DL101",
-        "examples/orders_service/orders.py:29:75: DL103",
-        "examples/orders_service/orders.py:34:12: DL101",
-        "examples/orders_service/search.py:15:78: DL104",
-        "examples/orders_service/search.py:17:84: DL104",
-        "examples/orders_service/search.py:17:84: DL107",
-        "examples/orders_service/search.py:22:80: DL102",
-        "examples/orders_service/search.py:26:19: DL105",
-        "examples/orders_service/search.py:38:20: DL101",
+        "examples/checkout_service/app.py:40:9: DL401",
+        "examples/checkout_service/app.py:42:5: DL501",
+        "examples/checkout_service/app.py:50:11: DL502",
+        "examples/checkout_service/app.py:54:11: DL503",
+        "examples/checkout_service/app.py:66:20: DL204",
+        "examples/checkout_service/app.py:74:34: DL203",
+        "examples/checkout_service/app.py:86:9: DL404",
+        "examples/checkout_service/app.py:96:12: DL402",
+        "examples/checkout_service/app.py:125:9: DL403",
+        "examples/checkout_service/budget.py:33:27: DL201",
+        "examples/checkout_service/budget.py:36:34: DL201",
+        "examples/checkout_service/clients.py:13:71: DL103",
+        "examples/checkout_service/clients.py:24:18: DL101",
+        "examples/checkout_service/clients.py:29:70: DL104",
+        "examples/checkout_service/clients.py:41:62: DL102",
+        "examples/checkout_service/clients.py:53:55: DL105",
+        "examples/checkout_service/clients.py:60:56: DL107",
+        "examples/checkout_service/clients.py:76:64: DL202",
+        "examples/checkout_service/retries.py:11:59: DL301",
+        "examples/checkout_service/retries.py:25:39: DL302",
+        "examples/checkout_service/retries.py:34:26: DL303",
+        "examples/checkout_service/retries.py:53:11: DL304",
+        "examples/checkout_service/telemetry.py:14:5: DL602",
     ]
-    assert lines[-1].startswith("Found 9 problems in 2 of 4 files checked")
+    assert lines[-1].startswith("Found 23 problems in 5 of 7 files checked")
+    shown = {entry.split()[-1] for entry in reported}
+    assert shown == {code for code, rule in all_rules().items() if rule.default_enabled}
 
 
 def test_json_output_shape(tmp_path: Path) -> None:

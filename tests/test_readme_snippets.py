@@ -46,13 +46,13 @@ def test_try_it_prints_what_the_readme_shows(monkeypatch, capsys) -> None:
 def test_the_fix_example_is_what_fix_writes(tmp_path: Path, monkeypatch, capsys) -> None:
     shutil.copytree(ROOT / "examples", tmp_path / "examples")
     monkeypatch.chdir(tmp_path)
-    assert main(["fix", "--unsafe-fixes", "examples/"]) == 1  # DL105 remains, as the README says
+    assert main(["fix", "--unsafe-fixes", "examples/"]) == 1  # DL105 and others remain, as the README says
     out = capsys.readouterr()
-    fixed = (tmp_path / "examples" / "orders_service" / "orders.py").read_text()
+    fixed = (tmp_path / "examples" / "checkout_service" / "clients.py").read_text()
     start = README.index("`deadline-lint fix --unsafe-fixes examples/`")
     python = re.findall(r"```python\n(.*?)```", README[start:], re.DOTALL)[:2]
     before_text, after_text = python
-    original = (ROOT / "examples" / "orders_service" / "orders.py").read_text()
+    original = (ROOT / "examples" / "checkout_service" / "clients.py").read_text()
     for line in before_text.splitlines()[1:]:
         assert line in original, line
     for line in after_text.splitlines()[1:]:
@@ -61,6 +61,19 @@ def test_the_fix_example_is_what_fix_writes(tmp_path: Path, monkeypatch, capsys)
     printed = (out.out + out.err).splitlines()
     assert summary.splitlines()[-1] in printed
     assert summary.splitlines()[-2] in printed
+
+
+def test_what_it_catches_quotes_the_example() -> None:
+    """Each family's snippet names its example file on its first line; every other line is in it."""
+    start = README.index("## What it catches")
+    section = README[start:README.index("\n## ", start + 1)]
+    snippets = re.findall(r"```python\n(.*?)```", section, re.DOTALL)
+    assert len(snippets) == 6
+    for snippet in snippets:
+        first, *lines = snippet.splitlines()
+        source = (ROOT / first.removeprefix("# ")).read_text(encoding="utf-8")
+        for line in lines:
+            assert line in source, line
 
 
 def test_the_pre_commit_rev_exists() -> None:
