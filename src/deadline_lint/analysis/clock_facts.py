@@ -27,6 +27,7 @@ class ReadsWallClock(Fact[Tuple[str, str]]):
     """Payload: (the clock function's qualified name, its unit: s, ns or datetime)."""
 
     version = 1
+    reexported = frozenset({"time", "datetime"})
 
     def __init__(self, clocks: ClockCatalog) -> None:
         self.wall = {name: clock.unit for name, clock in clocks.functions.items() if clock.clock == WALL}

@@ -13,7 +13,7 @@ and a chain too long answer None: the rule stays quiet.
 from __future__ import annotations
 
 import ast
-from typing import Dict, Generic, NamedTuple, Optional, Tuple, TypeVar
+from typing import Dict, FrozenSet, Generic, NamedTuple, Optional, Tuple, TypeVar
 
 from deadline_lint.semantics import store
 from deadline_lint.semantics.modules import ModuleSource, absolute_name
@@ -49,6 +49,9 @@ class Fact(Generic[P]):
 
     name = "fact"
     version = 1
+    # Modules or objects from outside the project whose re-export through a project module
+    # matters to the family (by the name the project module binds: `from x.metrics import time`).
+    reexported: FrozenSet[str] = frozenset()
 
     def locals(self, module: ModuleTree) -> Dict[str, Local]:
         found: Dict[str, Local] = {}

@@ -133,15 +133,12 @@ def _fact_names(semantics: "FileSemantics", fact: Fact) -> FactNames:
         if not names.is_project_name(target):
             continue
         defining = names.defining_module(target)
-        if defining is None:
-            outside = names.reexport(target)  # a module or object from outside the project
-            if outside is not None:
-                reexports[bound] = outside.qualname
-            continue
-        if not text_may_hold(fact, defining, names):
-            outside = names.reexport(target)  # only a re-export from outside could still matter
-            if outside is not None:
-                reexports[bound] = outside.qualname
+        if defining is None or not text_may_hold(fact, defining, names):
+            # Only a re-export from outside the project could still matter.
+            if target.rpartition(".")[2] in fact.reexported:
+                outside = names.reexport(target)
+                if outside is not None:
+                    reexports[bound] = outside.qualname
             continue
         resolved = names.resolve(target)
         if isinstance(resolved, External):

@@ -50,6 +50,8 @@ def reexports_from(text: str, path: str, packages: FrozenSet[str]) -> bool:
         return False
     names, targets = found
     for target in targets:
+        if target.rpartition(".")[2] not in packages:
+            continue  # a project module re-exports `time` as `time` (`from app.metrics import time`)
         outside = names.reexport(target)
         if outside is not None and outside.qualname.split(".")[0] in packages:
             return True

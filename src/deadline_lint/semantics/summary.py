@@ -213,7 +213,7 @@ _SUMMARIES: Dict[str, Optional[ModuleSummary]] = {}  # by content hash and modul
 # Trees weigh some 40 bytes per byte of source: only the most recently used are kept, and a
 # module asked about again is parsed again (its answers derive from its text alone).
 _TREES: "OrderedDict[int, Tuple[ModuleSource, Optional[ModuleTree]]]" = OrderedDict()
-KEEP_TREES = 4  # held trees make every pass of the cyclic collector longer
+KEEP_TREES = 1  # held trees make every pass of the cyclic collector longer
 _OWN: List[Optional[Tuple[ModuleSource, Optional[ModuleTree]]]] = [None]
 
 
