@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Dict, FrozenSet, Optional, Tuple
 from deadline_lint.analysis.scopes import Scope
 from deadline_lint.catalog.clock import WALL, ClockCatalog, clock_catalog
 from deadline_lint.semantics.facts import Fact, Local
-from deadline_lint.semantics.file import FactNames, FileSemantics
+from deadline_lint.semantics.file import FactUse, FileSemantics
 from deadline_lint.semantics.imported import imports_fact_holder, reexports_from
 from deadline_lint.semantics.summary import External
 from deadline_lint.semantics.summary import ModuleTree, own_returns
@@ -98,21 +98,13 @@ def reaches_wall_clock(fact: ReadsWallClock, text: str, path: str) -> bool:
     return imports_fact_holder(fact, text, path) or reexports_from(text, path, CLOCK_PACKAGES)
 
 
-class ProjectClocks:
+class ProjectClocks(FactUse):
     """Per file (`ctx.analysis(ProjectClocks)`): wall-clock reads that pass through the
     project, looked for only at calls of the names that can reach one (most files: none)."""
 
     def __init__(self, ctx: "FileView") -> None:
-        self.ctx = ctx
         self.clocks = clock_catalog(ctx.catalog)
-        self.fact = reads_wall_clock(self.clocks)
-        self._names: Optional[FactNames] = None
-
-    @property
-    def names(self) -> FactNames:
-        if self._names is None:
-            self._names = self.ctx.analysis(FileSemantics).names_for(self.fact)
-        return self._names
+        super().__init__(ctx, reads_wall_clock(self.clocks))
 
     def may_reach(self, func: ast.expr) -> bool:
         names = self.names

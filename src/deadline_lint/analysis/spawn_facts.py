@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Tuple
 
 from deadline_lint.analysis.scopes import ASSIGN, PARAM, Scope
 from deadline_lint.catalog.spawn import SpawnCatalog, spawn_catalog
-from deadline_lint.semantics.facts import Answer, Fact, Local
-from deadline_lint.semantics.file import FactNames, FileSemantics
+from deadline_lint.semantics.facts import Fact, Local
+from deadline_lint.semantics.file import FactUse
 from deadline_lint.semantics.summary import ModuleTree, own_returns
 
 # The receivers `x.create_task(...)` is a loop's, spelled so: a TaskGroup's or a nursery's
@@ -151,23 +151,9 @@ def returns_task(spawn: SpawnCatalog) -> ReturnsTask:
     return found
 
 
-class TaskWrappers:
-    """Per file (`ctx.analysis(TaskWrappers)`): the names through which a call here can reach
-    a task wrapper (this module's, or an imported project module's), and what a call
-    reaches. Most files have none, and their calls cost one set lookup."""
+class TaskWrappers(FactUse):
+    """Per file (`ctx.analysis(TaskWrappers)`): calls that reach a task wrapper of this module
+    or an imported project module."""
 
     def __init__(self, ctx: "FileView") -> None:
-        self.ctx = ctx
-        self.fact = returns_task(spawn_catalog(ctx.catalog, ctx.profile.spawn_helpers))
-        self._names: Optional[FactNames] = None
-
-    @property
-    def names(self) -> FactNames:
-        if self._names is None:
-            self._names = self.ctx.analysis(FileSemantics).names_for(self.fact)
-        return self._names
-
-    def reached(self, call: ast.Call, scope: Scope) -> Optional[Answer[str]]:
-        if not self.names.may_reach(call.func):
-            return None
-        return self.ctx.analysis(FileSemantics).fact_at(self.fact, call.func, scope)
+        super().__init__(ctx, returns_task(spawn_catalog(ctx.catalog, ctx.profile.spawn_helpers)))

@@ -160,3 +160,25 @@ def _fact_names(semantics: "FileSemantics", fact: Fact) -> FactNames:
             if held:
                 modules[bound] = frozenset(held)
     return FactNames(frozenset(functions), modules, frozenset(methods), reexports)
+
+
+class FactUse:
+    """A family's per-file use of one fact (`ctx.analysis(Subclass)`): the names of this file
+    through which a call can reach a holder, computed once, and what a call reaches. Most
+    files have none, and their calls cost one set lookup."""
+
+    def __init__(self, ctx: "FileView", fact: Fact) -> None:
+        self.ctx = ctx
+        self.fact = fact
+        self._names: Optional[FactNames] = None
+
+    @property
+    def names(self) -> FactNames:
+        if self._names is None:
+            self._names = self.ctx.analysis(FileSemantics).names_for(self.fact)
+        return self._names
+
+    def reached(self, call: ast.Call, scope: Scope) -> Optional[Answer]:
+        if not self.names.may_reach(call.func):
+            return None
+        return self.ctx.analysis(FileSemantics).fact_at(self.fact, call.func, scope)
