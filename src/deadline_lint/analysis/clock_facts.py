@@ -119,9 +119,7 @@ class ProjectClocks(FactUse):
 
     def read(self, call: ast.Call, scope: Scope) -> Optional[Tuple[str, str, str]]:
         """(clock function, unit, the chain a message names) for a call that reads the wall
-        clock through the project, else None."""
-        if not self.may_reach(call.func):
-            return None
+        clock through the project, else None (asked only where `may_reach` said yes)."""
         semantics = self.ctx.analysis(FileSemantics)
         qualname = self.ctx.resolver.qualified_name(call.func, scope)
         if qualname is not None and semantics.names.is_project_name(qualname):

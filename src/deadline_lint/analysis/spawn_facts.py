@@ -36,7 +36,7 @@ class ReturnsTask(Fact[str]):
         self.loop_factories = spawn.loop_factories
         key = ",".join(sorted(self.tasks | self.loop_methods | self.loop_factories))
         self.name = f"spawn.returns_task[{key}]"
-        self._words = tuple(sorted(spawn.task_words | {n.rpartition(".")[2] for n in spawn.tasks}))
+        self._words = tuple(sorted(spawn.task_words))
 
     def may_hold(self, text: str) -> bool:
         return any(word in text for word in self._words)

@@ -122,12 +122,13 @@ def _fact_names(semantics: "FileSemantics", fact: Fact) -> FactNames:
                         methods.add(parts[1])
 
     summary = semantics.summary.summary
-    if text_may_hold(fact, own, names):  # this module's own functions and classes
+    own_may_hold = text_may_hold(fact, own, names)
+    if own_may_hold:  # this module's own functions and classes
         for path in locals_of(fact, own):
             if "." not in path and facts.about(fact, Symbol(own, (path,), FUNCTION)) is not None:
                 functions.add(path)
     for class_name, table in summary.classes.items():
-        if text_may_hold(fact, own, names) or any(base is not None for base in table.bases):
+        if own_may_hold or any(base is not None for base in table.bases):
             holding_methods(Symbol(own, (class_name,), CLASS))
     for bound, target in summary.imports.items():
         if not names.is_project_name(target):

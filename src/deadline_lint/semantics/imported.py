@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import FrozenSet, Iterator, Optional, Tuple
 
-from deadline_lint.semantics.facts import Fact, holds_in, text_may_hold
+from deadline_lint.semantics.facts import Fact, holds_in
 from deadline_lint.semantics.modules import ModuleSource, absolute_name, project_of
 from deadline_lint.semantics.scan import import_table
 from deadline_lint.semantics.summary import Names
@@ -37,7 +37,7 @@ def imports_fact_holder(fact: Fact, text: str, path: str) -> bool:
         if module is None or module.path == path or module.path in seen:
             continue
         seen.add(module.path)
-        if text_may_hold(fact, module, names) and holds_in(fact, module, names):
+        if holds_in(fact, module, names):
             return True
     return False
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 from collections import OrderedDict
-from typing import Dict, FrozenSet, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 from deadline_lint.analysis.scopes import ASSIGN, IMPORT, OTHER, Scope
 from deadline_lint.semantics import store
@@ -61,12 +61,12 @@ class ModuleSummary:
     """One module's top-level names, each bound exactly once: imports (absolute dotted
     targets), defs and classes (with their bases and members), and values."""
 
-    def __init__(self, module: ModuleSource, tree: ast.Module) -> None:
+    def __init__(self, module: ModuleSource, scope: Scope) -> None:
         self.name = module.name
         self.imports: Dict[str, str] = {}
         self.kinds: Dict[str, str] = {}
         self.classes: Dict[str, ClassTable] = {}
-        for name, bindings in Scope(tree, None).bindings().items():
+        for name, bindings in scope.bindings().items():
             if len(bindings) != 1:
                 continue
             binding = bindings[0]
@@ -182,11 +182,11 @@ class ModuleTree:
     """A module's summary with its parsed tree: the defs and classes by name, for facts that
     read bodies."""
 
-    def __init__(self, module: ModuleSource, summary: ModuleSummary, tree: ast.Module) -> None:
+    def __init__(self, module: ModuleSource, summary: ModuleSummary, tree: ast.Module, scope: Optional[Scope] = None):
         self.module = module
         self.summary = summary
         self.tree = tree
-        self.scope = Scope(tree, None)
+        self.scope = scope or Scope(tree, None)  # the summary's scope when built together
         self.defs: Dict[str, ast.AST] = {}
         self.values: Dict[str, ast.expr] = {}
         for name, bindings in self.scope.bindings().items():
@@ -235,10 +235,11 @@ def summary_of(module: ModuleSource) -> Optional[ModuleSummary]:
             _SUMMARIES[key] = found
             return found
     tree = module.tree
-    found = _SUMMARIES[key] = ModuleSummary(module, tree) if tree is not None else None
+    scope = Scope(tree, None) if tree is not None else None
+    found = _SUMMARIES[key] = ModuleSummary(module, scope) if scope is not None else None
     store.put(key, "summary", found.to_data() if found is not None else None)
     if found is not None and module.rereadable:
-        _hold(module, ModuleTree(module, found, tree))  # type: ignore[arg-type]
+        _hold(module, ModuleTree(module, found, tree, scope))  # type: ignore[arg-type]
     return found
 
 
@@ -284,9 +285,6 @@ def _import_table_of(module: ModuleSource) -> Dict[str, str]:
         found = _IMPORT_LINES[key] = dict(import_table(module.text))
     return found
 
-
-def _import_lines(module: ModuleSource) -> FrozenSet[str]:
-    return frozenset(_import_table_of(module))
 
 
 def forget_summaries() -> None:
@@ -357,7 +355,7 @@ class Names:
         if split is None or not split[1]:
             return None
         module, rest = split
-        if rest[0] not in _import_lines(module):
+        if rest[0] not in _import_table_of(module):
             return None
         found = self.resolve(qualname)
         return found if isinstance(found, External) else None
