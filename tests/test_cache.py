@@ -49,9 +49,9 @@ def hits_and_misses(monkeypatch) -> dict:
     counts = {"checked": 0}
     original = api.recorded
 
-    def counted(checker, path, read, sent=None):
+    def counted(checker, path, read, *rest):
         counts["checked"] += 1
-        return original(checker, path, read, sent)
+        return original(checker, path, read, *rest)
 
     monkeypatch.setattr(api, "recorded", counted)
     return counts
@@ -264,6 +264,48 @@ def test_a_change_two_imports_away_invalidates(tmp_path, capsys, monkeypatch) ->
     assert counts["checked"] == 1
     aged(project)
     assert check(capsys, *args)[0] == 0 and counts["checked"] == 1  # the new answer is reused
+
+
+def test_one_changed_file_takes_the_stored_reaches_behind_it_and_they_stay_exact(tmp_path, capsys, monkeypatch) -> None:
+    """Pre-commit's case: one file of a cached project changed. The modules it reaches are
+    not looked up again (their stored reaches still hold), and a module changed later two
+    imports away still invalidates the new entry."""
+    from deadline_lint.analysis import dependencies
+
+    project = tmp_path / "proj"
+    (project / "pkg").mkdir(parents=True)
+    (project / "pyproject.toml").write_text("[tool.deadline-lint]\nproject_index = true\n")
+    (project / "pkg" / "__init__.py").write_text("")
+    (project / "pkg" / "compat.py").write_text("import requests as http\n")
+    (project / "pkg" / "wrappers.py").write_text(
+        "from pkg.compat import http\n\n\ndef fetch(url, timeout=None):\n    return http.get(url, timeout=timeout)\n"
+    )
+    caller = project / "pkg" / "caller.py"
+    caller.write_text("from pkg.wrappers import fetch\n\n\ndef run():\n    fetch('http://x')\n")
+    cache = ["--cache-dir", str(tmp_path / "cache"), "--select", "DL101"]
+    aged(project)
+    assert check(capsys, str(project), *cache)[0] == 1
+    followed: List[str] = []
+    original = dependencies._module_reach
+
+    def counted(index, name):
+        followed.append(name)
+        return original(index, name)
+
+    monkeypatch.setattr(dependencies, "_module_reach", counted)
+    dependencies._MODULE_REACH.clear()
+    with open(caller, "a") as handle:
+        handle.write("# edited\n")
+    counts = hits_and_misses(monkeypatch)
+    assert check(capsys, str(caller), *cache)[0] == 1
+    assert counts["checked"] == 1 and followed == ["pkg.caller"]  # wrappers, compat: as the cache held them
+    aged(project)
+    with open(project / "pkg" / "compat.py", "r+") as handle:
+        handle.write("import json     as http\n")  # no longer a client (edited in place)
+    dependencies._MODULE_REACH.clear()
+    assert check(capsys, str(caller), *cache)[0] == 0
+    assert counts["checked"] == 2
+    assert check(capsys, str(caller), *cache[:-2], "--select", "DL101", "--no-cache")[0] == 0
 
 
 @pytest.mark.parametrize("damage", [

@@ -165,9 +165,10 @@ class Session:
         return self.lint_read(path, read_file(path))[0]
 
     def lint_read(self, path: str, read, sent: Optional[Dict[str, Set[str]]] = None,
-                  record: bool = False) -> Tuple[FileResult, Optional[Record]]:
+                  record: bool = False, stored: Optional["ResultCache"] = None) -> Tuple[FileResult, Optional[Record]]:
         """`read` (a reading.Read, or the diagnostic on why there is none) checked as `path`;
-        with `record`, what the answer was computed from, for the results cache."""
+        with `record`, what the answer was computed from, for the results cache (`stored`:
+        the cache file the answer goes to, whose module reaches may still hold)."""
         if isinstance(read, Diagnostic):
             return FileResult(path, self.suppressed(path, [read])), None
         checker = self.checker(path)
@@ -175,7 +176,7 @@ class Session:
         found = self.suppressed(path, checker.check_bytes(read.data, path))
         if record:
             flush_store()  # what this file taught about its project's modules, for later runs
-        return FileResult(path, found), (recorded(checker, path, read, sent) if record else None)
+        return FileResult(path, found), (recorded(checker, path, read, sent, stored) if record else None)
 
     def lint_bytes(self, data: bytes, path: str) -> FileResult:
         located = os.path.abspath(path)
@@ -268,9 +269,13 @@ def _unlistable(folder: str, error: OSError) -> Diagnostic:
     )
 
 
-def recorded(checker: "Checker", path: str, read: Read, sent: Optional[Dict[str, Set[str]]] = None) -> Record:
+def recorded(
+    checker: "Checker", path: str, read: Read, sent: Optional[Dict[str, Set[str]]] = None,
+    stored: Optional["ResultCache"] = None,
+) -> Record:
     """What `checker`'s answer for `read` was computed from. `sent`: module reaches its cache
-    file already has this run."""
+    file already has this run; `stored`: that cache file, whose earlier reaches and file
+    states still count where they hold."""
     from deadline_lint.cache import Dependencies, content_hash, recorded_state, stamp_of
 
     dependencies = None
@@ -282,14 +287,15 @@ def recorded(checker: "Checker", path: str, read: Read, sent: Optional[Dict[str,
         reach = None
         if not isinstance(text, Diagnostic):
             with collector_paused():  # the index holds every module's facts: a full pass is slow
-                reach = project_reach(path, text, checker.catalog, sent)
+                reach = project_reach(path, text, checker.catalog, sent, stored)
         if reach is not None:
             named = {*reach.own.follow, *reach.own.files, *reach.own.folders, *reach.modules}
             for module in reach.modules.values():
                 named.update(module.follow)  # some may have gone to the cache file already
                 named.update(module.files)
                 named.update(module.folders)
-            states = {dep: state for dep in named for state in [recorded_state(dep)] if state is not None}
+            earlier = None if stored is None else stored.stamps
+            states = {dep: state for dep in named for state in [recorded_state(dep, earlier)] if state is not None}
             dependencies = Dependencies(reach.index, reach.own, reach.modules, states)
     return stamp_of(read.stat), content_hash(read.data), dependencies
 
@@ -369,7 +375,8 @@ def _lint_cached(run: Session, paths: Sequence[str], cache_dir: str) -> Iterator
     if misses:  # the checkers are built below: from the catalog this cache folder keeps
         _keep_catalog(cache_dir)
     results = run.each(
-        misses, lambda path: run.lint_read(path, read_file(path), owner[path].sent, record=True), _lint_chunk_recorded
+        misses, lambda path: run.lint_read(path, read_file(path), owner[path].sent, record=True, stored=owner[path]),
+        _lint_chunk_recorded,
     )
     for result, record in results:
         if record is not None:

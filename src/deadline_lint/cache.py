@@ -95,11 +95,14 @@ class Dependencies:
         was computed from. A module's summary is found by path and hash: content-addressed,
         so it never goes stale."""
         states = self.states
+        follow = [(path, name) for path, name in zip(reach.follow, reach.names) if path in states]
         return {
-            "follow": [[paths.id_of(path), states[path][2]] for path in reach.follow if path in states],
+            "follow": [[paths.id_of(path), states[path][2]] for path, _ in follow],
+            "names": [name for _, name in follow],  # what to look up if a module there changes
             "files": [[paths.id_of(path), states[path][2]] for path in reach.files if path in states],
             "folders": [[paths.id_of(path), states[path][1]] for path in reach.folders if path in states],
-            "complete": all(path in states for path in (*reach.follow, *reach.files, *reach.folders)),
+            "complete": len(reach.names) == len(reach.follow)
+            and all(path in states for path in (*reach.follow, *reach.files, *reach.folders)),
         }
 
 
@@ -110,6 +113,11 @@ class PathTable:
     def __init__(self, paths: List[str]) -> None:
         self.paths = paths
         self._ids: Optional[Dict[str, int]] = None
+
+    def known_id(self, path: str) -> Optional[int]:
+        if self._ids is None:
+            self._ids = {known: number for number, known in enumerate(self.paths)}
+        return self._ids.get(path)
 
     def id_of(self, path: str) -> int:
         if self._ids is None:
@@ -124,19 +132,26 @@ class PathTable:
 _HASHED: Dict[str, List[Any]] = {}
 
 
-def recorded_state(path: str) -> Optional[List[Any]]:
+def recorded_state(path: str, stamps: Optional[Mapping[str, List[Any]]] = None) -> Optional[List[Any]]:
     """[size, mtime_ns, content hash] of a file, or [0, mtime_ns, ""] of a folder, taken once
     per process: a file that changes during the run keeps the state of its first read, whose
     hash no longer matches next time, so it is checked again then. A stat taken within
     seconds of the last change is recorded as UNRELIABLE: a second change in the same clock
-    tick would not show in it."""
+    tick would not show in it. `stamps`: states recorded earlier, whose hash stands for a
+    file whose reliable size and mtime still match (not read again)."""
     known = _HASHED.get(path)
     if known is not None:
         return known
     try:
         stat = os.stat(path)
+        earlier = None if stamps is None else stamps.get(path)
         if S_ISDIR(stat.st_mode):
             state = [0, reliable_mtime(stat), ""]
+        elif (
+            isinstance(earlier, list) and len(earlier) == 3 and isinstance(earlier[2], str) and earlier[2]
+            and earlier[:2] == [stat.st_size, reliable_mtime(stat)] and earlier[1] != UNRELIABLE
+        ):
+            state = list(earlier)
         else:
             with open(path, "rb") as handle:
                 state = [stat.st_size, reliable_mtime(stat), content_hash(handle.read())]
@@ -295,6 +310,36 @@ class ResultCache:
             self.stamps[path] = [read_at.st_size, read_at.st_mtime_ns, digest]
             self.changed = True
         return found
+
+    def reach_of(self, index: str, path: str) -> Optional[Tuple[Tuple[str, ...], ...]]:
+        """The stored reach of the module at `path` under `index` (analysis.dependencies'
+        StoredReaches), when the module is as it was and so is every file and folder that
+        reach names; the modules it follows are looked at in turn by the caller."""
+        number, recorded = self.paths.known_id(path), self.stamps.get(path)
+        if number is None or not isinstance(recorded, list) or len(recorded) != 3:
+            return None
+        verifier, paths = self._verifier, self.paths.paths
+        try:
+            if not verifier.present(path, recorded[2]):
+                return None
+            document = self.modules.get(index, {}).get(f"{number}|{recorded[2]}")
+            if not isinstance(document, dict) or document.get("complete") is not True:
+                return None
+            follow, names = document["follow"], document["names"]
+            if len(follow) != len(names) or not all(isinstance(name, str) for name in names):
+                return None
+            if not all(verifier.present(paths[n], digest) for n, digest in document["files"]):
+                return None
+            if not all(verifier.folder_unchanged(paths[n], mtime) for n, mtime in document["folders"]):
+                return None
+            return (
+                tuple(paths[n] for n, _ in follow),
+                tuple(paths[n] for n, _ in document["files"]),
+                tuple(paths[n] for n, _ in document["folders"]),
+                tuple(names),
+            )
+        except (KeyError, TypeError, ValueError, IndexError):
+            return None  # a malformed summary is never trusted
 
     # -- writing -------------------------------------------------------------------
     def store(self, path: str, stamp: Stamp, digest: str, found: Sequence[Diagnostic],

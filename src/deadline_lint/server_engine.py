@@ -169,7 +169,7 @@ def forget_project_facts() -> None:
     facts.forget_facts()
     for memo in (
         project._INDEXES, roots._ROOTS, outbound._PROJECT_ANSWERS,
-        dependencies._MODULE_REACH, dependencies._NAMES, dependencies._PREFIXES,
+        dependencies._MODULE_REACH, dependencies._PREFIXES,
         dependencies._FOLDERS, dependencies._FILES,
     ):
         memo.clear()

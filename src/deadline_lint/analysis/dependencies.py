@@ -12,12 +12,15 @@ not change (a module or package appearing there changes the folder's mtime). So 
 Each file and each module gets a `Reach`: the modules it follows directly, other files it
 looked at, and paths it found absent. The cache stores one Reach per module (a per-module
 summary shared by every file that reaches it), so a file's entry names only its own direct
-reach and the closure is walked when the entry is read.
+reach and the closure is walked when the entry is read. When one file of a cached project
+changed (pre-commit's case), the modules behind it are as the cache holds them: their stored
+reaches are taken as they are once the files and folders they name are checked unchanged,
+instead of looking up every import line of every module again.
 """
 from __future__ import annotations
 
 import os
-from typing import Dict, NamedTuple, Optional, Set, Tuple
+from typing import Dict, NamedTuple, Optional, Protocol, Set, Tuple
 
 from deadline_lint.analysis.project import ProjectIndex, _Named, import_table, index_for, place_of
 from deadline_lint.catalog import Catalog
@@ -28,6 +31,7 @@ class Reach(NamedTuple):
     follow: Tuple[str, ...]  # paths of the project modules imported (their reach counts too)
     files: Tuple[str, ...]  # other files whose content counts (package `__init__`s, markers)
     folders: Tuple[str, ...]  # where paths looked for were absent: their listings count
+    names: Tuple[str, ...] = ()  # the dotted name of each module in `follow`, in order
 
 
 class ProjectReach(NamedTuple):
@@ -36,15 +40,26 @@ class ProjectReach(NamedTuple):
     modules: Dict[str, Reach]  # every module in the closure, by path
 
 
+class StoredReaches(Protocol):
+    """What the results cache holds from earlier runs (cache.ResultCache)."""
+
+    def reach_of(self, index: str, path: str) -> Optional[Tuple[Tuple[str, ...], ...]]:
+        """The module's stored Reach fields, when its content and everything the reach names
+        are as they were (the modules it follows may have changed: they are looked at in
+        turn)."""
+
+
 _MODULE_REACH: Dict[Tuple[int, str], Tuple[Optional[str], Reach]] = {}
 
 
 def project_reach(
-    path: str, text: str, catalog: Catalog, sent: Optional[Dict[str, Set[str]]] = None
+    path: str, text: str, catalog: Catalog, sent: Optional[Dict[str, Set[str]]] = None,
+    stored: Optional[StoredReaches] = None,
 ) -> Optional[ProjectReach]:
     """The file's own reach and that of every module it reaches, or None when the file
     belongs to no project (stdin, a file outside any). `sent`, by index: modules whose reach
-    (and so that of their whole closure) the caller already has; new ones are added to it."""
+    (and so that of their whole closure) the caller already has; new ones are added to it.
+    `stored`: reaches kept from earlier runs, taken where they still hold."""
     found = index_for(path, catalog)
     place = place_of(path)
     if found is None or place is None:
@@ -55,50 +70,49 @@ def project_reach(
     _own_place(os.path.abspath(path), place[1], present, absent)
     module = index.module(name) if name else None
     if module is not None and module.path == os.path.abspath(path) and module.text == text:
-        _, own, followed = _module_reach(index, name)  # shared with the files importing it
+        _, own = _module_reach(index, name)  # shared with the files importing it
     else:
-        own, followed = _reach(index, _Named(name, is_package), import_table(text))
+        own = _reach(index, _Named(name, is_package), import_table(text))
     folders = {_existing_folder(path) for path in absent}
-    own = Reach(own.follow, tuple(sorted(present.union(own.files))), tuple(sorted(folders.union(own.folders))))
+    own = own._replace(files=tuple(sorted(present.union(own.files))), folders=tuple(sorted(folders.union(own.folders))))
     signature = "\n".join((index.root, *index.search_paths))
     known = None if sent is None else sent.setdefault(signature, set())
     modules: Dict[str, Reach] = {}
-    queue = list(followed)
+    queue = list(zip(own.follow, own.names))
     while queue:
-        module_name = queue.pop()
-        module_path, reach, names = _module_reach(index, module_name)
-        if module_path is None or module_path in modules or (known is not None and module_path in known):
+        module_path, module_name = queue.pop()
+        if module_path in modules or (known is not None and module_path in known):
             continue
+        kept = None if stored is None else stored.reach_of(signature, module_path)
+        if kept is not None:
+            reach = Reach(*kept)
+        else:
+            found_at, reach = _module_reach(index, module_name)
+            if found_at != module_path:
+                continue  # no longer readable as a module: it is not followed
         modules[module_path] = reach
-        queue.extend(names)
+        queue.extend(zip(reach.follow, reach.names))
     if known is not None:
         known.update(modules)
     return ProjectReach(signature, own, modules)
 
 
-def _module_reach(index: ProjectIndex, module_name: str) -> Tuple[Optional[str], Reach, Tuple[str, ...]]:
+def _module_reach(index: ProjectIndex, module_name: str) -> Tuple[Optional[str], Reach]:
     key = (id(index), module_name)
     known = _MODULE_REACH.get(key)
     if known is None:
         module = index.module(module_name)
         if module is None:
             known = (None, Reach((), (), ()))
-            names: Tuple[str, ...] = ()
         else:
-            reach, names = _reach(index, _Named(module.name, module.is_package), module.import_names)
-            known = (module.path, reach)
+            known = (module.path, _reach(index, _Named(module.name, module.is_package), module.import_names))
         _MODULE_REACH[key] = known
-        _NAMES[key] = names
-    return known[0], known[1], _NAMES[key]
+    return known
 
 
-_NAMES: Dict[Tuple[int, str], Tuple[str, ...]] = {}
-
-
-def _reach(index: ProjectIndex, holder: _Named, imports: Dict[str, str]) -> Tuple[Reach, Tuple[str, ...]]:
+def _reach(index: ProjectIndex, holder: _Named, imports: Dict[str, str]) -> Reach:
     """Every import line's target, as `ProjectIndex.split` would look it up: each prefix,
-    longest first, to the first project module (followed); the paths tried on the way.
-    Returns the reach and the dotted names of the modules followed."""
+    longest first, to the first project module (followed); the paths tried on the way."""
     follow: Dict[str, str] = {}
     files: Set[str] = set()
     folders: Set[str] = set()
@@ -116,8 +130,8 @@ def _reach(index: ProjectIndex, holder: _Named, imports: Dict[str, str]) -> Tupl
                     follow[module_path] = module_name
                     followed = True
     files.difference_update(follow)
-    reach = Reach(tuple(sorted(follow)), tuple(sorted(files)), tuple(sorted(folders)))
-    return reach, tuple(sorted(follow.values()))
+    ordered = sorted(follow)
+    return Reach(tuple(ordered), tuple(sorted(files)), tuple(sorted(folders)), tuple(follow[p] for p in ordered))
 
 
 _PREFIXES: Dict[Tuple[int, str], Tuple[Optional[str], str, Tuple[str, ...], Tuple[str, ...]]] = {}
