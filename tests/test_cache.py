@@ -396,6 +396,32 @@ def test_stored_module_summaries_give_the_same_findings_and_damage_is_a_miss(tmp
     assert check(capsys, *args) == first
 
 
+def test_summaries_of_builds_unused_for_a_week_are_dropped_and_recent_ones_kept(tmp_path, capsys) -> None:
+    """An upgrade does not leave every older build's summaries behind; another install used
+    lately (pre-commit's and the editor's may differ) keeps its own."""
+    from deadline_lint.semantics.facts import forget_facts
+    from deadline_lint.semantics.store import use_store
+
+    project = tmp_path / "tasks"
+    shutil.copytree(FIXTURES / "projects" / "tasks", project)
+    summaries = tmp_path / "cache" / "v1" / "summaries"
+    stale, recent, unmarked = (summaries / (letter * 32) for letter in "abc")
+    for build in (stale, recent, unmarked):
+        (build / "ab").mkdir(parents=True)
+        (build / "ab" / "ab12-x-0.json").write_text("{}")
+    for build, age in ((stale, 8 * 24 * 3600), (recent, 3600)):
+        (build / ".used").write_text("")
+        then = time.time() - age
+        os.utime(build / ".used", (then, then))
+    forget_facts()
+    use_store(None)
+    assert check(capsys, str(project), "--cache-dir", str(tmp_path / "cache"))[0] == 1
+    assert not stale.exists() and not unmarked.exists()
+    assert (recent / "ab" / "ab12-x-0.json").exists()
+    (own,) = [build for build in summaries.iterdir() if build != recent]
+    assert (own / ".used").exists() and any(own.rglob("*.json"))
+
+
 def test_the_parsed_catalog_is_kept_beside_the_cache_and_read_back(tmp_path) -> None:
     """A run with a results cache keeps the built-in YAML parsed, keyed by the files' contents:
     the next run reads what the parse gave; an edited file or a damaged copy is parsed again."""

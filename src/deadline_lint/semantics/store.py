@@ -5,17 +5,26 @@ of parsing it. The tool's fingerprint is in the path: another build never reads 
 
 Only data derived from one module's text is stored (names, and facts' local values), so an
 entry never goes stale; a damaged or foreign file is a miss, never an error, and entries are
-written atomically (a temporary file, then `os.replace`)."""
+written atomically (a temporary file, then `os.replace`).
+
+Other builds' folders beside this one are dropped when this build first writes, unless one was
+used within `KEEP_OTHER_BUILDS_SECONDS` (two installs of different versions, say pre-commit's
+and the editor's, may take turns): an upgrade does not leave every older build's summaries
+behind."""
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
+import time
 from typing import Any, Dict, Optional, Set
 
 _FOLDER: list = [None]  # where entries live; None: nothing is stored (no results cache)
 _ENTRIES: Dict[str, Optional[Dict[str, Any]]] = {}  # read or written this run, by key
 _DIRTY: Set[str] = set()
+KEEP_OTHER_BUILDS_SECONDS = 7 * 24 * 3600
+_USED = ".used"  # touched by every run that writes: when the build last wrote here
 
 
 def use_store(folder: Optional[str]) -> None:
@@ -61,6 +70,7 @@ def flush() -> None:
     """Write the entries changed since the last flush (between files, never mid-check)."""
     if _FOLDER[0] is None or not _DIRTY:
         return
+    _mark_used(_FOLDER[0])
     for key in sorted(_DIRTY):
         data = _ENTRIES.get(key)
         if data is None:
@@ -78,3 +88,37 @@ def flush() -> None:
                 os.unlink(temporary)
             break  # a folder we may not write: the run goes on without storing
     _DIRTY.clear()
+
+
+def _mark_used(folder: str) -> None:
+    marker = os.path.join(folder, _USED)
+    first = not os.path.exists(marker)
+    try:
+        os.makedirs(folder, exist_ok=True)
+        with open(marker, "a"):
+            pass
+        os.utime(marker)
+    except OSError:
+        return
+    if first:
+        _drop_other_builds(folder)
+
+
+def _drop_other_builds(folder: str) -> None:
+    """Remove the other builds' folders beside `folder` that no run wrote to lately."""
+    parent = os.path.dirname(folder)
+    now = time.time()
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return
+    for name in names:
+        other = os.path.join(parent, name)
+        if other == folder or not os.path.isdir(other):
+            continue
+        try:
+            used = os.stat(os.path.join(other, _USED)).st_mtime
+        except OSError:
+            used = 0.0  # never marked (an older layout): as old as can be
+        if now - used > KEEP_OTHER_BUILDS_SECONDS:
+            shutil.rmtree(other, ignore_errors=True)
