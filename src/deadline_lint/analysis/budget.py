@@ -37,6 +37,7 @@ from deadline_lint.analysis.resolve import dotted_parts
 from deadline_lint.analysis.scopes import ASSIGN, FUNCTION, MODULE, PARAM, WITH, Scope
 from deadline_lint.analysis.time_values import DEADLINE, REMAINING, TimeValues
 from deadline_lint.profile import Profile
+from deadline_lint.semantics.file import FileSemantics
 
 if TYPE_CHECKING:
     from deadline_lint.file_view import AnalysisInputs, FileView
@@ -109,6 +110,9 @@ class BudgetAnalysis:
         data = catalog.data.get("budget", {}) or {}
         self.context_methods = frozenset(data.get("context_methods", []) or [])
         self.budget_types = BudgetTypes(catalog, profile)
+        analysis = getattr(ctx, "analysis", None)  # a file being checked: its project counts
+        if analysis is not None:
+            self.budget_types.see_project(lambda: analysis(FileSemantics).names)
         self.types: Dict[str, str] = self.budget_types.kinds()
         self.sources = BudgetSources(resolver, catalog, profile, self.budget_types)
         self.lambda_handlers = frozenset(data.get("lambda_handlers", []) or [])

@@ -13,14 +13,17 @@ type). Roles:
 - HEADER_VALUE: what goes on the wire.
 
 `BudgetTypes.type_named(qualname)` is the one place that decides "this class is a budget
-type". It knows the catalog's and the profile's types; `add` teaches it more (the lead's
-semantics layer feeds it a budget type defined in another module of the project).
+type". It knows the catalog's and the profile's types; `add` teaches it more. Given the
+project (`see_project`, the semantics layer's names), a project name it does not know is
+followed to the class it stands for: a type re-exported under another name (`from budgets
+import Allowance`, defined in `budgets.deadline`) and a project class deriving from a budget
+type, in any module (`class RequestAllowance(Allowance)`), have the roles of that type.
 """
 from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Dict, FrozenSet, Mapping, Optional, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Mapping, Optional, Tuple
 
 from deadline_lint.analysis.resolve import dotted_parts
 from deadline_lint.catalog import Catalog
@@ -29,6 +32,7 @@ from deadline_lint.profile import Profile
 if TYPE_CHECKING:
     from deadline_lint.analysis.resolve import Resolver
     from deadline_lint.analysis.scopes import Scope
+    from deadline_lint.semantics.summary import Names
 
 RAW_REMAINDER, RAW_REMAINDER_MS, HOP_TIMEOUT = "raw_remainder", "raw_remainder_ms", "hop_timeout"
 EXPIRED_CHECK, REFUSE_CHECK, HEADER_VALUE = "expired_check", "refuse_check", "header_value"
@@ -79,20 +83,57 @@ class BudgetTypes:
         self.default = BudgetType("", OBJECT, _roles(profile.budget.roles))
         self.grpc = BudgetType("grpc.ServicerContext", GRPC_CONTEXT, _roles(kind_roles.get(GRPC_CONTEXT, {}) or {}))
         self.aws_lambda = BudgetType("LambdaContext", LAMBDA_CONTEXT, _roles(kind_roles.get(LAMBDA_CONTEXT, {}) or {}))
+        self._project: Optional[Callable[[], "Names"]] = None
+        self._through_project: Dict[str, Optional[BudgetType]] = {}
 
     # -- the seam --------------------------------------------------------------------
     def add(self, qualname: str, budget_type: BudgetType) -> None:
         """Know one more budget type (a class defined in another module of the project)."""
         self._types[qualname] = budget_type
 
+    def see_project(self, names: Callable[[], "Names"]) -> None:
+        """Follow project names through the project's modules (`names` builds the file's view
+        of them when first needed)."""
+        self._project = names
+
     def type_named(self, qualname: Optional[str]) -> Optional[BudgetType]:
         """The budget type a class's qualified name (or bare name) denotes, or None."""
         if not qualname:
             return None
+        found = self._known(qualname)
+        if found is None and self._project is not None and "." in qualname:
+            if qualname not in self._through_project:
+                self._through_project[qualname] = self._follow(qualname, self._project())
+            found = self._through_project[qualname]
+        return found
+
+    def _known(self, qualname: str) -> Optional[BudgetType]:
         found = self._types.get(qualname)
         if found is None:
             found = self._types.get(qualname.rpartition(".")[2])
         return found
+
+    def _follow(self, qualname: str, names: "Names") -> Optional[BudgetType]:
+        """The budget type a project class is or derives from. A module is parsed only when
+        its text spells a known type's name (most annotations name no budget)."""
+        if not names.is_project_name(qualname):
+            return None
+        tails = {name.rpartition(".")[2] for name in self._types}
+        defining = names.defining_module(qualname)
+        if defining is None or not any(tail in defining.text for tail in tails):
+            return None
+        klass = names.symbol(qualname)
+        if klass is None or not klass.is_class:
+            return None
+        for owner in names.mro(klass):
+            found = self._known(owner.qualname)
+            if found is not None:
+                return found
+            for base in names.bases_of(owner):
+                found = self._known(base) if base is not None else None
+                if found is not None:
+                    return found
+        return None
 
     def of_annotation(
         self, annotation: Optional[ast.expr], scope: "Scope", resolver: "Resolver",

@@ -414,6 +414,11 @@ class Names:
             stack.extend(reversed(bases))
         return chain
 
+    def bases_of(self, klass: Symbol) -> Tuple[Optional[str], ...]:
+        """The absolute names of a project class's bases, as spelled (None: no plain name)."""
+        table = self._table(klass)
+        return table.bases if table is not None else ()
+
     def _table(self, klass: Symbol) -> Optional[ClassTable]:
         summary = summary_of(klass.module)
         if summary is None or len(klass.path) != 1:
