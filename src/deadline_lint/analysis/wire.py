@@ -14,7 +14,8 @@ API (`wire = ctx.analysis(WireValues)`):
   `metadata=` argument, an assignment to a headers-like name or item, or a
   `headers.update(...)` / `metadata.append(...)` call puts on the wire.
 - `wire.is_budget_key(key)`: the profile's `budget_header`, `grpc-timeout`, or a key naming a
-  deadline, timeout or budget.
+  deadline or timeout, or a budget with a time unit (`x-budget-ms`: `max_budget` alone is
+  as often money).
 - `wire.derived_names(scope, read)`: local names whose value comes from that read, through
   simple assignments (a fixpoint).
 """
@@ -71,6 +72,18 @@ class WireValues:
         if key == self.profile_key or key in self.vocabulary.budget_keys:
             return True
         return any(word in key for word in self.vocabulary.deadline_words)
+
+    def may_be_money(self, key: str) -> bool:
+        """A budget key that names no time: only an ambiguous word (`budget`) and no unit
+        (`max_budget` is dollars in litellm; `x-budget-ms` is time)."""
+        vocabulary = self.vocabulary
+        if key == self.profile_key or key in vocabulary.budget_keys:
+            return False
+        named = [word for word in vocabulary.deadline_words if word in key]
+        return (
+            bool(named) and all(word in vocabulary.unit_needed for word in named)
+            and frozenset(key.split("-")).isdisjoint(vocabulary.units)
+        )
 
     def is_date_key(self, key: str) -> bool:
         return key == self.vocabulary.date_key

@@ -37,6 +37,8 @@ class WireVocabulary:
     keywords: FrozenSet[str]
     budget_keys: FrozenSet[str]  # normalised: lower case, `_` as `-`
     deadline_words: Tuple[str, ...]
+    unit_needed: FrozenSet[str]  # deadline words that count only beside a unit
+    units: FrozenSet[str]
     date_key: str
     date_parsers: FrozenSet[str]
     clamps: FrozenSet[str]
@@ -87,7 +89,8 @@ def _problem(data: Any) -> Optional[str]:
     if not isinstance(wire, dict) or not all(
         isinstance(wire.get(key, []) or [], list)
         for key in (
-            "containers", "metadata_methods", "keywords", "budget_keys", "deadline_words", "date_parsers", "clamps",
+            "containers", "metadata_methods", "keywords", "budget_keys", "deadline_words", "unit_needed", "units",
+            "date_parsers", "clamps",
         )
     ):
         return "`wire` as a mapping of lists of names (and `date_key`)"
@@ -118,6 +121,8 @@ def _build(data: Mapping[str, Any]) -> ClockCatalog:
         keywords=_names(wire.get("keywords")),
         budget_keys=frozenset(normalise_key(k) for k in wire.get("budget_keys") or ()),
         deadline_words=tuple(wire.get("deadline_words") or ()),
+        unit_needed=_names(wire.get("unit_needed")),
+        units=_names(wire.get("units")),
         date_key=normalise_key(wire.get("date_key", "date")),
         date_parsers=_names(wire.get("date_parsers")),
         clamps=_names(wire.get("clamps")),

@@ -18,6 +18,7 @@ from deadline_lint.rules.clock.common import (
 )
 
 _SINK_WORDS = ("timeout", "deadline", "budget")
+_TIME_SINK_WORDS = ("timeout", "deadline")
 
 
 @register
@@ -28,7 +29,10 @@ class InboundBudgetNotCapped(Rule):
     `budget_header`, `grpc-timeout`, or a key naming a deadline, timeout or budget) that
     reaches a timeout or a budget (a `*timeout*`, `*deadline*` or `*budget*` argument, a
     sleep, a cancel scope such as `asyncio.timeout(...)`, or one of the profile's budget
-    types) without being capped with `min(value, cap)` (or one of the profile's `budget.clamps`), or without a
+    types; a key that names only a budget and no time unit, such as `max_budget`, which is as
+    often money, counts only when it reaches a timeout, a sleep, a cancel scope or a budget
+    type) without
+    being capped with `min(value, cap)` (or one of the profile's `budget.clamps`), or without a
     check that rejects negative values (a comparison, or `max(0, value)`). It follows the value
     through local names. The finding is on the header read.
 
@@ -92,7 +96,7 @@ class InboundBudgetNotCapped(Rule):
         def carries(expr: ast.AST) -> bool:
             return any(sub is node for sub in ast.walk(expr)) or mentions_any(expr, derived)
 
-        sink = self._sink(body, carries, wire, ctx)
+        sink = self._sink(body, carries, wire, ctx, money=wire.may_be_money(read[1]))
         if sink is None:
             return
         capped = rejected = False
@@ -127,13 +131,15 @@ class InboundBudgetNotCapped(Rule):
         # A helper defined in this module, or reached through an object: its bare name counts.
         return any(clamp.rpartition(".")[2] == name for clamp in clamps)
 
-    def _sink(self, body, carries, wire: WireValues, ctx) -> Optional[str]:
-        """Where the value is used as a timeout or budget, shown for the message."""
+    def _sink(self, body, carries, wire: WireValues, ctx, money: bool = False) -> Optional[str]:
+        """Where the value is used as a timeout or budget, shown for the message. A value that
+        may be money reaches no `*budget*` argument."""
         types = {t.rsplit(".", 1)[-1] for t in ctx.profile.budget.types}
         cancel_scopes = (ctx.catalog.data.get("budget", {}) or {}).get("cancel_scopes", {}) or {}
         for call in body.nodes(ast.Call):
             for keyword in call.keywords:
-                if keyword.arg and any(w in keyword.arg.lower() for w in _SINK_WORDS) and carries(keyword.value):
+                words = _TIME_SINK_WORDS if money else _SINK_WORDS
+                if keyword.arg and any(w in keyword.arg.lower() for w in words) and carries(keyword.value):
                     return f"{keyword.arg}="
             if not call.args:
                 continue
