@@ -1,10 +1,12 @@
 from __future__ import annotations
 
 import ast
-from typing import Optional
+from typing import Optional, Tuple
 
 from deadline_lint.analysis.expressions import argument_at, mentions_any
 from deadline_lint.analysis.function_body import function_body
+from deadline_lint.analysis.inbound_readers import InboundReaders, Reader
+from deadline_lint.analysis.scopes import FUNCTION
 from deadline_lint.analysis.wire import WireValues
 from deadline_lint.requires import Look, Text, Words
 from deadline_lint.rules.base import Rule, register
@@ -33,8 +35,10 @@ class InboundBudgetNotCapped(Rule):
     often money, counts only when it reaches a timeout, a sleep, a cancel scope or a budget
     type) without
     being capped with `min(value, cap)` (or one of the profile's `budget.clamps`), or without a
-    check that rejects negative values (a comparison, or `max(0, value)`). It follows the value
-    through local names. The finding is on the header read.
+    check that rejects negative values (a comparison other than `is None`, or `max(0, value)`).
+    It follows the value through local names, into `data["timeout"] = value` (an item that is
+    no header), and out of this module's helpers that return it (`timeout_from(headers)`):
+    the finding is on the header read, or on the helper's call where its caller uses it.
 
     ## Why is this bad?
     The inbound budget is the caller's claim. Used as is, a caller (or a bug upstream, or a
@@ -83,22 +87,54 @@ class InboundBudgetNotCapped(Rule):
     requires = Words(*HEADER_WORDS) & Text(
         lambda rule: key_text_filter(rule.catalog, rule.profile.budget_header, HEADER_WORDS, READ)
     )
-    first_looks = dict.fromkeys(node_types, Look(reads_literal_key_in_function))
+    first_looks = {
+        ast.Subscript: Look(reads_literal_key_in_function),
+        ast.Call: Look(lambda node, ctx: reads_literal_key_in_function(node, ctx) or bool(_reader_call(node, ctx))),
+    }
 
     def visit(self, node, ctx):
         read = inbound_header_read(node, ctx)
-        if read is None or not read[0].is_budget_key(read[1]):
+        if read is not None:
+            wire, key = read
+            if wire.is_budget_key(key):
+                self._judge(node, key, wire, ctx, f"`{shown(ctx, node)}`")
             return
-        wire = read[0]
+        reader = _reader_call(node, ctx)
+        if reader is not None:  # `_get_timeout_from_request(headers)`: the read is in there
+            wire = ctx.analysis(WireValues)
+            self._judge(node, reader.key, wire, ctx, f"`{shown(ctx, node)}` (header `{reader.key}`)", reader)
+
+    def _judge(self, node, key: str, wire: WireValues, ctx, shown_as: str, reader: Optional[Reader] = None) -> None:
         derived = wire.derived_names(ctx.scope, node)
         body = function_body(ctx.scope)
 
         def carries(expr: ast.AST) -> bool:
             return any(sub is node for sub in ast.walk(expr)) or mentions_any(expr, derived)
 
-        sink = self._sink(body, carries, wire, ctx, money=wire.may_be_money(read[1]))
+        sink = self._sink(body, carries, wire, ctx, money=wire.may_be_money(key))
         if sink is None:
             return
+        capped, rejected = self._checks(body, carries, wire, ctx)
+        if reader is not None:  # what the helper itself does with the value counts too
+            reader_derived = wire.derived_names(reader.scope, reader.read)
+
+            def carries_there(expr: ast.AST) -> bool:
+                return any(sub is reader.read for sub in ast.walk(expr)) or mentions_any(expr, reader_derived)
+
+            there = self._checks(function_body(reader.scope), carries_there, wire, ctx, reader.scope)
+            capped, rejected = capped or there[0], rejected or there[1]
+        if capped and rejected:
+            return
+        missing = (
+            "cap it with `min(value, <your limit>)` and reject values of zero or less"
+            if not capped and not rejected
+            else "cap it with `min(value, <your limit>)`" if not capped else "reject values of zero or less"
+        )
+        ctx.report(self, node, f"the inbound budget {shown_as} reaches `{sink}` unchecked: {missing}")
+
+    def _checks(self, body, carries, wire: WireValues, ctx, scope=None) -> Tuple[bool, bool]:
+        """(capped, rejected): `min(value, cap)`, `max(0, value)`, a clamp, a comparison that
+        can reject a negative value (`is None` cannot)."""
         capped = rejected = False
         for call in body.nodes(ast.Call):
             func = call.func
@@ -107,23 +143,19 @@ class InboundBudgetNotCapped(Rule):
                 capped = True
             elif name == "max" and len(call.args) >= 2 and any(carries(a) for a in call.args):
                 rejected = True
-            elif any(carries(a) for a in call.args) and self._is_clamp(call, wire, ctx):
+            elif any(carries(a) for a in call.args) and self._is_clamp(call, wire, ctx, scope):
                 capped = rejected = True
         if not rejected:
-            rejected = any(carries(compare) for compare in body.nodes(ast.Compare))
-        if capped and rejected:
-            return
-        missing = (
-            "cap it with `min(value, <your limit>)` and reject values of zero or less"
-            if not capped and not rejected
-            else "cap it with `min(value, <your limit>)`" if not capped else "reject values of zero or less"
-        )
-        ctx.report(self, node, f"the inbound budget `{shown(ctx, node)}` reaches `{sink}` unchecked: {missing}")
+            rejected = any(
+                carries(compare) and not all(isinstance(op, (ast.Is, ast.IsNot)) for op in compare.ops)
+                for compare in body.nodes(ast.Compare)
+            )
+        return capped, rejected
 
     @staticmethod
-    def _is_clamp(call: ast.Call, wire: WireValues, ctx) -> bool:
+    def _is_clamp(call: ast.Call, wire: WireValues, ctx, scope=None) -> bool:
         clamps = wire.vocabulary.clamps | frozenset(ctx.profile.budget.clamps)
-        qualname = ctx.resolver.qualified_name(call.func, ctx.scope)
+        qualname = ctx.resolver.qualified_name(call.func, scope or ctx.scope)
         if qualname is not None:
             return qualname in clamps
         func = call.func
@@ -135,10 +167,21 @@ class InboundBudgetNotCapped(Rule):
         """Where the value is used as a timeout or budget, shown for the message. A value that
         may be money reaches no `*budget*` argument."""
         types = {t.rsplit(".", 1)[-1] for t in ctx.profile.budget.types}
+        words = _TIME_SINK_WORDS if money else _SINK_WORDS
+        for assign in body.nodes(ast.Assign):  # `data["timeout"] = value` (not a header write)
+            if not carries(assign.value):
+                continue
+            for target in assign.targets:
+                key = target.slice if isinstance(target, ast.Subscript) else None
+                if (
+                    isinstance(key, ast.Constant) and isinstance(key.value, str)
+                    and any(w in key.value.lower() for w in words)
+                    and not wire.is_container(target.value, ctx.scope)  # type: ignore[union-attr]
+                ):
+                    return shown(ctx, target)
         cancel_scopes = (ctx.catalog.data.get("budget", {}) or {}).get("cancel_scopes", {}) or {}
         for call in body.nodes(ast.Call):
             for keyword in call.keywords:
-                words = _TIME_SINK_WORDS if money else _SINK_WORDS
                 if keyword.arg and any(w in keyword.arg.lower() for w in words) and carries(keyword.value):
                     return f"{keyword.arg}="
             if not call.args:
@@ -156,3 +199,15 @@ class InboundBudgetNotCapped(Rule):
             if called in types and any(carries(a) for a in call.args):
                 return called
         return None
+
+
+def _reader_call(node: ast.AST, ctx) -> Optional[Reader]:
+    """A call, in a function, of this module's function that returns an inbound budget read."""
+    if type(node) is not ast.Call or ctx.scope.kind != FUNCTION:
+        return None
+    readers = ctx.analysis(InboundReaders)
+    func = node.func  # type: ignore[attr-defined]
+    name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+    if name not in readers.names:
+        return None
+    return readers.reader_at(node, ctx.scope)  # type: ignore[arg-type]
