@@ -37,6 +37,18 @@ def test_a_django_package_folder_is_searched(tmp_path) -> None:
     assert str(root / "site") in paths
 
 
+def test_a_namespace_portion_inside_a_package_is_named_from_the_package(tmp_path) -> None:
+    """open-webui's `open_webui/routers/` has no `__init__.py`: its modules are
+    `open_webui.routers.x` when the service runs, and import from `open_webui`."""
+    root = _project(tmp_path, {"pyproject.toml": "", "src/app/__init__.py": "", "src/app/env.py": "X = 1\n",
+                               "src/app/routers/chat.py": "from app.env import X\n", "scripts/tool.py": ""})
+    name, _, paths = place_of(str(root / "src/app/routers/chat.py"))
+    assert name == "app.routers.chat" and paths[0] == str(root / "src")
+    names = _names(root / "src/app/routers/chat.py")
+    assert names.module("app.env") is not None
+    assert place_of(str(root / "scripts/tool.py"))[0] == "tool"  # a plain folder is no package
+
+
 def test_re_exports_methods_and_outside_names_resolve(tmp_path) -> None:
     root = _project(tmp_path, {
         "pkg/__init__.py": "from pkg.impl import App as Application\nimport requests\n",

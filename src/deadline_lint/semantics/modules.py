@@ -45,9 +45,9 @@ def read_module_text(path: str) -> Optional[str]:
 def place_of(path: str) -> Optional[Tuple[str, str, Tuple[str, ...]]]:
     """(module name, root, search paths) for a file, or None when it is not a `.py` file
     on disk. The root is the nearest folder with a `pyproject.toml`, `setup.cfg`, `setup.py`
-    or `.git`; modules are searched beside the file's top package, in a package folder holding
-    Django's `manage.py` (`from core.utils import x` inside `label_studio/`), at the root and
-    its `src/`."""
+    or `.git`; modules are searched beside the file's top package (climbing through namespace
+    portions inside a package), in a package folder holding Django's `manage.py` (`from
+    core.utils import x` inside `label_studio/`), at the root and its `src/`."""
     if not path or path == "-" or not path.endswith(".py"):
         return None
     path = os.path.abspath(path)
@@ -59,7 +59,7 @@ def place_of(path: str) -> Optional[Tuple[str, str, Tuple[str, ...]]]:
     parts = [] if stem == "__init__" else [stem]
     top = folder
     django_roots = []  # a package folder holding manage.py is on sys.path when Django runs
-    while os.path.isfile(os.path.join(top, "__init__.py")):
+    while _in_package(top):
         if os.path.isfile(os.path.join(top, "manage.py")):
             django_roots.append(top)
         parts.insert(0, os.path.basename(top))
@@ -69,6 +69,8 @@ def place_of(path: str) -> Optional[Tuple[str, str, Tuple[str, ...]]]:
         top = parent
     root = root_above(folder) or top
     paths = [top]
+    if folder != top and not os.path.isfile(os.path.join(folder, "__init__.py")):
+        paths.append(folder)  # a namespace portion's siblings, as a test runner may import them
     for extra in (*django_roots, root, os.path.join(root, "src")):
         if os.path.isdir(extra) and extra not in paths:
             paths.append(extra)
@@ -77,6 +79,16 @@ def place_of(path: str) -> Optional[Tuple[str, str, Tuple[str, ...]]]:
     place = (".".join(p for p in parts if p.isidentifier()), root, tuple(paths))
     _PLACES[path] = place
     return place
+
+
+def _in_package(folder: str) -> bool:
+    """The folder is a package, or a namespace portion inside one (open-webui's
+    `open_webui/routers/` has no `__init__.py`, `open_webui/` has): its modules are named
+    from the package above, `open_webui.routers.openai`."""
+    if os.path.isfile(os.path.join(folder, "__init__.py")):
+        return True
+    parent = os.path.dirname(folder)
+    return parent != folder and os.path.isfile(os.path.join(parent, "__init__.py"))
 
 
 def candidates(search_paths: Tuple[str, ...], name: str) -> List[Tuple[str, bool]]:
