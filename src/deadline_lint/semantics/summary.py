@@ -363,16 +363,21 @@ class Names:
     def defining_module(self, qualname: str) -> Optional[ModuleSource]:
         """The module that defines what `qualname` names, following re-exports by import lines
         alone (`from pkg.runtime import spawn` in `pkg/__init__.py`): no parse."""
+        found = self.defining(qualname)
+        return found[0] if found is not None else None
+
+    def defining(self, qualname: str) -> Optional[Tuple[ModuleSource, List[str]]]:
+        """`defining_module`, with the name's parts within that module (`["TIMEOUT"]`)."""
         for _ in range(MAX_CHAIN):
             split = self.split(qualname)
             if split is None:
                 return None
             module, rest = split
             if not rest:
-                return module
+                return module, rest
             table = _import_table_of(module)
             if rest[0] not in table:
-                return module
+                return module, rest
             qualname = ".".join((absolute_name(module.name, module.is_package, table[rest[0]]), *rest[1:]))
             if not self.is_project_name(qualname):
                 return None

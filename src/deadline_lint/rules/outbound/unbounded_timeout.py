@@ -5,6 +5,7 @@ from typing import List
 
 from deadline_lint.analysis.budget import timeout_expression
 from deadline_lint.analysis.expressions import is_unbounded
+from deadline_lint.analysis.unbounded_settings import setting_unset
 from deadline_lint.analysis.outbound import (
     FROM_CALL,
     outbound_sites,
@@ -27,7 +28,10 @@ class UnboundedTimeout(OutboundRule):
     `aiohttp.ClientTimeout(total=None)`, `aiohttp.ClientTimeout()`,
     `botocore.config.Config(read_timeout=None)`). A client built with an unbounded timeout
     (`httpx.Client(timeout=None)`, `redis.Redis(socket_timeout=None)`) is reported once, where
-    it is built, not at each of its calls.
+    it is built, not at each of its calls. A module-level setting that is unbounded unless
+    configured counts too, defined in this module or another of the project:
+    `TIMEOUT = int(raw) if raw else None` with `raw = os.getenv("TIMEOUT", "")`, or a
+    `TIMEOUT = None` fallback (no fix: the bound for the unset case is the service's choice).
 
     ## Why is this bad?
     `timeout=None` reads like a decision but means "wait forever": the call can outlive the
@@ -74,7 +78,10 @@ class UnboundedTimeout(OutboundRule):
         for call in outbound_sites(ctx, node):
             # Calls through a client built unbounded are FROM_CONSTRUCTOR: reported at the
             # constructor, which is itself a site.
-            if call.source != FROM_CALL or not is_unbounded(call.timeout, ctx.scope, ctx.resolver):
+            if call.source != FROM_CALL:
+                continue
+            if not is_unbounded(call.timeout, ctx.scope, ctx.resolver):
+                self._check_setting(call, ctx)
                 continue
             if bounded_externally(node, ctx):
                 continue
@@ -94,12 +101,28 @@ class UnboundedTimeout(OutboundRule):
             ctx.report(self, call.timeout, message, edits, description=f"replace with {value}", imports=imports)
         self._check_timeout_object(node, ctx)
 
+    def _check_setting(self, call, ctx) -> None:
+        """`timeout=TIMEOUT` where the module's `TIMEOUT` is None unless configured. No fix:
+        the bound to use when it is not set is the service's choice."""
+        if call.timeout is None:
+            return
+        unset = setting_unset(call.timeout, ctx)
+        if unset is None or bounded_externally(call.node, ctx):
+            return
+        name = call.timeout.id  # type: ignore[attr-defined]
+        message = (
+            f"`{call.display_name}` is given `{name}`, which is unbounded when not configured "
+            f"({unset.shown()}): give it a bound for that case"
+        )
+        ctx.report(self, call.timeout, message)
+
     def _check_timeout_object(self, node, ctx):
         spec = timeout_object(node, ctx.scope, ctx.resolver, ctx.catalog)
         if spec is None:
             return
         unbounded = unbounded_fields(node, spec, ctx.scope, ctx.resolver)
         if not unbounded:
+            self._check_setting_fields(node, spec, ctx)
             return
         expression, _ = timeout_expression(ctx)
         edits = []
@@ -114,6 +137,19 @@ class UnboundedTimeout(OutboundRule):
             message = f"`{spec.qualname}` sets no limit ({names}): set each to `{expression}`"
         fixable = all(e is not None for e in edits)
         ctx.report(self, node, message, edits if fixable else (), description=f"set {names} to {expression}")
+
+
+    def _check_setting_fields(self, node, spec, ctx) -> None:
+        """`ClientTimeout(total=TIMEOUT)` where the module's `TIMEOUT` is None unless set."""
+        for keyword in node.keywords:  # a field given by name is what it says, `**kwargs` or not
+            field, value = keyword.arg, keyword.value
+            unset = setting_unset(value, ctx) if field in spec.unbounded_if_none else None
+            if unset is not None:
+                message = (
+                    f"`{spec.qualname}` sets `{field}={value.id}`, which is unbounded when not configured "  # type: ignore[attr-defined]
+                    f"({unset.shown()}): give it a bound for that case"
+                )
+                ctx.report(self, value, message)
 
 
 def _apply_edits(ctx, node, edits) -> str:
