@@ -7,7 +7,7 @@ import dataclasses
 import os
 import sys
 import threading
-from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple, Type
+from typing import Callable, Dict, FrozenSet, Hashable, Iterable, List, Optional, Sequence, Tuple, Type
 
 from deadline_lint.catalog import Catalog, load_catalog
 from deadline_lint.collector import collector_paused as _collector_paused
@@ -150,8 +150,12 @@ class Checker:
             return self._all, None
         answers = FileAnswers(text, path)
         chosen = []
+        held: Dict[Hashable, bool] = {}  # rules declaring the same need (the outbound family's) ask once
         for index, needs in enumerate(self.needs):
-            if answers.holds(needs.requires):
+            holds = held.get(needs.requires_key)
+            if holds is None:
+                holds = held[needs.requires_key] = answers.holds(needs.requires)
+            if holds:
                 masked = frozenset(t for t, need in needs.visit_requires if not answers.holds(need))
                 chosen.append((index, masked, needs.body_requires is not None))
         return tuple(chosen), answers
@@ -310,10 +314,11 @@ Tables = Tuple[Dispatch, LeaveDispatch, FrozenSet[type], Tuple[Tuple[Need, Froze
 class BoundNeeds:
     """One rule's declared needs, bound to its profile and catalog."""
 
-    __slots__ = ("requires", "visit_requires", "body_requires", "first_looks")
+    __slots__ = ("requires", "requires_key", "visit_requires", "body_requires", "first_looks")
 
     def __init__(self, rule: Rule) -> None:
         self.requires = rule.requires.bind(rule) if rule.requires is not None else None
+        self.requires_key = signature(self.requires)  # equal for needs that answer alike
         self.visit_requires = tuple((t, need.bind(rule)) for t, need in rule.visit_requires.items())
         self.body_requires = rule.body_requires.bind(rule) if rule.body_requires is not None else None
         self.first_looks = {t: look.bind(rule) for t, look in rule.first_looks.items()}

@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import bisect
 import difflib
+import functools
 import os
 from dataclasses import dataclass
 from typing import List, Optional, Protocol, Sequence, Set, Tuple
@@ -217,6 +218,14 @@ def add_imports(text: str, imports: Sequence[str]) -> Optional[str]:
 
     An import is written `time`, `import os.path`, `import x as y` or `from time import
     monotonic` (optionally `as name`)."""
+    return _added_imports(text, tuple(imports))
+
+
+# LibCST's parse is the slowest step of a fix, and the same text is often given the same
+# imports again: the codemod and `fix` fixing one file alike, an editor asking for the fixes of
+# an unchanged buffer, the simulation comparing the two. The answer depends on nothing else.
+@functools.lru_cache(maxsize=16)
+def _added_imports(text: str, imports: Tuple[str, ...]) -> Optional[str]:
     import libcst
     from libcst.codemod import CodemodContext
     from libcst.codemod.visitors import AddImportsVisitor

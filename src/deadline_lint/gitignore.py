@@ -5,7 +5,6 @@ matched with pathspec's gitignore rules (globs.py)."""
 from __future__ import annotations
 
 import os
-import subprocess
 from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 if TYPE_CHECKING:
@@ -28,6 +27,8 @@ def _read_spec(path: str) -> Optional["pathspec.PathSpec"]:
 
 
 def _global_excludes_file(repo: str) -> Optional[str]:
+    import subprocess  # only when a folder is walked: a check of named files never asks git
+
     try:
         result = subprocess.run(
             ["git", "config", "--path", "--get", "core.excludesFile"],

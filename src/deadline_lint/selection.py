@@ -7,7 +7,6 @@ without anyone updating a list here.
 """
 from __future__ import annotations
 
-import difflib
 from typing import Iterable, List, Sequence
 
 from deadline_lint.selector import SELECTOR_PATTERN, Selector, is_selector
@@ -36,6 +35,8 @@ def is_known(selector: str, codes: Sequence[str]) -> bool:
 
 
 def nearest_code(selector: str, codes: Sequence[str]) -> str:
+    import difflib  # only for a selector that names no code: not on every check's import path
+
     close = difflib.get_close_matches(selector, codes, n=1, cutoff=0.0)
     return close[0] if close else codes[0]
 

@@ -81,10 +81,14 @@ class Lifecycle:
             elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
                 uses.setdefault(node.attr, []).append(node)
             inner = node if isinstance(node, _FUNCTIONS) else owner
-            for child in ast.iter_child_nodes(node):
-                parents[id(child)] = node
-                enclosing[id(child)] = inner
-                stack.append((child, inner))
+            for field in _node_fields(type(node)):
+                value = getattr(node, field, None)
+                for child in value if type(value) is list else (value,):
+                    if isinstance(child, ast.AST):
+                        if isinstance(child, _ASKED_ABOUT):  # the only nodes asked about below
+                            parents[id(child)] = node
+                            enclosing[id(child)] = inner
+                        stack.append((child, inner))
         outside = {id(d) for name, found in defs.items() if self._named(name) for d in found}
         for call in calls:
             if last_name(call.func) in self._spawns and not _unawaited(parents.get(id(call))):
@@ -114,6 +118,21 @@ class Lifecycle:
                     outside.update(id(d) for d in found)
                     changed = True
         return outside
+
+
+# Nodes whose parent or enclosing def the questions above ask for: calls (handed to a
+# scheduler?) and the loads of a name (called?).
+_ASKED_ABOUT = (ast.Call, ast.Name, ast.Attribute)
+# Fields that never hold a node: expression contexts and operators are not walked.
+_NO_NODES = frozenset({"ctx", "op", "ops"})
+_FIELDS: Dict[type, List[str]] = {}
+
+
+def _node_fields(node_type: type) -> List[str]:
+    fields = _FIELDS.get(node_type)
+    if fields is None:
+        fields = _FIELDS[node_type] = [f for f in node_type._fields if f not in _NO_NODES]  # type: ignore[attr-defined]
+    return fields
 
 
 def _is_script(tree: ast.Module) -> bool:

@@ -4,24 +4,62 @@ project facts. Imported modules are parsed only when their text (or that of a mo
 import) can hold the fact."""
 from __future__ import annotations
 
-from typing import FrozenSet, Iterator, Optional, Tuple
+from typing import FrozenSet, List, Optional, Tuple
 
 from deadline_lint.semantics.facts import Fact, holds_in
-from deadline_lint.semantics.modules import ModuleSource, absolute_name, project_of
+from deadline_lint.semantics.modules import ModuleSource, ProjectModules, absolute_name, project_of
 from deadline_lint.semantics.scan import import_table
 from deadline_lint.semantics.summary import Names
 
 
-def _project_imports(text: str, path: str) -> Optional[Tuple[Names, Iterator[str]]]:
-    """The project's names and the absolute targets of the file's project imports."""
+class _ProjectImports:
+    """The project's names, the absolute targets of the file's project imports, and (built on
+    first use) the distinct project modules defining them: the same for every family asking
+    about one file, so it is worked out once per file."""
+
+    __slots__ = ("names", "targets", "_modules", "_path")
+
+    def __init__(self, names: Names, targets: Tuple[str, ...], path: str) -> None:
+        self.names = names
+        self.targets = targets
+        self._path = path
+        self._modules: Optional[List[ModuleSource]] = None
+
+    def modules(self) -> List[ModuleSource]:
+        if self._modules is None:
+            seen = set()
+            self._modules = []
+            for target in self.targets:
+                module = self.names.defining_module(target)
+                if module is None or module.path == self._path or module.path in seen:
+                    continue
+                seen.add(module.path)
+                self._modules.append(module)
+        return self._modules
+
+
+def _project_imports(text: str, path: str) -> Optional[_ProjectImports]:
+    """The file's project imports; the last file's answer is kept (every family asks it in
+    turn about the file being checked), for as long as its project's modules are the same
+    (an editor that saw files change gets a new `ProjectModules`)."""
     found = project_of(path)
     if found is None:
         return None
+    cached = _LAST[0]
+    if cached is not None and cached[0] is text and cached[1] == path and cached[2] is found[0]:
+        return cached[3]
     modules, name, is_package = found
     names = Names(modules, ModuleSource(name, path, is_package, text))
     own_top = name.split(".")[0]
     targets = (absolute_name(name, is_package, t) for t in sorted(set(import_table(text).values())))
-    return names, (t for t in targets if (own_top and t.split(".")[0] == own_top) or names.is_project_name(t))
+    imports = _ProjectImports(names, tuple(
+        t for t in targets if (own_top and t.split(".")[0] == own_top) or names.is_project_name(t)
+    ), path)
+    _LAST[0] = (text, path, modules, imports)
+    return imports
+
+
+_LAST: List[Optional[Tuple[str, str, ProjectModules, _ProjectImports]]] = [None]
 
 
 def imports_fact_holder(fact: Fact, text: str, path: str) -> bool:
@@ -30,16 +68,7 @@ def imports_fact_holder(fact: Fact, text: str, path: str) -> bool:
     found = _project_imports(text, path)
     if found is None:
         return False
-    names, targets = found
-    seen = set()
-    for target in targets:
-        module = names.defining_module(target)
-        if module is None or module.path == path or module.path in seen:
-            continue
-        seen.add(module.path)
-        if holds_in(fact, module, names):
-            return True
-    return False
+    return any(holds_in(fact, module, found.names) for module in found.modules())
 
 
 def reexports_from(text: str, path: str, packages: FrozenSet[str]) -> bool:
@@ -48,8 +77,8 @@ def reexports_from(text: str, path: str, packages: FrozenSet[str]) -> bool:
     found = _project_imports(text, path)
     if found is None:
         return False
-    names, targets = found
-    for target in targets:
+    names = found.names
+    for target in found.targets:
         if target.rpartition(".")[2] not in packages:
             continue  # a project module re-exports `time` as `time` (`from app.metrics import time`)
         outside = names.reexport(target)
