@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import tempfile
 import time
 from typing import Any, Dict, Optional, Set
 
@@ -70,6 +68,8 @@ def flush() -> None:
     """Write the entries changed since the last flush (between files, never mid-check)."""
     if _FOLDER[0] is None or not _DIRTY:
         return
+    import tempfile  # only writing needs it (it imports shutil, random, bz2 and lzma)
+
     _mark_used(_FOLDER[0])
     for key in sorted(_DIRTY):
         data = _ENTRIES.get(key)
@@ -121,4 +121,6 @@ def _drop_other_builds(folder: str) -> None:
         except OSError:
             used = 0.0  # never marked (an older layout): as old as can be
         if now - used > KEEP_OTHER_BUILDS_SECONDS:
+            import shutil
+
             shutil.rmtree(other, ignore_errors=True)
