@@ -80,9 +80,9 @@ class Engine:
             return BufferCheck((tool_diagnostic(path, "DL004", f"file too large to check ({size} MiB, limit 10 MiB)"),))
         start_consulting()
         found = tuple(api.lint_text(text, path, self._options).diagnostics)
-        # The findings depend on other files with the project index on, or when the semantics
-        # layer looked into the project (found a module there or found none).
-        if path == UNSAVED_PATH or not (checker.profile.project_index or consulted()):
+        # The findings depend on other files when the semantics layer looked into the project
+        # (found a module there or found none).
+        if path == UNSAVED_PATH or not consulted():
             return BufferCheck(found)
         reach, folders = _reach_of(checker, text, path)
         return BufferCheck(found, None, reach, folders, True)
@@ -127,7 +127,7 @@ class Engine:
     @staticmethod
     def use_unsaved(path: str, text: Optional[str]) -> None:
         """The project index reads `path` as `text` (None: as on disk again)."""
-        from deadline_lint.analysis.project import use_unsaved_text
+        from deadline_lint.semantics.modules import use_unsaved_text
 
         use_unsaved_text(os.path.abspath(path), text)
 
@@ -161,14 +161,13 @@ def forget_project_facts() -> None:
     answers), the dependency records, the answers of the project prefilter, and where files'
     projects start. A run of the CLI never needs this: files do not change during it."""
     from deadline_lint import roots
-    from deadline_lint.analysis import dependencies, outbound, project
+    from deadline_lint.analysis import dependencies, outbound_facts, outbound_project
     from deadline_lint.semantics import facts, modules, scan
 
-    project.release_parsed_modules(0)
     modules.forget_projects()
     facts.forget_facts()
     for memo in (
-        project._INDEXES, roots._ROOTS, outbound._PROJECT_ANSWERS,
+        roots._ROOTS, outbound_project._ANSWERS, outbound_facts._SALTS,
         dependencies._MODULE_REACH, dependencies._NAMES, dependencies._PREFIXES,
         dependencies._FOLDERS, dependencies._FILES,
     ):
