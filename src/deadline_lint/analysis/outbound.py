@@ -265,7 +265,7 @@ def classify_call(
     api: Optional[OutboundApi] = None
     if qualname is not None:
         api = catalog.apis.get(qualname)
-    elif isinstance(func, ast.Attribute):
+    if api is None and isinstance(func, ast.Attribute) and (qualname is None or _names_project_value(qualname, resolver)):
         if func.attr in catalog.method_names or (stubs_possible and catalog.stubs):
             instance = resolver.instance(func.value, scope)
             if instance is not None and func.attr in instance.overridden:
@@ -289,6 +289,13 @@ def classify_call(
             if source != FROM_DEFAULT:
                 return OutboundCall(call, api, ctor_timeout, source, api.default_timeout, blocking)
     return OutboundCall(call, api, None, FROM_DEFAULT, api.default_timeout, blocking)
+
+
+def _names_project_value(qualname: str, resolver: Resolver) -> bool:
+    """`SESSION.get` with `SESSION` imported from a project module: its receiver may be a
+    client the project built."""
+    project = resolver.project
+    return project is not None and project.is_project_name(resolver, qualname)
 
 
 def _stub_call_variant(func: ast.Attribute, scope: Scope, resolver: Resolver, catalog: Catalog):

@@ -8,8 +8,8 @@ as for the file being checked), memoised by content hash and stored with the oth
   returns a client (by annotation, or every `return` agreeing), a class deriving from a
   client class, and a class attribute or property typed as one (`self.session = ...`,
   `session: aiohttp.ClientSession`). A value, function or class whose client comes from an
-  imported project name (`SESSION = make_session()`, `class Api(BaseSession)`) holds the
-  fact through that name (`via`).
+  imported project name (`SESSION = make_session()`) holds the fact through that name
+  (`via`); a class's project bases in other modules are followed by the file that asks.
 - `ForwardsTimeout`: a function whose parameter (by name, or `**kwargs` spread untouched)
   reaches an outbound call's timeout, composed through the module's own functions.
 
@@ -197,13 +197,9 @@ class IsClient(_OutboundFact):
                 if len(targets) == 1 and None not in targets:
                     found[name] = Local(None, name, tuple(targets))  # type: ignore[arg-type]
             elif isinstance(node, ast.ClassDef):
-                base = resolver.client_base(definition, 0)
+                base = resolver.client_base(definition, 0)  # bases in other modules: see `OutboundProject.client`
                 if base is not None:
                     found[name] = Local(encode_client(CALL, base), name)
-                else:
-                    bases = tuple(b for b in (summary.qualname_of(e) for e in node.bases) if b is not None)
-                    if bases:
-                        found[name] = Local(None, name, bases)
                 found.update(self._members(resolver, definition, node))
         for name, expr in module.values.items():
             instance = resolver.instance(expr, scope)

@@ -103,22 +103,39 @@ class OutboundProject(ReexportNames):
             return self._clients[key]
         self._clients[key] = None  # a cycle ends here: unknown
         found: Optional[Client] = None
-        if hops <= MAX_HOPS and text_may_hold(self.is_client, symbol.module, self.names):
-            local = locals_of(self.is_client, symbol.module).get(".".join(symbol.path))
-            if local is not None and local.payload is not None:
-                found = decode_client(local.payload)  # type: ignore[arg-type]
-            elif local is not None:
-                for name in local.via:
-                    target = self.names.resolve(name)
-                    if isinstance(target, Symbol) and target.kind in (FUNCTION, CLASS):
-                        deeper = self.client(target, hops + 1)
-                        if deeper is not None and deeper[0] == CALL:
-                            found = (ATTRIBUTE if symbol.kind == VALUE else CALL, deeper[1], deeper[2])
-                            break
-            if found is not None and symbol.is_class:
-                found = (found[0], found[1], found[2] | _members(self.names.mro(symbol)))
+        if symbol.is_class:
+            # A class deriving from a client class, here or through its project bases in
+            # other modules (each base's own module says whether it derives from one).
+            chain = self.names.mro(symbol)
+            for owner in chain:
+                own = self._local(owner, 0)
+                if own is not None and own[0] == CALL:
+                    found = (CALL, own[1], own[2] | _members(chain))
+                    break
+        else:
+            found = self._local(symbol, hops)
         self._clients[key] = found
         return found
+
+    def _local(self, symbol: Symbol, hops: int) -> Optional[Client]:
+        """What the symbol's own module says of it, following `via` names for a value or a
+        function (`SESSION = make_session()`, `return make_session()`)."""
+        if hops > MAX_HOPS or not text_may_hold(self.is_client, symbol.module, self.names):
+            return None
+        local = locals_of(self.is_client, symbol.module).get(".".join(symbol.path))
+        if local is None:
+            return None
+        if local.payload is not None:
+            return decode_client(local.payload)  # type: ignore[arg-type]
+        if symbol.is_class:
+            return None  # its bases are followed by the caller, through the MRO
+        for name in local.via:
+            target = self.names.resolve(name)
+            if isinstance(target, Symbol) and target.kind in (FUNCTION, CLASS):
+                deeper = self.client(target, hops + 1)
+                if deeper is not None and deeper[0] == CALL:
+                    return (ATTRIBUTE if symbol.kind == VALUE else CALL, deeper[1], deeper[2])
+        return None
 
     def callee(self, func: ast.expr, scope: Scope) -> Optional[Tuple[Symbol, bool]]:
         """The project function, method or class a call names, and whether it is called on
