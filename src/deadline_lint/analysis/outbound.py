@@ -265,7 +265,8 @@ def classify_call(
     api: Optional[OutboundApi] = None
     if qualname is not None:
         api = catalog.apis.get(qualname)
-    if api is None and isinstance(func, ast.Attribute) and (qualname is None or _names_project_value(qualname, resolver)):
+    through = qualname is None or _names_project_value(qualname, resolver)  # `SESSION.get`, SESSION imported
+    if api is None and isinstance(func, ast.Attribute) and through:
         if func.attr in catalog.method_names or (stubs_possible and catalog.stubs):
             instance = resolver.instance(func.value, scope)
             if instance is not None and func.attr in instance.overridden:
