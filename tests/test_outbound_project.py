@@ -191,3 +191,56 @@ def test_dropping_parsed_project_modules_between_files_changes_no_answer(tmp_pat
     again = checker.check_path(str(tmp_path / "pkg/use.py"))
     assert [(d.line, d.code) for d in first] == [(3, "DL101"), (4, "DL103")]
     assert again == first
+
+
+def test_the_retired_project_index_key_is_accepted_without_a_warning() -> None:
+    from deadline_lint.profile_checks import check_profile
+
+    for value in (True, False):
+        assert check_profile(build_profile({"project_index": value}, "p.yaml")).warnings == ()
+
+
+def test_a_client_built_in_another_module_keeps_its_class_not_its_constructor(tmp_path: Path) -> None:
+    _write(tmp_path, {
+        "pyproject.toml": "",
+        "pkg/__init__.py": "from .http import SESSION\n",
+        "pkg/http.py": """
+            import httpx
+            import requests
+
+            SESSION = requests.Session()
+            UNBOUNDED = httpx.Client(timeout=None)  # judged here, where it is built
+            """,
+        "pkg/use.py": """
+            from pkg import SESSION
+            from pkg.http import UNBOUNDED
+
+            SESSION.get("http://x")
+            UNBOUNDED.get("http://x")
+            """,
+    })
+    checker = Checker(DEFAULT, select=["DL101", "DL103"])
+    assert [(d.line, d.code) for d in checker.check_path(str(tmp_path / "pkg/use.py"))] == [(5, "DL101")]
+    assert [(d.line, d.code) for d in checker.check_path(str(tmp_path / "pkg/http.py"))] == [(6, "DL103")]
+
+
+def test_facts_are_keyed_by_what_the_module_reexports(tmp_path: Path) -> None:
+    """A wrapper through a re-export (`http.get`, `http` imported from compat) depends on
+    compat's text as well as its own: a changed re-export is never answered from the memo."""
+    files = {
+        "pyproject.toml": "",
+        "pkg/__init__.py": "",
+        "pkg/compat.py": "import requests as http\n",
+        "pkg/wrappers.py": (
+            "from pkg.compat import http\n\n\ndef fetch(url, timeout=None):\n    return http.get(url, timeout=timeout)\n"
+        ),
+        "pkg/caller.py": "from pkg.wrappers import fetch\n\nfetch('http://x')\n",
+    }
+    _write(tmp_path, files)
+    checker = Checker(DEFAULT, select=["DL101"])
+    assert [d.line for d in checker.check_path(str(tmp_path / "pkg/caller.py"))] == [3]
+    (tmp_path / "pkg/compat.py").write_text("import json as http\n")
+    from deadline_lint.semantics.modules import forget_projects
+
+    forget_projects()  # a new run (api.Session does this)
+    assert Checker(DEFAULT, select=["DL101"]).check_path(str(tmp_path / "pkg/caller.py")) == []

@@ -282,7 +282,7 @@ def build_server() -> DeadlineLintServer:
 
 
 def _buffer_changed(ls: DeadlineLintServer, uri: str) -> None:
-    """The project index reads the buffer, not the file; what reached it is checked again."""
+    """The semantics layer reads the buffer, not the file; what reached it is checked again."""
     path = ls.path_of(uri)
     if path == UNSAVED_PATH:
         return

@@ -6,8 +6,8 @@ For a buffer (its unsaved text and its path on disk):
 - `check`: the findings `deadline-lint check PATH` would report if the text were saved: the
   file's own profile resolved as `check` resolves it (config.Checkers), a file its profile
   excludes gets none, `# noqa` and `per_path_ignores` applied; a broken profile is its
-  message instead (what `check` prints before exiting 2). With the project index on, also the
-  project files and folders the findings were computed from, so the server knows which open
+  message instead (what `check` prints before exiting 2). When the file looked into its
+  project, also the project files and folders the findings were computed from, so the server knows which open
   files to check again when one of those changes.
 - `fix_all`: the text `deadline-lint fix` would write (safe fixes, the same loop).
 - `apply_fix`: the text with one finding's fix applied as one round of `fix` applies it
@@ -15,8 +15,8 @@ For a buffer (its unsaved text and its path on disk):
 - `suppress`: the text with `# noqa: CODE` added or extended on the findings' lines, as
   `check --add-noqa` writes it.
 
-Project modules open in the editor are read by the project index as they are in the editor
-(`use_unsaved`); `forget_project_facts` drops every answer the index memoised, for when a
+Project modules open in the editor are read by the semantics layer as they are in the editor
+(`use_unsaved`); `forget_project_facts` drops every answer memoised about them, for when a
 module changed on disk or in a buffer.
 """
 from __future__ import annotations
@@ -123,10 +123,10 @@ class Engine:
         result = add_noqa(text, found)
         return result.text if result.text != text else None
 
-    # -- the project index, for a server that lives longer than one check --------------
+    # -- the project's modules, for a server that lives longer than one check -----------
     @staticmethod
     def use_unsaved(path: str, text: Optional[str]) -> None:
-        """The project index reads `path` as `text` (None: as on disk again)."""
+        """The semantics layer reads `path` as `text` (None: as on disk again)."""
         from deadline_lint.semantics.modules import use_unsaved_text
 
         use_unsaved_text(os.path.abspath(path), text)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import hashlib
-from typing import Callable, ClassVar, Dict, List, Optional, Tuple
+from typing import Callable, ClassVar, Dict, FrozenSet, List, Optional, Tuple
 
 from deadline_lint.analysis.catalog_imports import catalog_imports
 from deadline_lint.analysis.declared import FUNCTION_DEFS, is_property
@@ -137,16 +137,40 @@ def _canonical(value: object) -> str:
 
 
 class _OutboundFact(Fact):
-    def __init__(self, catalog: Catalog, kind: str) -> None:
+    def __init__(self, catalog: Catalog, kind: str, words: FrozenSet[str]) -> None:
         self.catalog = catalog
         self._imports = catalog_imports(catalog)
+        self._words = tuple(sorted(words))
         self.name = f"outbound.{kind}[{catalog_fingerprint(catalog)}]"
 
     def may_hold(self, text: str) -> bool:
-        return self._imports(text)  # a module importing no listed module types no client
+        # A module importing no listed module types no client and wraps no outbound call; one
+        # that spells none of the fact's words neither (see `client_words`, `wrapper_words`).
+        return any(word in text for word in self._words) and self._imports(text)
 
     def salt(self, module: ModuleSource) -> str:
         return reexport_salt(module)
+
+
+def client_words(catalog: Catalog) -> FrozenSet[str]:
+    """Every way to get a client spells one of these: a listed class's or factory's own name
+    (built, annotated or subclassed), a method that hands one out (`session.client("s3")`),
+    an attribute of a framework base that holds one."""
+    names = {q.rpartition(".")[2] for q in (*catalog.classes, *catalog.factories)}
+    names.update(catalog.returning_methods)
+    for client in catalog.classes.values():
+        names.update(client.attributes)
+    names.update(p.module_suffix for p in catalog.stubs)  # a generated gRPC stub's module
+    return frozenset(n for n in names if n)
+
+
+def wrapper_words(catalog: Catalog) -> FrozenSet[str]:
+    """A wrapper passes its parameter to a listed call's timeout keyword, or spreads its
+    `**kwargs`, or passes it by position (then the call's own name is spelled)."""
+    words = {f"{api.keyword}=" for api in catalog.apis.values() if api.keyword}
+    words.update(api.qualname.rpartition(".")[2] for api in catalog.apis.values() if api.position is not None)
+    words.add("**")
+    return frozenset(words)
 
 
 def encode_client(kind: str, found: Instance) -> str:
@@ -164,7 +188,7 @@ class IsClient(_OutboundFact):
     version = 1
 
     def __init__(self, catalog: Catalog) -> None:
-        super().__init__(catalog, "is_client")
+        super().__init__(catalog, "is_client", client_words(catalog))
 
     def locals(self, module: ModuleTree) -> Dict[str, Local]:
         resolver = module_resolver(module, self.catalog)
@@ -245,7 +269,7 @@ class ForwardsTimeout(_OutboundFact):
     version = 1
 
     def __init__(self, catalog: Catalog) -> None:
-        super().__init__(catalog, "forwards_timeout")
+        super().__init__(catalog, "forwards_timeout", wrapper_words(catalog))
 
     # `outbound.wrapper_summary`, which composes summaries with the call classification (set
     # by that module, which imports this one).

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
+import weakref
 from typing import TYPE_CHECKING, Dict, FrozenSet, Optional, Set, Tuple
 
 from deadline_lint.analysis.declared import defined_names
@@ -26,7 +27,8 @@ from deadline_lint.semantics.file import FileSemantics
 from deadline_lint.semantics.imported import imports_fact_holder
 from deadline_lint.semantics.modules import ModuleSource, absolute_name, project_of
 from deadline_lint.semantics.scan import import_table
-from deadline_lint.semantics.summary import CLASS, FUNCTION, VALUE, Names, Symbol, summary_of
+from deadline_lint.semantics.summary import CLASS, FUNCTION, MAX_CHAIN, VALUE, Names, Symbol, summary_of
+from deadline_lint.semantics.summary import _import_table_of as import_lines
 
 if TYPE_CHECKING:
     from deadline_lint.file_view import FileView
@@ -37,7 +39,9 @@ _NOT_NONE = ast.Name("default", ast.Load())  # a wrapper's parameter default tha
 
 class OutboundProject(ReexportNames):
     def __init__(self, ctx: "FileView") -> None:
-        self.ctx = ctx
+        # The file's resolver holds this view: a strong reference back to the context would
+        # make a cycle that keeps the file's tree until the cyclic collector runs.
+        self.ctx = weakref.proxy(ctx)
         self.semantics = ctx.analysis(FileSemantics)
         super().__init__(self.semantics.names, self.semantics.own)
         self.is_client, self.forwards = facts_for(ctx.catalog)
@@ -45,6 +49,7 @@ class OutboundProject(ReexportNames):
         self._brings: Optional[bool] = None
         self._wrapper_names: Optional[FrozenSet[str]] = None
         self.apis: Dict[Tuple[str, Tuple[str, ...]], object] = {}  # a wrapper's OutboundApi, by symbol
+        self._stored: Dict[int, Tuple[ast.AST, FrozenSet[str]]] = {}  # by class node
 
     # -- ProjectTypes ----------------------------------------------------------------
     def value_instance(self, resolver: Resolver, qualname: str) -> Optional[Instance]:
@@ -64,10 +69,13 @@ class OutboundProject(ReexportNames):
         klass = semantics.receivers.class_of(value, scope, semantics.summary)
         if klass is None:
             return None
-        for owner in self.names.mro(klass):
+        chain = self.names.mro(klass)
+        if all(owner.module is self.module for owner in chain):
+            return None  # this module's own classes are typed where they are
+        for owner in chain:
             if owner.module is self.module:
                 node = semantics.summary.node(owner.path)
-                if node is None or _mentions(node, attr):
+                if node is None or attr in self._stored_names(node):
                     return None  # the class itself says what it is: typed here, or unknown
                 continue
             found = self.client(Symbol(owner.module, (*owner.path, attr), VALUE))
@@ -93,6 +101,14 @@ class OutboundProject(ReexportNames):
                 own = frozenset(defined_names(node))  # type: ignore[arg-type]
                 return Instance(found[1], None, overridden=found[2] | own | _members(chain))
         return None
+
+    def _stored_names(self, node: ast.AST) -> FrozenSet[str]:
+        """The names a class of this module binds in its body or stores as attributes in its
+        methods (one walk per class)."""
+        known = self._stored.get(id(node))
+        if known is None:
+            known = self._stored[id(node)] = (node, _stored_names(node))
+        return known[1]
 
     # -- what a project symbol is ---------------------------------------------------------
     def client(self, symbol: Symbol, hops: int = 0) -> Optional[Client]:
@@ -237,17 +253,17 @@ def _members(chain) -> FrozenSet[str]:
     return frozenset(names)
 
 
-def _mentions(node: ast.AST, attr: str) -> bool:
-    """The class binds `attr` in its body or assigns it to an attribute in a method."""
+def _stored_names(node: ast.AST) -> FrozenSet[str]:
+    """Names a class binds in its body (defs included) or assigns to an attribute anywhere."""
+    found: Set[str] = set()
     for sub in ast.walk(node):
         if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and sub is not node:
-            if sub.name == attr:
-                return True
-        if isinstance(sub, ast.Name) and sub.id == attr and isinstance(sub.ctx, ast.Store):
-            return True
-        if isinstance(sub, ast.Attribute) and sub.attr == attr and isinstance(sub.ctx, ast.Store):
-            return True
-    return False
+            found.add(sub.name)
+        elif isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
+            found.add(sub.id)
+        elif isinstance(sub, ast.Attribute) and isinstance(sub.ctx, ast.Store):
+            found.add(sub.attr)
+    return frozenset(found)
 
 
 def _summary(payload: tuple) -> WrapperSummary:
@@ -297,15 +313,31 @@ def reexports_listed(text: str, path: str, catalog: Catalog) -> bool:
         target = absolute_name(name, is_package, target)
         if not names.is_project_name(target):
             continue
-        outside = names.reexport(target)
-        if outside is not None and listed(catalog, outside.qualname):
+        if _reexports_listed(names, target, catalog):
             return True
         split = names.split(target)
         if split is not None and not split[1]:  # a module: judge the attributes this file spells
             for attr in set(re.findall(rf"\b{re.escape(bound)}\.([A-Za-z_]\w*)", text)):
-                outside = names.reexport(f"{target}.{attr}")
-                if outside is not None and listed(catalog, outside.qualname):
+                if _reexports_listed(names, f"{target}.{attr}", catalog):
                     return True
+    return False
+
+
+def _reexports_listed(names: Names, qualname: str, catalog: Catalog) -> bool:
+    """`qualname` is bound by import lines, through project modules, to a listed name outside
+    the project: judged from the modules' import lines alone (no parse; a name an import
+    binds twice counts too, which only lets a file in)."""
+    for _ in range(MAX_CHAIN):
+        split = names.split(qualname)
+        if split is None or not split[1]:
+            return False
+        module, rest = split
+        table = import_lines(module)
+        if rest[0] not in table:
+            return False
+        qualname = ".".join((absolute_name(module.name, module.is_package, table[rest[0]]), *rest[1:]))
+        if not names.is_project_name(qualname):
+            return listed(catalog, qualname)
     return False
 
 

@@ -46,8 +46,8 @@ class Instance:
 
 @dataclass(frozen=True)
 class Definition:
-    """A `def` or `class` a name refers to, with the scope it is defined in and the resolver
-    of its module (another module's, when the project index found it there)."""
+    """A `def` or `class` of the module a name refers to, with the scope it is defined in and
+    the module's resolver (names from other project modules are typed through `ProjectTypes`)."""
 
     node: ast.AST
     scope: Scope  # the scope the definition sits in
@@ -289,7 +289,7 @@ class Resolver:
         if definition is not None:
             if definition.is_class:
                 return definition.resolver.client_base(definition, depth + 1)
-            return self._here(definition.resolver, definition.resolver.returned_instance(definition, depth + 1))
+            return definition.resolver.returned_instance(definition, depth + 1)
         project = self.project
         if project is not None:
             found = project.called_instance(self, func, scope)  # a project function or class
@@ -309,13 +309,6 @@ class Resolver:
         if inherits:
             return Instance(class_name, receiver.constructor, receiver.called)
         return Instance(class_name, call, f"{receiver.qualname}.{func.attr}")
-
-    def _here(self, resolver: "Resolver", found: Optional[Instance]) -> Optional[Instance]:
-        """An instance typed in another module keeps its class but not its constructor: its
-        arguments are that module's to judge (and a fix never edits another file)."""
-        if found is None or resolver is self or found.constructor is None:
-            return found
-        return Instance(found.qualname, None, overridden=found.overridden)
 
     def known_class(self, qualname: Optional[str]) -> TypeGuard[str]:
         return qualname is not None and self.catalog.client_class(qualname) is not None
@@ -495,8 +488,6 @@ class Resolver:
         attrs and pydantic fields), or what a property of that name returns. A declared
         annotation is the type unless an assignment proves another class; without one,
         every assignment must agree."""
-        if owner.resolver is not self:
-            return self._here(owner.resolver, owner.resolver._class_attribute(owner, attr, depth))
         chain = self.project_mro(owner, depth)
         for klass in chain:
             found = self._own_attribute(klass, attr, depth)
