@@ -232,7 +232,8 @@ def test_facts_are_keyed_by_what_the_module_reexports(tmp_path: Path) -> None:
         "pkg/__init__.py": "",
         "pkg/compat.py": "import requests as http\n",
         "pkg/wrappers.py": (
-            "from pkg.compat import http\n\n\ndef fetch(url, timeout=None):\n    return http.get(url, timeout=timeout)\n"
+            "from pkg.compat import http\n\n\n"
+            "def fetch(url, timeout=None):\n    return http.get(url, timeout=timeout)\n"
         ),
         "pkg/caller.py": "from pkg.wrappers import fetch\n\nfetch('http://x')\n",
     }
