@@ -210,6 +210,7 @@ def test_every_setting_is_read_by_the_installed_tool() -> None:
     assert not keys_read() & RETIRED_KEYS
     from deadline_lint.profile_checks import readers_by_key
 
-    assert all(m for k, m in readers_by_key().items() if k not in RETIRED_KEYS)  # the shipped answer (profile_readers.json) and the source agree
+    # The shipped answer (profile_readers.json) and the source agree.
+    assert all(m for k, m in readers_by_key().items() if k not in RETIRED_KEYS)
     example = Path(__file__).resolve().parent.parent / "example.yaml"
     assert check_profile(build_profile(load_profile_file(example), "example.yaml")).warnings == ()
