@@ -9,13 +9,12 @@ from pathlib import Path
 from typing import Dict, Set
 
 PACKAGE = Path(__file__).resolve().parent.parent / "src" / "deadline_lint"
-# Name resolution, scopes, import binding and the project index are family-neutral; the rest of
+# Name resolution, scopes and import binding are family-neutral; the rest of
 # analysis/ is rules'.
 NEUTRAL_ANALYSES = {
     "deadline_lint.analysis.resolve",
     "deadline_lint.analysis.scopes",
     "deadline_lint.analysis.imports",
-    "deadline_lint.analysis.project",  # the project index: which definition an imported name means
 }
 
 

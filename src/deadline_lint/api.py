@@ -43,7 +43,7 @@ from deadline_lint.diagnostics import Diagnostic, tool_diagnostic
 from deadline_lint.profile import ProfileError
 from deadline_lint.reading import Read, decode, read_file
 from deadline_lint.selection import SelectorError, check_selectors
-from deadline_lint.semantics.modules import consulted, start_consulting
+from deadline_lint.semantics.modules import consulted, forget_projects, start_consulting
 from deadline_lint.semantics.store import flush as flush_store
 
 if TYPE_CHECKING:
@@ -150,6 +150,7 @@ class Session:
     def __init__(self, options: Options = Options()) -> None:
         options.check()
         self.options = options
+        forget_projects()  # a new run reads its projects' modules afresh (they may have changed)
         self.checkers = Checkers(ProfileResolver(options.profile), options.checker_options())
 
     def checker(self, path: str) -> "Checker":
@@ -279,7 +280,7 @@ def recorded(
     from deadline_lint.cache import Dependencies, content_hash, recorded_state, stamp_of
 
     dependencies = None
-    if checker.profile.project_index or consulted():  # the answer depends on other project files
+    if consulted():  # the answer depends on other project files
         from deadline_lint.analysis.dependencies import project_reach
         from deadline_lint.collector import collector_paused
 

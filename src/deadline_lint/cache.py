@@ -4,7 +4,7 @@ were computed from has changed.
 An entry is keyed by the file's path and content hash, under a settings key made of the
 tool's own fingerprint (its version and the files of the installed package, so an edited
 checkout never reuses old answers), the file's effective profile and the run's selection
-options. With the project index on, an entry also records the project modules its file can
+options. When its file looked into its project, an entry also records the project modules its file can
 reach through imports (their content hashes) and the module paths that were looked for and
 absent (by their folders' listings): a change to any of them makes the entry stale.
 
@@ -77,7 +77,7 @@ def default_cache_dir() -> str:
 
 class Dependencies:
     """What a file's findings were computed from besides its own text and settings, when the
-    project index is on: `analysis.dependencies.ProjectReach` (the file's direct reach and a
+    file looked into its project: `analysis.dependencies.ProjectReach` (the file's direct reach and a
     summary per module in its closure) and the state of every file named there
     (path -> [size, mtime_ns, content hash], the stat taken before the read)."""
 
@@ -256,7 +256,7 @@ class ResultCache:
         self.path = os.path.join(folder, f"v{_FORMAT}", key, f"{shard}.json")
         self.entries: Dict[str, Dict[str, Any]] = {}
         self.stamps: Dict[str, List[Any]] = {}  # every recorded file: [size, mtime_ns, hash]
-        # Module summaries for the project index, by index and then "path|hash".
+        # Module reaches, by project (root and search paths) and then "path|hash".
         self.modules: Dict[str, Dict[str, Any]] = {}
         self.paths = PathTable([])
         self._stored: set = set()  # paths whose entries this run wrote

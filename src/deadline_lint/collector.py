@@ -11,7 +11,7 @@ def collector_paused() -> Iterator[None]:
     """A file's tree and findings are millions of objects in a large file, none of them in a
     reference cycle that must go before the file is done; each run of the cyclic collector
     walks them all (and every project module parsed so far), which made checking
-    super-linear in file size and the project index's first looks slow."""
+    super-linear in file size and the project prefilter's reads of modules slow."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:

@@ -7,7 +7,6 @@ import ast
 from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Set, Tuple, Type, TypeVar
 
 from deadline_lint.analysis.imports import bind_imports
-from deadline_lint.analysis.project import attach_project
 from deadline_lint.analysis.resolve import Resolver
 from deadline_lint.analysis.scopes import Scope
 from deadline_lint.catalog import Catalog
@@ -35,9 +34,8 @@ class FileContext:
         self.catalog = catalog
         self.module_scope = Scope(tree, None)
         self._scopes: Dict[int, Scope] = {id(tree): self.module_scope}  # every scope of the file, by node
-        self.resolver = Resolver(catalog, self._scopes)
-        if profile.project_index:  # names imported from the project's own modules resolve
-            attach_project(self.resolver, source.path, source.text, catalog)
+        # Names imported from the project's own modules resolve through the file's view.
+        self.resolver = Resolver(catalog, self._scopes, self)
         self.scope = self.module_scope
         self.parents: List[ast.AST] = []  # ancestors of the node being visited, innermost last
         self.diagnostics: List[Diagnostic] = []

@@ -56,6 +56,11 @@ def render_readers() -> str:
     return json.dumps(readers_by_key(), indent=1, sort_keys=True) + "\n"
 
 
+# Keys no code reads any more, accepted without a warning so that older profiles still load:
+# `project_index` (the outbound rules follow the project's modules by default).
+RETIRED_KEYS = frozenset({"project_index"})
+
+
 @functools.lru_cache(maxsize=None)
 def keys_read() -> FrozenSet[str]:
     """The settings the installed package reads."""
@@ -78,7 +83,7 @@ def check_profile(profile: Profile) -> Profile:
                 check_selectors(codes, f"{where}: per_path_ignores: {pattern!r}")
     except SelectorError as exc:
         raise ProfileError(str(exc)) from None
-    unread = profile.keys_set - keys_read() if profile.keys_set else frozenset()
+    unread = profile.keys_set - keys_read() - RETIRED_KEYS if profile.keys_set else frozenset()
     warnings = tuple(
         f"{where}: {key}: not used yet (nothing in the installed deadline-lint reads it); "
         "it is accepted for the rules that will"

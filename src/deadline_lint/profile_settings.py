@@ -134,10 +134,10 @@ class Settings:
     trace_remaining_attribute: str = setting(
         "deadline.remaining_ms", v.STRING, "The span attribute that records the remaining milliseconds (DL601).",
     )
-    # Off by default: on library-sized trees where most modules import a sibling that uses a
-    # client a cold check costs about twice as much (cached re-runs do not).
+    # Retired: every family, the outbound one included, follows the project's own modules by
+    # default. Accepted (and ignored) so that profiles written for earlier versions still load.
     project_index: bool = setting(
-        False, v.BOOLEAN, "Outbound rules follow names imported from the project's own modules (the others always do)."
+        False, v.BOOLEAN, "No effect (accepted for older profiles): every family follows the project's own modules."
     )
     budget: BudgetSettings = section(BudgetSettings, "Where the budget lives.")
     fix: FixSettings = section(FixSettings, "Python expression templates that fixes insert.")

@@ -1,5 +1,5 @@
 """Where a file's project starts: the nearest folder above it holding a `pyproject.toml`,
-`setup.cfg`, `setup.py` or `.git`. The project index searches modules from there, and the
+`setup.cfg`, `setup.py` or `.git`. The semantics layer searches modules from there, and the
 results cache keeps one file per project (a pre-commit run over a few files reads and writes
 only their projects' entries)."""
 from __future__ import annotations

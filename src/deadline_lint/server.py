@@ -12,8 +12,8 @@ line" (`# noqa`, as `--add-noqa` writes it), and "fix all safe" as `source.fixAl
 (the text `deadline-lint fix` would write). Every edit is computed from the server's own
 findings for the document's current text, never from what the client sends back.
 
-With a profile's `project_index` on, a file's findings depend on the project modules it
-imports: when one changes on disk (`workspace/didChangeWatchedFiles`) or in a buffer, the
+A file's findings depend on the project modules it imports (whenever the semantics layer
+looked into its project): when one changes on disk (`workspace/didChangeWatchedFiles`) or in a buffer, the
 open files that reach it are checked again (pushed, or a `workspace/diagnostic/refresh`).
 """
 from __future__ import annotations
@@ -138,9 +138,9 @@ class DeadlineLintServer(LanguageServer):  # type: ignore[misc,valid-type]
 
     # -- project facts -------------------------------------------------------------------
     def project_changed(self, paths: Iterable[str], created: bool = False, delay: float = 0) -> None:
-        """Files changed (on disk or in a buffer): forget the project index's memos and
-        check again every other open file whose findings were computed from them. Only
-        files checked with the index on hold such memos or depend on other files."""
+        """Files changed (on disk or in a buffer): forget the project's memos and check
+        again every other open file whose findings were computed from them. Only files
+        that looked into their project depend on other files."""
         if not any(known.result.project_index for known in self.checked.values()):
             return
         self.engine.forget_project_facts()
@@ -282,7 +282,7 @@ def build_server() -> DeadlineLintServer:
 
 
 def _buffer_changed(ls: DeadlineLintServer, uri: str) -> None:
-    """The project index reads the buffer, not the file; what reached it is checked again."""
+    """The semantics layer reads the buffer, not the file; what reached it is checked again."""
     path = ls.path_of(uri)
     if path == UNSAVED_PATH:
         return

@@ -6,8 +6,8 @@ For a buffer (its unsaved text and its path on disk):
 - `check`: the findings `deadline-lint check PATH` would report if the text were saved: the
   file's own profile resolved as `check` resolves it (config.Checkers), a file its profile
   excludes gets none, `# noqa` and `per_path_ignores` applied; a broken profile is its
-  message instead (what `check` prints before exiting 2). With the project index on, also the
-  project files and folders the findings were computed from, so the server knows which open
+  message instead (what `check` prints before exiting 2). When the file looked into its
+  project, also the project files and folders the findings were computed from, so the server knows which open
   files to check again when one of those changes.
 - `fix_all`: the text `deadline-lint fix` would write (safe fixes, the same loop).
 - `apply_fix`: the text with one finding's fix applied as one round of `fix` applies it
@@ -15,8 +15,8 @@ For a buffer (its unsaved text and its path on disk):
 - `suppress`: the text with `# noqa: CODE` added or extended on the findings' lines, as
   `check --add-noqa` writes it.
 
-Project modules open in the editor are read by the project index as they are in the editor
-(`use_unsaved`); `forget_project_facts` drops every answer the index memoised, for when a
+Project modules open in the editor are read by the semantics layer as they are in the editor
+(`use_unsaved`); `forget_project_facts` drops every answer memoised about them, for when a
 module changed on disk or in a buffer.
 """
 from __future__ import annotations
@@ -80,9 +80,9 @@ class Engine:
             return BufferCheck((tool_diagnostic(path, "DL004", f"file too large to check ({size} MiB, limit 10 MiB)"),))
         start_consulting()
         found = tuple(api.lint_text(text, path, self._options).diagnostics)
-        # The findings depend on other files with the project index on, or when the semantics
-        # layer looked into the project (found a module there or found none).
-        if path == UNSAVED_PATH or not (checker.profile.project_index or consulted()):
+        # The findings depend on other files when the semantics layer looked into the project
+        # (found a module there or found none).
+        if path == UNSAVED_PATH or not consulted():
             return BufferCheck(found)
         reach, folders = _reach_of(checker, text, path)
         return BufferCheck(found, None, reach, folders, True)
@@ -123,11 +123,11 @@ class Engine:
         result = add_noqa(text, found)
         return result.text if result.text != text else None
 
-    # -- the project index, for a server that lives longer than one check --------------
+    # -- the project's modules, for a server that lives longer than one check -----------
     @staticmethod
     def use_unsaved(path: str, text: Optional[str]) -> None:
-        """The project index reads `path` as `text` (None: as on disk again)."""
-        from deadline_lint.analysis.project import use_unsaved_text
+        """The semantics layer reads `path` as `text` (None: as on disk again)."""
+        from deadline_lint.semantics.modules import use_unsaved_text
 
         use_unsaved_text(os.path.abspath(path), text)
 
@@ -161,14 +161,13 @@ def forget_project_facts() -> None:
     answers), the dependency records, the answers of the project prefilter, and where files'
     projects start. A run of the CLI never needs this: files do not change during it."""
     from deadline_lint import roots
-    from deadline_lint.analysis import dependencies, outbound, project
+    from deadline_lint.analysis import dependencies, outbound_facts, outbound_project
     from deadline_lint.semantics import facts, modules, scan
 
-    project.release_parsed_modules(0)
     modules.forget_projects()
     facts.forget_facts()
     for memo in (
-        project._INDEXES, roots._ROOTS, outbound._PROJECT_ANSWERS,
+        roots._ROOTS, outbound_project._ANSWERS, outbound_facts._SALTS,
         dependencies._MODULE_REACH, dependencies._PREFIXES,
         dependencies._FOLDERS, dependencies._FILES,
     ):

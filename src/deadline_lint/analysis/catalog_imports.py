@@ -1,5 +1,5 @@
 """Does a text import something the outbound catalog lists? One answer for the outbound rules'
-prefilter, the outbound analysis and the project index's modules alike."""
+prefilter, the outbound analysis and the outbound facts of project modules alike."""
 from __future__ import annotations
 
 import re
@@ -42,7 +42,7 @@ class ImportTextFilter:
         self._anywhere = frozenset(module for module, wanted in needs.items() if None in wanted)
         self._suffixes = tuple(pattern.module_suffix for pattern in catalog.stubs)
         self._patterns: Dict[str, Tuple["re.Pattern[str]", "re.Pattern[str]"]] = {}
-        # The prefilter and the analyses (`OutboundSites`, the project index) ask in turn.
+        # The prefilter and the analyses (`OutboundSites`, the outbound facts) ask in turn.
         self._last: Tuple[Optional[str], bool] = (None, False)
 
     def __call__(self, text: str) -> bool:

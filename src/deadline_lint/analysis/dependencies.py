@@ -1,8 +1,8 @@
 """Which project files a file's findings can depend on, for the results cache.
 
-The project index only follows imports: a name imported from a project module, what that
+The semantics layer only follows imports: a name imported from a project module, what that
 module imports in turn, and so on. So the modules a file reaches through import lines (any
-depth, read from the text the way the index reads them) bound everything the index can have
+depth, read from the text the way the layer reads them) bound everything its facts can have
 told the checker about it, however its answers were memoised across files. Module paths that
 were looked for and are absent count too: a module appearing there changes what a name
 means: such a path is recorded by the deepest folder on it that exists, whose listing must
@@ -22,8 +22,9 @@ from __future__ import annotations
 import os
 from typing import Dict, NamedTuple, Optional, Protocol, Set, Tuple
 
-from deadline_lint.analysis.project import ProjectIndex, _Named, import_table, index_for, place_of
 from deadline_lint.catalog import Catalog
+from deadline_lint.semantics.modules import ProjectModules, absolute_name, candidates, place_of, project_of
+from deadline_lint.semantics.scan import import_table
 from deadline_lint.roots import ROOT_MARKERS
 
 
@@ -60,7 +61,7 @@ def project_reach(
     belongs to no project (stdin, a file outside any). `sent`, by index: modules whose reach
     (and so that of their whole closure) the caller already has; new ones are added to it.
     `stored`: reaches kept from earlier runs, taken where they still hold."""
-    found = index_for(path, catalog)
+    found = project_of(path)
     place = place_of(path)
     if found is None or place is None:
         return None
@@ -72,7 +73,7 @@ def project_reach(
     if module is not None and module.path == os.path.abspath(path) and module.text == text:
         _, own = _module_reach(index, name)  # shared with the files importing it
     else:
-        own = _reach(index, _Named(name, is_package), import_table(text))
+        own = _reach(index, name, is_package, import_table(text))
     folders = {_existing_folder(path) for path in absent}
     own = own._replace(files=tuple(sorted(present.union(own.files))), folders=tuple(sorted(folders.union(own.folders))))
     signature = "\n".join((index.root, *index.search_paths))
@@ -97,7 +98,7 @@ def project_reach(
     return ProjectReach(signature, own, modules)
 
 
-def _module_reach(index: ProjectIndex, module_name: str) -> Tuple[Optional[str], Reach]:
+def _module_reach(index: ProjectModules, module_name: str) -> Tuple[Optional[str], Reach]:
     key = (id(index), module_name)
     known = _MODULE_REACH.get(key)
     if known is None:
@@ -105,29 +106,29 @@ def _module_reach(index: ProjectIndex, module_name: str) -> Tuple[Optional[str],
         if module is None:
             known = (None, Reach((), (), ()))
         else:
-            known = (module.path, _reach(index, _Named(module.name, module.is_package), module.import_names))
+            known = (module.path, _reach(index, module.name, module.is_package, import_table(module.text)))
         _MODULE_REACH[key] = known
     return known
 
 
-def _reach(index: ProjectIndex, holder: _Named, imports: Dict[str, str]) -> Reach:
-    """Every import line's target, as `ProjectIndex.split` would look it up: each prefix,
+def _reach(index: ProjectModules, module_name: str, is_package: bool, imports: Dict[str, str]) -> Reach:
+    """Every import line's target, as `ProjectModules.split` would look it up: each prefix,
     longest first, to the first project module (followed); the paths tried on the way."""
     follow: Dict[str, str] = {}
     files: Set[str] = set()
     folders: Set[str] = set()
     for target in set(imports.values()):
-        parts = index.absolute(holder, target).split(".")  # type: ignore[arg-type]
+        parts = absolute_name(module_name, is_package, target).split(".")
         followed = False
         for cut in range(len(parts), 0, -1):
-            module_path, module_name, tried, absent_in = _prefix(index, ".".join(parts[:cut]))
+            module_path, found_name, tried, absent_in = _prefix(index, ".".join(parts[:cut]))
             files.update(tried)
             folders.update(absent_in)
             if module_path is not None:
                 if followed:
                     files.add(module_path)  # a package on the way: only its existence counts
                 else:
-                    follow[module_path] = module_name
+                    follow[module_path] = found_name
                     followed = True
     files.difference_update(follow)
     ordered = sorted(follow)
@@ -137,7 +138,7 @@ def _reach(index: ProjectIndex, holder: _Named, imports: Dict[str, str]) -> Reac
 _PREFIXES: Dict[Tuple[int, str], Tuple[Optional[str], str, Tuple[str, ...], Tuple[str, ...]]] = {}
 
 
-def _prefix(index: ProjectIndex, name: str) -> Tuple[Optional[str], str, Tuple[str, ...], Tuple[str, ...]]:
+def _prefix(index: ProjectModules, name: str) -> Tuple[Optional[str], str, Tuple[str, ...], Tuple[str, ...]]:
     """(module path or None, its name, files tried before it that exist, folders where the
     files tried were absent), once per dotted name per index: thousands of modules import
     the same few names."""
@@ -147,7 +148,7 @@ def _prefix(index: ProjectIndex, name: str) -> Tuple[Optional[str], str, Tuple[s
         module = index.module(name)
         tried: Set[str] = set()
         absent_in: Set[str] = set()
-        for candidate, _ in index.candidates(name):
+        for candidate, _ in candidates(index.search_paths, name):
             if module is not None and candidate == module.path:
                 break
             if _is_file(candidate):

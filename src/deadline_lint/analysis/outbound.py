@@ -15,17 +15,12 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, FrozenSet, Iterator, Optional, Set, Tuple, cast
 
-from deadline_lint.analysis.catalog_imports import STDLIB_MODULES
+from deadline_lint.analysis.catalog_imports import STDLIB_MODULES, catalog_imports
 from deadline_lint.analysis.expressions import argument_at, is_unbounded
-from deadline_lint.analysis.project import (
-    MAX_HOPS,
-    catalog_import_filter,
-    import_table,
-    index_for,
-    release_parsed_modules,
-)
+from deadline_lint.analysis.outbound_facts import ForwardsTimeout
+from deadline_lint.analysis.outbound_project import OutboundProject
 from deadline_lint.analysis.resolve import Definition, Instance, Resolver
-from deadline_lint.analysis.scopes import ANNOTATED, ASSIGN, Scope
+from deadline_lint.analysis.scopes import Scope
 from deadline_lint.analysis.wrappers import (
     WrapperSummary,
     calls_in,
@@ -35,7 +30,6 @@ from deadline_lint.analysis.wrappers import (
     is_method,
 )
 from deadline_lint.catalog import Catalog, ClientClass, OutboundApi, TimeoutObject
-from deadline_lint.collector import collector_paused
 
 if TYPE_CHECKING:
     from deadline_lint.file_view import FileView
@@ -61,6 +55,7 @@ class OutboundCall:
         return self.api.qualname
 
 
+MAX_HOPS = 3  # wrappers composed between a call and the library call it reaches, at most
 _IN_PROGRESS = object()  # a summary being computed: a recursive chain ends here, unknown
 _CUT = [0]  # how many summaries a recursive chain has cut short so far
 
@@ -162,91 +157,6 @@ def _module_reach(resolver: Resolver, catalog: Catalog) -> Tuple[bool, FrozenSet
     return cached
 
 
-def imports_outbound_project_name(path: str, text: str, catalog: Catalog) -> bool:
-    """The text prefilter's project half: the file imports a project name that is a wrapper
-    of an outbound call, a client (a re-export, a subclass, a factory) or a class holding
-    one. The modules' text decides first (no parse for most names); the definitions the
-    text cannot rule out are read and judged as the rules would."""
-    release_parsed_modules()  # asked before a file is checked: nothing is half-computed
-    return project_reaches_outbound(path, text, catalog)
-
-
-def project_reaches_outbound(path: str, text: str, catalog: Catalog) -> bool:
-    """`imports_outbound_project_name`'s answer, also while the file is being checked."""
-    key = (path, hash(text), id(catalog))
-    known = _PROJECT_ANSWERS.get(key)
-    if known is None or known[0] is not catalog:
-        if len(_PROJECT_ANSWERS) > 4096:
-            _PROJECT_ANSWERS.clear()
-        with collector_paused():  # it may parse project modules: see `collector_paused`
-            known = _PROJECT_ANSWERS[key] = (catalog, _imports_outbound_project_name(path, text, catalog))
-    return known[1]
-
-
-# The prefilter and the file's sites ask the same question: answered once per file.
-_PROJECT_ANSWERS: Dict[Tuple[str, int, int], Tuple[Catalog, bool]] = {}
-
-
-def _imports_outbound_project_name(path: str, text: str, catalog: Catalog) -> bool:
-    found = index_for(path, catalog)
-    if found is None:
-        return False
-    index, name, is_package = found
-    holder = index.holder(name, is_package)
-    for bound, target in import_table(text).items():
-        target = index.absolute(holder, target)
-        if not (index.is_project_name(holder, target) and index.name_leads(target)):
-            continue
-        found_name = index.lookup(holder, target)
-        if found_name is None:
-            continue
-        kind, value = found_name
-        if kind == "external" or (kind == "definition" and definition_reaches_outbound(value, catalog)):
-            return True
-        if kind == "module":
-            # A module is used through its attributes: judge those this file names.
-            base = bound if target.startswith(bound + ".") and not target.startswith(".") else target
-            for chain in set(re.findall(rf"\b{re.escape(bound)}\.([A-Za-z_][\w.]*)", text)):
-                qualname = f"{base}.{chain}"
-                if not index.name_leads(qualname):
-                    continue
-                used = index.lookup(holder, qualname)
-                if used is not None and (used[0] != "definition" or definition_reaches_outbound(used[1], catalog)):
-                    return True
-    return False
-
-
-def definition_reaches_outbound(definition: Definition, catalog: Catalog) -> bool:
-    """A project function that wraps an outbound call or returns a client, or a class that
-    is a client, holds one, or has such a method. Cached on the definition's scope."""
-    facts = definition.own_scope.facts
-    if "reaches_outbound" in facts:
-        return facts["reaches_outbound"]  # type: ignore[return-value]
-    facts["reaches_outbound"] = False
-    resolver = definition.resolver
-    if definition.is_function:
-        found = (
-            wrapper_summary(definition, catalog) is not None or resolver.returned_instance(definition, 0) is not None
-        )
-    else:
-        found = resolver.client_base(definition, 0) is not None
-        class_scope = definition.own_scope
-        if not found:
-            names = set(resolver.attribute_bindings(class_scope))
-            names.update(
-                n for n, bs in class_scope.bindings().items() if any(b.kind in (ASSIGN, ANNOTATED) for b in bs)
-            )
-            found = any(resolver._class_attribute(definition, n, 0) is not None for n in sorted(names))
-        if not found:
-            found = any(
-                definition_reaches_outbound(Definition(stmt, class_scope, resolver), catalog)
-                for stmt in definition.node.body  # type: ignore[attr-defined]
-                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
-            )
-    facts["reaches_outbound"] = found
-    return found
-
-
 def _passes_a_parameter(call: ast.Call, params) -> bool:
     values = [*call.args, *(kw.value for kw in call.keywords)]
     return any(isinstance(v, ast.Name) and v.id in params for v in values)
@@ -255,21 +165,34 @@ def _passes_a_parameter(call: ast.Call, params) -> bool:
 def _wrapper_site(
     call: ast.Call, scope: Scope, resolver: Resolver, catalog: Catalog, depth: int = 0
 ) -> Tuple[Optional["OutboundCall"], Optional[WrapperSummary]]:
-    """A call to a project wrapper seen as the outbound call it makes, and its summary."""
+    """A call to a project wrapper seen as the outbound call it makes, and its summary: a
+    function of this module, or (through the project's facts) of another module."""
     definition = resolver.definition(call.func, scope)
-    if definition is None or not definition.is_function:
-        return None, None
-    summary = wrapper_summary(definition, catalog, depth)
-    if summary is None:
-        return None, None
-    if summary.is_method and (
-        not isinstance(call.func, ast.Attribute) or resolver.project_class_of(call.func.value, scope, 0) is None
-    ):
-        return None, None  # not called on an instance (`Class.method(obj, ...)`): stay quiet
-    facts = definition.own_scope.facts
-    api = cast(Optional[OutboundApi], facts.get("wrapper_api"))  # written here only
-    if api is None:
-        api = facts["wrapper_api"] = _wrapper_api(summary)
+    api: Optional[OutboundApi]
+    if definition is None:
+        project = resolver.project
+        remote = project.wrapper_at(call.func, scope) if isinstance(project, OutboundProject) else None
+        if remote is None:
+            return None, None
+        summary, key = remote
+        api = cast(Optional[OutboundApi], project.apis.get(key))  # type: ignore[union-attr]
+        if api is None:
+            api = project.apis[key] = _wrapper_api(summary)  # type: ignore[union-attr]
+    else:
+        if not definition.is_function:
+            return None, None
+        found = wrapper_summary(definition, catalog, depth)
+        if found is None:
+            return None, None
+        summary = found
+        if summary.is_method and (
+            not isinstance(call.func, ast.Attribute) or resolver.project_class_of(call.func.value, scope, 0) is None
+        ):
+            return None, None  # not called on an instance (`Class.method(obj, ...)`): stay quiet
+        facts = definition.own_scope.facts
+        api = cast(Optional[OutboundApi], facts.get("wrapper_api"))  # written here only
+        if api is None:
+            api = facts["wrapper_api"] = _wrapper_api(summary)
     timeout = argument_at(call, summary.position, summary.keyword)
     if timeout is not None:
         return OutboundCall(call, api, timeout, FROM_CALL, api.default_timeout), summary
@@ -342,7 +265,8 @@ def classify_call(
     api: Optional[OutboundApi] = None
     if qualname is not None:
         api = catalog.apis.get(qualname)
-    elif isinstance(func, ast.Attribute):
+    through = qualname is None or _names_project_value(qualname, resolver)  # `SESSION.get`, SESSION imported
+    if api is None and isinstance(func, ast.Attribute) and through:
         if func.attr in catalog.method_names or (stubs_possible and catalog.stubs):
             instance = resolver.instance(func.value, scope)
             if instance is not None and func.attr in instance.overridden:
@@ -366,6 +290,13 @@ def classify_call(
             if source != FROM_DEFAULT:
                 return OutboundCall(call, api, ctor_timeout, source, api.default_timeout, blocking)
     return OutboundCall(call, api, None, FROM_DEFAULT, api.default_timeout, blocking)
+
+
+def _names_project_value(qualname: str, resolver: Resolver) -> bool:
+    """`SESSION.get` with `SESSION` imported from a project module: its receiver may be a
+    client the project built."""
+    project = resolver.project
+    return project is not None and project.is_project_name(resolver, qualname)
 
 
 def _stub_call_variant(func: ast.Attribute, scope: Scope, resolver: Resolver, catalog: Catalog):
@@ -529,15 +460,17 @@ class OutboundSites:
         # Receivers of unlisted method names only matter when a gRPC stub could be the receiver.
         self._stubs_possible = any(p.module_suffix in ctx.source.text for p in ctx.catalog.stubs)
         self._file_methods: Optional[FrozenSet[str]] = None  # of the clients this file can build
-        project = getattr(ctx.resolver, "project", None)
+        project = ctx.resolver.project
         # The prefilter's answer (already known for a file that passed it through its
         # project): when no imported project name is or leads to a wrapper or a client, the
         # calls of this file reach none either, and only its own functions can be wrappers.
-        self._through_project = project is not None and project_reaches_outbound(
-            ctx.source.path, ctx.source.text, ctx.catalog
+        self._project = project if isinstance(project, OutboundProject) and project.brings_clients() else None
+        self._through_project = self._project is not None
+        # A wrapper defined in this file must call a client this file imports (or one its
+        # project brings).
+        self._defines_functions = "def " in ctx.source.text and (
+            self._through_project or catalog_imports(ctx.catalog)(ctx.source.text)
         )
-        # A wrapper defined in this file must call a client this file imports.
-        self._defines_functions = "def " in ctx.source.text and catalog_import_filter(ctx.catalog)(ctx.source.text)
         self._defined_names: Optional[FrozenSet[str]] = None  # of this file's functions
         self._calls: Dict[int, Optional[OutboundCall]] = {}
         self._constructions: Dict[int, Optional[OutboundCall]] = {}
@@ -562,15 +495,16 @@ class OutboundSites:
         if not (self._defines_functions or self._through_project):
             return False
         func = call.func
-        if not self._through_project:
-            # Only a function this file defines can be the wrapper: its name must match.
-            if self._defined_names is None:
-                # From the text, not a walk of the tree: a superset (a `def` in a string
-                # counts too) that costs one regex pass.
-                self._defined_names = frozenset(_DEF_NAME.findall(self.ctx.source.text))
-            final = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
-            if final not in self._defined_names:
-                return False
+        # Only a function this file defines, or a wrapper its project modules define, can be
+        # the wrapper: its name must match.
+        if self._defined_names is None:
+            # From the text, not a walk of the tree: a superset (a `def` in a string counts
+            # too) that costs one regex pass.
+            own = frozenset(_DEF_NAME.findall(self.ctx.source.text)) if self._defines_functions else frozenset()
+            self._defined_names = own | self._project.wrapper_names() if self._project is not None else own
+        final = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+        if final not in self._defined_names:
+            return False
         while isinstance(func, ast.Attribute):
             func = func.value
         return isinstance(func, ast.Name)
@@ -630,3 +564,6 @@ def outbound_sites(ctx: "FileView", call: ast.Call) -> Tuple[OutboundCall, ...]:
 def outbound_call(ctx: "FileView", call: ast.Call) -> Optional[OutboundCall]:
     """The call as an outbound call, after the cheap first look (`outbound_sites`)."""
     return ctx.analysis(OutboundSites).call(call) if outbound_sites(ctx, call) else None
+
+
+ForwardsTimeout.summarize = wrapper_summary  # the fact composes summaries as the rules do

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, List, Optional, Set, Tuple, TypeGuard
+from typing import Callable, ClassVar, Dict, FrozenSet, List, Optional, Protocol, Set, Tuple, TypeGuard
 
 from deadline_lint.analysis.declared import (
     FUNCTION_DEFS,
@@ -46,8 +46,8 @@ class Instance:
 
 @dataclass(frozen=True)
 class Definition:
-    """A `def` or `class` a name refers to, with the scope it is defined in and the resolver
-    of its module (another module's, when the project index found it there)."""
+    """A `def` or `class` of the module a name refers to, with the scope it is defined in and
+    the module's resolver (names from other project modules are typed through `ProjectTypes`)."""
 
     node: ast.AST
     scope: Scope  # the scope the definition sits in
@@ -66,6 +66,28 @@ class Definition:
         return isinstance(self.node, FUNCTION_DEFS)
 
 
+class ProjectTypes(Protocol):
+    """What a file's names imported from its project stand for (built per file by the family
+    that types project clients from the semantics layer's facts; None outside a project)."""
+
+    def is_project_name(self, resolver: "Resolver", qualname: str) -> bool: ...
+
+    def external_name(self, resolver: "Resolver", qualname: str) -> Optional[str]: ...
+
+    def value_instance(self, resolver: "Resolver", qualname: str) -> Optional[Instance]: ...
+
+    def called_instance(self, resolver: "Resolver", func: ast.expr, scope: Scope) -> Optional[Instance]: ...
+
+    def attribute_instance(
+        self, resolver: "Resolver", value: ast.expr, attr: str, scope: Scope
+    ) -> Optional[Instance]: ...
+
+    def base_instance(self, resolver: "Resolver", class_def: Definition) -> Optional[Instance]: ...
+
+
+_UNSET = object()
+
+
 def dotted_parts(expr: ast.expr) -> Optional[List[str]]:
     """`a.b.c` -> ["a", "b", "c"]; None for anything but names and attributes."""
     parts: List[str] = []
@@ -80,7 +102,11 @@ def dotted_parts(expr: ast.expr) -> Optional[List[str]]:
 
 
 class Resolver:
-    def __init__(self, catalog: Catalog, scopes_by_node: Dict[int, Scope]):
+    # Builds a file's `ProjectTypes` from its view (`FileView`), on first need; registered by
+    # the family that answers them, so that name resolution imports no family.
+    project_factory: ClassVar[Optional[Callable[[object], Optional[ProjectTypes]]]] = None
+
+    def __init__(self, catalog: Catalog, scopes_by_node: Dict[int, Scope], file: Optional[object] = None):
         self.catalog = catalog
         self._scopes = scopes_by_node  # shared with the walker so each def has one Scope
         # Several rules ask about the same call: an expression always resolves in the scope
@@ -91,9 +117,19 @@ class Resolver:
         self._catalog_imports: Optional[FrozenSet[str]] = None
         # What project definitions give, by node: (node kept alive, answer).
         self._definitions: Dict[Tuple[str, int], Tuple[ast.AST, Optional[Instance]]] = {}
-        self.project = None  # the project index (analysis/project.py), when there is one
-        self.module_name = ""  # this module's dotted name in the project
-        self.is_package = False
+        self._file = file  # the file's view: what its project names stand for is built from it
+        self._project: object = _UNSET if file is not None else None
+
+    @property
+    def project(self) -> Optional[ProjectTypes]:
+        if self._project is _UNSET:
+            factory = Resolver.project_factory
+            self._project = factory(self._file) if factory is not None else None
+        return self._project  # type: ignore[return-value]
+
+    @project.setter
+    def project(self, value: Optional[ProjectTypes]) -> None:
+        self._project = value
 
     def scope_of(self, node: ast.AST, parent: Scope) -> Scope:
         scope = self._scopes.get(id(node))
@@ -209,7 +245,14 @@ class Resolver:
             return self._from_bindings(bindings, depth) if bindings else None
         if isinstance(expr, ast.Attribute):
             owner = self.project_class_of(expr.value, scope, depth + 1)
-            return self._class_attribute(owner, expr.attr, depth + 1) if owner is not None else None
+            found = self._class_attribute(owner, expr.attr, depth + 1) if owner is not None else None
+            project = self.project
+            if found is None and project is not None:
+                qualname = self.qualified_name(expr, scope)
+                if qualname is not None and project.is_project_name(self, qualname):
+                    return project.value_instance(self, qualname)  # `http.SESSION`
+                return project.attribute_instance(self, expr.value, expr.attr, scope)
+            return found
         if isinstance(expr, ast.BoolOp) and isinstance(expr.op, ast.Or):
             return self._alternatives(expr.values, scope, depth)  # `session or aiohttp.ClientSession()`
         if isinstance(expr, ast.IfExp):
@@ -246,7 +289,12 @@ class Resolver:
         if definition is not None:
             if definition.is_class:
                 return definition.resolver.client_base(definition, depth + 1)
-            return self._here(definition.resolver, definition.resolver.returned_instance(definition, depth + 1))
+            return definition.resolver.returned_instance(definition, depth + 1)
+        project = self.project
+        if project is not None:
+            found = project.called_instance(self, func, scope)  # a project function or class
+            if found is not None:
+                return found
         if not isinstance(func, ast.Attribute) or func.attr not in self.catalog.returning_methods:
             return None
         receiver = self.instance(func.value, scope, depth + 1)
@@ -262,21 +310,14 @@ class Resolver:
             return Instance(class_name, receiver.constructor, receiver.called)
         return Instance(class_name, call, f"{receiver.qualname}.{func.attr}")
 
-    def _here(self, resolver: "Resolver", found: Optional[Instance]) -> Optional[Instance]:
-        """An instance typed in another module keeps its class but not its constructor: its
-        arguments are that module's to judge (and a fix never edits another file)."""
-        if found is None or resolver is self or found.constructor is None:
-            return found
-        return Instance(found.qualname, None, overridden=found.overridden)
-
     def known_class(self, qualname: Optional[str]) -> TypeGuard[str]:
         return qualname is not None and self.catalog.client_class(qualname) is not None
 
     # -- definitions in the project ------------------------------------------------
     def definition(self, expr: ast.expr, scope: Scope, depth: int = 0) -> Optional[Definition]:
-        """The `def` or `class` that `expr` names: bound once in this module, or (through the
-        project index) imported from a project module; `obj.method` on a project class's
-        instance names that method. None when anything else could be meant."""
+        """The `def` or `class` of this module that `expr` names; `obj.method` on an instance
+        of one of its classes names that method. None when anything else could be meant
+        (names from other project modules are typed through `ProjectTypes`)."""
         if depth > _MAX_DEPTH:
             return None
         if isinstance(expr, ast.Name):
@@ -286,14 +327,8 @@ class Resolver:
             binding = bindings[0]
             if binding.kind == OTHER and isinstance(binding.value, (*FUNCTION_DEFS, ast.ClassDef)):
                 return Definition(binding.value, binding.scope, self)
-            if binding.kind == IMPORT and self.project is not None:
-                return self.project.definition(self, binding.value, depth + 1)  # type: ignore[arg-type]
-            return None
+            return None  # an imported name: what it stands for is the project's to say (ProjectTypes)
         if isinstance(expr, ast.Attribute):
-            if self.project is not None:
-                qualname = self.qualified_name(expr, scope)
-                if qualname is not None:
-                    return self.project.definition(self, qualname, depth + 1)
             owner = self.project_class_of(expr.value, scope, depth + 1)
             if owner is not None:
                 return owner.resolver.member(owner, expr.attr, depth + 1)
@@ -344,6 +379,9 @@ class Resolver:
                 if client is not None and found is None:
                     overridden = frozenset().union(*(defined_names(k.node) for k in chain))  # type: ignore[arg-type]
                     found = Instance(client.qualname, None, overridden=overridden)
+        project = self.project
+        if found is None and project is not None:
+            found = project.base_instance(self, class_def)  # a base in another project module
         self._definitions[key] = (class_def.node, found)
         return found
 
@@ -409,6 +447,12 @@ class Resolver:
         return None
 
     def _from_binding(self, binding: Binding, depth: int) -> Optional[Instance]:
+        if binding.kind == IMPORT:
+            project = self.project
+            if project is None or binding.scope.parent is not None:
+                return None
+            imported = str(binding.value)
+            return project.value_instance(self, imported) if project.is_project_name(self, imported) else None
         if binding.kind in (ASSIGN, WITH):
             found = self.instance(binding.value, binding.scope, depth + 1)  # type: ignore[arg-type]
             if found is None and binding.annotation is not None:
@@ -444,8 +488,6 @@ class Resolver:
         attrs and pydantic fields), or what a property of that name returns. A declared
         annotation is the type unless an assignment proves another class; without one,
         every assignment must agree."""
-        if owner.resolver is not self:
-            return self._here(owner.resolver, owner.resolver._class_attribute(owner, attr, depth))
         chain = self.project_mro(owner, depth)
         for klass in chain:
             found = self._own_attribute(klass, attr, depth)

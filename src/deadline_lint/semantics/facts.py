@@ -72,6 +72,11 @@ class Fact(Generic[P]):
                 found[name] = value
         return found
 
+    def salt(self, module: ModuleSource) -> str:
+        """What the module's local values depend on besides its text (a digest of what its
+        project imports re-export, say): part of their memo key; "" for text alone."""
+        return ""
+
     def may_hold(self, text: str) -> bool:
         """A module whose text fails this holds the fact nowhere by itself (only through a
         module it imports): a cheap look that spares most modules a parse."""
@@ -95,11 +100,12 @@ def locals_of(fact: Fact, module: ModuleSource) -> Dict[str, Local]:
     """The fact's local values for a module, computed once per content hash (and name: a
     module's own names are part of what it says)."""
     content = content_key(module)
-    key = (content, fact.name, fact.version)
+    salt = fact.salt(module)
+    key = (content, fact.name + salt, fact.version)
     found = _LOCALS.get(key)
     if found is not None:
         return found
-    field = f"{fact.name}@{fact.version}"
+    field = f"{fact.name}{salt}@{fact.version}"
     stored = store.entry(content)
     if stored is not None and field in stored:
         found = _decoded(stored[field])

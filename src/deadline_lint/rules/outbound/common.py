@@ -20,8 +20,8 @@ from deadline_lint.analysis.budget import Budget
 from deadline_lint.analysis.budget_hops import hop_keywords, hop_text_filter
 from deadline_lint.analysis.catalog_imports import STDLIB_MODULES, catalog_imports, is_method
 from deadline_lint.analysis.cancel_scopes import bounded_by_cancel_scope, is_awaited
+from deadline_lint.analysis.outbound_project import leads_to_a_client
 from deadline_lint.analysis.outbound import (
-    imports_outbound_project_name,
     FROM_CALL,
     HIDDEN,
     OutboundCall,
@@ -262,12 +262,10 @@ def _catalog_imports(rule: Rule) -> Callable[[str], bool]:
 
 def _leads_to_a_client(rule: Rule) -> Optional[Callable[[str, str], bool]]:
     """A file whose text imports nothing listed may still import a project name that leads to
-    a client (with the project index on; without it a file is judged by its text alone)."""
-    if not rule.profile.project_index:
-        return None
+    a client: one its project's facts say is, gives or holds one, or wraps an outbound call."""
     catalog = rule.catalog
     return catalog.cached(  # type: ignore[no-any-return]
-        "outbound.path_filter", lambda: lambda text, path: imports_outbound_project_name(path, text, catalog)
+        "outbound.path_filter", lambda: lambda text, path: leads_to_a_client(path, text, catalog)
     )
 
 
@@ -281,7 +279,7 @@ def _passes_a_budget_at_a_hop(rule: Rule) -> Callable[[str], bool]:
 
 class OutboundRule(Rule):
     """Base of the outbound rules: they look at calls, in files that import a catalog module
-    (or, with the project index, a project name leading to one). Every outbound rule starts
+    or a project name leading to one. Every outbound rule starts
     from the call's outbound views (DL103 also from the timeout object it may build): one
     first look at them for all."""
 
