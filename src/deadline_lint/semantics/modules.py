@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import os
+from collections import OrderedDict
 from typing import Callable, Dict, List, Optional, Tuple, TypeVar
 
 from deadline_lint.roots import root_above
@@ -152,6 +153,8 @@ class ModuleSource:
         # Read from its file (not the text being checked): its text may be dropped with its
         # tree and read again when asked for, so a run does not hold every module's text.
         self._reread = reread
+        if reread:
+            _held_text(self)
 
     @property
     def rereadable(self) -> bool:
@@ -162,7 +165,15 @@ class ModuleSource:
     def text(self) -> str:
         if self._text is None:
             self._text = read_module_text(self.path) or ""
+            if self._reread:
+                _held_text(self)
         return self._text
+
+    def forget_text(self) -> None:
+        """Drop the text of a module read from its file (its tree too), keeping its hash."""
+        if self._reread and self._text is not None and not self._parsed:
+            self.digest  # noqa: B018 - kept: what the module's answers are stored under
+            self._text = None
 
     @property
     def digest(self) -> str:
@@ -185,6 +196,21 @@ class ModuleSource:
         if self._reread:
             self.digest  # noqa: B018 - kept: what the module's answers are stored under
             self._text = None
+
+
+# Texts of modules read from their files, least recently read first: most questions about a
+# module are answered from memos keyed by its hash, so holding every text read in a run (over
+# 100 MB on the services corpus, where many texts hold non-ASCII characters) buys little.
+KEEP_TEXTS = 256
+_TEXTS: "OrderedDict[int, ModuleSource]" = OrderedDict()
+
+
+def _held_text(module: ModuleSource) -> None:
+    _TEXTS[id(module)] = module
+    _TEXTS.move_to_end(id(module))
+    while len(_TEXTS) > KEEP_TEXTS:
+        _, oldest = _TEXTS.popitem(last=False)
+        oldest.forget_text()
 
 
 class ProjectModules:
@@ -247,3 +273,4 @@ def forget_projects() -> None:
     """Forget every project's modules and places (an editor saw files change)."""
     _PROJECTS.clear()
     _PLACES.clear()
+    _TEXTS.clear()
