@@ -109,7 +109,7 @@ def _wanted(imports: Sequence[str]) -> Optional[Tuple[Set[str], Dict[str, Set[st
 
 
 def _missing(
-    wanted: Tuple[Set[str], Dict[str, Set[str]]], block: List[ast.stmt]
+    wanted: Tuple[Set[str], Dict[str, Set[str]]], block: Sequence[ast.stmt]
 ) -> Optional[Tuple[Set[str], Dict[str, Set[str]]]]:
     """What the block lacks; None when LibCST would merge into an existing statement."""
     modules, froms = wanted
