@@ -184,3 +184,21 @@ def test_a_gather_child_left_running_by_a_failed_sibling_hops_within_its_own_req
     finally:
         rt.STATE.request = None
         loop.close()
+
+
+def test_request_state_budget_objects_are_generated_and_read_by_the_fixes() -> None:
+    """Half the request-state functions read the state's budget object on entry (a ContextVar
+    annotated with the budget type): the fixes then bound every call by it."""
+    for index in range(200):
+        generator = simulate.Generator(random.Random(f"{SEED}:{index}"), index)
+        generator.build()
+        reading = [f for f in generator.functions if f.state_object]
+        if reading:
+            break
+    else:
+        raise AssertionError("no request-state budget object in 200 trees")
+    texts, fixed = simulate.tree_texts(index, SEED)
+    function = reading[0]
+    text = fixed[f"m{function.module}"]
+    assert "REQUEST_BUDGET: contextvars.ContextVar[Budget]" in text
+    assert "    budget = REQUEST_BUDGET.get()\n" in text
