@@ -650,5 +650,6 @@ def test_where_libcst_fails_on_a_plain_module_the_import_goes_where_it_would_hav
     result = fix_text(Checker(), text, "service.py", FixMode(unsafe=True))
     assert result.fixed == 1 and not result.remaining
     assert result.text.startswith(
-        '"""Service."""\nfrom __future__ import annotations\n\nfrom aiohttp import ClientSession\nimport aiohttp\n\nBANNER'
+        '"""Service."""\nfrom __future__ import annotations\n\n'
+        'from aiohttp import ClientSession\nimport aiohttp\n\nBANNER'
     )
