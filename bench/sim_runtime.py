@@ -86,15 +86,26 @@ class Refused(Simulated):
     """Raised by generated code that refuses work below the refuse threshold."""
 
 
-def _frames(package: str) -> List[str]:
+# The generated frames of whoever started the current task (`gather`, `TaskGroup`): a task's
+# own stack begins at its coroutine, so without them a branch looks like an entry point.
+_spawned_by: contextvars.ContextVar[tuple] = contextvars.ContextVar("spawned_by", default=())
+
+
+def _frames(package: str, depth: int = 2) -> List[str]:
     names: List[str] = []
-    frame = sys._getframe(2)
+    frame = sys._getframe(depth)
     while frame is not None:
         module = frame.f_globals.get("__name__", "")
         if module == package or module.startswith(package + "."):
             names.append(f"{module.rsplit('.', 1)[-1]}.{frame.f_code.co_qualname}")
         frame = frame.f_back
-    return names[::-1]
+    return [*_spawned_by.get(), *names[::-1]]
+
+
+def _spawner() -> tuple:
+    """The generated frames starting a task now (called from the fake gather/TaskGroup)."""
+    request = STATE.request
+    return tuple(_frames(request.package, 3)) if request is not None else ()
 
 
 def _hop(site: Any, library: str, timeout: Optional[float], timeout_error: Callable[[], Exception],
@@ -473,8 +484,9 @@ def _asyncio_module() -> types.ModuleType:
         advance(seconds)
         return result
 
-    async def _from(start: float, awaitable: Any, ends: List[float]) -> Any:
+    async def _from(start: float, awaitable: Any, ends: List[float], spawner: tuple = ()) -> Any:
         _now.set(start)
+        _spawned_by.set(spawner)
         try:
             return await awaitable
         finally:
@@ -483,7 +495,8 @@ def _asyncio_module() -> types.ModuleType:
     async def gather(*awaitables: Any, return_exceptions: bool = False) -> List[Any]:
         start, ends = now(), []  # type: float, List[float]
         try:
-            return await _real_asyncio.gather(*(_from(start, a, ends) for a in awaitables),
+            spawner = _spawner()
+            return await _real_asyncio.gather(*(_from(start, a, ends, spawner) for a in awaitables),
                                               return_exceptions=return_exceptions)
         finally:
             _now.set(max(ends, default=start))
@@ -499,7 +512,7 @@ def _asyncio_module() -> types.ModuleType:
             return self
 
         def create_task(self, coroutine: Any, **kwargs: Any) -> Any:
-            return self._group.create_task(_from(self._start, coroutine, self._ends))
+            return self._group.create_task(_from(self._start, coroutine, self._ends, _spawner()))
 
         async def __aexit__(self, *exc: Any) -> Any:
             try:

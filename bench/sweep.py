@@ -122,7 +122,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         corpus_dir = corpus_mod.build(verbose=False)
     else:
         corpus_dir = (args.corpus or args.cache / "corpus").resolve()
-    files = list(discover([str(corpus_dir)]))
+    # The corpus is data, usually under a git-ignored cache: ignore rules are not ours to apply.
+    files = list(discover([str(corpus_dir)], respect_gitignore=False))
     if not files:
         print(f"no .py files under {corpus_dir}", file=sys.stderr)
         return 2

@@ -231,12 +231,15 @@ def test_a_rule_that_runs_out_of_stack_reports_dl007_not_an_internal_error(monke
 def test_an_import_is_added_without_libcst_when_libcst_fails() -> None:
     from deadline_lint.fixes import add_imports
 
+    from deadline_lint.import_block import add_imports_plainly
+
     text = (
-        '"""Service."""\nfrom __future__ import annotations\n\nfrom aiohttp import ClientSession\n'
+        '"""Service."""\nfrom __future__ import annotations\n\nfrom aiohttp import ClientSession; import os\n'
         "BANNER = (\n" + '    "x"\n' * 400 + ")\n\n"
         "async def fetch(url):\n    async with ClientSession() as session:\n        return await session.get(url)\n"
     )
     assert add_imports(text, ["aiohttp"]) is None  # LibCST: RecursionError on the long concatenation
+    assert add_imports_plainly(text, ["aiohttp"]) is None  # two statements on a line: not the plain case
     result = fix_text(Checker(), text, "service.py", FixMode(unsafe=True))
     assert result.fixed == 1 and not result.remaining
     assert result.text.startswith('"""Service."""\nfrom __future__ import annotations\n\nimport aiohttp\nfrom aiohttp')
@@ -636,3 +639,17 @@ def test_the_declared_oldest_python_is_the_one_ci_also_runs() -> None:
     assert f"OLDEST={version}" in (root / ".ci" / "run").read_text(encoding="utf-8")
     assert sys.version_info[:2] >= (int(oldest.group(1)), int(oldest.group(2)))
     assert version == "3.11"  # 3.9 and 3.10 are past end of life; 3.9 failed the suite
+
+
+def test_where_libcst_fails_on_a_plain_module_the_import_goes_where_it_would_have_put_it() -> None:
+    text = (
+        '"""Service."""\nfrom __future__ import annotations\n\nfrom aiohttp import ClientSession\n'
+        "BANNER = (\n" + '    "x"\n' * 400 + ")\n\n"
+        "async def fetch(url):\n    async with ClientSession() as session:\n        return await session.get(url)\n"
+    )
+    result = fix_text(Checker(), text, "service.py", FixMode(unsafe=True))
+    assert result.fixed == 1 and not result.remaining
+    assert result.text.startswith(
+        '"""Service."""\nfrom __future__ import annotations\n\n'
+        'from aiohttp import ClientSession\nimport aiohttp\n\nBANNER'
+    )

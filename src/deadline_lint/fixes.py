@@ -4,8 +4,9 @@ LibCST codemod.
 One round: check the text, take each applicable fix (safe ones; unsafe ones too with
 `--unsafe-fixes`; never a suppressed finding, which the engine has already dropped), apply
 those whose edits do not overlap or touch an edit already taken, add the imports they need
-(LibCST's AddImportsVisitor, which knows about docstrings, `from __future__`, shebangs and
-coding lines), then parse and check again. Fixes that had to wait get their turn in a later
+(where LibCST's AddImportsVisitor would put them: import_block.py writes them itself when the
+module's import block is plain, else LibCST, which knows about docstrings, `from __future__`,
+shebangs and coding lines), then parse and check again. Fixes that had to wait get their turn in a later
 round. The loop stops when a round changes nothing. If the text is still changing after
 MAX_ROUNDS rounds, or a round produced code that does not parse, the file is left exactly as
 it was and a DL005 / DL003 diagnostic says so.
@@ -23,6 +24,7 @@ from typing import List, Optional, Protocol, Sequence, Set, Tuple
 from deadline_lint.analysis.imports import parse_import
 from deadline_lint.diagnostics import Applicability, Diagnostic, Edit, Fix
 from deadline_lint.engine import Checker, tool_diagnostic
+from deadline_lint.import_block import add_imports_plainly
 from deadline_lint.reading import read_file, undecodable
 from deadline_lint.source import DecodeError, SourceFile, split_lines
 from deadline_lint.thread_budget import PARAMETER, THREADED_CODES, finding_key, plan_thread_budget
@@ -155,7 +157,9 @@ def _apply_round(text: str, groups: List[_Group]) -> Tuple[str, List[_Group]]:
     new_text = apply_edits(text, [e for g in chosen for e in g.edits])
     imports = tuple(dict.fromkeys(i for g in chosen for i in g.imports))
     if imports:
-        with_imports = add_imports(new_text, imports)
+        with_imports = add_imports_plainly(new_text, imports)  # LibCST's placement, without it
+        if with_imports is None:
+            with_imports = add_imports(new_text, imports)
         if with_imports is None:  # LibCST cannot take it (too deep for it, say): plain lines
             with_imports = insert_import_lines(new_text, imports)
         if with_imports is None:  # prove or bail: drop the fixes that need an import

@@ -39,7 +39,9 @@ parameter in the same plan, and the call is forwarded only with unsafe fixes (an
 another module cannot be seen, and would get a keyword it lacks).
 
 Prove or bail: lambdas, `*args`/`**kwargs` signatures, decorators other than staticmethod and
-classmethod (a framework may read the signature), dunder methods, functions defined more than
+classmethod (a framework may read the signature; a retry decorator such as `tenacity.retry`
+calls the function again with the same arguments, so every attempt would spend the whole
+`budget_s` again), dunder methods, functions defined more than
 once (overloads, conditional defs), functions that already use the name and lines with a DL
 suppression are left alone, and so is a method call when any method it can run is one of those.
 """

@@ -23,6 +23,7 @@ from deadline_lint.analysis.budget_text import budget_words
 from deadline_lint.analysis.budget_types import (
     CHECK_ROLES,
     GRPC_CONTEXT,
+    HOP_TIMEOUT,
     RAW_REMAINDER,
     RAW_REMAINDER_MS,
     REFUSE_CHECK,
@@ -75,11 +76,13 @@ class Budget:
                 return BudgetSource(name, kind)
         return None
 
-    def timeout_expression(self, profile: Profile) -> Optional[str]:
+    def timeout_expression(self, profile: Profile, spelled: Optional[str] = None) -> Optional[str]:
+        """The primary source's timeout (`budget.timeout()`), the source spelled `spelled`
+        when the caller holds it under another name (a local it was read into)."""
         source = self.primary
         if source is None:
             return None
-        expression = profile.render(_TEMPLATE_FOR_KIND[source.kind], source.name)
+        expression = profile.render(_TEMPLATE_FOR_KIND[source.kind], spelled or source.name)
         if source.name in self.optional:
             # `budget=None` callers exist: the edge default stands in for a missing budget.
             edge = profile.render("edge_expression")
@@ -487,6 +490,18 @@ class BudgetAnalysis:
         if found is None and method in self.refuse_methods:
             return REFUSE_CHECK
         return found
+
+    def hop_timeout_method(self, call: ast.AST, budget: Optional[Budget]) -> Optional[str]:
+        """For a raw-remainder call (`budget.remaining()`), the method of the receiver's budget
+        type in the hop-timeout role (`timeout`: the margin already off), if it has one."""
+        if self.role(call, budget) != RAW_REMAINDER or budget is None:
+            return None
+        text = _receiver_text(call.func.value)  # type: ignore[attr-defined]
+        budget_type = budget.type_of(text) or self._type_of_kind(budget.kind_of(text))  # type: ignore[arg-type]
+        methods = sorted(budget_type.methods(HOP_TIMEOUT)) if budget_type is not None else []
+        if not methods:
+            return None
+        return "timeout" if "timeout" in methods else methods[0]
 
     def _type_of_kind(self, kind: Optional[str]) -> Optional[BudgetType]:
         if kind == GRPC_CONTEXT:

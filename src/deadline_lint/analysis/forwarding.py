@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, List, Optional, Tuple
 
 from deadline_lint.analysis.budget import OBJECT, SECONDS, Budget, BudgetAnalysis
+from deadline_lint.analysis.expressions import dotted_text
 from deadline_lint.analysis.instances import method_scope
 from deadline_lint.analysis.resolve import dotted_parts
 from deadline_lint.analysis.scopes import OTHER, PARAM, Scope
@@ -116,18 +117,45 @@ class Forwarding:
         return None
 
 
-def forwarded_value(budget: Budget, kind: str, caller: Scope, profile: Profile) -> Optional[str]:
-    """What a caller with `budget` passes for a parameter of `kind`: its budget object as it
-    is, or remaining seconds (its own seconds parameter as it is, else the timeout it would
-    give an outbound call, the hop margin already taken off). None: it has no such value."""
+def forwarded_value(
+    budget: Budget, kind: str, caller: Scope, profile: Profile, at: Optional[ast.AST] = None
+) -> Optional[str]:
+    """What a caller with `budget` passes for a parameter of `kind` at the call `at`: its
+    budget object as it is, or remaining seconds (its own seconds parameter as it is, else the
+    timeout it would give an outbound call, the hop margin already taken off). A source read
+    into a local first (`budget = request.state.budget`) is passed by that local. None: it has
+    no such value."""
     own_params = {p.arg for p in caller.function_params()}
     for name, source_kind in budget.kinds:
         if source_kind == kind == OBJECT:
-            return name
+            return local_alias(caller, name, at) or name
         if source_kind == kind == SECONDS and name in own_params:
             return name
     if kind == SECONDS:
-        return budget.timeout_expression(profile)
+        source = budget.primary
+        alias = local_alias(caller, source.name, at) if source is not None else None
+        return budget.timeout_expression(profile, spelled=alias)
+    return None
+
+
+def local_alias(scope: Scope, source: str, at: Optional[ast.AST]) -> Optional[str]:
+    """The local `name` of `name = <source>` when that is a statement of the function body
+    itself that ends before `at` (so it has run by then) and the name's only binding there:
+    `budget = request.state.budget`. Only for a dotted source (a parameter is its own name)."""
+    function = scope.node
+    if at is None or "." not in source or not isinstance(function, _DEFS):
+        return None
+    where = (getattr(at, "lineno", 0), getattr(at, "col_offset", 0))
+    for statement in function.body:
+        if (statement.end_lineno or statement.lineno, statement.end_col_offset or 0) > where:
+            return None
+        if (
+            isinstance(statement, ast.Assign) and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Name) and dotted_text(statement.value) == source
+        ):
+            name = statement.targets[0].id
+            if len(scope.bindings().get(name, [])) == 1:
+                return name
     return None
 
 

@@ -78,7 +78,10 @@ class RemainderForwardedWithoutMargin(BudgetValueRule):
     spent, a call that used to succeed with the last few milliseconds now fails with the
     library's timeout error. Refuse such work up front (DL106) rather than rely on it. At a
     call of unknown type the same edit applies: the value passed is already the remainder in
-    seconds, and the edit only takes the margin off it.
+    seconds, and the edit only takes the margin off it. Where the remainder is a budget
+    object's method in the raw-remainder role and its type has a method in the hop-timeout
+    role (`budget.remaining()` and `budget.timeout()`, `budget.roles`), the fix calls that one
+    instead: the type already takes its margin off.
 
     ## Options
     - `hop_margin_ms`: the margin subtracted (a margin of 0 turns this rule off).
@@ -108,7 +111,7 @@ class RemainderForwardedWithoutMargin(BudgetValueRule):
         for call in sites:
             for value in timeout_values(call.timeout, ctx):
                 if self._is_raw_remainder(value, budget, ctx):
-                    self._report(value, call, margin, ctx, _inside_clamp(value, call.timeout, ctx))
+                    self._report(value, call, margin, ctx, budget, _inside_clamp(value, call.timeout, ctx))
 
     def _is_raw_remainder(self, value, budget, ctx) -> bool:
         analysis = ctx.analysis(BudgetAnalysis)
@@ -124,8 +127,18 @@ class RemainderForwardedWithoutMargin(BudgetValueRule):
         name = ctx.resolver.qualified_name(value.func, ctx.scope)
         return name is not None and analysis.accessors.get(name) == SECONDS
 
-    def _report(self, value, call, margin, ctx, clamped):
+    def _report(self, value, call, margin, ctx, budget, clamped):
         shown = ctx.source.segment(value)
+        hop_timeout = ctx.analysis(BudgetAnalysis).hop_timeout_method(value, budget)
+        if hop_timeout is not None:  # the budget type's own method has the margin off already
+            replacement = f"{ctx.source.segment(value.func.value)}.{hop_timeout}()"
+            message = (
+                f"`{call.display_name}` is given the raw remainder `{shown}`: "
+                f"use the hop timeout (`{replacement}`)"
+            )
+            edit = replace_node(ctx.source, value, replacement)
+            ctx.report(self, value, message, [edit], description=f"use {replacement}")
+            return
         if clamped:  # the clamp around it already floors: only the margin comes off
             replacement = f"{shown} - {seconds_literal(margin)}"
         else:  # the remainder in seconds, through the profile's template like every fix

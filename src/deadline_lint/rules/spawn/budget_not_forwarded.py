@@ -57,6 +57,8 @@ class BudgetNotForwarded(Rule):
     `TypeError` there; the message says so. The fix passes the budget object as it is (`budget=budget`), or
     for a seconds parameter the caller's own seconds parameter, else the timeout it would
     give an outbound call (`budget_s=budget.timeout()`, the hop margin already taken off).
+    A budget read into a local before the call (`budget = request.state.budget`) is passed
+    by that local.
     `fix --thread-budget --unsafe-fixes` (and the LibCST codemod with the same options),
     with this rule selected, threads a `budget_s` parameter up through every caller in the
     module that has none, so one run forwards the budget along whole call chains.
@@ -90,7 +92,7 @@ class BudgetNotForwarded(Rule):
         if any(mentions_any(a, budget.names) for a in [*node.args, *(k.value for k in node.keywords)]):
             return  # it hands over something derived from the budget: a choice, not an omission
         callee = parameter.function.name  # type: ignore[attr-defined]
-        value = forwarded_value(budget, parameter.kind, ctx.scope, self.profile)
+        value = forwarded_value(budget, parameter.kind, ctx.scope, self.profile, node)
         if value is None:
             ctx.report(self, node, f"`{callee}()` accepts `{parameter.name}` but is called without it: "
                        "forward the budget")
