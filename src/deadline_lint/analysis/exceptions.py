@@ -200,6 +200,18 @@ class ExceptionAnalysis:
         out.append(Element(expr, found.qualname, self._witnesses(found, expr)))
         return True
 
+    def admits_classes(self, classes: Tuple[Optional[str], ...], node: ast.AST) -> Admission:
+        """What a filter of these absolute class names admits (a project helper's default,
+        read in its own module), every element placed on `node`, where the reader is."""
+        elements: List[Element] = []
+        for qualname in classes:
+            if qualname is None:
+                elements.append(Element(node, None, ()))
+                continue
+            listed = self._imported(qualname)
+            elements.append(Element(node, listed.qualname, self._witnesses(listed, node)))
+        return Admission(tuple(elements), None not in classes)
+
     def _project_tuple(self, expr: ast.expr, scope: Scope) -> Optional[Tuple[Optional[str], ...]]:
         """The classes of an exception tuple imported from a project module, else None."""
         if not isinstance(expr, (ast.Name, ast.Attribute)):

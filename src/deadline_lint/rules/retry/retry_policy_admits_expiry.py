@@ -138,6 +138,8 @@ class RetryPolicyAdmitsExpiry(RetryRule):
                     if through is not None and (budgeted or through.named in _EVERY_ERROR):
                         where = part.place(element.node, policy.node)
                         via = "" if where is element.node else f" (through `{_shown(ctx, where)}`)"
+                        if part.default:
+                            via = f" (the default of `{part.default}`, not given here)"
                         self._report(
                             ctx,
                             where,
@@ -163,7 +165,7 @@ class RetryPolicyAdmitsExpiry(RetryRule):
 
     def _report(self, ctx, node: Optional[ast.AST], message: str, function: Optional[ast.AST]) -> None:
         # Asked last: whether a request waits is a question about the whole file.
-        if node is not None and not outside_requests(ctx, function) and reported_once(self, ctx, node):
+        if node is not None and not outside_requests(ctx, function, callers=True) and reported_once(self, ctx, node):
             ctx.report(self, node, message)
 
 
