@@ -269,10 +269,12 @@ class ProjectLifecycle:
         if not found:
             return alias  # no caller in the project (a library's API, a registered handler)
         pending = []
+        seen = False
         for caller in found:
             site = caller.site
             if caller.module.path == symbol.module.path and site.within[: len(symbol.path)] == symbol.path:
                 continue  # its own body calling it again (or a same-named call inside)
+            seen = True
             if site.handed in self.spec.background and (site.handed not in self.spec.spawns or site.dropped):
                 continue  # run in the background
             if not site.called and not site.awaited and not site.handed.startswith("="):
@@ -286,7 +288,7 @@ class ProjectLifecycle:
                     return False
             elif not self._runs_outside(caller.module, site.within, callers, hops):
                 return False  # (a value handed to a call awaited there, `await run(partial(f))`, runs there)
-        return bool(pending) or alias
+        return seen or alias
 
     def _named_outside(self, within: Tuple[str, ...]) -> bool:
         return not within or self.local.named(within[-1])

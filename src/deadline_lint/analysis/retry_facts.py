@@ -275,17 +275,15 @@ class ProjectRetryHelpers(FactUse):
         return self._possible
 
     def helper(self, call: ast.Call, scope: Scope) -> Optional[Tuple[ParameterFilter, str]]:
-        """What the call reaches and that def's absolute name."""
+        """What the call reaches, and the def's name as a message shows it (its own name: not
+        its module's, which depends on where the project's root is found)."""
         if not self.possible:
             return None
         answer = self.reached(call, scope)
         if answer is None:
             return None
         found = ParameterFilter.of(answer.payload)
-        if found is None:
-            return None
-        symbol = self.ctx.analysis(FileSemantics).callee(call.func, scope)
-        return found, symbol.qualname if symbol is not None else answer.chain[0]
+        return (found, answer.chain[0]) if found is not None else None
 
 
 def holds_parameter_filter(text: str, path: str) -> bool:

@@ -35,7 +35,7 @@ from deadline_lint.semantics.receivers import Receivers
 from deadline_lint.semantics.summary import _TREES, CLASS, FUNCTIONS, Names, Symbol, content_key, summary_of
 
 MAX_FILES = 5000  # a project with more modules than this: callers unknown
-VERSION = 1
+VERSION = 2
 _SKIPPED_FOLDERS = frozenset({
     "node_modules", "__pycache__", "site-packages", "venv", "env", "build", "dist",
     "tests", "test", "testing",
@@ -202,6 +202,8 @@ class _Table:
                 return f"q:{found}" if found else UNKNOWN
             return UNKNOWN
         head = node.value  # type: ignore[attr-defined]
+        if isinstance(head, ast.Call):  # `App().run()`
+            return _class_named(summary.qualname_of(head.func))
         if isinstance(head, ast.Name):
             bindings = scope.lookup(head.id)
             if not bindings or len(bindings) != 1:
@@ -490,10 +492,8 @@ class Callers:
             klass: Optional[Symbol] = Symbol(module, (rest,), CLASS)
         elif kind == "c":
             found = self.names.symbol(rest)
-            if found is None:
-                return None
-            if not found.is_class:
-                return False
+            if found is None or not found.is_class:
+                return None  # outside the project, or what a function returns: may be one of ours
             klass = found
         elif kind == "a":
             owner, _, attr = rest.partition(":")

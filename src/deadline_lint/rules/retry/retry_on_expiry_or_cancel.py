@@ -85,7 +85,13 @@ class RetryOnExpiryOrCancel(RetryRule):
     naming `TimeoutError`, a redis client built with `retry_on_timeout=True`, and a gRPC retry
     loop whose handler goes round for `DEADLINE_EXCEEDED` or `CANCELLED` (`if err.code() in
     (UNAVAILABLE, DEADLINE_EXCEEDED): continue`, or `if err.code() not in RETRYABLE: raise`
-    with `RETRYABLE` holding one of them).
+    with `RETRYABLE` holding one of them). Project decorators and helpers whose filter is one
+    of their parameters (`@async_retry(exception_types=[asyncio.TimeoutError])` where
+    `async_retry` loops and catches `except exception_types:`; `call(fn, retry_on=(Timeout,))`)
+    are judged where they are used, in this module or another: the argument given there, or
+    else the default the def declares (the finding then lands on the name called); one
+    attempt (`tries=1`, `retries=0` where the loop is `range(tries)` / `range(retries + 1)`)
+    or a def that re-raises what it catches is no retry.
 
     A loop counts as a retry loop when it counts attempts (`range`, `itertools.count`) or is a
     `while`, leaves on success (`return`/`break` in the `try` or right after it) and the
