@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Dict, Iterator, List, Mapping, Optional, Tuple
 from deadline_lint.analysis.exceptions import Admission, ExceptionAnalysis, StatusTest
 from deadline_lint.analysis.polling import only_waits_locally
 from deadline_lint.analysis.resolve import dotted_parts
+from deadline_lint.analysis.retry_loops import _exits_on_success, _goes_round, _leaves, _loop_level
 from deadline_lint.analysis.scopes import ASSIGN, CLASS, OTHER, Scope
 from deadline_lint.catalog.retry import (
     ALL,
@@ -194,7 +195,7 @@ class RetryAnalysis:
     def _helpers_possible(self) -> bool:
         """Once per file: a project decorator or helper filtering by a parameter can be reached."""
         if self._helpers is None:
-            from deadline_lint.analysis.retry_facts import ProjectRetryHelpers
+            from deadline_lint.analysis.retry_helpers import ProjectRetryHelpers
 
             self._helpers = self.ctx.analysis(ProjectRetryHelpers).possible
         return self._helpers
@@ -204,7 +205,7 @@ class RetryAnalysis:
         (`@async_retry(exception_types=[...])`, `call(fn, retry_on=(...))`): the argument
         given here, else the default it declares (read in its module, placed on the name
         called here)."""
-        from deadline_lint.analysis.retry_facts import DECORATOR_FORM, RETRIES_COUNT, ProjectRetryHelpers
+        from deadline_lint.analysis.retry_helpers import DECORATOR_FORM, RETRIES_COUNT, ProjectRetryHelpers
 
         found = self.ctx.analysis(ProjectRetryHelpers).helper(call, scope)
         if found is None:
@@ -755,27 +756,6 @@ def _is_docstring(statement: ast.stmt) -> bool:
     )
 
 
-def _loop_level(statement: ast.stmt) -> Iterator[ast.stmt]:
-    """The statement and those nested in its if/with blocks (not in loops or defs)."""
-    yield statement
-    if isinstance(statement, ast.If):
-        for child in [*statement.body, *statement.orelse]:
-            yield from _loop_level(child)
-    elif isinstance(statement, (ast.With, ast.AsyncWith)):
-        for child in statement.body:
-            yield from _loop_level(child)
-
-
-def _exits_on_success(attempt: ast.Try, after: List[ast.stmt]) -> bool:
-    """The loop ends when the attempt works: a return/break in the try body or its else,
-    or right after the try."""
-    for statement in [*attempt.body, *attempt.orelse]:
-        for node in _loop_level(statement):
-            if isinstance(node, (ast.Return, ast.Break)):
-                return True
-    return bool(after) and isinstance(after[0], (ast.Return, ast.Break))
-
-
 def _polls(loop: ast.While, tries: List[ast.Try]) -> bool:
     """A `while` that waits for something rather than retrying: it checks an exit condition
     of its own (`while not stop.is_set():`, `if quit.is_set(): return` before the attempt)
@@ -796,21 +776,6 @@ def _polls(loop: ast.While, tries: List[ast.Try]) -> bool:
 def _block_exits(block: List[ast.stmt]) -> bool:
     """The block ends by leaving the loop (an empty block falls through)."""
     return bool(block) and _leaves(block[-1])
-
-
-def _goes_round(handler: ast.ExceptHandler) -> bool:
-    """The handler can reach the next iteration: its last statement does not leave the loop."""
-    return not _leaves(handler.body[-1])
-
-
-def _leaves(last: ast.stmt) -> bool:
-    if isinstance(last, (ast.Raise, ast.Return, ast.Break)):
-        return True
-    if isinstance(last, ast.Expr) and isinstance(last.value, ast.Call):
-        name = dotted_parts(last.value.func)
-        if name and name[-1] in ("exit", "_exit", "abort"):
-            return True
-    return False
 
 
 def walk_here(node: ast.AST) -> Iterator[ast.AST]:

@@ -61,10 +61,10 @@ def reexports_from(text: str, path: str, packages: FrozenSet[str]) -> bool:
 def holds_here_or_imported(fact: Fact, text: str, path: str) -> bool:
     """The file itself holds `fact` for one of its symbols (judged from its text first, parsed
     only when that cannot rule it out), or imports a project module that does."""
-    found = project_of(path)
-    if found is not None and fact.may_hold(text):
-        modules, name, is_package = found
+    if fact.may_hold(text):
+        found = project_of(path)
+        modules, name, is_package = found if found is not None else (None, "", False)
         own = ModuleSource(name, path, is_package, text)
         if holds_in(fact, own, Names(modules, own)):
-            return True
+            return True  # (also for a text in no project: stdin, the codemod)
     return imports_fact_holder(fact, text, path)

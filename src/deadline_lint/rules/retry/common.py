@@ -14,7 +14,7 @@ from deadline_lint.catalog import Catalog
 from deadline_lint.catalog.retry import RetryCatalog
 from deadline_lint.diagnostics import Edit
 from deadline_lint.profile import Profile
-from deadline_lint.analysis.retry_facts import parameter_filter_need
+from deadline_lint.analysis.retry_helpers import parameter_filter_need
 from deadline_lint.requires import Need, Project, Text, Words
 from deadline_lint.rules.base import Rule
 from deadline_lint.source import SourceFile
