@@ -71,11 +71,15 @@ def is_test_path(path: str) -> bool:
 
 
 # -- one module's uses, by last name ----------------------------------------------------------
-_TABLES: Dict[str, Dict[str, List[Site]]] = {}
+# Kept as plain tuples of strings and bools: the cyclic collector untracks those, where it
+# would walk a NamedTuple (or a list) after every file for the rest of the run.
+Table = Dict[str, Tuple[Tuple[object, ...], ...]]
+_TABLES: Dict[str, Table] = {}
 
 
-def uses_of(module: ModuleSource) -> Dict[str, List[Site]]:
-    """Every call and value load in the module, by the last name it spells (once per content)."""
+def uses_of(module: ModuleSource) -> Table:
+    """Every call and value load in the module, by the last name it spells (once per content):
+    each a `Site`'s fields."""
     key = content_key(module)
     found = _TABLES.get(key)
     if found is not None:
@@ -84,18 +88,18 @@ def uses_of(module: ModuleSource) -> Dict[str, List[Site]]:
     stored = store.entry(key)
     if stored is not None and isinstance(stored.get(field), dict):
         try:
-            found = {str(n): [Site(tuple(s[0]), str(s[1]), bool(s[2]), str(s[3]), bool(s[4]), bool(s[5])) for s in v]
+            found = {str(n): tuple((tuple(s[0]), str(s[1]), bool(s[2]), str(s[3]), bool(s[4]), bool(s[5])) for s in v)
                      for n, v in stored[field].items()}
         except (TypeError, IndexError, ValueError):
             found = None
     if found is None:
         parsed = getattr(module, "_parsed", True)
         tree = module.tree
-        found = _Table(module, tree).uses if tree is not None else {}
+        uses = _Table(module, tree).uses if tree is not None else {}
+        found = {n: tuple(tuple(s) for s in v) for n, v in uses.items()}
         if not parsed and module.rereadable and not _held(module):
             module.forget_tree()  # parsed for this table only: a held tree slows the collector
-        store.put(key, field, {n: [[list(s.within), s.receiver, s.called, s.handed, s.dropped, s.awaited] for s in v]
-                               for n, v in found.items()})
+        store.put(key, field, {n: [[list(s[0]), *s[1:]] for s in v] for n, v in found.items()})  # type: ignore[call-overload]
     _TABLES[key] = found
     return found
 
@@ -450,7 +454,8 @@ class Callers:
         places._CONSULTED[0] = True  # the answer depends on other files
         found: List[Caller] = []
         for module in self._modules(project, listing, symbol):
-            for site in uses_of(module).get(name, ()):
+            for raw in uses_of(module).get(name, ()):
+                site = Site(*raw)  # type: ignore[arg-type]
                 verdict = self._reaches(module, site, symbol)
                 if verdict is not False:
                     found.append(Caller(module, site, verdict is True))
