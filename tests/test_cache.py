@@ -468,3 +468,39 @@ def test_a_check_reading_the_kept_catalog_does_not_import_yaml(tmp_path) -> None
     source.write_text(source.read_text() + "# edited\n")
     runs.append(subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True).stdout)
     assert [run.splitlines()[-1] for run in runs] == ["True 1", "False 1", "False 1"]
+
+
+def test_a_caller_added_in_another_module_is_seen_through_the_cache(tmp_path, capsys) -> None:
+    """DL302 stays quiet on a retried method only start-up code calls; its answer depends on
+    every module of the project (who calls it), so a request handler calling it, added in a
+    module the file does not import, re-checks the file and reports the retry."""
+    from deadline_lint.semantics.facts import forget_facts
+    from deadline_lint.semantics.modules import forget_projects
+
+    project = aged(_retry_project(tmp_path / "proj"))
+    args = [str(project / "pkg" / "db.py"), "--cache-dir", str(tmp_path / "cache"), "--select", "DL302",
+            "--format", "json"]
+    forget_facts()
+    assert json.loads(check(capsys, *args)[1]) == []
+    (project / "pkg" / "routes.py").write_text(
+        "from pkg.db import Database\n\n\nasync def read(db: Database):\n    return await db.connect()\n"
+    )
+    forget_facts()  # a new run: nothing this process learnt about the project's files
+    forget_projects()
+    found = json.loads(check(capsys, *args)[1])
+    assert [(Path(f["path"]).name, f["line"]) for f in found] == [("db.py", 5)]
+
+
+def _retry_project(root: Path) -> Path:
+    (root / "pkg").mkdir(parents=True)
+    (root / "pyproject.toml").write_text("")
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "db.py").write_text(
+        "import backoff\n\n\nclass Database:\n"
+        "    @backoff.on_exception(backoff.expo, Exception, max_tries=3)\n"
+        "    async def connect(self):\n        return self\n"
+    )
+    (root / "pkg" / "app.py").write_text(
+        "from pkg.db import Database\n\n\nasync def lifespan(app):\n    await Database().connect()\n    yield\n"
+    )
+    return root

@@ -117,3 +117,37 @@ def test_the_editor_server_learns_which_files_a_buffer_depends_on(tmp_path) -> N
     found = Engine().check(handler.read_text(), str(handler))
     assert [d.code for d in found.diagnostics] == ["DL501"]
     assert found.project_index and str(root / "pkg" / "runtime.py") in found.reach
+
+
+def test_callers_are_found_by_resolved_name_self_and_typed_receivers(tmp_path) -> None:
+    from deadline_lint.semantics.callers import Callers, forget_callers
+    from deadline_lint.semantics.summary import FUNCTION
+
+    root = _project(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/db.py": "class Db:\n    def connect(self):\n        return self\n\n"
+                     "    def reconnect(self):\n        return self.connect()\n\n"
+                     "    def __init__(self):\n        pass\n\n"
+                     "def helper():\n    return 1\n",
+        "pkg/app.py": "from pkg import db\nfrom pkg.db import Db, helper\n\n"
+                      "async def lifespan(app):\n    Db().connect()\n\n"
+                      "def route(d: Db):\n    return d.connect()\n\n"
+                      "def other(x):\n    x.connect()\n    handlers = [helper]\n    return db.helper()\n",
+        "pkg/tests/test_db.py": "from pkg.db import Db\n\ndef test_it():\n    Db().connect()\n",
+    })
+    forget_callers()
+    names = _names(root / "pkg/db.py")
+    callers = Callers(names)
+    own = names.own
+    found = callers.of(Symbol(own, ("Db", "connect"), FUNCTION))
+    assert found is not None
+    sites = sorted((c.module.name, c.site.within, c.site.receiver, c.certain) for c in found)
+    assert sites == [
+        ("pkg.app", ("lifespan",), "c:pkg.db.Db", True),
+        ("pkg.app", ("other",), "?", False),  # an unknown receiver may be one: kept
+        ("pkg.app", ("route",), "c:pkg.db.Db", True),
+        ("pkg.db", ("Db", "reconnect"), "s:Db", True),
+    ]  # the test module is left out
+    helper = callers.of(Symbol(own, ("helper",), FUNCTION))
+    assert sorted((c.site.within, c.site.called) for c in helper or []) == [(("other",), False), (("other",), True)]
+    assert callers.of(Symbol(own, ("Db", "__init__"), FUNCTION)) is None  # called by the language

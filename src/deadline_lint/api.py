@@ -43,6 +43,7 @@ from deadline_lint.diagnostics import Diagnostic, tool_diagnostic
 from deadline_lint.profile import ProfileError
 from deadline_lint.reading import Read, decode, read_file
 from deadline_lint.selection import SelectorError, check_selectors
+from deadline_lint.semantics.callers import consulted as callers_consulted, start as start_callers
 from deadline_lint.semantics.modules import consulted, forget_projects, start_consulting
 from deadline_lint.semantics.store import flush as flush_store
 
@@ -174,6 +175,7 @@ class Session:
             return FileResult(path, self.suppressed(path, [read])), None
         checker = self.checker(path)
         start_consulting()
+        start_callers()
         found = self.suppressed(path, checker.check_bytes(read.data, path))
         if record:
             flush_store()  # what this file taught about its project's modules, for later runs
@@ -290,6 +292,12 @@ def recorded(
             with collector_paused():  # the index holds every module's facts: a full pass is slow
                 reach = project_reach(path, text, checker.catalog, sent, stored)
         if reach is not None:
+            files, folders = callers_consulted()  # who calls a def: every module of the project
+            if files or folders:
+                own = reach.own
+                reach = reach._replace(own=own._replace(
+                    files=tuple(sorted({*own.files, *files})), folders=tuple(sorted({*own.folders, *folders}))
+                ))
             named = {*reach.own.follow, *reach.own.files, *reach.own.folders, *reach.modules}
             for module in reach.modules.values():
                 named.update(module.follow)  # some may have gone to the cache file already

@@ -186,12 +186,7 @@ class ExceptionAnalysis:
             return all(results)
         classes = self._project_tuple(expr, scope)
         if classes is not None:  # a tuple another project module defines: judged here, on the name
-            for qualname in classes:
-                if qualname is None:
-                    out.append(Element(expr, None, ()))
-                    continue
-                listed = self._imported(qualname)
-                out.append(Element(expr, listed.qualname, self._witnesses(listed, expr)))
+            out.extend(self._named_classes(classes, expr))
             return None not in classes
         found = self.type_of(expr, scope)
         if found is None:
@@ -199,6 +194,22 @@ class ExceptionAnalysis:
             return False
         out.append(Element(expr, found.qualname, self._witnesses(found, expr)))
         return True
+
+    def admits_classes(self, classes: Tuple[Optional[str], ...], node: ast.AST) -> Admission:
+        """What a filter of these absolute class names admits (a project helper's default,
+        read in its own module), every element placed on `node`, where the reader is."""
+        return Admission(tuple(self._named_classes(classes, node)), None not in classes)
+
+    def _named_classes(self, classes: Tuple[Optional[str], ...], node: ast.AST) -> List[Element]:
+        """Elements for absolute class names (None: unresolved), each placed on `node`."""
+        elements: List[Element] = []
+        for qualname in classes:
+            if qualname is None:
+                elements.append(Element(node, None, ()))
+                continue
+            listed = self._imported(qualname)
+            elements.append(Element(node, listed.qualname, self._witnesses(listed, node)))
+        return elements
 
     def _project_tuple(self, expr: ast.expr, scope: Scope) -> Optional[Tuple[Optional[str], ...]]:
         """The classes of an exception tuple imported from a project module, else None."""

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Dict, Iterator, List, Mapping, Optional, Tuple
 from deadline_lint.analysis.exceptions import Admission, ExceptionAnalysis, StatusTest
 from deadline_lint.analysis.polling import only_waits_locally
 from deadline_lint.analysis.resolve import dotted_parts
+from deadline_lint.analysis.retry_loops import _exits_on_success, _goes_round, _leaves, _loop_level
 from deadline_lint.analysis.scopes import ASSIGN, CLASS, OTHER, Scope
 from deadline_lint.catalog.retry import (
     ALL,
@@ -41,6 +42,7 @@ from deadline_lint.catalog.retry import (
     STOP,
     TEST,
     TYPES,
+    DECORATOR,
     Argument,
     RetryApi,
     RetryCatalog,
@@ -61,6 +63,7 @@ class FilterPart:
     node: Optional[ast.AST]  # the predicate / classes as written (None: the library default)
     admission: Optional[Admission] = None  # TYPES: what is retried; ALL_BUT: what is excluded
     tested: bool = False  # read from a function of the exception (`retry_if_exception(f)`)
+    default: str = ""  # the project helper's parameter whose default this is (none given here)
 
     def place(self, node: ast.AST, policy: Optional[ast.AST]) -> ast.AST:
         """Where a finding about `node` (a class of this part's admission) is shown: on it
@@ -141,6 +144,7 @@ class RetryAnalysis:
         self._retrying: Dict[int, Optional[ast.expr]] = {}
         self._around: Optional[Dict[int, Scope]] = None  # module-level defs and methods -> their scope
         self._subclasses: Optional[Dict[str, RetryApi]] = None
+        self._helpers: Optional[bool] = None
         self._final_names = frozenset(
             name.rpartition(".")[2] for name in [*self.catalog.policies, *self.catalog.aliases]
         )
@@ -176,12 +180,61 @@ class RetryAnalysis:
         known = self._policies.get(id(call))
         if known is not None:
             return known[1]
-        if not self._may_name_policy(call.func, scope):
+        api = None
+        named = self._may_name_policy(call.func, scope)
+        if named:
+            api = self.catalog.policy(self._qualname(call.func, scope))
+            if api is None and isinstance(call.func, ast.Name):
+                api = self._subclassed(call.func.id)
+        if api is not None:
+            return self._remember(call, self._build(api, call, call, scope))
+        if self._helpers is False or (self._helpers is None and not self._helpers_possible()):
+            return self._remember(call, None) if named else None
+        return self._remember(call, self._project_policy(call, scope))
+
+    def _helpers_possible(self) -> bool:
+        """Once per file: a project decorator or helper filtering by a parameter can be reached."""
+        if self._helpers is None:
+            from deadline_lint.analysis.retry_helpers import ProjectRetryHelpers
+
+            self._helpers = self.ctx.analysis(ProjectRetryHelpers).possible
+        return self._helpers
+
+    def _project_policy(self, call: ast.Call, scope: Scope) -> Optional[RetryPolicy]:
+        """A project decorator factory or helper whose filter is one of its parameters
+        (`@async_retry(exception_types=[...])`, `call(fn, retry_on=(...))`): the argument
+        given here, else the default it declares (read in its module, placed on the name
+        called here)."""
+        from deadline_lint.analysis.retry_helpers import DECORATOR_FORM, RETRIES_COUNT, ProjectRetryHelpers
+
+        found = self.ctx.analysis(ProjectRetryHelpers).helper(call, scope)
+        if found is None:
             return None
-        api = self.catalog.policy(self._qualname(call.func, scope))
-        if api is None and isinstance(call.func, ast.Name):
-            api = self._subclassed(call.func.id)
-        return self._remember(call, self._build(api, call, call, scope) if api is not None else None)
+        helper, qualname = found
+        stops = {helper.attempts: ATTEMPTS} if helper.attempts else {}
+        positions = {helper.attempts: helper.attempts_position} if helper.attempts_position >= 0 else {}
+        api = RetryApi(
+            qualname, DECORATOR if helper.form == DECORATOR_FORM else OBJECT,
+            filter=Argument(helper.parameter, helper.position if helper.position >= 0 else None),
+            stops=stops, positions=positions, default_stop=UNKNOWN, hint="a narrower exception tuple",
+            counts_retries=helper.attempts_kind == RETRIES_COUNT,
+        )
+        value = _argument(call, api.filter)  # type: ignore[arg-type]
+        if value is not None:
+            parts: Tuple[FilterPart, ...] = (self._types_part(value, scope),)
+        elif _passes_unpacked(call) or helper.default is None:
+            parts = (FilterPart(UNKNOWN, call.func),)
+        else:
+            admission = self.exceptions.admits_classes(helper.default, call.func)
+            parts = (FilterPart(TYPES, call.func, admission, default=helper.parameter),)
+        given = _argument(call, Argument(helper.attempts, positions.get(helper.attempts))) if helper.attempts else None
+        if given is not None:
+            stop = Stop(ATTEMPTS, given, helper.attempts)
+        elif helper.attempts_default is not None and not _passes_unpacked(call):
+            stop = Stop(ATTEMPTS, ast.copy_location(ast.Constant(helper.attempts_default), call.func), helper.attempts)
+        else:
+            stop = Stop(UNKNOWN, None)
+        return RetryPolicy(api, call, call, parts, value is not None, (stop,), False)
 
     def _may_name_policy(self, func: ast.expr, scope: Scope) -> bool:
         """A first look, before resolving: a policy is reached through an imported name, or as
@@ -703,27 +756,6 @@ def _is_docstring(statement: ast.stmt) -> bool:
     )
 
 
-def _loop_level(statement: ast.stmt) -> Iterator[ast.stmt]:
-    """The statement and those nested in its if/with blocks (not in loops or defs)."""
-    yield statement
-    if isinstance(statement, ast.If):
-        for child in [*statement.body, *statement.orelse]:
-            yield from _loop_level(child)
-    elif isinstance(statement, (ast.With, ast.AsyncWith)):
-        for child in statement.body:
-            yield from _loop_level(child)
-
-
-def _exits_on_success(attempt: ast.Try, after: List[ast.stmt]) -> bool:
-    """The loop ends when the attempt works: a return/break in the try body or its else,
-    or right after the try."""
-    for statement in [*attempt.body, *attempt.orelse]:
-        for node in _loop_level(statement):
-            if isinstance(node, (ast.Return, ast.Break)):
-                return True
-    return bool(after) and isinstance(after[0], (ast.Return, ast.Break))
-
-
 def _polls(loop: ast.While, tries: List[ast.Try]) -> bool:
     """A `while` that waits for something rather than retrying: it checks an exit condition
     of its own (`while not stop.is_set():`, `if quit.is_set(): return` before the attempt)
@@ -744,21 +776,6 @@ def _polls(loop: ast.While, tries: List[ast.Try]) -> bool:
 def _block_exits(block: List[ast.stmt]) -> bool:
     """The block ends by leaving the loop (an empty block falls through)."""
     return bool(block) and _leaves(block[-1])
-
-
-def _goes_round(handler: ast.ExceptHandler) -> bool:
-    """The handler can reach the next iteration: its last statement does not leave the loop."""
-    return not _leaves(handler.body[-1])
-
-
-def _leaves(last: ast.stmt) -> bool:
-    if isinstance(last, (ast.Raise, ast.Return, ast.Break)):
-        return True
-    if isinstance(last, ast.Expr) and isinstance(last.value, ast.Call):
-        name = dotted_parts(last.value.func)
-        if name and name[-1] in ("exit", "_exit", "abort"):
-            return True
-    return False
 
 
 def walk_here(node: ast.AST) -> Iterator[ast.AST]:

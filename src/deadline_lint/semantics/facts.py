@@ -52,6 +52,10 @@ class Fact(Generic[P]):
     # Modules or objects from outside the project whose re-export through a project module
     # matters to the family (by the name the project module binds: `from x.metrics import time`).
     reexported: FrozenSet[str] = frozenset()
+    # The fact may hold for a def through what it returns (`return spawn(coro)`): a module whose
+    # text fails `may_hold` is still read when a `return` calls a name imported from one that
+    # passes. False for facts that hold only where they are written.
+    through_returns = True
 
     def locals(self, module: ModuleTree) -> Dict[str, Local]:
         found: Dict[str, Local] = {}
@@ -134,8 +138,10 @@ def _decoded(data: object) -> Optional[Dict[str, Local]]:
 
 
 def forget_facts() -> None:
+    from deadline_lint.semantics.callers import forget_callers
     from deadline_lint.semantics.summary import forget_summaries
 
+    forget_callers()
     _LOCALS.clear()
     _MAY_HOLD.clear()
     _IMPORTS.clear()
@@ -179,7 +185,7 @@ def text_may_hold(fact: Fact, module: ModuleSource, names: Names, depth: int = 0
     _MAY_HOLD[key] = False  # an import cycle ends here
     text = module.text
     found = fact.may_hold(text)
-    if not found and depth < MAX_HOPS:
+    if not found and depth < MAX_HOPS and fact.through_returns:
         # Through another module only where a `return` hands back a call of a name imported
         # from it (`return spawn(coro)`, `return tasks.spawn(coro)`): a module merely importing
         # one that holds the fact holds nothing itself.

@@ -85,3 +85,15 @@ def reexports_from(text: str, path: str, packages: FrozenSet[str]) -> bool:
         if outside is not None and outside.qualname.split(".")[0] in packages:
             return True
     return False
+
+
+def holds_here_or_imported(fact: Fact, text: str, path: str) -> bool:
+    """The file itself holds `fact` for one of its symbols (judged from its text first, parsed
+    only when that cannot rule it out), or imports a project module that does."""
+    if fact.may_hold(text):
+        found = project_of(path)
+        modules, name, is_package = found if found is not None else (None, "", False)
+        own = ModuleSource(name, path, is_package, text)
+        if holds_in(fact, own, Names(modules, own)):
+            return True  # (also for a text in no project: stdin, the codemod)
+    return imports_fact_holder(fact, text, path)

@@ -8,13 +8,14 @@ from typing import TYPE_CHECKING, Callable, ClassVar, FrozenSet, Mapping, Option
 
 from deadline_lint.analysis.budget import Budget, budget_in_scope
 from deadline_lint.analysis.handling import Span
-from deadline_lint.analysis.lifecycle import Lifecycle
+from deadline_lint.analysis.lifecycle import Lifecycle, ProjectLifecycle
 from deadline_lint.analysis.retry import RetryAnalysis, RetryPolicy
 from deadline_lint.catalog import Catalog
 from deadline_lint.catalog.retry import RetryCatalog
 from deadline_lint.diagnostics import Edit
 from deadline_lint.profile import Profile
-from deadline_lint.requires import Need, Text, Words
+from deadline_lint.analysis.retry_helpers import parameter_filter_need
+from deadline_lint.requires import Need, Project, Text, Words
 from deadline_lint.rules.base import Rule
 from deadline_lint.source import SourceFile
 
@@ -32,8 +33,11 @@ def library_imports(rule: "RetryRule") -> Callable[[str], bool]:
     return policy_text_filter(rule.catalog, rule.profile)
 
 
-# A file using a retry library spells its module and imports it (or names a profile decorator).
-USES_A_RETRY_LIBRARY = Words.of(library_words) & Text(library_imports)
+# A file using a retry library spells its module and imports it (or names a profile decorator),
+# or it uses a project decorator or helper whose retry filter is a parameter (defined in it, or
+# in a project module it imports: `analysis/retry_facts.py`).
+PROJECT_HELPERS = Project(parameter_filter_need)
+USES_A_RETRY_LIBRARY = Words.of(library_words) & Text(library_imports) | PROJECT_HELPERS
 
 
 class RetryRule(Rule):
@@ -44,7 +48,7 @@ class RetryRule(Rule):
     # Policy objects (`Retrying(...)`) need a retry library imported, whichever rule judges
     # them: calls are visited only then (a file let in by an `except Timeout` has loops to
     # look at, not calls).
-    POLICY_CALLS: ClassVar[Mapping[Type[ast.AST], Need]] = {ast.Call: Text(library_imports)}
+    POLICY_CALLS: ClassVar[Mapping[Type[ast.AST], Need]] = {ast.Call: Text(library_imports) | PROJECT_HELPERS}
 
 
 def _import_prefix(qualname: str) -> str:
@@ -157,11 +161,15 @@ def enclosing_function(ctx: "FileView") -> Optional[ast.AST]:
     return None
 
 
-def outside_requests(ctx: "FileView", function: Optional[ast.AST] = None) -> bool:
+def outside_requests(ctx: "FileView", function: Optional[ast.AST] = None, callers: bool = False) -> bool:
     """The retry runs where no request waits (start-up, shutdown, a probe, a background job,
     a script: `analysis/lifecycle.py`): `function` is the decorated def, or by default the
-    def the walk is in."""
-    return ctx.analysis(Lifecycle).outside(function if function is not None else enclosing_function(ctx))
+    def the walk is in. With `callers`, also a def whose every caller in the project runs
+    there (`ProjectLifecycle`)."""
+    function = function if function is not None else enclosing_function(ctx)
+    if callers:
+        return ctx.analysis(ProjectLifecycle).outside(function)
+    return ctx.analysis(Lifecycle).outside(function)
 
 
 def shown(ctx: "FileView", node: ast.AST) -> str:

@@ -10,6 +10,7 @@ from deadline_lint.diagnostics import Applicability
 from deadline_lint.requires import Text, Words
 from deadline_lint.rules.base import Rule, register
 from deadline_lint.rules.retry.common import (
+    PROJECT_HELPERS,
     RetryRule,
     called_policy,
     decorated_policies,
@@ -84,7 +85,13 @@ class RetryOnExpiryOrCancel(RetryRule):
     naming `TimeoutError`, a redis client built with `retry_on_timeout=True`, and a gRPC retry
     loop whose handler goes round for `DEADLINE_EXCEEDED` or `CANCELLED` (`if err.code() in
     (UNAVAILABLE, DEADLINE_EXCEEDED): continue`, or `if err.code() not in RETRYABLE: raise`
-    with `RETRYABLE` holding one of them).
+    with `RETRYABLE` holding one of them). Project decorators and helpers whose filter is one
+    of their parameters (`@async_retry(exception_types=[asyncio.TimeoutError])` where
+    `async_retry` loops and catches `except exception_types:`; `call(fn, retry_on=(Timeout,))`)
+    are judged where they are used, in this module or another: the argument given there, or
+    else the default the def declares (the finding then lands on the name called); one
+    attempt (`tries=1`, `retries=0` where the loop is `range(tries)` / `range(retries + 1)`)
+    or a def that re-raises what it catches is no retry.
 
     A loop counts as a retry loop when it counts attempts (`range`, `itertools.count`) or is a
     `while`, leaves on success (`return`/`break` in the `try` or right after it) and the
@@ -163,7 +170,7 @@ class RetryOnExpiryOrCancel(RetryRule):
     # or a status-code test of a gRPC retry loop.
     requires = (
         (Words.of(library_words) | Words.of(_type_words)) & (Text(library_imports) | Text(_names_a_type))
-    ) | Words(*status_words)
+    ) | Words(*status_words) | PROJECT_HELPERS
     visit_requires = RetryRule.POLICY_CALLS
 
     def visit(self, node: ast.AST, ctx) -> None:
@@ -202,13 +209,17 @@ class RetryOnExpiryOrCancel(RetryRule):
                     continue
                 fix = _drop(ctx, part.node, part.admission, admitted)
                 through = "" if where is admitted.node else f" (through `{shown(ctx, where)}`)"
+                short = _short(ctx, admitted)
+                if part.default:
+                    short, through = admitted.named, f" (the default of `{part.default}`, not given here)"
                 message = (
-                    f"the retry filter of `{policy.api.qualname}` names `{_short(ctx, admitted)}`{through}, "
-                    f"{_WHY[admitted.kind]}; remove it from the filter"
+                    f"the retry filter of `{policy.api.qualname}` names `{short}`{through}, "
+                    f"{_WHY[admitted.kind]}; "
+                    + (f"pass `{part.default}=` without it" if part.default else "remove it from the filter")
                 ) + _still_admitted(
                     part.admission, admitted, ctx, "exclude that too (`retry_if_not_exception_type`, see DL302)"
                 )
-                description = f"Remove `{_short(ctx, admitted)}` from the retry filter"
+                description = f"Remove `{short}` from the retry filter"
                 ctx.report(self, where, message, edits=fix, description=description)
 
     def _status(self, test: ast.Compare, found, ctx) -> None:

@@ -45,6 +45,17 @@ class RetryPolicyAdmitsExpiry(RetryRule):
     readiness waits (by the function's name), background jobs (a function handed to a
     scheduler or a thread, a task nobody awaits, and the private functions only they call)
     and scripts (`if __name__ == "__main__":`); catalog `retry.yaml` `outside_requests`.
+    Also a def whose every caller in the project runs there, by the same rules in the
+    caller's own module and then through its callers (`connect`, called only from another
+    module's lifespan; a method only a background task of its file reaches). A def with no
+    caller in the project (a library's public API, a route registered by a decorator), one
+    handed on as a value, or one whose caller cannot be placed is still reported; test
+    modules are judged by their own file only.
+
+    Project decorators and helpers whose filter is one of their parameters
+    (`@async_retry(exception_types=(Exception,))`, `call(fn, retry_on=(OSError,))`, defined
+    in this module or another) are judged where they are used: the argument given there, or
+    else the default they declare (the finding then lands on the name called).
 
     The finding is on the base class inside the filter (on the name the policy reaches it
     through, when the tuple or a `retry_if_exception(f)` test function is defined elsewhere),
@@ -138,6 +149,8 @@ class RetryPolicyAdmitsExpiry(RetryRule):
                     if through is not None and (budgeted or through.named in _EVERY_ERROR):
                         where = part.place(element.node, policy.node)
                         via = "" if where is element.node else f" (through `{_shown(ctx, where)}`)"
+                        if part.default:
+                            via = f" (the default of `{part.default}`, not given here)"
                         self._report(
                             ctx,
                             where,
@@ -163,7 +176,7 @@ class RetryPolicyAdmitsExpiry(RetryRule):
 
     def _report(self, ctx, node: Optional[ast.AST], message: str, function: Optional[ast.AST]) -> None:
         # Asked last: whether a request waits is a question about the whole file.
-        if node is not None and not outside_requests(ctx, function) and reported_once(self, ctx, node):
+        if node is not None and not outside_requests(ctx, function, callers=True) and reported_once(self, ctx, node):
             ctx.report(self, node, message)
 
 
