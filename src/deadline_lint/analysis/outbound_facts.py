@@ -192,6 +192,12 @@ class IsClient(_OutboundFact):
 
     def locals(self, module: ModuleTree) -> Dict[str, Local]:
         resolver = module_resolver(module, self.catalog)
+        try:
+            return self._locals(module, resolver)
+        finally:
+            resolver.release()
+
+    def _locals(self, module: ModuleTree, resolver: Resolver) -> Dict[str, Local]:
         scope = module.scope
         summary = module.summary
         found: Dict[str, Local] = {}
@@ -299,6 +305,9 @@ class ForwardsTimeout(_OutboundFact):
         try:
             return super().locals(module)
         finally:
+            held = self._resolver
+            if held is not None:
+                held[1].release()
             self._resolver = None  # the tree goes with the module's view
 
     def _resolver_of(self, module: ModuleTree) -> Resolver:

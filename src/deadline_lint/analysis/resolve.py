@@ -131,6 +131,14 @@ class Resolver:
     def project(self, value: Optional[ProjectTypes]) -> None:
         self._project = value
 
+    def release(self) -> None:
+        """Forget the scopes built so far: each holds its bindings, which hold it back, so
+        left alone they and the tree they point into wait for the cyclic collector (paused
+        while a file is checked, when facts of other modules are computed)."""
+        for scope in self._scopes.values():
+            scope.clear_caches()
+        self._scopes.clear()
+
     def scope_of(self, node: ast.AST, parent: Scope) -> Scope:
         scope = self._scopes.get(id(node))
         if scope is None:

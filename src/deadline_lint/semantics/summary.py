@@ -271,8 +271,10 @@ def tree_of(module: ModuleSource) -> Optional[ModuleTree]:
 def _hold(module: ModuleSource, found: Optional[ModuleTree]) -> None:
     _TREES[id(module)] = (module, found)
     while len(_TREES) > KEEP_TREES:
-        _, (old, _) = _TREES.popitem(last=False)
+        _, (old, view) = _TREES.popitem(last=False)
         old.forget_tree()
+        if view is not None:
+            view.scope.clear_caches()  # its bindings point back at it: free the tree now
 
 
 _IMPORT_LINES: Dict[str, Dict[str, str]] = {}  # by content: what each import line binds
