@@ -243,10 +243,11 @@ def test_an_unrelated_module_leaves_the_entry_alone_and_a_new_one_does_not(shop,
     assert counts["checked"] == 1  # checked again (it could have changed what a name means)
 
 
-def test_a_change_two_imports_away_invalidates(tmp_path, capsys, monkeypatch) -> None:
+def two_imports_away(tmp_path: Path) -> Tuple[Path, Path]:
+    """A project whose `caller.py` reaches a client through `wrappers.py` and `compat.py`."""
     project = tmp_path / "proj"
     (project / "pkg").mkdir(parents=True)
-    (project / "pyproject.toml").write_text("[tool.deadline-lint]\nproject_index = true\n")
+    (project / "pyproject.toml").write_text("[project]\nname = 'pkg'\n")
     (project / "pkg" / "__init__.py").write_text("")
     (project / "pkg" / "compat.py").write_text("import requests as http\n")
     (project / "pkg" / "wrappers.py").write_text(
@@ -254,6 +255,11 @@ def test_a_change_two_imports_away_invalidates(tmp_path, capsys, monkeypatch) ->
     )
     caller = project / "pkg" / "caller.py"
     caller.write_text("from pkg.wrappers import fetch\n\n\ndef run():\n    fetch('http://x')\n")
+    return project, caller
+
+
+def test_a_change_two_imports_away_invalidates(tmp_path, capsys, monkeypatch) -> None:
+    project, caller = two_imports_away(tmp_path)
     args = [str(caller), "--cache-dir", str(tmp_path / "cache"), "--select", "DL101"]
     aged(project)
     assert check(capsys, *args)[0] == 1
@@ -272,16 +278,7 @@ def test_one_changed_file_takes_the_stored_reaches_behind_it_and_they_stay_exact
     imports away still invalidates the new entry."""
     from deadline_lint.analysis import dependencies
 
-    project = tmp_path / "proj"
-    (project / "pkg").mkdir(parents=True)
-    (project / "pyproject.toml").write_text("[tool.deadline-lint]\nproject_index = true\n")
-    (project / "pkg" / "__init__.py").write_text("")
-    (project / "pkg" / "compat.py").write_text("import requests as http\n")
-    (project / "pkg" / "wrappers.py").write_text(
-        "from pkg.compat import http\n\n\ndef fetch(url, timeout=None):\n    return http.get(url, timeout=timeout)\n"
-    )
-    caller = project / "pkg" / "caller.py"
-    caller.write_text("from pkg.wrappers import fetch\n\n\ndef run():\n    fetch('http://x')\n")
+    project, caller = two_imports_away(tmp_path)
     cache = ["--cache-dir", str(tmp_path / "cache"), "--select", "DL101"]
     aged(project)
     assert check(capsys, str(project), *cache)[0] == 1
