@@ -95,7 +95,10 @@ def uses_of(module: ModuleSource) -> Table:
     if found is None:
         parsed = getattr(module, "_parsed", True)
         tree = module.tree
-        uses = _Table(module, tree).uses if tree is not None else {}
+        table = _Table(module, tree) if tree is not None else None
+        uses = table.uses if table is not None else {}
+        if table is not None:
+            table.release()
         found = {n: tuple(tuple(s) for s in v) for n, v in uses.items()}
         if not parsed and module.rereadable and not _held(module):
             module.forget_tree()  # parsed for this table only: a held tree slows the collector
@@ -109,7 +112,21 @@ class _Table:
         self.summary = summary_of(module)
         self.uses: Dict[str, List[Site]] = {}
         self._parents: Dict[int, ast.AST] = {}
-        self._walk(tree, Scope(tree, None), (), None)
+        self._scopes: List[Scope] = []
+        self._walk(tree, self._scope(tree, None), (), None)
+
+    def _scope(self, node: ast.AST, parent: Optional[Scope]) -> Scope:
+        scope = Scope(node, parent)
+        self._scopes.append(scope)
+        return scope
+
+    def release(self) -> None:
+        """Each scope's bindings point back at it: cleared, the tree goes now, not when the
+        cyclic collector (paused during a check) gets to it."""
+        for scope in self._scopes:
+            scope.clear_caches()
+        self._scopes.clear()
+        self._parents.clear()
 
     def _walk(self, node: ast.AST, scope: Scope, within: Tuple[str, ...], klass: Optional[str]) -> None:
         for child in ast.iter_child_nodes(node):
@@ -122,15 +139,15 @@ class _Table:
                 self._parents[id(part)] = node
                 self._node(part, scope, within, klass)
             method_of = klass if scope.kind == CLASS else None
-            self._body(node, Scope(node, scope), (*within, node.name), method_of)
+            self._body(node, self._scope(node, scope), (*within, node.name), method_of)
         elif isinstance(node, ast.ClassDef):
             for part in (*node.decorator_list, *node.bases, *(k.value for k in node.keywords)):
                 self._parents[id(part)] = node
                 self._node(part, scope, within, klass)
             top = node.name if not within and scope.parent is None else None
-            self._body(node, Scope(node, scope), (*within, node.name), top)
+            self._body(node, self._scope(node, scope), (*within, node.name), top)
         elif isinstance(node, ast.Lambda):
-            self._walk(node, Scope(node, scope), within, None)
+            self._walk(node, self._scope(node, scope), within, None)
         else:
             self._visit(node, scope, within, klass)
             self._walk(node, scope, within, klass)
@@ -337,9 +354,11 @@ def _listing(modules: ProjectModules) -> Optional[_Listing]:
 
 
 class _Texts(NamedTuple):
-    """Every module text of one project joined, to find a name in all at once."""
+    """Every module text of one project joined, to find a name in all at once: as UTF-8 (one
+    byte per character of most code, where a text holding one emoji takes four per
+    character as a `str`)."""
 
-    joined: str
+    joined: bytes
     starts: List[int]  # where each file's text begins in `joined`
     files: Tuple[str, ...]
 
@@ -352,17 +371,17 @@ def _texts(key: Tuple[str, Tuple[str, ...]], listing: _Listing) -> Optional[_Tex
     held = _TEXTS[0]
     if held is not None and held[0] == key:
         return held[1]
-    parts: List[str] = []
+    parts: List[bytes] = []
     starts: List[int] = []
     size = 0
     for path in listing.files:
-        text = read_module_text(path) or ""
+        data = (read_module_text(path) or "").encode("utf-8", "surrogatepass")
         starts.append(size)
-        parts.append(text)
-        size += len(text) + 1
+        parts.append(data)
+        size += len(data) + 1
         if size > MAX_HELD_TEXT:
             return None
-    found = _Texts("\0".join(parts), starts, listing.files)
+    found = _Texts(b"\0".join(parts), starts, listing.files)
     _TEXTS[0] = (key, found)
     return found
 
@@ -375,7 +394,7 @@ def _holding(modules: ProjectModules, listing: _Listing, name: str, method: bool
         texts = _texts(key[:2], listing)
         held: List[str] = []
         if texts is not None:
-            for at in _spelled(texts.joined, name, method):
+            for at in _spelled_in_bytes(texts.joined, name.encode("utf-8", "surrogatepass"), method):
                 index = bisect_right(texts.starts, at) - 1
                 if not held or held[-1] != texts.files[index]:
                     held.append(texts.files[index])
@@ -403,6 +422,29 @@ def _spelled(text: str, name: str, method: bool) -> Iterator[int]:
         if whole and (before == "." if method else not (before.isalnum() or before == "_")):
             yield at
         at = text.find(name, at + size)
+
+
+def _spelled_in_bytes(data: bytes, name: bytes, method: bool) -> Iterator[int]:
+    """`_spelled` over UTF-8: a byte of a non-ASCII character counts as a letter."""
+    at = data.find(name)
+    size = len(name)
+    while at != -1:
+        back = at - 1
+        while method and back >= 0 and data[back] in _BLANK_BYTES:
+            back -= 1
+        before = data[back] if back >= 0 else 32
+        after = data[at + size] if at + size < len(data) else 32
+        whole = not _word_byte(after)
+        if whole and (before == 46 if method else not _word_byte(before)):  # 46: "."
+            yield at
+        at = data.find(name, at + size)
+
+
+_BLANK_BYTES = frozenset(b" \t\r\n\\")
+
+
+def _word_byte(byte: int) -> bool:
+    return byte >= 128 or chr(byte).isalnum() or byte == 95  # 95: "_"
 
 
 def consulted() -> Tuple[Tuple[str, ...], Tuple[str, ...]]:
