@@ -43,7 +43,6 @@ from deadline_lint.diagnostics import Diagnostic, tool_diagnostic
 from deadline_lint.profile import ProfileError
 from deadline_lint.reading import Read, decode, read_file
 from deadline_lint.selection import SelectorError, check_selectors
-from deadline_lint.semantics.callers import consulted as callers_consulted, start as start_callers
 from deadline_lint.semantics.modules import consulted, forget_projects, start_consulting
 from deadline_lint.semantics.store import flush as flush_store
 
@@ -175,6 +174,8 @@ class Session:
             return FileResult(path, self.suppressed(path, [read])), None
         checker = self.checker(path)
         start_consulting()
+        from deadline_lint.semantics.callers import start as start_callers  # not on a cache hit's path
+
         start_callers()
         found = self.suppressed(path, checker.check_bytes(read.data, path))
         if record:
@@ -292,6 +293,8 @@ def recorded(
             with collector_paused():  # the index holds every module's facts: a full pass is slow
                 reach = project_reach(path, text, checker.catalog, sent, stored)
         if reach is not None:
+            from deadline_lint.semantics.callers import consulted as callers_consulted
+
             files, folders = callers_consulted()  # who calls a def: every module of the project
             if files or folders:
                 own = reach.own
