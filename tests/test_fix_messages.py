@@ -80,3 +80,35 @@ def test_dl104_uses_the_budget_types_hop_timeout_method_where_it_has_one() -> No
     fixed = fix_text(Checker(select=["DL104"]), REMAINDER, "m.py", FixMode(unsafe=True)).text
     assert 'timeout=request.state.budget.timeout())' in fixed
     assert 'timeout=max(0.0, budget.timeout()))' in fixed
+
+
+READ_INTO_A_LOCAL = '''\
+import requests
+
+
+def fixed(request):
+    budget = request.state.budget
+    return requests.get("http://x/", timeout=30)
+
+
+def missing(request):
+    budget = request.state.budget
+    return requests.get("http://x/")
+
+
+def read_late(request):
+    requests.get("http://x/")
+    budget = request.state.budget
+    return budget
+'''
+
+
+def test_dl101_and_dl102_spell_the_budget_by_the_local_it_was_read_into() -> None:
+    assert _messages(READ_INTO_A_LOCAL, "DL102")[0][1].endswith("pass `min(30, budget.timeout())`")
+    dl101 = dict(_messages(READ_INTO_A_LOCAL, "DL101"))
+    assert dl101[11].endswith("pass `timeout=budget.timeout()` from the budget in scope")
+    # Read after the call: the source itself, as before.
+    assert dl101[15].endswith("pass `timeout=request.state.budget.timeout()` from the budget in scope")
+    fixed = fix_text(Checker(select=["DL101", "DL102"]), READ_INTO_A_LOCAL, "m.py", FixMode(unsafe=True)).text
+    assert 'requests.get("http://x/", timeout=min(30, budget.timeout()))' in fixed
+    assert 'requests.get("http://x/", timeout=budget.timeout())' in fixed

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-from deadline_lint.analysis.budget import timeout_expression
 from deadline_lint.analysis.outbound import FROM_DEFAULT, outbound_sites
 from deadline_lint.catalog import CLIENT
 from deadline_lint.diagnostics import Applicability
@@ -8,6 +7,7 @@ from deadline_lint.edits import insert_keyword, replace_node
 from deadline_lint.rules.base import register
 from deadline_lint.rules.outbound.common import (
     OutboundRule,
+    fix_timeout,
     bounded_externally,
     describe_default,
 )
@@ -98,7 +98,7 @@ class OutboundCallWithoutBudget(OutboundRule):
 
     def _report(self, node, call, ctx):
         api = call.api
-        expression, from_budget = timeout_expression(ctx)
+        expression, from_budget = fix_timeout(ctx, node)
         source = "the budget in scope" if from_budget else "the edge default (no budget in scope)"
         if api.keyword is not None:
             argument = f"{api.keyword}={api.render_timeout(expression)}"

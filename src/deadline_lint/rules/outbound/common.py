@@ -16,7 +16,8 @@ from typing import (
     Type,
 )
 
-from deadline_lint.analysis.budget import Budget
+from deadline_lint.analysis.budget import Budget, budget_in_scope, timeout_expression
+from deadline_lint.analysis.forwarding import local_alias
 from deadline_lint.analysis.budget_hops import hop_keywords, hop_text_filter
 from deadline_lint.analysis.catalog_imports import STDLIB_MODULES, catalog_imports, is_method
 from deadline_lint.analysis.cancel_scopes import bounded_by_cancel_scope, is_awaited
@@ -95,9 +96,24 @@ def is_sequential(node: ast.Call, call: OutboundCall, ctx: "FileView") -> bool:
     return isinstance(function, ast.FunctionDef)
 
 
-def budget_expression(ctx: "FileView", budget: Budget) -> Optional[str]:
-    """The seconds expression a fix derives from the budget in scope (None: no template)."""
-    return budget.timeout_expression(ctx.profile)
+def budget_expression(ctx: "FileView", budget: Budget, at: Optional[ast.AST] = None) -> Optional[str]:
+    """The seconds expression a fix derives from the budget in scope (None: no template). A
+    source read into a local before `at` (`budget = request.state.budget`) is spelled by that
+    local, as the reader wrote it."""
+    source = budget.primary
+    alias = local_alias(ctx.scope, source.name, at) if source is not None else None
+    return budget.timeout_expression(ctx.profile, spelled=alias)
+
+
+def fix_timeout(ctx: "FileView", at: Optional[ast.AST] = None) -> Tuple[str, bool]:
+    """`analysis.budget.timeout_expression`, with the budget spelled as `budget_expression`
+    spells it."""
+    budget = budget_in_scope(ctx)
+    if budget is not None:
+        expression = budget_expression(ctx, budget, at)
+        if expression is not None:
+            return expression, True
+    return timeout_expression(ctx)
 
 
 # -- what a timeout expression is made of ---------------------------------------------

@@ -119,7 +119,7 @@ class FixedTimeoutIgnoresBudget(OutboundRule):
         if not is_fixed_timeout(timeout, ctx.scope, ctx):
             return  # passed in from elsewhere: cannot tell
         shown = ctx.source.segment(timeout)
-        derived = budget_expression(ctx, budget)
+        derived = budget_expression(ctx, budget, node)
         unset = _timeout_object_without_limits(timeout, ctx)
         if unset is not None:  # `Config(retries=...)`: no timeout at all, the library's default
             default = call.default_timeout
@@ -148,7 +148,7 @@ class FixedTimeoutIgnoresBudget(OutboundRule):
         default = call.default_timeout
         if api.keyword is None or default is None or default > self.profile.max_bounded_default_s:
             return  # no per-call timeout, or an unbounded default: DL101's
-        derived = budget_expression(ctx, budget)
+        derived = budget_expression(ctx, budget, node)
         value = api.render_timeout(derived) if derived else None
         edit = insert_keyword(ctx.source, node, api.keyword, value) if value else None
         advice = f"pass `{api.keyword}={value}`" if value else f"pass `{api.keyword}=` from the budget"
@@ -167,7 +167,7 @@ class FixedTimeoutIgnoresBudget(OutboundRule):
             return  # nothing to pass per call, or the client was built from this budget
         if is_unbounded(ctor_timeout, ctx.scope, ctx.resolver):
             return  # DL103, at the constructor
-        derived = budget_expression(ctx, budget)
+        derived = budget_expression(ctx, budget, node)
         shown = ctx.source.segment(ctor_timeout)
         edit = None
         if derived and is_number_constant(ctor_timeout):

@@ -3,7 +3,6 @@ from __future__ import annotations
 import ast
 from typing import List
 
-from deadline_lint.analysis.budget import timeout_expression
 from deadline_lint.analysis.expressions import is_unbounded
 from deadline_lint.analysis.unbounded_settings import setting_unset
 from deadline_lint.analysis.outbound import (
@@ -15,7 +14,7 @@ from deadline_lint.analysis.outbound import (
 from deadline_lint.diagnostics import Applicability
 from deadline_lint.edits import insert_keyword, replace_node
 from deadline_lint.rules.base import register
-from deadline_lint.rules.outbound.common import OutboundRule, bounded_externally
+from deadline_lint.rules.outbound.common import OutboundRule, bounded_externally, fix_timeout
 
 
 @register
@@ -85,7 +84,7 @@ class UnboundedTimeout(OutboundRule):
                 continue
             if bounded_externally(node, ctx):
                 continue
-            expression, _ = timeout_expression(ctx)
+            expression, _ = fix_timeout(ctx, node)
             shown = ctx.source.segment(call.timeout)
             if isinstance(call.timeout, ast.Tuple):
                 # (connect, read): bound only the unbounded parts, keep the others as they are.
@@ -124,7 +123,7 @@ class UnboundedTimeout(OutboundRule):
         if not unbounded:
             self._check_setting_fields(node, spec, ctx)
             return
-        expression, _ = timeout_expression(ctx)
+        expression, _ = fix_timeout(ctx, node)
         edits = []
         for field, value in unbounded:
             if value is None:
