@@ -12,7 +12,6 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Dict, NamedTuple, Optional, Tuple
 
-from deadline_lint.analysis.expressions import mentions_any
 from deadline_lint.analysis.function_body import function_body
 from deadline_lint.analysis.scopes import Scope
 from deadline_lint.analysis.wire import WireValues, literal_key_read
@@ -59,8 +58,8 @@ class InboundReaders:
             key = self._wire.header_read(node, scope)
             if key is None or not self._wire.is_budget_key(key):
                 continue
-            derived = self._wire.derived_names(scope, node)
-            if any(_contains(value, node) or mentions_any(value, derived) for value in returns):
+            carries = self._wire.carrier(scope, node)
+            if any(carries(value) for value in returns):
                 name = function.name  # type: ignore[attr-defined]
                 self._readers[(owner, name)] = Reader(name, key, node, scope)
                 return
@@ -87,7 +86,3 @@ def _enclosing_class(scope: Scope) -> Optional[str]:
     if owner is None or owner.parent is None or owner.parent.parent is not None:
         return None  # only methods of top-level classes are readers
     return owner.node.name  # type: ignore[attr-defined]
-
-
-def _contains(expr: ast.AST, node: ast.AST) -> bool:
-    return any(sub is node for sub in ast.walk(expr))

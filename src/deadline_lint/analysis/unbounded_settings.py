@@ -12,7 +12,7 @@ read from the defining module alone and memoised by its content."""
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Dict, FrozenSet, NamedTuple, Optional
+from typing import TYPE_CHECKING, Dict, FrozenSet, List, NamedTuple, Optional
 
 from deadline_lint.analysis.scopes import ASSIGN, IMPORT, Binding, Scope
 from deadline_lint.semantics.facts import Fact, Local, locals_of
@@ -52,13 +52,9 @@ class UnboundedSetting(Fact[tuple]):
 
     def locals(self, module: ModuleTree) -> Dict[str, Local]:
         found: Dict[str, Local] = {}
-        scope = module.scope
-        rebound = _rebound_globally(scope)
-        for name, bindings in scope.bindings().items():
-            if name in rebound or any(b.kind != ASSIGN for b in bindings):
-                continue
-            value = next((b.value for b in bindings if _may_be_unbounded(b)), None)
-            if isinstance(value, ast.expr):
+        for name, bindings in module.scope.bindings().items():
+            value = _unset_value(name, bindings)
+            if value is not None:
                 text = ast.get_source_segment(module.module.text, value) or "None"
                 found[name] = Local((_shortened(text), value.lineno), name)
         return found
@@ -105,17 +101,21 @@ def unbounded_setting(expr: ast.expr, scope: Scope) -> Optional[ast.expr]:
     setting `expr` names unbounded in some configuration, or None."""
     if not isinstance(expr, ast.Name):
         return None
-    bindings = scope.lookup(expr.id)
+    return _unset_value(expr.id, scope.lookup(expr.id) or [])
+
+
+def _unset_value(name: str, bindings: List[Binding]) -> Optional[ast.expr]:
+    """The first binding's value that leaves the setting unbounded when nothing is
+    configured, when every binding of `name` is a module-level assignment no function
+    rebinds with `global`."""
     if not bindings or any(b.kind != ASSIGN or b.scope.parent is not None for b in bindings):
         return None
-    found = next((b.value for b in bindings if _may_be_unbounded(b)), None)
-    if found is None or expr.id in _rebound_globally(bindings[0].scope):
+    if name in _rebound_globally(bindings[0].scope):
         return None
-    return found  # type: ignore[return-value]
-
-
-def _may_be_unbounded(binding: Binding) -> bool:
-    return _unbounded_branch(binding.value, binding.scope) is not None  # type: ignore[arg-type]
+    for binding in bindings:
+        if _unbounded_branch(binding.value, binding.scope) is not None:  # type: ignore[arg-type]
+            return binding.value  # type: ignore[return-value]
+    return None
 
 
 def _unbounded_branch(value: ast.expr, scope: Scope, depth: int = 0) -> Optional[ast.expr]:

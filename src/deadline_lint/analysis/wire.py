@@ -22,7 +22,7 @@ API (`wire = ctx.analysis(WireValues)`):
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, FrozenSet, List, Optional, Tuple
+from typing import TYPE_CHECKING, Callable, FrozenSet, List, Optional, Tuple
 
 from deadline_lint.analysis.expressions import mentions_any
 from deadline_lint.analysis.scopes import ASSIGN, Scope
@@ -144,6 +144,12 @@ class WireValues:
                     names.add(name)
                     changed = True
         return frozenset(names)
+
+    def carrier(self, scope: Scope, read: ast.AST) -> Callable[[ast.AST], bool]:
+        """Whether an expression carries the value `read` produced: it holds the read itself
+        or names a local derived from it (`derived_names`)."""
+        derived = self.derived_names(scope, read)
+        return lambda expr: _contains(expr, read) or mentions_any(expr, derived)
 
     # -- writes --------------------------------------------------------------------
     def header_writes(self, node: ast.AST, scope: Scope) -> List[Tuple[str, ast.expr, ast.expr]]:

@@ -392,40 +392,28 @@ def _holding(modules: ProjectModules, listing: _Listing, name: str, method: bool
     found = _MATCHES.get(key)
     if found is None:
         texts = _texts(key[:2], listing)
+        spelled = name.encode("utf-8", "surrogatepass")
         held: List[str] = []
         if texts is not None:
-            for at in _spelled_in_bytes(texts.joined, name.encode("utf-8", "surrogatepass"), method):
+            for at in _spelled(texts.joined, spelled, method):
                 index = bisect_right(texts.starts, at) - 1
                 if not held or held[-1] != texts.files[index]:
                     held.append(texts.files[index])
         else:
             for path in listing.files:
                 text = read_module_text(path)
-                if text is not None and name in text and next(_spelled(text, name, method), None) is not None:
+                if text is None or name not in text:
+                    continue
+                if next(_spelled(text.encode("utf-8", "surrogatepass"), spelled, method), None) is not None:
                     held.append(path)
         found = _MATCHES[key] = tuple(held)
     return found
 
 
-def _spelled(text: str, name: str, method: bool) -> Iterator[int]:
-    """Where `text` spells `name` as a whole word (after a `.` for a method): `str.find`, as a
-    regular expression starting with `\\b` scans far slower."""
-    at = text.find(name)
-    size = len(name)
-    while at != -1:
-        back = at - 1
-        while method and back >= 0 and text[back] in " \t\r\n\\":
-            back -= 1  # `client\n    .connect()`
-        before = text[back] if back >= 0 else " "
-        after = text[at + size] if at + size < len(text) else " "
-        whole = not (after.isalnum() or after == "_")
-        if whole and (before == "." if method else not (before.isalnum() or before == "_")):
-            yield at
-        at = text.find(name, at + size)
-
-
-def _spelled_in_bytes(data: bytes, name: bytes, method: bool) -> Iterator[int]:
-    """`_spelled` over UTF-8: a byte of a non-ASCII character counts as a letter."""
+def _spelled(data: bytes, name: bytes, method: bool) -> Iterator[int]:
+    """Where UTF-8 `data` spells `name` as a whole word (after a `.` for a method; a byte of
+    a non-ASCII character counts as a letter): `bytes.find`, as a regular expression starting
+    with `\\b` scans far slower."""
     at = data.find(name)
     size = len(name)
     while at != -1:

@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 from typing import Optional, Tuple
 
-from deadline_lint.analysis.expressions import argument_at, mentions_any
+from deadline_lint.analysis.expressions import argument_at
 from deadline_lint.analysis.function_body import function_body
 from deadline_lint.analysis.inbound_readers import InboundReaders, Reader
 from deadline_lint.analysis.scopes import FUNCTION
@@ -105,22 +105,14 @@ class InboundBudgetNotCapped(Rule):
             self._judge(node, reader.key, wire, ctx, f"`{shown(ctx, node)}` (header `{reader.key}`)", reader)
 
     def _judge(self, node, key: str, wire: WireValues, ctx, shown_as: str, reader: Optional[Reader] = None) -> None:
-        derived = wire.derived_names(ctx.scope, node)
         body = function_body(ctx.scope)
-
-        def carries(expr: ast.AST) -> bool:
-            return any(sub is node for sub in ast.walk(expr)) or mentions_any(expr, derived)
-
+        carries = wire.carrier(ctx.scope, node)
         sink = self._sink(body, carries, wire, ctx, money=wire.may_be_money(key))
         if sink is None:
             return
         capped, rejected = self._checks(body, carries, wire, ctx)
         if reader is not None:  # what the helper itself does with the value counts too
-            reader_derived = wire.derived_names(reader.scope, reader.read)
-
-            def carries_there(expr: ast.AST) -> bool:
-                return any(sub is reader.read for sub in ast.walk(expr)) or mentions_any(expr, reader_derived)
-
+            carries_there = wire.carrier(reader.scope, reader.read)
             there = self._checks(function_body(reader.scope), carries_there, wire, ctx, reader.scope)
             capped, rejected = capped or there[0], rejected or there[1]
         if capped and rejected:
