@@ -115,18 +115,20 @@ class PathTable:
         self._ids: Optional[Dict[str, int]] = None
 
     def known_id(self, path: str) -> Optional[int]:
-        if self._ids is None:
-            self._ids = {known: number for number, known in enumerate(self.paths)}
-        return self._ids.get(path)
+        return self._numbers().get(path)
 
     def id_of(self, path: str) -> int:
-        if self._ids is None:
-            self._ids = {known: number for number, known in enumerate(self.paths)}
-        number = self._ids.get(path)
+        numbers = self._numbers()
+        number = numbers.get(path)
         if number is None:
-            number = self._ids[path] = len(self.paths)
+            number = numbers[path] = len(self.paths)
             self.paths.append(path)
         return number
+
+    def _numbers(self) -> Dict[str, int]:
+        if self._ids is None:
+            self._ids = {known: number for number, known in enumerate(self.paths)}
+        return self._ids
 
 
 _HASHED: Dict[str, List[Any]] = {}
