@@ -6,6 +6,7 @@ what stops it, and which functions and clients of a file retry on their own.
     retry.decorators(function)     -> Tuple[RetryPolicy, ...] # of a def (resolved in its outer scope)
     retry.policy_call(call, scope) -> Optional[RetryPolicy]  # `Retrying(...)`, `Retry(predicate=...)`
     retry.loop(statement, scope)   -> Optional[RetryLoop]    # for/while around try/except that retries
+    retry.round_paths(handler, scope) -> Tuple[RoundPath, ...] # its handler's ways round, each narrowed
     retry.policy_loop(statement, scope) -> Optional[RetryPolicy]  # `for attempt in Retrying(...)`
     retry.retrying_function(node)  -> bool                    # a def carrying a retry decorator
     retry.retry_decorator(node)    -> Optional[ast.expr]      # that decorator
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING, Dict, Iterator, List, Mapping, Optional, Tuple
 from deadline_lint.analysis.exceptions import Admission, ExceptionAnalysis, StatusTest
 from deadline_lint.analysis.polling import only_waits_locally
 from deadline_lint.analysis.resolve import dotted_parts
+from deadline_lint.analysis.retry_guards import Narrowing, RoundPath, round_paths
 from deadline_lint.analysis.retry_loops import _exits_on_success, _goes_round, _leaves, _loop_level
 from deadline_lint.analysis.scopes import ASSIGN, CLASS, OTHER, Scope
 from deadline_lint.catalog.retry import (
@@ -141,6 +143,7 @@ class RetryAnalysis:
         self.exceptions = ctx.analysis(ExceptionAnalysis)
         self._policies: Dict[int, Tuple[ast.AST, Optional[RetryPolicy]]] = {}
         self._loops: Dict[int, Optional[RetryLoop]] = {}
+        self._paths: Dict[int, Tuple[RoundPath, ...]] = {}
         self._retrying: Dict[int, Optional[ast.expr]] = {}
         self._around: Optional[Dict[int, Scope]] = None  # module-level defs and methods -> their scope
         self._subclasses: Optional[Dict[str, RetryApi]] = None
@@ -479,6 +482,40 @@ class RetryAnalysis:
             return None
         return RetryLoop(loop, tuple(handlers), tuple(dict.fromkeys(sleeps)), tuple(tries), tuple(by_status))
 
+    def round_paths(self, handler: ast.ExceptHandler, scope: Scope) -> Tuple[RoundPath, ...]:
+        """The handler's ways back to the next attempt, each with the test on the caught error
+        it passes (`retry_guards.py`)."""
+        key = id(handler)
+        if key not in self._paths:
+            self._paths[key] = round_paths(handler, lambda call, _name: self._narrowing(call, scope))
+        return self._paths[key]
+
+    def _narrowing(self, call: ast.Call, scope: Scope) -> Optional[Narrowing]:
+        """`isinstance(err, T)`, or `predicate(err)` / `self.predicate(err)` for a def of this
+        file that returns True for `isinstance(param, T)`."""
+        exceptions = self.exceptions
+        found = exceptions.isinstance_test(call, scope)
+        if found is not None:
+            return Narrowing(call, found[1])
+        function = self.called_function(call, scope)
+        around = self._scope_around(function) if function is not None else None
+        if function is None or around is None or len(call.args) != 1 or call.keywords:
+            return None
+        params = self.resolver.scope_of(function, around).function_params()
+        if isinstance(call.func, ast.Attribute):
+            params = params[1:]  # called on self / cls
+        if not params:
+            return None
+        accepted = list(_accepted_types(function, params[0].arg))
+        if not accepted:
+            return None
+        inner = self.resolver.scope_of(function, around)
+        admissions = [exceptions.admits(expr, inner) for expr in accepted]
+        union = Admission(
+            tuple(e for a in admissions for e in a.elements), all(a.complete for a in admissions)
+        )
+        return Narrowing(call, union, getattr(function, "name", None))
+
     def _status_retries(self, handler: ast.ExceptHandler, scope: Scope) -> Iterator[Tuple[ast.Compare, StatusTest]]:
         """The handler's own `if`s on a status code that send expiry or cancel codes round:
         `if err.code() == DEADLINE_EXCEEDED: continue`, or `if err.code() not in RETRYABLE:
@@ -793,3 +830,32 @@ def _statements_here(node: ast.AST) -> Iterator[ast.stmt]:
     for child in walk_here(node):
         if isinstance(child, ast.stmt) and child is not node:
             yield child
+
+
+def _accepted_types(function: ast.AST, param: str) -> Iterator[ast.expr]:
+    """The types a predicate returns True for, from its top-level statements:
+    `if isinstance(param, T): ... return True` and `return isinstance(param, T)`."""
+    for statement in getattr(function, "body", ()):
+        if isinstance(statement, ast.If) and statement.body and _returns_true(statement.body[-1]):
+            yield from _isinstance_of(statement.test, param)
+        elif isinstance(statement, ast.Return) and statement.value is not None:
+            yield from _isinstance_of(statement.value, param)
+
+
+def _returns_true(statement: ast.stmt) -> bool:
+    return (
+        isinstance(statement, ast.Return) and isinstance(statement.value, ast.Constant)
+        and statement.value.value is True
+    )
+
+
+def _isinstance_of(test: ast.expr, param: str) -> Iterator[ast.expr]:
+    """T of `isinstance(param, T)`, through `or`."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
+        for operand in test.values:
+            yield from _isinstance_of(operand, param)
+    elif (
+        isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance"
+        and len(test.args) == 2 and isinstance(test.args[0], ast.Name) and test.args[0].id == param
+    ):
+        yield test.args[1]

@@ -31,8 +31,15 @@ def _exits_on_success(attempt: ast.Try, after: List[ast.stmt]) -> bool:
 
 
 def _goes_round(handler: ast.ExceptHandler) -> bool:
-    """The handler can reach the next iteration: its last statement does not leave the loop."""
-    return not _leaves(handler.body[-1])
+    """The handler can reach the next iteration: its last statement does not leave the loop,
+    or it reaches a `continue` first (`if attempts_left: continue` then `raise`)."""
+    return not _leaves(handler.body[-1]) or continues(handler.body)
+
+
+def continues(block: List[ast.stmt]) -> bool:
+    """A `continue` of the loop is reached in the block (inside its if/with blocks, not in a
+    nested loop or def)."""
+    return any(isinstance(node, ast.Continue) for statement in block for node in _loop_level(statement))
 
 
 def _leaves(last: ast.stmt) -> bool:

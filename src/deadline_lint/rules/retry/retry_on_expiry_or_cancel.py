@@ -6,6 +6,7 @@ from typing import Callable, FrozenSet, Iterator, Optional, Sequence, Set, Tuple
 
 from deadline_lint.analysis.exceptions import CANCEL, EXPIRY, Admission, Admitted, ExceptionAnalysis
 from deadline_lint.analysis.retry import TYPES, RetryAnalysis, RetryPolicy
+from deadline_lint.analysis.retry_guards import Narrowing
 from deadline_lint.diagnostics import Applicability
 from deadline_lint.requires import Text, Words
 from deadline_lint.rules.base import Rule, register
@@ -29,7 +30,11 @@ _KINDS = (EXPIRY, CANCEL)
 # (`from socket import timeout` then `except timeout:` is not among them: socket.timeout
 # has been TimeoutError since Python 3.10, and the bare lowercase word is everywhere.)
 LOOP_WORDS = frozenset({"Timeout", "socket.timeout", "Deadline", "Cancel", "Expired", "TooSlow"})
-_EXCEPT_OR_CONSTANT = re.compile(r"(?m)\bexcept\b([^:]*):|^[ \t]*[A-Z_][A-Z0-9_]*[ \t]*=[ \t]*[(\[]([^)\]]*)")
+# An except clause, a constant tuple, or an `isinstance` test (a handler's guard on the way
+# round, or a retry predicate's body).
+_EXCEPT_OR_CONSTANT = re.compile(
+    r"(?m)\bexcept\b([^:]*):|^[ \t]*[A-Z_][A-Z0-9_]*[ \t]*=[ \t]*[(\[]([^)\]]*)|\bisinstance\([^,()]*,([^)]*)\)"
+)
 
 
 def _type_words(rule: Rule) -> FrozenSet[str]:
@@ -95,7 +100,14 @@ class RetryOnExpiryOrCancel(RetryRule):
 
     A loop counts as a retry loop when it counts attempts (`range`, `itertools.count`) or is a
     `while`, leaves on success (`return`/`break` in the `try` or right after it) and the
-    handler can reach the next iteration (it does not end in `raise`, `return` or `break`).
+    handler can reach the next iteration (it does not end in `raise`, `return` or `break`, or
+    it reaches a `continue` before it does: `if attempt < last: continue` then `raise`). A
+    handler whose way round passes a test on the caught error is judged by that test:
+    `if isinstance(err, (ConnectionError, Timeout)): continue`, or `if not
+    self._is_retryable(err): raise` where the predicate is a def of this file that returns
+    True for `isinstance(error, T)` (the finding is on the type in the `isinstance`, or on the
+    predicate's call); a type that leaves first (`if isinstance(err, Timeout): raise`) is not
+    reported, and a predicate that cannot be read narrows nothing.
     Loops over data (`for item in items`), polling loops that never leave on success, an
     attempt that only waits on this process (`q.get(timeout=1)`, `event.wait()`,
     `fut.result(timeout=1)`, `asyncio.wait_for(q.get(), 1)`: waiting again sends nothing
@@ -195,8 +207,38 @@ class RetryOnExpiryOrCancel(RetryRule):
                 for handler in attempt.handlers:
                     admission = ctx.analysis(ExceptionAnalysis).handler(handler, ctx.scope)
                     if handler in loop.handlers:
-                        self._handler(handler, admission, caught, ctx)
+                        self._ways_round(handler, admission, caught, ctx)
                     caught.update(e.qualname for e in admission.elements if e.qualname)
+
+    def _ways_round(self, handler: ast.ExceptHandler, admission: Admission, caught: Set[str], ctx) -> None:
+        """Judge the `except` clause by what goes round without a test on the error, and each
+        test on the error (`isinstance(err, T)`, a predicate) by what gets past it."""
+        paths = ctx.analysis(RetryAnalysis).round_paths(handler, ctx.scope)
+        open_ways = [p for p in paths if p.narrowing is None]
+        if open_ways:
+            left = set.intersection(*({q for a in p.excluded for q in _qualnames(a)} for p in open_ways))
+            self._handler(handler, admission, caught | left, ctx)
+        for narrowing in dict.fromkeys(p.narrowing for p in paths if p.narrowing is not None):
+            self._narrowed(narrowing, admission, caught, ctx)
+
+    def _narrowed(self, narrowing: Narrowing, admission: Admission, caught: Set[str], ctx) -> None:
+        for admitted in _named(narrowing.admission):
+            if admitted.named in caught or admission.admits(admitted.kind) is None:
+                continue  # an earlier clause took it, or this clause never catches it
+            if outside_requests(ctx) or not reported_once(self, ctx, narrowing.node):
+                return
+            if narrowing.via is not None:
+                where: ast.AST = narrowing.node
+                how = f"`{narrowing.via}` returns True for `{_short(ctx, admitted)}`"
+            else:
+                where = admitted.node if isinstance(admitted.node, ast.expr) else narrowing.node
+                how = f"`{shown(ctx, narrowing.node)}` lets `{_short(ctx, admitted)}` through"
+            message = (
+                f"this retry loop tries again when {how}; that is {_WHY[admitted.kind]}; "
+                f"let it propagate (or stop the loop) instead"
+            )
+            ctx.report(self, where, message)
+            return
 
     def _policy(self, policy: RetryPolicy, ctx, function: Optional[ast.AST]) -> None:
         """`function`: the def the policy decorates (None: one built in the code being walked)."""
@@ -278,6 +320,15 @@ def _still_admitted(admission: Admission, admitted: Admitted, ctx, advice: str) 
                     f"still lets its subclass `{other.type}` through: {advice.format(type=other.type)}"
                 )
     return ""
+
+
+def _qualnames(admission: Admission) -> Iterator[str]:
+    """The classes an admission names and those it lets through as its subclasses."""
+    for element in admission.elements:
+        if element.qualname:
+            yield element.qualname
+        for admitted in element.admitted:
+            yield admitted.named
 
 
 def _named(admission: Admission) -> Iterator[Admitted]:
