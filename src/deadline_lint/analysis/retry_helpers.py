@@ -56,7 +56,7 @@ class ParameterFilter(NamedTuple):
 
 class FiltersByParameter(Fact[tuple]):
     name = "retry.parameter_filter"
-    version = 1
+    version = 2  # 2: a handler reaching `continue` before its `raise` goes round
     through_returns = False  # a helper is one by its own body
 
     def may_hold(self, text: str) -> bool:
