@@ -138,6 +138,13 @@ def _summarize(definition: Definition, scope: Scope, catalog: Catalog, depth: in
                     **common,  # type: ignore[arg-type]
                 )
         elif forwards_kwargs(function, call, site.api.keyword, site.api.position):
+            if inner is not None and not inner.via_kwargs:
+                # `**kwargs` into a wrapper with a parameter of its own: a caller not passing
+                # it gets that parameter's default (`timeout=120`), not the library's.
+                return WrapperSummary(
+                    keyword=inner.keyword, position=None, default=inner.default, required=inner.required,
+                    via_kwargs=False, **common,  # type: ignore[arg-type]
+                )
             return WrapperSummary(
                 keyword=site.api.keyword, position=None, default=None, required=False, via_kwargs=True,
                 **common,  # type: ignore[arg-type]

@@ -185,7 +185,7 @@ def decode_client(payload: str) -> Tuple[str, str, frozenset]:
 class IsClient(_OutboundFact):
     """Payload: `kind|client class|names the project classes override` (see `encode_client`)."""
 
-    version = 1
+    version = 2  # 2: `self.x = None` placeholders do not hide the client a method builds
 
     def __init__(self, catalog: Catalog) -> None:
         super().__init__(catalog, "is_client", client_words(catalog))
@@ -272,7 +272,7 @@ class ForwardsTimeout(_OutboundFact):
     """Payload: the wrapper summary's fields (`WrapperPayload`), the default reduced to
     whether it is `None`."""
 
-    version = 1
+    version = 2  # 2: `**kwargs` into a wrapper carries that wrapper's parameter default
 
     def __init__(self, catalog: Catalog) -> None:
         super().__init__(catalog, "forwards_timeout", wrapper_words(catalog))

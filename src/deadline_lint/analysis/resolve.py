@@ -522,6 +522,11 @@ class Resolver:
         assigned.extend(b for b in body if b.kind in (ASSIGN, ANNOTATED))
         if not assigned and not properties:
             return False
+        built = [b for b in assigned if not _placeholder(b)]
+        if built and len(built) < len(assigned):
+            # `self._session = None` until a method builds it: whenever a method is called on
+            # the attribute it holds what was built (None has no methods to call).
+            assigned = built
         declared: Set[str] = set()
         for binding in assigned:
             if binding.annotation is not None:
@@ -610,6 +615,13 @@ def unwrap_optional(annotation: ast.expr) -> ast.expr:
         if parts and parts[-1] == "Optional":
             return annotation.slice  # type: ignore[return-value]
     return annotation
+
+
+def _placeholder(binding: Binding) -> bool:
+    """`self.x = None` with no annotation: nothing built yet."""
+    return binding.kind == ASSIGN and binding.annotation is None and isinstance(binding.value, ast.expr) and _is_none(
+        binding.value
+    )
 
 
 def _is_none(expr: ast.expr) -> bool:
