@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, FrozenSet, Optional
 
 from deadline_lint.analysis.budget import BudgetAnalysis, budget_in_scope
+from deadline_lint.analysis.client_types import client_types
 from deadline_lint.analysis.budget_text import budget_words
 from deadline_lint.analysis.expressions import mentions_any
 from deadline_lint.analysis.outbound import STDLIB_MODULES, outbound_sites
@@ -93,7 +94,7 @@ def _known_callee(func: ast.expr, ctx: "FileView") -> bool:
     if isinstance(func, ast.Attribute):
         if func.attr in local_waits(ctx.catalog):
             return True
-        if resolver.instance(func.value, scope) is not None:
+        if client_types(resolver).instance(func.value, scope) is not None:
             return True  # a listed client's method the catalog does not list
         return _built_by_standard_library(func.value, ctx)
     return False

@@ -19,7 +19,8 @@ from deadline_lint.analysis.catalog_imports import STDLIB_MODULES, catalog_impor
 from deadline_lint.analysis.expressions import argument_at, is_unbounded
 from deadline_lint.analysis.outbound_facts import ForwardsTimeout
 from deadline_lint.analysis.outbound_project import OutboundProject
-from deadline_lint.analysis.resolve import Definition, Instance, Resolver
+from deadline_lint.analysis.client_types import Instance, client_types
+from deadline_lint.analysis.resolve import Definition, Resolver
 from deadline_lint.analysis.scopes import Scope
 from deadline_lint.analysis.wrappers import (
     WrapperSummary,
@@ -275,7 +276,7 @@ def classify_call(
     through = qualname is None or _names_project_value(qualname, resolver)  # `SESSION.get`, SESSION imported
     if api is None and isinstance(func, ast.Attribute) and through:
         if func.attr in catalog.method_names or (stubs_possible and catalog.stubs):
-            instance = resolver.instance(func.value, scope)
+            instance = client_types(resolver).instance(func.value, scope)
             if instance is not None and func.attr in instance.overridden:
                 instance = None  # a project subclass's own method, not the library's
             client = catalog.client_class(instance.qualname) if instance is not None else None
@@ -310,7 +311,7 @@ def _stub_call_variant(func: ast.Attribute, scope: Scope, resolver: Resolver, ca
     """`stub.Method.future(...)` / `stub.Method.with_call(...)`: the stub method, called."""
     method = func.value
     assert isinstance(method, ast.Attribute)
-    instance = resolver.instance(method.value, scope)
+    instance = client_types(resolver).instance(method.value, scope)
     client = catalog.client_class(instance.qualname) if instance is not None else None
     if client is None:
         return None, None, True
@@ -358,7 +359,7 @@ def classify_construction(call: ast.Call, scope: Scope, resolver: Resolver, cata
     if qualname is not None:
         client = catalog.constructed_class(qualname)
     elif isinstance(func, ast.Attribute) and func.attr in catalog.returning_methods:
-        built = resolver.instance(call, scope)  # `session.client("s3", config=...)`
+        built = client_types(resolver).instance(call, scope)  # `session.client("s3", config=...)`
         if built is not None and built.constructor is call:
             client = catalog.client_class(built.qualname)
             called = built.called

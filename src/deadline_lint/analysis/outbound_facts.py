@@ -27,7 +27,8 @@ from typing import Callable, ClassVar, Dict, FrozenSet, List, Optional, Tuple
 
 from deadline_lint.analysis.catalog_imports import catalog_imports
 from deadline_lint.analysis.declared import FUNCTION_DEFS, is_property
-from deadline_lint.analysis.resolve import Definition, Instance, Resolver
+from deadline_lint.analysis.client_types import Instance, client_types
+from deadline_lint.analysis.resolve import Definition, Resolver
 from deadline_lint.analysis.scopes import ANNOTATED, ASSIGN
 from deadline_lint.analysis.wrappers import WrapperSummary
 from deadline_lint.catalog import Catalog
@@ -219,7 +220,7 @@ class IsClient(_OutboundFact):
         for name, node in module.defs.items():
             definition = Definition(node, scope, resolver)
             if isinstance(node, FUNCTION_DEFS):
-                instance = resolver.returned_instance(definition, 0)
+                instance = client_types(resolver).returned_instance(definition, 0)
                 if instance is not None:
                     found[name] = Local(encode_client(CALL, instance), name)
                     continue
@@ -227,12 +228,13 @@ class IsClient(_OutboundFact):
                 if len(targets) == 1 and None not in targets:
                     found[name] = Local(None, name, tuple(targets))  # type: ignore[arg-type]
             elif isinstance(node, ast.ClassDef):
-                base = resolver.client_base(definition, 0)  # bases in other modules: see `OutboundProject.client`
+                # bases in other modules: see `OutboundProject.client`
+                base = client_types(resolver).client_base(definition, 0)
                 if base is not None:
                     found[name] = Local(encode_client(CALL, base), name)
                 found.update(self._members(resolver, definition, node))
         for name, expr in module.values.items():
-            instance = resolver.instance(expr, scope)
+            instance = client_types(resolver).instance(expr, scope)
             if instance is not None:
                 found[name] = Local(encode_client(ATTRIBUTE, instance), name)
             else:
@@ -253,12 +255,12 @@ class IsClient(_OutboundFact):
         members = class_members(node)
         attributes.update(n for n, m in members.items() if isinstance(m, FUNCTION_DEFS) and is_property(m))
         for attr in sorted(attributes):
-            instance = resolver._class_attribute(definition, attr, 0)  # noqa: SLF001 - the module's own typing
+            instance = client_types(resolver).class_attribute(definition, attr, 0)
             if instance is not None:
                 found[f"{node.name}.{attr}"] = Local(encode_client(ATTRIBUTE, instance), attr)
         for method, member in members.items():
             if isinstance(member, FUNCTION_DEFS) and not is_property(member):
-                instance = resolver.returned_instance(Definition(member, class_scope, resolver), 0)
+                instance = client_types(resolver).returned_instance(Definition(member, class_scope, resolver), 0)
                 if instance is not None:
                     found[f"{node.name}.{method}"] = Local(encode_client(CALL, instance), method)
         return found

@@ -17,7 +17,8 @@ from deadline_lint.analysis.declared import defined_names
 from deadline_lint.analysis.outbound_facts import (
     ATTRIBUTE, CALL, ForwardsTimeout, IsClient, ReexportNames, decode_client, facts_for,
 )
-from deadline_lint.analysis.resolve import Definition, Instance, Resolver
+from deadline_lint.analysis.client_types import Instance
+from deadline_lint.analysis.resolve import Definition, Resolver
 from deadline_lint.analysis.scopes import IMPORT, Scope
 from deadline_lint.analysis.wrappers import WrapperSummary
 from deadline_lint.catalog import Catalog
