@@ -30,6 +30,7 @@ from deadline_lint.analysis.declared import FUNCTION_DEFS, is_property
 from deadline_lint.analysis.client_types import Instance, client_types
 from deadline_lint.analysis.resolve import Definition, Resolver
 from deadline_lint.analysis.scopes import ANNOTATED, ASSIGN
+from deadline_lint.analysis.wrapper_chains import forwarding_payload
 from deadline_lint.analysis.wrappers import WrapperSummary
 from deadline_lint.catalog import Catalog
 from deadline_lint.semantics.facts import Fact, Local
@@ -274,7 +275,7 @@ class ForwardsTimeout(_OutboundFact):
     """Payload: the wrapper summary's fields (`WrapperPayload`), the default reduced to
     whether it is `None`."""
 
-    version = 2  # 2: `**kwargs` into a wrapper carries that wrapper's parameter default
+    version = 3  # 2: `**kwargs` into a wrapper carries its parameter default; 3: `via` payloads
 
     def __init__(self, catalog: Catalog) -> None:
         super().__init__(catalog, "forwards_timeout", wrapper_words(catalog))
@@ -291,9 +292,13 @@ class ForwardsTimeout(_OutboundFact):
         scope = module.scope
         if klass is not None:
             scope = resolver.scope_of(klass, scope)
-        found = summarize(Definition(node, scope, resolver), self.catalog)
+        definition = Definition(node, scope, resolver)
+        found = summarize(definition, self.catalog)
         if found is None:
-            return None
+            via = forwarding_payload(
+                definition, lambda func, where: self._project_function(resolver, func, where), self._keywords
+            )
+            return Local(via, via[2]) if via is not None else None
         default_none = isinstance(found.default, ast.Constant) and found.default.value is None
         payload = (
             found.name, found.keyword, found.position, default_none, found.required, found.via_kwargs,
@@ -301,6 +306,20 @@ class ForwardsTimeout(_OutboundFact):
             found.timeout_template, tuple(found.imports),
         )
         return Local(payload, found.name)
+
+    @property
+    def _keywords(self) -> FrozenSet[str]:
+        return frozenset(api.keyword for api in self.catalog.apis.values() if api.keyword)
+
+    def _project_function(self, resolver: Resolver, func: ast.expr, scope) -> Optional[str]:
+        """The absolute name of what `func` names in another project module."""
+        project = resolver.project
+        qualname = resolver.qualified_name(func, scope)
+        if qualname is None or not isinstance(project, ReexportNames):
+            return None
+        if not project.is_project_name(resolver, qualname):
+            return None
+        return project.absolute(qualname)
 
     def locals(self, module: ModuleTree) -> Dict[str, Local]:
         self._resolver: Optional[Tuple[ModuleTree, Resolver]] = None

@@ -20,6 +20,7 @@ from deadline_lint.analysis.outbound_facts import (
 from deadline_lint.analysis.client_types import Instance
 from deadline_lint.analysis.resolve import Definition, Resolver
 from deadline_lint.analysis.scopes import IMPORT, Scope
+from deadline_lint.analysis.wrapper_chains import NOT_NONE, VIA, composed
 from deadline_lint.analysis.wrappers import WrapperSummary
 from deadline_lint.catalog import Catalog
 from deadline_lint.collector import collector_paused
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
     from deadline_lint.file_view import FileView
 
 Client = Tuple[str, str, FrozenSet[str]]  # kind (ATTRIBUTE or CALL), client class, overridden names
-_NOT_NONE = ast.Name("default", ast.Load())  # a wrapper's parameter default that is not None
 
 
 class OutboundProject(ReexportNames):
@@ -183,15 +183,29 @@ class OutboundProject(ReexportNames):
         symbol, on_instance = found
         if symbol.module is self.module or not symbol.is_function:
             return None
-        if not text_may_hold(self.forwards, symbol.module, self.names):
+        summary = self._wrapper_summary(symbol, 0)
+        if summary is None:
+            return None
+        if summary.is_method and not on_instance:
+            return None  # not called on an instance (`Class.method(obj, ...)`): stay quiet
+        return summary, (f"{symbol.module.digest}:{symbol.module.name}", symbol.path)
+
+    def _wrapper_summary(self, symbol: Symbol, depth: int) -> Optional[WrapperSummary]:
+        """A project function's summary from its module's fact, a `via` payload composed with
+        its callee's (`wrapper_chains.py`)."""
+        if depth > MAX_HOPS or not symbol.is_function or not text_may_hold(self.forwards, symbol.module, self.names):
             return None
         local = locals_of(self.forwards, symbol.module).get(".".join(symbol.path))
         if local is None or local.payload is None:
             return None
-        summary = _summary(local.payload)  # type: ignore[arg-type]
-        if summary.is_method and not on_instance:
-            return None  # not called on an instance (`Class.method(obj, ...)`): stay quiet
-        return summary, (f"{symbol.module.digest}:{symbol.module.name}", symbol.path)
+        payload: tuple = local.payload  # type: ignore[assignment]
+        if payload[0] == VIA:
+            return composed(payload, self._summary_named, depth)
+        return _summary(payload)
+
+    def _summary_named(self, qualname: str, depth: int) -> Optional[WrapperSummary]:
+        target = self.names.resolve(qualname)
+        return self._wrapper_summary(target, depth) if isinstance(target, Symbol) else None
 
     def wrapper_names(self) -> FrozenSet[str]:
         """The last names of the wrappers in the modules this file's project imports (and
@@ -272,7 +286,7 @@ def _summary(payload: tuple) -> WrapperSummary:
      template, imports) = payload
     return WrapperSummary(
         name=name, keyword=keyword, position=position,
-        default=None if required or via_kwargs else (ast.Constant(None) if default_none else _NOT_NONE),
+        default=None if required or via_kwargs else (ast.Constant(None) if default_none else NOT_NONE),
         required=required, via_kwargs=via_kwargs, is_method=is_method, inner_qualname=inner,
         inner_default=inner_default, inner_library=library, timeout_template=template, imports=tuple(imports),
     )
