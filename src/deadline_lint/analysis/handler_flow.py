@@ -322,6 +322,45 @@ def can_suspend(statements: Sequence[ast.stmt]) -> bool:
     )
 
 
+def waits_after(node: ast.AST, parents: Sequence[ast.AST], leaving_loop: bool = False) -> bool:
+    """Once `node` (an except clause, a `with`) completes normally, or with `leaving_loop`
+    breaks out of the innermost loop around it, the function goes on to wait: a loop around
+    it goes round again, or a statement on the way to the function's end (the rest of each
+    enclosing block, a `try`'s `else`) can suspend. A `finally` does not count: it runs
+    whether or not the exception goes on."""
+    child = node
+    for ancestor in reversed(parents):
+        if isinstance(ancestor, _DEFINITIONS + (ast.Lambda,)):
+            return can_suspend(_rest_after(ancestor, child))
+        if isinstance(ancestor, _LOOPS) and not _holds(ancestor.orelse, child):
+            if not leaving_loop:
+                return True  # it goes round again
+            leaving_loop = False
+            rest: List[ast.stmt] = []
+        else:
+            rest = _rest_after(ancestor, child)
+        if can_suspend(rest):
+            return True
+        child = ancestor
+    return False
+
+
+def _holds(block: Sequence[ast.AST], child: ast.AST) -> bool:
+    return any(stmt is child for stmt in block)
+
+
+def _rest_after(ancestor: ast.AST, child: ast.AST) -> List[ast.stmt]:
+    """The statements of `ancestor` that run after `child` completes normally."""
+    for name in ("body", "orelse", "finalbody"):
+        block = getattr(ancestor, name, None)
+        if isinstance(block, list) and _holds(block, child):
+            rest = block[[i for i, stmt in enumerate(block) if stmt is child][0] + 1:]
+            if name == "body" and isinstance(ancestor, _TRY_TYPES):
+                rest = [*rest, *ancestor.orelse]
+            return rest
+    return []
+
+
 def reraises_on_some_path(handler: ast.ExceptHandler) -> bool:
     """Some statement of the handler (not of a handler nested in it, nor a nested definition)
     is a bare `raise` or `raise <the caught name>`: on that path the exception goes on."""
