@@ -322,16 +322,22 @@ def can_suspend(statements: Sequence[ast.stmt]) -> bool:
     )
 
 
-def waits_after(node: ast.AST, parents: Sequence[ast.AST], leaving_loop: bool = False) -> bool:
+def waits_after(
+    node: ast.AST, parents: Sequence[ast.AST], leaving_loop: bool = False,
+    ending: Callable[[str], bool] = lambda name: False,
+) -> bool:
     """Once `node` (an except clause, a `with`) completes normally, or with `leaving_loop`
     breaks out of the innermost loop around it, the function goes on to wait: a loop around
     it goes round again, or a statement on the way to the function's end (the rest of each
     enclosing block, a `try`'s `else`) can suspend. A `finally` does not count: it runs
-    whether or not the exception goes on."""
+    whether or not the exception goes on; nor do waits that are the function's own ending:
+    an awaited call whose last name `ending` accepts (`await self._shutdown()`), and waiting
+    for tasks it has just cancelled (`for t in tasks: t.cancel()`, then
+    `await asyncio.gather(*tasks)`)."""
     child = node
     for ancestor in reversed(parents):
         if isinstance(ancestor, _DEFINITIONS + (ast.Lambda,)):
-            return can_suspend(_rest_after(ancestor, child))
+            return _goes_on(_rest_after(ancestor, child), ending)
         if isinstance(ancestor, _LOOPS) and not _holds(ancestor.orelse, child):
             if not leaving_loop:
                 return True  # it goes round again
@@ -339,10 +345,46 @@ def waits_after(node: ast.AST, parents: Sequence[ast.AST], leaving_loop: bool = 
             rest: List[ast.stmt] = []
         else:
             rest = _rest_after(ancestor, child)
-        if can_suspend(rest):
+        if _goes_on(rest, ending):
             return True
         child = ancestor
     return False
+
+
+_GATHERS = frozenset({"gather", "wait"})
+
+
+def _goes_on(rest: Sequence[ast.stmt], ending: Callable[[str], bool]) -> bool:
+    """Some statement of `rest` can suspend other than to end (see `waits_after`)."""
+    cancelled: Set[str] = set()  # iterables whose every task an earlier loop of `rest` cancelled
+    for stmt in rest:
+        if isinstance(stmt, (ast.For, ast.AsyncFor)) and _cancels_each(stmt):
+            cancelled.add(_reference(stmt.iter) or "")
+        if not can_suspend([stmt]):
+            continue
+        value = stmt.value if isinstance(stmt, ast.Expr) else None
+        call = value.value if isinstance(value, ast.Await) else None
+        if not isinstance(call, ast.Call) or any(
+            isinstance(n, (ast.Await, ast.AsyncWith, ast.AsyncFor, ast.Yield, ast.YieldFrom))
+            for n in _expressions([ast.Expr(value=a) for a in [*call.args, *(k.value for k in call.keywords)]])
+        ):
+            return True
+        name = last_name(call.func) or ""
+        if ending(name):
+            continue
+        given = [a.value if isinstance(a, ast.Starred) else a for a in call.args]
+        if name in _GATHERS and given and all(_reference(a) in cancelled - {""} for a in given):
+            continue
+        return True
+    return False
+
+
+def _cancels_each(loop: ast.AST) -> bool:
+    """`for t in tasks: t.cancel()` (the loop's body cancels its target)."""
+    target = getattr(loop, "target", None)
+    return isinstance(target, ast.Name) and _reference(getattr(loop, "iter", None)) is not None and any(
+        _cancelled(node) == _loaded(target) for node in _expressions(loop.body)  # type: ignore[attr-defined]
+    )
 
 
 def _holds(block: Sequence[ast.AST], child: ast.AST) -> bool:

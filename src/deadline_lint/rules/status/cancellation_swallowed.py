@@ -1,7 +1,8 @@
 from __future__ import annotations
 
 import ast
-from typing import FrozenSet
+import re
+from typing import Callable, Dict, FrozenSet, Tuple
 
 from deadline_lint.analysis.cancel_scopes import shielded
 from deadline_lint.analysis.exceptions import CANCEL, ExceptionAnalysis
@@ -243,7 +244,7 @@ class CancellationSwallowed(Rule):
                 continue
             if self._not_the_callers(ctx, handling, exceptions):
                 continue
-            if not waits_after(node, ctx.parents) and _runs_on_its_own(ctx):
+            if not waits_after(node, ctx.parents, ending=_ending_calls(ctx)) and _runs_on_its_own(ctx):
                 continue
             text = shown(ctx, call)
             caught = "" if cancel_type in text else f" ({cancel_type})"
@@ -261,10 +262,11 @@ class CancellationSwallowed(Rule):
         or only kept: `self._task = create_task(self._serve())`), an event loop's main, or code
         only such coroutines call (`ProjectTaskRoots`). Whoever cancelled it owns the task and
         gets what it asked for, the task's end; a caller's deadline is not involved."""
+        ending = _ending_calls(ctx)
         for leak in leaks:
             if leak.how == RETURNS:
                 continue
-            if leak.how not in (BREAKS, FALLS_THROUGH) or waits_after(handler, ctx.parents, leak.how == BREAKS):
+            if leak.how not in (BREAKS, FALLS_THROUGH) or waits_after(handler, ctx.parents, leak.how == BREAKS, ending):
                 return False  # it goes on working (`continue`, a later await) or raises another error
         return _runs_on_its_own(ctx)
 
@@ -341,6 +343,24 @@ def _leaks(handler, decide, exceptions):
 
 
 _UNRESOLVED_CANCEL_WORDS = ("cancel", "baseexception", "interrupt")
+
+
+_ENDINGS: Dict[int, Tuple[object, Callable[[str], bool]]] = {}
+
+
+def _ending_calls(ctx) -> Callable[[str], bool]:
+    """The test for a call that ends a task (catalog `cancellation.ending_calls`), per catalog."""
+    data = ctx.catalog.data.get("cancellation") or {}
+    found = _ENDINGS.get(id(data))
+    if found is None or found[0] is not data:
+        patterns = [re.compile(p) for p in data.get("ending_calls") or ()]
+
+        def ending(name: str) -> bool:
+            bare = name.lstrip("_").lower()
+            return any(p.fullmatch(bare) for p in patterns)
+
+        found = _ENDINGS[id(data)] = (data, ending)
+    return found[1]
 
 
 def _runs_on_its_own(ctx) -> bool:
