@@ -79,7 +79,9 @@ class CancellationSwallowed(Rule):
     a function with a start-up or shutdown name, or code only such coroutines call, in this
     module or (through the project's callers) another; and the handler returns, or breaks
     out of the loop or falls off its end with no loop around it to go round again and no
-    later statement that waits (a `finally` does not count: it runs either way). Whoever
+    later statement that waits (a `finally` does not count: it runs either way; nor does
+    awaiting the task's own ending, `await self._shutdown()` or `close()`, catalog
+    `cancellation.ending_calls`, or the tasks it has just cancelled). Whoever
     cancelled such a task owns it and gets what it asked for, its end. A handler there that
     `continue`s, raises another exception, or goes on to await something is still reported,
     as is a task somebody awaits or is handed (`return task`).
