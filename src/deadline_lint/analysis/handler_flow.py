@@ -403,6 +403,58 @@ def _rest_after(ancestor: ast.AST, child: ast.AST) -> List[ast.stmt]:
     return []
 
 
+def raised_later(
+    handler: ast.ExceptHandler, statement: ast.AST, function: ast.AST, hands_on: Callable[[ast.Raise], bool]
+) -> bool:
+    """The handler only notes the cancellation in a flag (`cancelled = True`), and the function
+    raises it again on every way out after `statement` (the handler's `try`, a statement of
+    the function's own body): each `return` after it, and the function's end, come right after
+    `if cancelled: raise CancelledError` (`hands_on` judges the raise). The flag is bound
+    nowhere else after the `try`. The cancellation is handed on, late."""
+    flags = [
+        t.id for stmt in handler.body if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+        for t in stmt.targets
+        if isinstance(t, ast.Name) and isinstance(stmt.value, ast.Constant) and stmt.value.value is True
+    ]
+    body = function.body if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+    if len(flags) != 1 or body is None or not _holds(body, statement):
+        return False
+    flag = flags[0]
+    rest = body[[i for i, stmt in enumerate(body) if stmt is statement][0] + 1:]
+    if not rest:
+        return False
+    for node in _expressions(rest):
+        if isinstance(node, ast.Name) and node.id == flag and not isinstance(node.ctx, ast.Load):
+            return False  # bound again: the flag may not hold any more
+        if isinstance(node, (ast.Yield, ast.YieldFrom)):
+            return False
+
+    def raises_first(block: Sequence[ast.stmt], index: int) -> bool:
+        before = block[index - 1] if index > 0 else None
+        return (
+            isinstance(before, ast.If) and isinstance(before.test, ast.Name) and before.test.id == flag
+            and len(before.body) == 1 and isinstance(before.body[0], ast.Raise) and hands_on(before.body[0])
+        )
+
+    if not (isinstance(rest[-1], ast.Return) or raises_first(rest, len(rest))):
+        return False  # falling off the function's end without the raise
+    stack: List[Sequence[ast.stmt]] = [rest]
+    while stack:
+        block = stack.pop()
+        for index, stmt in enumerate(block):
+            if isinstance(stmt, ast.Return) and not raises_first(block, index):
+                return False
+            if isinstance(stmt, _DEFINITIONS):
+                continue
+            for name in ("body", "orelse", "finalbody"):
+                inner = getattr(stmt, name, None)
+                if isinstance(inner, list):
+                    stack.append(inner)
+            stack.extend(h.body for h in getattr(stmt, "handlers", ()) or ())
+            stack.extend(c.body for c in getattr(stmt, "cases", ()) or ())
+    return True
+
+
 def reraises_on_some_path(handler: ast.ExceptHandler) -> bool:
     """Some statement of the handler (not of a handler nested in it, nor a nested definition)
     is a bare `raise` or `raise <the caught name>`: on that path the exception goes on."""

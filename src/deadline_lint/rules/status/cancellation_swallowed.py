@@ -17,6 +17,7 @@ from deadline_lint.analysis.handler_flow import (
     cancels_then_awaits,
     handler_leaks,
     passes_caught_on,
+    raised_later,
     reraises_on_some_path,
     waits_after,
 )
@@ -70,7 +71,10 @@ class CancellationSwallowed(Rule):
     clause of the same `try` already takes the cancellation (an earlier clause whose types
     cannot be resolved counts only when its text spells a cancel or catch-all type: a
     project's `except RETRYABLE_ERRORS:` does not hide `except CancelledError: break` after it).
-    Leaving a loop (`break`, `continue`, `return`) from the handler swallows it too.
+    Leaving a loop (`break`, `continue`, `return`) from the handler swallows it too. A handler
+    that only notes the cancellation in a flag (`cancelled = True`) is quiet when the function
+    raises it again on every way out after the `try` (each `return`, and the end, right after
+    `if cancelled: raise asyncio.CancelledError`): it is handed on, late.
 
     Quiet, finally, in a coroutine nobody waits for when swallowing the cancellation ends
     it: a task dropped or only kept (`self._task = loop.create_task(self._serve())`,
@@ -174,6 +178,10 @@ class CancellationSwallowed(Rule):
             return  # converted on one branch, re-raised on the other: the branch tells whose it is
         if self._ends_a_task_nobody_waits_for(handler, ctx, leaks):
             return
+        if all(leak.how == FALLS_THROUGH for leak in leaks) and len(ctx.parents) > 1 and raised_later(
+            handler, ctx.parent, ctx.parents[-2], _hands_on(exceptions)
+        ):
+            return  # noted in a flag and raised again on every way out
         first = leaks[0]
         header = "except:" if handler.type is None else f"except {shown(ctx, handler.type)}"
         caught = "" if cancel_type in header else f" ({cancel_type})"
@@ -335,13 +343,21 @@ def _block_of(owner, statement):
     return None
 
 
-def _leaks(handler, decide, exceptions):
+def _hands_on(exceptions):
+    """A `raise` of the task's cancellation type (`raise asyncio.CancelledError`)."""
+
     def hands_on(raise_node):
+        if raise_node.exc is None:
+            return False
         raised = raise_node.exc.func if isinstance(raise_node.exc, ast.Call) else raise_node.exc
         found = exceptions.type_of(raised)
         return found is not None and found.kind == CANCEL and not found.status
 
-    return handler_leaks(handler, hands_on, decide)
+    return hands_on
+
+
+def _leaks(handler, decide, exceptions):
+    return handler_leaks(handler, _hands_on(exceptions), decide)
 
 
 _UNRESOLVED_CANCEL_WORDS = ("cancel", "baseexception", "interrupt")
