@@ -1,4 +1,4 @@
-"""A grep-based probe for retry policies that admit timeouts, independent of deadline-lint's code.
+"""A grep-based probe for retry policies that admit timeouts, found without deadline-lint's code.
 
     python bench/retry_probe.py TREE [--findings FINDINGS.json] [--list]
 
@@ -9,7 +9,7 @@ retry policies written with a library the file imports, whose text lets timeouts
   filter, or whose filter names a timeout class outside a `not_exception_type` / `unless`;
 - retrying `@retry` / `retry(...)` / `Retrying(...)` with no `retry_on_exception=`;
 - backoff `on_exception(...)` whose exception argument names a timeout class or `Exception`,
-  with no `giveup=`;
+  with no `giveup=` and not `max_tries=1` (one attempt);
 - stamina `retry(...)` / `retry_context(...)` whose `on=` names a timeout class or
   `Exception`;
 - google-api-core `Retry(...)` / `AsyncRetry(...)` whose predicate names `DeadlineExceeded`;
@@ -24,7 +24,19 @@ retry policies written with a library the file imports, whose text lets timeouts
 With `--findings` (the JSON of `deadline-lint check --format json`, or bench/findings.py's
 normalised output, paths relative to TREE), it counts how many of those policies have a
 DL301 or DL302 finding on one of their lines. `--list` prints every policy found and whether
-it is flagged. Standard library only; a rough instrument, not an oracle: read what it lists.
+it is flagged. Finding the policies uses the standard library only; a rough instrument, not
+an oracle: read what it lists.
+
+Retries no request waits for. A retry only start-up, shutdown, a health probe or a background
+task reaches spends nobody's deadline, and DL301/DL302 are quiet on it on purpose (issue 18).
+So the probe also prints its figures for the policies a request may wait on, leaving out
+those whose def (the decorated def, or the def the policy is built in) runs outside any
+request by deadline-lint's own lifecycle reading (`analysis/lifecycle.ProjectLifecycle`:
+the def's name, a task nobody awaits, every caller in the project being such code). That
+split is the tool's, not the probe's: whether it is right is judged by hand (bench/judged),
+and `--list` marks each such policy `lifecycle`. A policy outside any def (a class attribute,
+a module constant) is used later by whoever reads it and counts as reachable. Without
+deadline-lint importable the probe prints the first figure only.
 """
 import argparse
 import json
@@ -105,8 +117,8 @@ def judge(library, callee, args):
     if library == "retrying":
         return None if keyword(args, "retry_on_exception") else "no filter"
     if library == "backoff":
-        if keyword(args, "giveup"):
-            return None
+        if keyword(args, "giveup") or re.search(r"\bmax_tries\s*=\s*1\b", args):
+            return None  # a filter decides, or one attempt only
         if names_timeout(args):
             return "filter names a timeout"
         parts = top_level(args)
@@ -234,6 +246,7 @@ def main():
                 path = item["path"] if not os.path.isabs(item["path"]) else os.path.relpath(item["path"], args.tree)
                 flagged[path].update(range(item["line"], item.get("end_line", item["line"]) + 1))
     totals = defaultdict(lambda: [0, 0])
+    lifecycle = defaultdict(lambda: [0, 0])
     for root, dirs, files in os.walk(args.tree):
         dirs[:] = [d for d in dirs if not d.startswith(".")]
         for name in files:
@@ -245,18 +258,67 @@ def main():
                 text = open(path, encoding="utf-8", errors="replace").read()
             except OSError:
                 continue
-            for first, last, library, why in policies(text):
+            found_here = policies(text)
+            outside = lifecycle_only(path, text, [first for first, *_ in found_here]) if found_here else set()
+            for first, last, library, why in found_here:
                 hit = any(line in flagged[rel] for line in range(first, last + 1))
                 where = "tests" if is_test(rel) else "code"
                 totals[where][0] += 1
                 totals[where][1] += hit
+                if first in outside:
+                    lifecycle[where][0] += 1
+                    lifecycle[where][1] += hit
                 if args.list:
-                    print(f"{'FLAGGED' if hit else 'missed '} {where:5} {rel}:{first} {library}: {why}")
+                    mark = " lifecycle" if first in outside else ""
+                    print(f"{'FLAGGED' if hit else 'missed '} {where:5} {rel}:{first} {library}: {why}{mark}")
     for where in ("code", "tests"):
         found, hit = totals[where]
         share = f"{hit / found:.2f}" if found else "-"
         print(f"{where:5}: {found} retry policies admitting timeouts, {hit} flagged ({share})")
+        if LIFECYCLE[0] is not None:
+            quiet, quiet_hit = lifecycle[where]
+            waited, waited_hit = found - quiet, hit - quiet_hit
+            share = f"{waited_hit / waited:.2f}" if waited else "-"
+            print(f"{'':5}  of them {waited} a request may wait on, {waited_hit} flagged ({share}); "
+                  f"{quiet} only start-up/shutdown/background code reaches, {quiet_hit} flagged")
     return 0
+
+
+LIFECYCLE = [None]  # deadline-lint's lifecycle reading, when importable
+
+
+def lifecycle_only(path, text, lines):
+    """The policy lines (of `lines`) whose def runs outside any request, by deadline-lint's
+    `ProjectLifecycle`; an empty set when deadline-lint cannot be imported or the file does
+    not parse."""
+    import ast
+
+    if LIFECYCLE[0] is None:
+        try:
+            from deadline_lint.analysis.lifecycle import ProjectLifecycle
+            from deadline_lint.catalog import load_catalog
+            from deadline_lint.context import FileContext
+            from deadline_lint.profile import default_profile
+            from deadline_lint.source import SourceFile
+        except ImportError:
+            return set()
+        LIFECYCLE[0] = (ProjectLifecycle, FileContext, SourceFile, load_catalog(), default_profile())
+    ProjectLifecycle, FileContext, SourceFile, catalog, profile = LIFECYCLE[0]
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return set()
+    ctx = FileContext(SourceFile(text, os.path.abspath(path)), tree, profile, catalog)
+    reading = ctx.analysis(ProjectLifecycle)
+    defs = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    found = set()
+    for line in lines:
+        decorated = [d for d in defs if any(dec.lineno <= line <= dec.end_lineno for dec in d.decorator_list)]
+        around = [d for d in defs if d.lineno <= line <= d.end_lineno]
+        owner = decorated[-1] if decorated else max(around, key=lambda d: d.lineno, default=None)
+        if owner is not None and reading.outside(owner):
+            found.add(line)
+    return found
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ from deadline_lint.pylint_plugin import symbol
 from fixture_cases import FIXTURES, expected_markers
 
 PROJECTS = sorted(p for p in (FIXTURES / "projects").iterdir() if (p / "pyproject.toml").exists())
-CODES = ("DL101", "DL102", "DL103", "DL104", "DL201", "DL301", "DL302", "DL304", "DL501")
+CODES = ("DL101", "DL102", "DL103", "DL104", "DL201", "DL301", "DL302", "DL304", "DL403", "DL501")
 FLAKE8_FORMAT = "%(path)s\t%(row)d\t%(code)s"
 
 Found = Set[Tuple[str, int, str]]  # relative path, line, code

@@ -119,6 +119,35 @@ def test_the_editor_server_learns_which_files_a_buffer_depends_on(tmp_path) -> N
     assert found.project_index and str(root / "pkg" / "runtime.py") in found.reach
 
 
+def test_the_editor_server_follows_the_callers_a_finding_depends_on(tmp_path) -> None:
+    """DL302 judges a retried def by its callers in every module: the buffer's findings
+    depend on those files (a caller gained or lost there) and on the folders a new caller
+    may appear in, and the server's forgetting drops the callers' tables too."""
+    from deadline_lint.server_engine import Engine
+
+    retried = "import backoff\n\nclass Db:\n    @backoff.on_exception(backoff.expo, Exception, max_tries=3)\n" \
+              "    async def connect(self):\n        return self\n"
+    root = _project(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/db.py": retried,
+        "pkg/app.py": "from pkg.db import Db\n\nasync def lifespan(app):\n    await Db().connect()\n",
+    })
+    db = root / "pkg" / "db.py"
+    engine = Engine()
+    engine.forget_project_facts()
+    quiet = engine.check(db.read_text(), str(db))
+    assert [d.code for d in quiet.diagnostics] == []  # only start-up calls it
+    assert quiet.project_index and str(root / "pkg" / "app.py") in quiet.reach
+    assert str(root / "pkg") in quiet.folders  # where a new caller may appear
+    (root / "pkg" / "views.py").write_text(
+        "from pkg.db import Db\n\nasync def route(request):\n    return await Db().connect()\n"
+    )
+    engine.forget_project_facts()  # what the server does when a watched file is created
+    found = engine.check(db.read_text(), str(db))
+    assert [d.code for d in found.diagnostics] == ["DL302"]  # a request handler calls it now
+    assert str(root / "pkg" / "views.py") in found.reach
+
+
 def test_callers_are_found_by_resolved_name_self_and_typed_receivers(tmp_path) -> None:
     from deadline_lint.semantics.callers import Callers, forget_callers
     from deadline_lint.semantics.summary import FUNCTION

@@ -78,14 +78,19 @@ class Engine:
         if len(text) * 4 > MAX_FILE_BYTES and len(text.encode("utf-8", "surrogatepass")) > MAX_FILE_BYTES:
             size = len(text.encode("utf-8", "surrogatepass")) // (1024 * 1024)
             return BufferCheck((tool_diagnostic(path, "DL004", f"file too large to check ({size} MiB, limit 10 MiB)"),))
+        from deadline_lint.semantics import callers
+
         start_consulting()
+        callers.start()
         found = tuple(api.lint_text(text, path, self._options).diagnostics)
         # The findings depend on other files when the semantics layer looked into the project
-        # (found a module there or found none).
+        # (found a module there or found none), and on every module of the project when a
+        # rule asked who calls a def (a caller may be gained or lost anywhere).
         if path == UNSAVED_PATH or not consulted():
             return BufferCheck(found)
         reach, folders = _reach_of(checker, text, path)
-        return BufferCheck(found, None, reach, folders, True)
+        caller_files, caller_folders = callers.consulted()
+        return BufferCheck(found, None, reach | frozenset(caller_files), folders | frozenset(caller_folders), True)
 
     def fix_all(self, text: str, path: str) -> Optional[str]:
         """What `deadline-lint fix` makes of the text (None: nothing, or it gave up)."""
@@ -162,10 +167,11 @@ def forget_project_facts() -> None:
     projects start. A run of the CLI never needs this: files do not change during it."""
     from deadline_lint import roots
     from deadline_lint.analysis import dependencies, outbound_facts, outbound_project
-    from deadline_lint.semantics import facts, modules, scan
+    from deadline_lint.semantics import callers, facts, modules, scan
 
     modules.forget_projects()
     facts.forget_facts()
+    callers.forget_callers()
     for memo in (
         roots._ROOTS, outbound_project._ANSWERS, outbound_facts._SALTS,
         dependencies._MODULE_REACH, dependencies._PREFIXES,

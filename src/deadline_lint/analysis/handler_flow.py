@@ -322,6 +322,139 @@ def can_suspend(statements: Sequence[ast.stmt]) -> bool:
     )
 
 
+def waits_after(
+    node: ast.AST, parents: Sequence[ast.AST], leaving_loop: bool = False,
+    ending: Callable[[str], bool] = lambda name: False,
+) -> bool:
+    """Once `node` (an except clause, a `with`) completes normally, or with `leaving_loop`
+    breaks out of the innermost loop around it, the function goes on to wait: a loop around
+    it goes round again, or a statement on the way to the function's end (the rest of each
+    enclosing block, a `try`'s `else`) can suspend. A `finally` does not count: it runs
+    whether or not the exception goes on; nor do waits that are the function's own ending:
+    an awaited call whose last name `ending` accepts (`await self._shutdown()`), and waiting
+    for tasks it has just cancelled (`for t in tasks: t.cancel()`, then
+    `await asyncio.gather(*tasks)`)."""
+    child = node
+    for ancestor in reversed(parents):
+        if isinstance(ancestor, _DEFINITIONS + (ast.Lambda,)):
+            return _goes_on(_rest_after(ancestor, child), ending)
+        if isinstance(ancestor, _LOOPS) and not _holds(ancestor.orelse, child):
+            if not leaving_loop:
+                return True  # it goes round again
+            leaving_loop = False
+            rest: List[ast.stmt] = []
+        else:
+            rest = _rest_after(ancestor, child)
+        if _goes_on(rest, ending):
+            return True
+        child = ancestor
+    return False
+
+
+_GATHERS = frozenset({"gather", "wait"})
+
+
+def _goes_on(rest: Sequence[ast.stmt], ending: Callable[[str], bool]) -> bool:
+    """Some statement of `rest` can suspend other than to end (see `waits_after`)."""
+    cancelled: Set[str] = set()  # iterables whose every task an earlier loop of `rest` cancelled
+    for stmt in rest:
+        if isinstance(stmt, (ast.For, ast.AsyncFor)) and _cancels_each(stmt):
+            cancelled.add(_reference(stmt.iter) or "")
+        if not can_suspend([stmt]):
+            continue
+        value = stmt.value if isinstance(stmt, ast.Expr) else None
+        call = value.value if isinstance(value, ast.Await) else None
+        if not isinstance(call, ast.Call) or any(
+            isinstance(n, (ast.Await, ast.AsyncWith, ast.AsyncFor, ast.Yield, ast.YieldFrom))
+            for n in _expressions([ast.Expr(value=a) for a in [*call.args, *(k.value for k in call.keywords)]])
+        ):
+            return True
+        name = last_name(call.func) or ""
+        if ending(name):
+            continue
+        given = [a.value if isinstance(a, ast.Starred) else a for a in call.args]
+        if name in _GATHERS and given and all(_reference(a) in cancelled - {""} for a in given):
+            continue
+        return True
+    return False
+
+
+def _cancels_each(loop: ast.AST) -> bool:
+    """`for t in tasks: t.cancel()` (the loop's body cancels its target)."""
+    target = getattr(loop, "target", None)
+    return isinstance(target, ast.Name) and _reference(getattr(loop, "iter", None)) is not None and any(
+        _cancelled(node) == _loaded(target) for node in _expressions(loop.body)  # type: ignore[attr-defined]
+    )
+
+
+def _holds(block: Sequence[ast.AST], child: ast.AST) -> bool:
+    return any(stmt is child for stmt in block)
+
+
+def _rest_after(ancestor: ast.AST, child: ast.AST) -> List[ast.stmt]:
+    """The statements of `ancestor` that run after `child` completes normally."""
+    for name in ("body", "orelse", "finalbody"):
+        block = getattr(ancestor, name, None)
+        if isinstance(block, list) and _holds(block, child):
+            rest = block[[i for i, stmt in enumerate(block) if stmt is child][0] + 1:]
+            if name == "body" and isinstance(ancestor, _TRY_TYPES):
+                rest = [*rest, *ancestor.orelse]
+            return rest
+    return []
+
+
+def raised_later(
+    handler: ast.ExceptHandler, statement: ast.AST, function: ast.AST, hands_on: Callable[[ast.Raise], bool]
+) -> bool:
+    """The handler only notes the cancellation in a flag (`cancelled = True`), and the function
+    raises it again on every way out after `statement` (the handler's `try`, a statement of
+    the function's own body): each `return` after it, and the function's end, come right after
+    `if cancelled: raise CancelledError` (`hands_on` judges the raise). The flag is bound
+    nowhere else after the `try`. The cancellation is handed on, late."""
+    flags = [
+        t.id for stmt in handler.body if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+        for t in stmt.targets
+        if isinstance(t, ast.Name) and isinstance(stmt.value, ast.Constant) and stmt.value.value is True
+    ]
+    body = function.body if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+    if len(flags) != 1 or body is None or not _holds(body, statement):
+        return False
+    flag = flags[0]
+    rest = body[[i for i, stmt in enumerate(body) if stmt is statement][0] + 1:]
+    if not rest:
+        return False
+    for node in _expressions(rest):
+        if isinstance(node, ast.Name) and node.id == flag and not isinstance(node.ctx, ast.Load):
+            return False  # bound again: the flag may not hold any more
+        if isinstance(node, (ast.Yield, ast.YieldFrom)):
+            return False
+
+    def raises_first(block: Sequence[ast.stmt], index: int) -> bool:
+        before = block[index - 1] if index > 0 else None
+        return (
+            isinstance(before, ast.If) and isinstance(before.test, ast.Name) and before.test.id == flag
+            and len(before.body) == 1 and isinstance(before.body[0], ast.Raise) and hands_on(before.body[0])
+        )
+
+    if not (isinstance(rest[-1], ast.Return) or raises_first(rest, len(rest))):
+        return False  # falling off the function's end without the raise
+    stack: List[Sequence[ast.stmt]] = [rest]
+    while stack:
+        block = stack.pop()
+        for index, stmt in enumerate(block):
+            if isinstance(stmt, ast.Return) and not raises_first(block, index):
+                return False
+            if isinstance(stmt, _DEFINITIONS):
+                continue
+            for name in ("body", "orelse", "finalbody"):
+                inner = getattr(stmt, name, None)
+                if isinstance(inner, list):
+                    stack.append(inner)
+            stack.extend(h.body for h in getattr(stmt, "handlers", ()) or ())
+            stack.extend(c.body for c in getattr(stmt, "cases", ()) or ())
+    return True
+
+
 def reraises_on_some_path(handler: ast.ExceptHandler) -> bool:
     """Some statement of the handler (not of a handler nested in it, nor a nested definition)
     is a bare `raise` or `raise <the caught name>`: on that path the exception goes on."""

@@ -8,7 +8,10 @@ A retry there spends nobody's deadline, so the retry rules leave it alone (catal
 - its name says so (`startup`, `on_shutdown`, `health_check`, `wait_until_ready`, ...);
 - it runs on its own: passed to a scheduler or a thread (`add_job(self._sync)`,
   `Thread(target=poll)`), or made a task nobody waits for
-  (`self._task = asyncio.create_task(self._run())`, or the task dropped);
+  (`self._task = asyncio.create_task(self._run())`, the task dropped, or bound to a local the
+  function only keeps: `self.tasks.add(task)`, `task.add_done_callback(...)`). A name handed
+  as an attribute (`self._run`) is a method, a bare name a function: a method and a nested
+  def sharing a name are not confused;
 - it is private to the file (`_name`, or a def nested in another) and every use of its name
   in the file is a call made from code outside any request (or hands it to a scheduler).
 
@@ -57,7 +60,7 @@ class Lifecycle:
         self._patterns = [re.compile(p) for p in spec.names]
         self._background = spec.background
         self._spawns = spec.spawns
-        self._script = _is_script(tree)
+        self._script = spec.scripts and _is_script(tree)
         self._outside: Optional[Set[int]] = None
         self._tree = tree
 
@@ -101,19 +104,23 @@ class Lifecycle:
         enclosing: Dict[int, Optional[ast.AST]] = {}  # node id -> innermost def around it
         nested: Set[int] = set()
         parents: Dict[int, ast.AST] = {}
-        handed: Set[str] = set()  # names given to a scheduler, a thread or a task nobody awaits
+        # (name, spelled as an attribute?) given to a scheduler, a thread or a task nobody awaits
+        handed: Set[Tuple[str, bool]] = set()
         handed_nodes: Set[int] = set()
+        methods: Set[int] = set()  # defs directly in a class body
         uses: Dict[str, List[ast.AST]] = {}  # name -> its loads (Name, or Attribute by attr)
         calls: List[ast.Call] = []
         stack: List[tuple] = [(self._tree, None)]
         while stack:  # one walk, recording what the questions below need
             node, owner = stack.pop()
+            if isinstance(node, ast.ClassDef):
+                methods.update(id(s) for s in node.body if isinstance(s, _FUNCTIONS))
             if isinstance(node, _FUNCTIONS):
                 defs.setdefault(node.name, []).append(node)
                 if owner is not None:
                     nested.add(id(node))
             elif isinstance(node, ast.Call):
-                if last_name(node.func) in self._background:
+                if last_name(node.func) in self._background or _dotted(node.func) in self._background:
                     calls.append(node)
             elif isinstance(node, ast.Name):
                 if isinstance(node.ctx, ast.Load):
@@ -131,15 +138,19 @@ class Lifecycle:
                         stack.append((child, inner))
         outside = {id(d) for name, found in defs.items() if self._named(name) for d in found}
         for call in calls:
-            if last_name(call.func) in self._spawns and not _unawaited(parents.get(id(call))):
+            if last_name(call.func) in self._spawns and not _unawaited(call, parents, enclosing, uses):
                 continue
             for argument in [*call.args, *(k.value for k in call.keywords)]:
                 target = argument.func if isinstance(argument, ast.Call) else argument
                 name = last_name(target)
                 if name is not None:
-                    handed.add(name)
+                    handed.add((name, isinstance(target, ast.Attribute)))
                     handed_nodes.add(id(target))
-        outside.update(id(d) for name in handed for d in defs.get(name, ()))
+        # `self._run` is a method, a bare `nudge` a function: a method and a nested def of the
+        # same name are two functions
+        outside.update(
+            id(d) for name, attribute in handed for d in defs.get(name, ()) if (id(d) in methods) == attribute
+        )
         changed = True
         while changed:
             changed = False
@@ -205,13 +216,55 @@ def _runs_tests(stmt: ast.stmt) -> bool:
     )
 
 
-def _unawaited(parent: Optional[ast.AST]) -> bool:
-    """A task made as a statement (dropped) or kept on an attribute (`self._task = ...`)."""
+def _unawaited(
+    call: ast.Call, parents: Dict[int, ast.AST], enclosing: Dict[int, Optional[ast.AST]], uses: Dict[str, List[ast.AST]]
+) -> bool:
+    """A task made as a statement (dropped), kept on an attribute (`self._task = ...`), or
+    bound to a local that the function only keeps (`self.tasks.add(task)`, `pending[k] = task`,
+    `task.add_done_callback(...)`, `task.cancel()`), never awaits, returns or hands elsewhere."""
+    parent = parents.get(id(call))
     if isinstance(parent, ast.Expr):
         return True
-    return isinstance(parent, (ast.Assign, ast.AnnAssign)) and all(
-        isinstance(t, ast.Attribute) for t in (parent.targets if isinstance(parent, ast.Assign) else [parent.target])
-    )
+    if not isinstance(parent, (ast.Assign, ast.AnnAssign)):
+        return False
+    targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
+    if all(isinstance(t, ast.Attribute) for t in targets):
+        return True
+    if len(targets) != 1 or not isinstance(targets[0], ast.Name):
+        return False
+    owner = enclosing.get(id(call))
+    if owner is None:
+        return False  # a module-level name: anyone may import and await it
+    loads = [u for u in uses.get(targets[0].id, ()) if isinstance(u, ast.Name) and enclosing.get(id(u)) is owner]
+    return all(_only_keeps(use, parents) for use in loads)
+
+
+_KEEPING_METHODS = frozenset({"add_done_callback", "remove_done_callback", "cancel", "set_name"})
+_STORING_METHODS = frozenset({"add", "append"})
+
+
+def _only_keeps(use: ast.AST, parents: Dict[int, ast.AST]) -> bool:
+    """`use` (a load of the task's local) stores the task or asks it for a callback or a
+    cancel: nothing waits for it there."""
+    parent = parents.get(id(use))
+    if isinstance(parent, ast.Attribute):  # `task.add_done_callback(f)`
+        call = parents.get(id(parent))
+        return parent.attr in _KEEPING_METHODS and isinstance(call, ast.Call) and call.func is parent
+    if isinstance(parent, ast.Assign):  # `self.consumers[pid] = task`
+        return parent.value is use and all(isinstance(t, (ast.Attribute, ast.Subscript)) for t in parent.targets)
+    if isinstance(parent, ast.Call):  # `self.tasks.add(task)`
+        return (
+            use in parent.args and isinstance(parent.func, ast.Attribute) and parent.func.attr in _STORING_METHODS
+            and isinstance(parents.get(id(parent)), ast.Expr)
+        )
+    return False
+
+
+def _dotted(func: ast.expr) -> Optional[str]:
+    """`asyncio.run` for `asyncio.run(...)`: a module-qualified spelling, as written."""
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        return f"{func.value.id}.{func.attr}"
+    return None
 
 
 def _is_called(use: ast.AST, parents: Dict[int, ast.AST]) -> bool:
@@ -354,3 +407,41 @@ def _relative(path: str, root: str) -> str:
 
     located = os.path.abspath(path)
     return os.path.relpath(located, root) if located.startswith(root.rstrip(os.sep) + os.sep) else located
+
+
+# -- task roots (DL403) ----------------------------------------------------------------------
+_TASK_SPECS: Dict[int, Tuple[OutsideRequests, OutsideRequests]] = {}
+
+
+def task_spec(ctx: "FileView") -> OutsideRequests:
+    """`outside_requests` with the catalog's `cancellation.task_roots` counted as running their
+    coroutine on its own (`asyncio.run(main())`'s caller is synchronous and has no
+    cancellation to lose, though a request may wait for it, so the retry rules do not use
+    it; `start_server(handle)` runs a task per connection that nobody awaits), and without
+    the script rule: a module's demo `__main__` block does not make its defs task roots."""
+    base = ctx.catalog.retry.outside_requests
+    found = _TASK_SPECS.get(id(base))
+    if found is None or found[0] is not base:
+        mains = (ctx.catalog.data.get("cancellation") or {}).get("task_roots") or ()
+        derived = OutsideRequests(base.names, base.background | frozenset(mains), base.spawns, scripts=False)
+        found = _TASK_SPECS[id(base)] = (base, derived)
+    return found[1]
+
+
+class TaskRoots(Lifecycle):
+    """Per file: `Lifecycle` where an event loop's main coroutine also runs on its own."""
+
+    def __init__(self, ctx: "FileView") -> None:
+        self._init(task_spec(ctx), ctx.tree)
+
+
+class ProjectTaskRoots(ProjectLifecycle):
+    """Per file (DL403): `ProjectLifecycle` over `TaskRoots`: a coroutine nobody waits for
+    (a task dropped or only kept, a loop's main, start-up and shutdown code) or whose every
+    caller in the project is such code."""
+
+    def __init__(self, ctx: "FileView") -> None:
+        super().__init__(ctx)
+        self.local = ctx.analysis(TaskRoots)
+        self.spec = task_spec(ctx)
+

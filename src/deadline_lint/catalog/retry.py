@@ -98,6 +98,7 @@ class OutsideRequests:
     names: Tuple[str, ...] = ()  # patterns a function's whole name matches
     background: FrozenSet[str] = frozenset()  # calls running their function argument on its own
     spawns: FrozenSet[str] = frozenset()  # of those, the ones that do so only when not waited for
+    scripts: bool = True  # every def of a module with an `if __name__ == "__main__":` block
 
 
 @dataclass(frozen=True)

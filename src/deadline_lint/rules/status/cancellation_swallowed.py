@@ -1,20 +1,25 @@
 from __future__ import annotations
 
 import ast
-from typing import FrozenSet
+import re
+from typing import Callable, Dict, FrozenSet, Tuple
 
 from deadline_lint.analysis.cancel_scopes import shielded
 from deadline_lint.analysis.exceptions import CANCEL, ExceptionAnalysis
 from deadline_lint.analysis.handler_flow import (
+    BREAKS,
     FALLS_THROUGH,
     RAISES_OTHER,
+    RETURNS,
     calls_any,
     can_suspend,
     cancelled_before_loop,
     cancels_then_awaits,
     handler_leaks,
     passes_caught_on,
+    raised_later,
     reraises_on_some_path,
+    waits_after,
 )
 from deadline_lint.analysis.handling import HandlingAnalysis, except_keyword
 from deadline_lint.diagnostics import Applicability
@@ -66,7 +71,24 @@ class CancellationSwallowed(Rule):
     clause of the same `try` already takes the cancellation (an earlier clause whose types
     cannot be resolved counts only when its text spells a cancel or catch-all type: a
     project's `except RETRYABLE_ERRORS:` does not hide `except CancelledError: break` after it).
-    Leaving a loop (`break`, `continue`, `return`) from the handler swallows it too.
+    Leaving a loop (`break`, `continue`, `return`) from the handler swallows it too. A handler
+    that only notes the cancellation in a flag (`cancelled = True`) is quiet when the function
+    raises it again on every way out after the `try` (each `return`, and the end, right after
+    `if cancelled: raise asyncio.CancelledError`): it is handed on, late.
+
+    Quiet, finally, in a coroutine nobody waits for when swallowing the cancellation ends
+    it: a task dropped or only kept (`self._task = loop.create_task(self._serve())`,
+    `task = create_task(run()); self.tasks.add(task)`), an event loop's main
+    (`asyncio.run(self._serve())`), a server's connection handler (`start_server(handle)`),
+    a function with a start-up or shutdown name, or code only such coroutines call, in this
+    module or (through the project's callers) another; and the handler returns, or breaks
+    out of the loop or falls off its end with no loop around it to go round again and no
+    later statement that waits (a `finally` does not count: it runs either way; nor does
+    awaiting the task's own ending, `await self._shutdown()` or `close()`, catalog
+    `cancellation.ending_calls`, or the tasks it has just cancelled). Whoever
+    cancelled such a task owns it and gets what it asked for, its end. A handler there that
+    `continue`s, raises another exception, or goes on to await something is still reported,
+    as is a task somebody awaits or is handed (`return task`).
 
     ## Why is this bad?
     Cancellation is how a caller that gave up (a client that went away, a timeout scope
@@ -154,6 +176,12 @@ class CancellationSwallowed(Rule):
             return
         if all(leak.how == RAISES_OTHER for leak in leaks) and reraises_on_some_path(handler):
             return  # converted on one branch, re-raised on the other: the branch tells whose it is
+        if self._ends_a_task_nobody_waits_for(handler, ctx, leaks):
+            return
+        if all(leak.how == FALLS_THROUGH for leak in leaks) and len(ctx.parents) > 1 and raised_later(
+            handler, ctx.parent, ctx.parents[-2], _hands_on(exceptions)
+        ):
+            return  # noted in a flag and raised again on every way out
         first = leaks[0]
         header = "except:" if handler.type is None else f"except {shown(ctx, handler.type)}"
         caught = "" if cancel_type in header else f" ({cancel_type})"
@@ -226,6 +254,8 @@ class CancellationSwallowed(Rule):
                 continue
             if self._not_the_callers(ctx, handling, exceptions):
                 continue
+            if not waits_after(node, ctx.parents, ending=_ending_calls(ctx)) and _runs_on_its_own(ctx):
+                continue
             text = shown(ctx, call)
             caught = "" if cancel_type in text else f" ({cancel_type})"
             message = (
@@ -233,6 +263,22 @@ class CancellationSwallowed(Rule):
                 f"let it propagate (catch it only around a task you cancelled yourself)"
             )
             ctx.report(self, call, message)
+
+    @staticmethod
+    def _ends_a_task_nobody_waits_for(handler, ctx, leaks) -> bool:
+        """Every way out of the handler ends the coroutine's work (it returns, or breaks out
+        of its loop or falls off the handler with no loop around to go round again and nothing
+        after that waits), and the coroutine runs on its own: a task nobody waits for (dropped,
+        or only kept: `self._task = create_task(self._serve())`), an event loop's main, or code
+        only such coroutines call (`ProjectTaskRoots`). Whoever cancelled it owns the task and
+        gets what it asked for, the task's end; a caller's deadline is not involved."""
+        ending = _ending_calls(ctx)
+        for leak in leaks:
+            if leak.how == RETURNS:
+                continue
+            if leak.how not in (BREAKS, FALLS_THROUGH) or waits_after(handler, ctx.parents, leak.how == BREAKS, ending):
+                return False  # it goes on working (`continue`, a later await) or raises another error
+        return _runs_on_its_own(ctx)
 
     @staticmethod
     def _not_the_callers(ctx, handling, exceptions) -> bool:
@@ -297,16 +343,50 @@ def _block_of(owner, statement):
     return None
 
 
-def _leaks(handler, decide, exceptions):
+def _hands_on(exceptions):
+    """A `raise` of the task's cancellation type (`raise asyncio.CancelledError`)."""
+
     def hands_on(raise_node):
+        if raise_node.exc is None:
+            return False
         raised = raise_node.exc.func if isinstance(raise_node.exc, ast.Call) else raise_node.exc
         found = exceptions.type_of(raised)
         return found is not None and found.kind == CANCEL and not found.status
 
-    return handler_leaks(handler, hands_on, decide)
+    return hands_on
+
+
+def _leaks(handler, decide, exceptions):
+    return handler_leaks(handler, _hands_on(exceptions), decide)
 
 
 _UNRESOLVED_CANCEL_WORDS = ("cancel", "baseexception", "interrupt")
+
+
+_ENDINGS: Dict[int, Tuple[object, Callable[[str], bool]]] = {}
+
+
+def _ending_calls(ctx) -> Callable[[str], bool]:
+    """The test for a call that ends a task (catalog `cancellation.ending_calls`), per catalog."""
+    data = ctx.catalog.data.get("cancellation") or {}
+    found = _ENDINGS.get(id(data))
+    if found is None or found[0] is not data:
+        patterns = [re.compile(p) for p in data.get("ending_calls") or ()]
+
+        def ending(name: str) -> bool:
+            bare = name.lstrip("_").lower()
+            return any(p.fullmatch(bare) for p in patterns)
+
+        found = _ENDINGS[id(data)] = (data, ending)
+    return found[1]
+
+
+def _runs_on_its_own(ctx) -> bool:
+    """The async def the walk is in runs as a task nobody waits for (`ProjectTaskRoots`)."""
+    from deadline_lint.analysis.lifecycle import ProjectTaskRoots
+
+    function = next((a for a in reversed(ctx.parents) if isinstance(a, _FUNCTIONS)), None)
+    return isinstance(function, ast.AsyncFunctionDef) and ctx.analysis(ProjectTaskRoots).outside(function)
 
 
 def _in_async_function(ctx) -> bool:
