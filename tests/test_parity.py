@@ -28,9 +28,9 @@ import pytest
 
 from deadline_lint.cli import main as cli_main
 from deadline_lint.engine import Checker
-from deadline_lint.profile import build_profile, default_profile, load_profile_file
 from deadline_lint.pylint_plugin import symbol
 from fixture_cases import FixtureCase, fixture_cases, missing_snapshot_message
+from fixture_fixing import catalog_of, profile_of
 
 CASES = fixture_cases()
 FRONT_ENDS = ("cli", "flake8", "pylint")
@@ -194,10 +194,8 @@ def parity(tmp_path_factory) -> ParityRun:
 
 
 def _engine(group: Group, path: Path) -> List[Finding]:
-    profile = (
-        build_profile(load_profile_file(group.profile), str(group.profile)) if group.profile else default_profile()
-    )
-    checker = Checker(profile, select=group.codes)
+    profile = profile_of(group.profile)
+    checker = Checker(profile, select=group.codes, catalog=catalog_of(group.profile, profile))
     text = path.read_bytes().decode("utf-8")
     return [(d.line, d.column, d.code, d.message) for d in checker.check_text(text, str(path))]
 
