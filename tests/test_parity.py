@@ -13,24 +13,21 @@ every marker turned into that front end's own suppression (CLI `# noqa: CODE`, f
 """
 from __future__ import annotations
 
-import contextlib
-import io
 import json
-import os
 import re
 import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Set, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 import pytest
 
-from deadline_lint.cli import main as cli_main
 from deadline_lint.engine import Checker
 from deadline_lint.pylint_plugin import symbol
 from fixture_cases import FixtureCase, fixture_cases, missing_snapshot_message
 from fixture_fixing import catalog_of, profile_of
+from front_ends import run_in_process
 
 CASES = fixture_cases()
 FRONT_ENDS = ("cli", "flake8", "pylint")
@@ -83,34 +80,8 @@ def _run(module: str, argv: List[str], group: Group, report: Path) -> Tuple[int,
                                 text=True, timeout=600)
         code, stderr = result.returncode, result.stderr
     else:
-        errors = io.StringIO()
-        previous = os.getcwd()
-        os.chdir(group.folder)
-        try:
-            with contextlib.redirect_stderr(errors):
-                code = IN_PROCESS[module](argv)
-        finally:
-            os.chdir(previous)
-        stderr = errors.getvalue()
+        code, stderr = run_in_process(module, argv, group.folder)
     return code, report.read_text(encoding="utf-8") if report.exists() else "", stderr
-
-
-def _pylint_in_process(argv: List[str]) -> int:
-    from pylint.lint import Run
-
-    return Run(argv, exit=False).linter.msg_status
-
-
-def _flake8_in_process(argv: List[str]) -> int:
-    from flake8.main.cli import main
-
-    # One process: flake8's worker pool would fork this one (the subprocess run keeps the pool).
-    return main(["--jobs=1", *argv])
-
-
-IN_PROCESS: Dict[str, Callable[[List[str]], int]] = {
-    "deadline_lint": cli_main, "flake8": _flake8_in_process, "pylint": _pylint_in_process,
-}
 
 
 def _cli(group: Group, paths: List[Path]) -> Dict[Path, List[Finding]]:
