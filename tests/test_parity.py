@@ -4,8 +4,8 @@ reports exactly the fixture's snapshot for its rule (an ordered list: multiplici
 The fixtures are copied into one folder per adoption profile (most share the built-in one) and
 each front end runs once per folder with every fixture code of that folder selected: as users run
 it, a subprocess, for the shared folder; through the same entry point in this process for the
-one-fixture profile folders (the commands themselves are tested as subprocesses in test_cli,
-test_flake8_plugin, test_projects and test_monorepo). Each copy is checked twice: as is,
+one-fixture profile folders (tests/front_ends.py; the commands themselves are also run as
+subprocesses in test_cli, test_projects (the CLI), test_monorepo and test_config). Each copy is checked twice: as is,
 where all four front ends must report the same ordered list of (line, column, code, message),
 the folder's code must be exactly the snapshot and exactly on the `# expect:` lines; and with
 every marker turned into that front end's own suppression (CLI `# noqa: CODE`, flake8 `# noqa: CODE`, pylint
