@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import List, Optional
+from typing import Dict, List, Optional, Tuple
 
+from deadline_lint.catalog import Catalog, load_catalog
 from deadline_lint.engine import Checker
 from deadline_lint.fixes import FixedText, FixMode, fix_text
-from deadline_lint.profile import build_profile, default_profile, load_profile_file
+from deadline_lint.profile import Profile, build_profile, default_profile, load_profile_file
 from deadline_lint.source import split_lines
 from fixture_cases import FixtureCase
 
@@ -40,16 +41,42 @@ def read_exact(path: Path) -> str:
     return path.read_bytes().decode("utf-8")
 
 
-def checker_for(case: FixtureCase) -> Checker:
-    profile = (
-        build_profile(load_profile_file(case.profile), str(case.profile)) if case.profile else default_profile()
-    )
-    return Checker(profile, select=[case.code])
+def profile_of(path: Optional[Path]) -> Profile:
+    """A fixture's adoption profile (its sibling YAML), else the built-in one."""
+    return build_profile(load_profile_file(path), str(path)) if path else default_profile()
+
+
+# One catalog per adoption profile for the checkers the tests build, as one run of the CLI
+# (or the codemod's one session per process) shares one between all the files it checks:
+# building a catalog's derived tables again for every test was most of a fixture check's time.
+_CATALOGS: Dict[Optional[Path], Catalog] = {}
+
+
+def catalog_of(path: Optional[Path], profile: Profile) -> Catalog:
+    catalog = _CATALOGS.get(path)
+    if catalog is None:
+        catalog = _CATALOGS[path] = load_catalog(profile.outbound)
+    return catalog
+
+
+def checker_for(case: FixtureCase, select: Optional[List[str]] = None) -> Checker:
+    """A fresh checker of the fixture's rule (or `select`) under the fixture's profile."""
+    profile = profile_of(case.profile)
+    return Checker(profile, select=select or [case.code], catalog=catalog_of(case.profile, profile))
+
+
+# Several tests fix the same text the same way (the harness's properties of one fixed
+# fixture, its golden file, `--diff`, the codemod): fixing is deterministic, so each distinct
+# (fixture, text, mode) is fixed once per process and every test asserts on that result.
+_FIXED: Dict[Tuple[FixtureCase, str, bool], FixedText] = {}
 
 
 def fix_case(case: FixtureCase, text: Optional[str] = None, unsafe: bool = True) -> FixedText:
     source = read_exact(case.path) if text is None else text
-    return fix_text(checker_for(case), source, str(case.path), FixMode(unsafe=unsafe))
+    key = (case, source, unsafe)
+    if key not in _FIXED:
+        _FIXED[key] = fix_text(checker_for(case), source, str(case.path), FixMode(unsafe=unsafe))
+    return _FIXED[key]
 
 
 def apply_unified_diff(original: str, diff: str) -> str:

@@ -2,29 +2,28 @@
 code and message), findings exactly on the `# expect:` lines, and silence under suppression."""
 from __future__ import annotations
 
+from typing import Dict, List, Tuple
+
 import pytest
 
-from deadline_lint.engine import Checker
-from deadline_lint.profile import build_profile, default_profile, load_profile_file
 from deadline_lint.registry import all_rules
-from fixture_cases import FixtureCase, fixture_cases, missing_snapshot_message
+from fixture_cases import Finding, FixtureCase, fixture_cases, missing_snapshot_message
+from fixture_fixing import checker_for
 
 CASES = fixture_cases()
+# The snapshot and the marker test ask about the same check of the same text: it runs once.
+_CHECKED: Dict[Tuple[FixtureCase, str], List[Finding]] = {}
 
 
-def checker_for(case: FixtureCase) -> Checker:
-    profile = (
-        build_profile(load_profile_file(case.profile), str(case.profile)) if case.profile else default_profile()
-    )
-    return Checker(profile, select=[case.code])
+def findings_list(case: FixtureCase, text: str) -> List[Finding]:
+    if (case, text) not in _CHECKED:
+        found = checker_for(case).check_text(text, str(case.path))
+        _CHECKED[case, text] = [(d.line, d.column, d.code, d.message) for d in found]
+    return _CHECKED[case, text]
 
 
 def found(case: FixtureCase, text: str):
-    return {(d.line, d.code) for d in checker_for(case).check_text(text, str(case.path))}
-
-
-def findings_list(case: FixtureCase, text: str):
-    return [(d.line, d.column, d.code, d.message) for d in checker_for(case).check_text(text, str(case.path))]
+    return {(line, code) for line, _, code, _ in findings_list(case, text)}
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])

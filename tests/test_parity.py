@@ -4,8 +4,8 @@ reports exactly the fixture's snapshot for its rule (an ordered list: multiplici
 The fixtures are copied into one folder per adoption profile (most share the built-in one) and
 each front end runs once per folder with every fixture code of that folder selected: as users run
 it, a subprocess, for the shared folder; through the same entry point in this process for the
-one-fixture profile folders (the commands themselves are tested as subprocesses in test_cli,
-test_flake8_plugin, test_projects and test_monorepo). Each copy is checked twice: as is,
+one-fixture profile folders (tests/front_ends.py; the commands themselves are also run as
+subprocesses in test_cli, test_projects (the CLI), test_monorepo and test_config). Each copy is checked twice: as is,
 where all four front ends must report the same ordered list of (line, column, code, message),
 the folder's code must be exactly the snapshot and exactly on the `# expect:` lines; and with
 every marker turned into that front end's own suppression (CLI `# noqa: CODE`, flake8 `# noqa: CODE`, pylint
@@ -13,24 +13,21 @@ every marker turned into that front end's own suppression (CLI `# noqa: CODE`, f
 """
 from __future__ import annotations
 
-import contextlib
-import io
 import json
-import os
 import re
 import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Set, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 import pytest
 
-from deadline_lint.cli import main as cli_main
 from deadline_lint.engine import Checker
-from deadline_lint.profile import build_profile, default_profile, load_profile_file
 from deadline_lint.pylint_plugin import symbol
 from fixture_cases import FixtureCase, fixture_cases, missing_snapshot_message
+from fixture_fixing import catalog_of, profile_of
+from front_ends import run_in_process
 
 CASES = fixture_cases()
 FRONT_ENDS = ("cli", "flake8", "pylint")
@@ -83,34 +80,8 @@ def _run(module: str, argv: List[str], group: Group, report: Path) -> Tuple[int,
                                 text=True, timeout=600)
         code, stderr = result.returncode, result.stderr
     else:
-        errors = io.StringIO()
-        previous = os.getcwd()
-        os.chdir(group.folder)
-        try:
-            with contextlib.redirect_stderr(errors):
-                code = IN_PROCESS[module](argv)
-        finally:
-            os.chdir(previous)
-        stderr = errors.getvalue()
+        code, stderr = run_in_process(module, argv, group.folder)
     return code, report.read_text(encoding="utf-8") if report.exists() else "", stderr
-
-
-def _pylint_in_process(argv: List[str]) -> int:
-    from pylint.lint import Run
-
-    return Run(argv, exit=False).linter.msg_status
-
-
-def _flake8_in_process(argv: List[str]) -> int:
-    from flake8.main.cli import main
-
-    # One process: flake8's worker pool would fork this one (the subprocess run keeps the pool).
-    return main(["--jobs=1", *argv])
-
-
-IN_PROCESS: Dict[str, Callable[[List[str]], int]] = {
-    "deadline_lint": cli_main, "flake8": _flake8_in_process, "pylint": _pylint_in_process,
-}
 
 
 def _cli(group: Group, paths: List[Path]) -> Dict[Path, List[Finding]]:
@@ -194,10 +165,8 @@ def parity(tmp_path_factory) -> ParityRun:
 
 
 def _engine(group: Group, path: Path) -> List[Finding]:
-    profile = (
-        build_profile(load_profile_file(group.profile), str(group.profile)) if group.profile else default_profile()
-    )
-    checker = Checker(profile, select=group.codes)
+    profile = profile_of(group.profile)
+    checker = Checker(profile, select=group.codes, catalog=catalog_of(group.profile, profile))
     text = path.read_bytes().decode("utf-8")
     return [(d.line, d.column, d.code, d.message) for d in checker.check_text(text, str(path))]
 

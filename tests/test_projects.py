@@ -1,8 +1,14 @@
 """Multi-module fixture projects (`fixtures/projects/<name>/`, each with its own
 pyproject.toml): names imported from the project's own modules resolve through the project
-index. Every file must get exactly its `# expect:` markers whether it is checked alone (a
-fresh process per file, as pre-commit passes changed files), with its folder, or by flake8 or
-pylint, which check file by file."""
+index. Every file must get exactly its `# expect:` markers whether it is checked alone (a run
+given only that file, as pre-commit passes changed files), with its folder, or by flake8 or
+pylint, which check file by file.
+
+The folder checks run the command as users do, a fresh interpreter each, and so does the first
+file checked alone in each project; the other files alone, flake8 and pylint go through the
+same entry points in this process (front_ends.py), a fresh run each: an interpreter start and
+the front end's imports per file or project saved. flake8 and pylint are run as commands over
+a project in test_monorepo and test_config."""
 from __future__ import annotations
 
 import json
@@ -18,6 +24,7 @@ from deadline_lint.engine import Checker
 from deadline_lint.profile import pyproject_profile
 from deadline_lint.pylint_plugin import symbol
 from fixture_cases import FIXTURES, expected_markers
+from front_ends import run_in_process
 
 PROJECTS = sorted(p for p in (FIXTURES / "projects").iterdir() if (p / "pyproject.toml").exists())
 CODES = ("DL101", "DL102", "DL103", "DL104", "DL201", "DL301", "DL302", "DL304", "DL403", "DL501")
@@ -38,42 +45,57 @@ def _expected(root: Path) -> Found:
     }
 
 
-def _run(command: List[str], cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=600)
+def _run(module: str, argv: List[str], root: Path, report: Path, fresh_process: bool) -> Tuple[int, str, str]:
+    """(exit code, report, stderr) of `python -m <module> <argv>` run in `root`: a subprocess, or
+    the same entry point in this process. The report goes to a file beside the project."""
+    report.unlink(missing_ok=True)
+    if fresh_process:
+        result = subprocess.run([sys.executable, "-m", module, *argv], cwd=root, capture_output=True, text=True,
+                                timeout=600)
+        code, stderr = result.returncode, result.stderr
+    else:
+        code, stderr = run_in_process(module, argv, root)
+    return code, report.read_text(encoding="utf-8") if report.exists() else "", stderr
 
 
-def _cli(root: Path, paths: List[str]) -> Found:
-    result = _run([sys.executable, "-m", "deadline_lint", "check", "--format", "json", "--jobs", "1",
-                   "--select", ",".join(CODES), *paths], root)
-    assert result.returncode in (0, 1), result.stderr
+def _cli(root: Path, paths: List[str], fresh_process: bool = True) -> Found:
+    report = root.parent / "cli.json"
+    code, output, stderr = _run("deadline_lint", ["check", "--format", "json", "--jobs", "1", "--select",
+                                                  ",".join(CODES), "--output-file", str(report), *paths],
+                                root, report, fresh_process)
+    assert code in (0, 1), stderr
     return {
         ((root / item["path"]).resolve().relative_to(root).as_posix(), item["line"], item["code"])
-        for item in json.loads(result.stdout)
+        for item in json.loads(output)
     }
 
 
 def _flake8(root: Path) -> Found:
-    result = _run([sys.executable, "-m", "flake8", "--isolated", "--select", ",".join(CODES),
-                   f"--format={FLAKE8_FORMAT}", "."], root)
-    assert result.returncode in (0, 1) and not result.stderr.strip(), result.stderr + result.stdout
+    report = root.parent / "flake8.txt"
+    code, output, stderr = _run("flake8", ["--isolated", "--select", ",".join(CODES), f"--format={FLAKE8_FORMAT}",
+                                           f"--output-file={report}", "."], root, report, fresh_process=False)
+    assert code in (0, 1) and not stderr.strip(), stderr + output
     found: Found = set()
-    for line in result.stdout.splitlines():
-        path, row, code = line.split("\t")
-        found.add((Path(root, path).resolve().relative_to(root).as_posix(), int(row), code))
+    for line in output.splitlines():
+        path, row, found_code = line.split("\t")
+        found.add((Path(root, path).resolve().relative_to(root).as_posix(), int(row), found_code))
     return found
 
 
 def _pylint(root: Path) -> Found:
     rcfile = root / "pylintrc"
     rcfile.write_text("[MAIN]\n")
+    report = root.parent / "pylint.json"
     files = [str(p.relative_to(root)) for p in _files(root)]
-    result = _run([sys.executable, "-m", "pylint", f"--rcfile={rcfile}", "--persistent=n", "--score=n",
-                   "--load-plugins=deadline_lint.pylint_plugin", "--disable=all",
-                   "--enable=" + ",".join(symbol(code) for code in CODES), "--output-format=json2", *files], root)
-    assert result.returncode & 32 == 0 and not result.stderr.strip(), result.stderr
+    code, output, stderr = _run("pylint", [f"--rcfile={rcfile}", "--persistent=n", "--score=n",
+                                           "--load-plugins=deadline_lint.pylint_plugin", "--disable=all",
+                                           "--enable=" + ",".join(symbol(code) for code in CODES),
+                                           "--output-format=json2", f"--output={report}", *files],
+                                root, report, fresh_process=False)
+    assert code & 32 == 0 and not stderr.strip(), stderr
     return {
         (Path(m["absolutePath"]).resolve().relative_to(root).as_posix(), m["line"], m["message"].split(" ", 1)[0])
-        for m in json.loads(result.stdout)["messages"]
+        for m in json.loads(output)["messages"]
     }
 
 
@@ -94,8 +116,8 @@ def test_fixture_projects_exist_and_expect_findings() -> None:
 def test_each_file_checked_alone_gets_its_markers(project) -> None:
     root, expected = project
     found: Found = set()
-    for path in _files(root):
-        found |= _cli(root, [str(path.relative_to(root))])
+    for place, path in enumerate(_files(root)):
+        found |= _cli(root, [str(path.relative_to(root))], fresh_process=place == 0)
     assert found == expected
 
 

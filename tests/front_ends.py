@@ -1,0 +1,43 @@
+"""The front ends' own entry points (`python -m deadline_lint`, `flake8`, `pylint`), run in this
+process: the same argv and working folder as the command, without an interpreter start and the
+front end's imports for every run. Each front end is still run as a real command elsewhere
+(test_cli, test_parity's shared folder, test_projects' folder checks, test_monorepo, test_config)."""
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+from pathlib import Path
+from typing import Callable, Dict, List, Tuple
+
+from deadline_lint.cli import main as cli_main
+
+
+def _pylint(argv: List[str]) -> int:
+    from pylint.lint import Run
+
+    return Run(argv, exit=False).linter.msg_status
+
+
+def _flake8(argv: List[str]) -> int:
+    from flake8.main.cli import main
+
+    # One process: flake8's worker pool would fork this one (the command keeps the pool).
+    return main(["--jobs=1", *argv])
+
+
+IN_PROCESS: Dict[str, Callable[[List[str]], int]] = {"deadline_lint": cli_main, "flake8": _flake8, "pylint": _pylint}
+
+
+def run_in_process(module: str, argv: List[str], cwd: Path) -> Tuple[int, str]:
+    """(exit code, stderr) of `python -m <module> <argv>` run in `cwd`, in this process. The
+    report must go to a file (`--output-file` and the like): stdout is not captured."""
+    errors = io.StringIO()
+    previous = os.getcwd()
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stderr(errors):
+            code = IN_PROCESS[module](argv)
+    finally:
+        os.chdir(previous)
+    return code, errors.getvalue()
