@@ -110,10 +110,12 @@ class Checker:
     def check_text(self, text: str, path: str, tree: Optional[ast.Module] = None) -> List[Diagnostic]:
         if not self.rules:
             return []
-        selection, answers = self._selection_for(text, path)
-        if not selection:
-            return []
+        # The prefilter's project needs parse and summarise other modules: as costly for the
+        # cyclic collector as the check itself, so it is paused for both.
         with _collector_paused():
+            selection, answers = self._selection_for(text, path)
+            if not selection:
+                return []
             return self._check_text(text, path, tree, selection, answers)
 
     def _check_text(

@@ -10,6 +10,7 @@ import ast
 from typing import Dict, List, Set, Type, TypeVar
 
 from deadline_lint.analysis.scopes import Scope
+from deadline_lint.semantics.children import child_nodes
 
 _N = TypeVar("_N", bound=ast.AST)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
@@ -35,7 +36,7 @@ class FunctionBody:
             if type(node) is ast.Name and type(node.ctx) is ast.Load:  # type: ignore[attr-defined]
                 self.loads.setdefault(node.id, []).append(node)  # type: ignore[attr-defined]
             inner = nested or isinstance(node, _SCOPES)
-            for child in ast.iter_child_nodes(node):
+            for child in child_nodes(node):
                 self.parents[id(child)] = node
                 stack.append((child, inner))
 

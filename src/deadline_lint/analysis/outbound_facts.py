@@ -344,7 +344,9 @@ _FACTS: Dict[int, Tuple[Catalog, IsClient, ForwardsTimeout]] = {}
 def facts_for(catalog: Catalog) -> Tuple[IsClient, ForwardsTimeout]:
     found = _FACTS.get(id(catalog))
     if found is None or found[0] is not catalog:
-        found = _FACTS[id(catalog)] = (catalog, IsClient(catalog), ForwardsTimeout(catalog))
+        is_client, forwards = IsClient(catalog), ForwardsTimeout(catalog)
+        is_client.companions, forwards.companions = (forwards,), (is_client,)
+        found = _FACTS[id(catalog)] = (catalog, is_client, forwards)
     return found[1], found[2]
 
 

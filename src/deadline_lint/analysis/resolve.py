@@ -273,10 +273,15 @@ class Resolver:
         bindings = scope.lookup(expr.id)
         if not bindings:
             return None
-        found = [self.binding_class(b, depth + 1) for b in bindings]
-        first = found[0]
-        if first is None or any(f is None or f.node is not first.node for f in found):
+        # Every binding must agree: the first that does not ends the look (a name rebound
+        # many times would otherwise have each binding's class looked up, at every depth).
+        first = self.binding_class(bindings[0], depth + 1)
+        if first is None:
             return None
+        for binding in bindings[1:]:
+            found = self.binding_class(binding, depth + 1)
+            if found is None or found.node is not first.node:
+                return None
         return first
 
     def binding_class(self, binding: Binding, depth: int) -> Optional[Definition]:

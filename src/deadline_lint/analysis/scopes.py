@@ -9,6 +9,8 @@ import ast
 import builtins
 from typing import Collection, Dict, List, Optional
 
+from deadline_lint.semantics.children import push_children
+
 MODULE, FUNCTION, CLASS = "module", "function", "class"
 
 IMPORT = "import"  # value: qualified name (str)
@@ -200,7 +202,7 @@ def _walrus_targets(expr: ast.expr) -> List[ast.AST]:
             continue  # a walrus in a lambda binds in the lambda
         if isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
             found.append(node)
-        pending.extend(ast.iter_child_nodes(node))
+        push_children(pending, node)
     return found
 
 

@@ -12,7 +12,7 @@ read from the defining module alone and memoised by its content."""
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Dict, FrozenSet, List, NamedTuple, Optional
+from typing import TYPE_CHECKING, Dict, FrozenSet, Iterator, List, NamedTuple, Optional
 
 from deadline_lint.analysis.scopes import ASSIGN, IMPORT, Binding, Scope
 from deadline_lint.semantics.facts import Fact, Local, locals_of
@@ -173,12 +173,27 @@ def _dotted(expr: ast.expr) -> str:
     return ""
 
 
+_STATEMENT_LISTS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _statements(tree: ast.AST) -> Iterator[ast.AST]:
+    """Every statement of a tree (and its handlers and match cases), never an expression: a
+    `global` can only be one, and expressions are most of a tree's nodes."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        yield node
+        for field in _STATEMENT_LISTS:
+            children = getattr(node, field, None)
+            if isinstance(children, list):
+                stack.extend(children)
+
+
 def _rebound_globally(module: Scope) -> FrozenSet[str]:
     """Names some function rebinds with `global` (a configure step sets them later)."""
     found = module.facts.get("settings.global_names")
     if found is None:
-        found = frozenset(
-            name for node in ast.walk(module.node) if isinstance(node, ast.Global) for name in node.names
-        )
+        globals_ = (node for node in _statements(module.node) if isinstance(node, ast.Global))
+        found = frozenset(name for node in globals_ for name in node.names)
         module.facts["settings.global_names"] = found
     return found  # type: ignore[return-value]

@@ -9,6 +9,7 @@ from typing import Iterator, List, Optional, Tuple
 
 from deadline_lint.analysis.declared import FUNCTION_DEFS, is_plain_method
 from deadline_lint.analysis.scopes import CLASS, PARAM, Scope
+from deadline_lint.semantics.children import push_children
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,7 @@ def calls_in(function: ast.AST) -> Iterator[ast.Call]:
             continue
         if isinstance(node, ast.Call):
             yield node
-        stack.extend(ast.iter_child_nodes(node))
+        push_children(stack, node)
 
 
 def display_name(function: ast.AST, defined_in: Scope) -> str:

@@ -33,6 +33,7 @@ from deadline_lint.semantics import store
 from deadline_lint.semantics.modules import ModuleSource, ProjectModules, place_of, read_module_text
 from deadline_lint.semantics.receivers import Receivers
 from deadline_lint.semantics.summary import _TREES, CLASS, FUNCTIONS, Names, Symbol, content_key, summary_of
+from deadline_lint.semantics.children import child_nodes
 
 MAX_FILES = 5000  # a project with more modules than this: callers unknown
 VERSION = 2
@@ -129,7 +130,7 @@ class _Table:
         self._parents.clear()
 
     def _walk(self, node: ast.AST, scope: Scope, within: Tuple[str, ...], klass: Optional[str]) -> None:
-        for child in ast.iter_child_nodes(node):
+        for child in child_nodes(node):
             self._parents[id(child)] = node
             self._node(child, scope, within, klass)
 

@@ -56,6 +56,9 @@ class Fact(Generic[P]):
     # text fails `may_hold` is still read when a `return` calls a name imported from one that
     # passes. False for facts that hold only where they are written.
     through_returns = True
+    # Facts asked about the same modules (a family's): computed from one parse of a module
+    # whenever one of them is (see `_companion`).
+    companions: Tuple["Fact", ...] = ()
 
     def locals(self, module: ModuleTree) -> Dict[str, Local]:
         found: Dict[str, Local] = {}
@@ -115,10 +118,33 @@ def locals_of(fact: Fact, module: ModuleSource) -> Dict[str, Local]:
         found = _decoded(stored[field])
     if found is None:
         tree = tree_of(module)
-        found = fact.locals(tree) if tree is not None else {}
-        store.put(content, field, {path: [_plain(v.payload), v.step, list(v.via)] for path, v in found.items()})
+        found = _computed(fact, content, field, tree)
+        if tree is not None:
+            for other in fact.companions:
+                _companion(other, module, content, tree)
     _LOCALS[key] = found
     return found
+
+
+def _computed(fact: Fact, content: str, field: str, tree: Optional[ModuleTree]) -> Dict[str, Local]:
+    found = fact.locals(tree) if tree is not None else {}
+    store.put(content, field, {path: [_plain(v.payload), v.step, list(v.via)] for path, v in found.items()})
+    return found
+
+
+def _companion(fact: Fact, module: ModuleSource, content: str, tree: ModuleTree) -> None:
+    """A companion's values from the tree in hand, when its text look lets the module hold it
+    and neither the memo nor the store has them: it is asked about the same modules, and by
+    then their trees would have been dropped (only one is held) and parsed again."""
+    if not fact.may_hold(module.text):
+        return
+    salt = fact.salt(module)
+    key = (content, fact.name + salt, fact.version)
+    field = f"{fact.name}{salt}@{fact.version}"
+    stored = store.entry(content)
+    if key in _LOCALS or (stored is not None and field in stored):
+        return
+    _LOCALS[key] = _computed(fact, content, field, tree)
 
 
 def _plain(payload: object) -> object:
@@ -139,9 +165,11 @@ def _decoded(data: object) -> Optional[Dict[str, Local]]:
 
 def forget_facts() -> None:
     from deadline_lint.semantics.callers import forget_callers
+    from deadline_lint.semantics.receivers import forget_attribute_tables
     from deadline_lint.semantics.summary import forget_summaries
 
     forget_callers()
+    forget_attribute_tables()
     _LOCALS.clear()
     _MAY_HOLD.clear()
     _IMPORTS.clear()

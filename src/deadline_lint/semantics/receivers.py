@@ -4,11 +4,11 @@ parameter annotated `app: App`. Anything else is unknown (None): a rule stays qu
 from __future__ import annotations
 
 import ast
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, NamedTuple, Optional, Tuple
 
 from deadline_lint.analysis.resolve import unwrap_optional
 from deadline_lint.analysis.scopes import ASSIGN, PARAM, Scope
-from deadline_lint.semantics.summary import CLASS, FUNCTIONS, ModuleTree, Names, Symbol, tree_of
+from deadline_lint.semantics.summary import CLASS, FUNCTIONS, ModuleTree, Names, Symbol, content_key, tree_of
 
 _MAX_DEPTH = 4
 
@@ -68,51 +68,114 @@ class Receivers:
         self._attributes[key] = None  # a cycle ends here
         found: Optional[Symbol] = None
         for owner in self.names.mro(klass):
-            tree = tree_of(owner.module)
-            if tree is None or not isinstance(tree.node(owner.path), ast.ClassDef):
+            table = attribute_table(owner)
+            if table is None:
                 break
-            answer = self._own_attribute(owner, tree, attr)
+            answer = self._own_attribute(table, attr)
             if answer is not False:
                 found = answer  # type: ignore[assignment]
                 break
         self._attributes[key] = found
         return found
 
-    def _own_attribute(self, owner: Symbol, summary: ModuleTree, attr: str):
-        """The class `attr` holds as `owner` itself declares it; False when it says nothing."""
-        node: ast.ClassDef = summary.node(owner.path)  # type: ignore[assignment]
-        for stmt in node.body:
-            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == attr:
-                return self.annotated(stmt.annotation, summary)
-            if isinstance(stmt, FUNCTIONS) and stmt.name == attr:
-                # `@property def app(self) -> App`: what the annotation says; any other def
-                # of that name is a method, not an attribute holding an instance.
-                if stmt.returns is not None and any(_is_property(d) for d in stmt.decorator_list):
-                    return self.annotated(stmt.returns, summary)
-                return None
-        classes: List[Optional[Symbol]] = []
-        for method in node.body:
-            if not isinstance(method, FUNCTIONS) or not method.args.args:
-                continue
-            this = method.args.args[0].arg
-            params = {a.arg: a.annotation for a in (*method.args.args, *method.args.kwonlyargs)}
-            for sub in ast.walk(method):
-                if isinstance(sub, ast.AnnAssign) and _is_self_attribute(sub.target, this, attr):
-                    return self.annotated(sub.annotation, summary)
-                if isinstance(sub, ast.Assign) and any(_is_self_attribute(t, this, attr) for t in sub.targets):
-                    classes.append(self._value_class(sub.value, params, summary))
-        if not classes:
+    def _own_attribute(self, table: "AttributeTable", attr: str):
+        """The class `attr` holds as the class itself declares it; False when it says nothing."""
+        declared = table.declared.get(attr)
+        if declared is not None:
+            return self._class_named(declared[1]) if declared[0] == _ANNOTATED else None
+        events = table.assigned.get(attr)
+        if not events:
             return False
+        classes: List[Optional[Symbol]] = []
+        for kind, qualname in events:
+            if kind == _ANNOTATED:
+                return self._class_named(qualname)
+            classes.append(self._class_named(qualname))
         first = classes[0]
         if first is None or any(c is None or c.module is not first.module or c.path != first.path for c in classes):
             return None  # assignments disagree, or one we cannot type: unknown
         return first
 
-    def _value_class(self, value: ast.expr, params: Dict[str, Optional[ast.expr]], summary: ModuleTree):
-        if isinstance(value, ast.Name):
-            annotation = params.get(value.id)
-            return self.annotated(annotation, summary) if annotation is not None else None
-        return self.built(value, summary)
+    def _class_named(self, qualname: Optional[str]) -> Optional[Symbol]:
+        found = self.names.symbol(qualname) if qualname is not None else None
+        return found if found is not None and found.is_class else None
+
+
+# What a class says about its attributes, as absolute names (so it depends on its module's
+# text alone and is read from one walk of the class, whichever file or attribute asks):
+# `declared` by its body (an annotation, or a def: a property's return annotation, else None
+# for a plain method); `assigned` in its methods, in walk order: (_ANNOTATED, name) for an
+# annotated `self.x: T = ...`, (_BUILT, name) for `self.x = value` (the class `value` builds,
+# or a parameter's annotation; None when neither).
+_ANNOTATED, _BUILT, _METHOD = "annotated", "built", "method"
+Event = Tuple[str, Optional[str]]
+
+
+class AttributeTable(NamedTuple):
+    declared: Dict[str, Event]
+    assigned: Dict[str, List[Event]]
+
+
+_TABLES: Dict[Tuple[str, Tuple[str, ...]], Optional[AttributeTable]] = {}
+
+
+def attribute_table(owner: Symbol) -> Optional[AttributeTable]:
+    """The table of a project class (None: its module does not parse, or the name is no class)."""
+    key = (content_key(owner.module), owner.path)
+    if key in _TABLES:
+        return _TABLES[key]
+    tree = tree_of(owner.module)
+    node = tree.node(owner.path) if tree is not None else None
+    found = _TABLES[key] = _table(node, tree) if isinstance(node, ast.ClassDef) and tree is not None else None
+    return found
+
+
+def forget_attribute_tables() -> None:
+    _TABLES.clear()
+
+
+def _table(node: ast.ClassDef, summary: ModuleTree) -> AttributeTable:
+    def named(annotation: Optional[ast.expr]) -> Optional[str]:
+        return summary.qualname_of(unwrap_optional(annotation)) if annotation is not None else None
+
+    declared: Dict[str, Event] = {}
+    for stmt in node.body:
+        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+            declared.setdefault(stmt.target.id, (_ANNOTATED, named(stmt.annotation)))
+        elif isinstance(stmt, FUNCTIONS):
+            # `@property def app(self) -> App`: what the annotation says; any other def
+            # of that name is a method, not an attribute holding an instance.
+            if stmt.returns is not None and any(_is_property(d) for d in stmt.decorator_list):
+                declared.setdefault(stmt.name, (_ANNOTATED, named(stmt.returns)))
+            else:
+                declared.setdefault(stmt.name, (_METHOD, None))
+    assigned: Dict[str, List[Event]] = {}
+    for method in node.body:
+        if not isinstance(method, FUNCTIONS) or not method.args.args:
+            continue
+        this = method.args.args[0].arg
+        params = {a.arg: a.annotation for a in (*method.args.args, *method.args.kwonlyargs)}
+        for sub in ast.walk(method):
+            if isinstance(sub, ast.AnnAssign):
+                attr = _self_attribute(sub.target, this)
+                if attr is not None:
+                    assigned.setdefault(attr, []).append((_ANNOTATED, named(sub.annotation)))
+            elif isinstance(sub, ast.Assign):
+                attrs = {a for a in (_self_attribute(t, this) for t in sub.targets) if a is not None}
+                if attrs:
+                    event = (_BUILT, _value_class(sub.value, params, summary))
+                    for attr in attrs:
+                        assigned.setdefault(attr, []).append(event)
+    return AttributeTable(declared, assigned)
+
+
+def _value_class(value: ast.expr, params: Dict[str, Optional[ast.expr]], summary: ModuleTree) -> Optional[str]:
+    """The absolute name of the class `self.x = value` may hold: a parameter's annotation, or
+    the callee of `App(...)`."""
+    if isinstance(value, ast.Name):
+        annotation = params.get(value.id)
+        return summary.qualname_of(unwrap_optional(annotation)) if annotation is not None else None
+    return summary.qualname_of(value.func) if isinstance(value, ast.Call) else None
 
 
 def self_class(name: str, scope: Scope, summary: ModuleTree) -> Optional[Symbol]:
@@ -142,10 +205,8 @@ def _is_property(decorator: ast.expr) -> bool:
     return name in ("property", "cached_property")
 
 
-def _is_self_attribute(target: ast.expr, this: str, attr: str) -> bool:
-    return (
-        isinstance(target, ast.Attribute)
-        and target.attr == attr
-        and isinstance(target.value, ast.Name)
-        and target.value.id == this
-    )
+def _self_attribute(target: ast.expr, this: str) -> Optional[str]:
+    """`x` for a target `this.x` (`self.x`), else None."""
+    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == this:
+        return target.attr
+    return None

@@ -14,6 +14,7 @@ from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 from deadline_lint.analysis.scopes import ASSIGN, IMPORT, OTHER, Scope
 from deadline_lint.semantics import store
+from deadline_lint.semantics.children import push_children
 from deadline_lint.semantics.scan import import_table
 from deadline_lint.semantics.modules import ModuleSource, ProjectModules, absolute_name, longest_prefix
 
@@ -174,7 +175,7 @@ def own_returns(function: ast.AST) -> List[ast.expr]:
             if node.value is None:
                 return []
             found.append(node.value)
-        stack.extend(ast.iter_child_nodes(node))
+        push_children(stack, node)
     return found
 
 
