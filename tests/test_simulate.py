@@ -239,3 +239,25 @@ def test_a_retried_function_left_unthreaded_says_why() -> None:
     left = simulate._by_function(result.text, result.remaining)
     dl303 = [d for d in result.remaining if d.code == "DL303"]
     assert "DL303" in left["fetch"] and "`--thread-budget` does not thread a retried function" in dl303[0].message
+
+
+def test_a_function_that_cannot_take_budget_s_spends_the_edge_default_once() -> None:
+    """`*args` (like a retry decorator) keeps a function from being threaded: its hops keep
+    the edge default, and three hops each given the whole of it overspent the edge total. It
+    now spends the edge default from a deadline taken on entry; fixing twice is fixing once,
+    and the codemod writes the same."""
+    from deadline_lint.fixes import FixMode, fix_text
+
+    text = (
+        "import requests\n"
+        "def f(*args):\n"
+        "    for url in ('a', 'b', 'c'):\n"
+        "        requests.get(url)\n"
+    )
+    fixed = _fix(text)
+    assert "    edge_deadline_s = time.monotonic() + 10.0\n" in fixed and "import time\n" in fixed
+    _keeps_the_contract(fixed, rt.EDGE_TOTAL_S)
+    assert _fix(fixed) == fixed
+    checker = simulate.Fixer(codemod=False).checker
+    codemod = fix_text(checker, text, "simtest/m0.py", FixMode(unsafe=True, thread_budget=True, insert_budgets=True))
+    assert codemod.text == fixed

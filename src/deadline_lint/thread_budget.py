@@ -44,6 +44,9 @@ calls the function again with the same arguments, so every attempt would spend t
 `budget_s` again), dunder methods, functions defined more than
 once (overloads, conditional defs), functions that already use the name and lines with a DL
 suppression are left alone, and so is a method call when any method it can run is one of those.
+Such a function keeps the edge default; with two or more hops (or one in a loop) it spends it
+from a deadline taken on entry (`edge_deadline_s`), so one call of it spends the edge total
+once, not once per hop. A retried function's callers with a budget are told why (DL303).
 """
 from __future__ import annotations
 
@@ -90,6 +93,7 @@ THREADED_CODE = "DL101"  # the finding that says "this function makes an unbudge
 THREADED_CODES = frozenset({THREADED_CODE, "DL103"})
 FORWARDING_CODE = "DL503"  # budget-not-forwarded: its presence threads callers too
 DEADLINE = THREADED_DEADLINE  # a function that spends `budget_s` twice turns it into this
+EDGE_DEADLINE = "edge_deadline_s"  # and one that cannot take `budget_s` spends the edge default from this
 PLACEHOLDER = "__deadline_lint_edge_default__"  # stands in for the edge default in fix texts
 _UNDERSTOOD_DECORATORS = frozenset({"staticmethod", "classmethod"})
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -149,6 +153,11 @@ def plan_thread_budget(
             inside = [d for d in applicable if module.innermost_function(d) is function]
             planned = _thread_function(module, function, inside, placeholder_fixes, parameter, expression)
             if planned is None:
+                once = _spend_the_edge_default_once(module, function, inside, placeholder_fixes)
+                if once is not None:
+                    edits.extend(once[0])
+                    imports.extend(once[1])
+                    covered.update(once[2])
                 continue
             function_edits, function_imports, function_covered = planned
             if not _has_threaded_parameter(function):
@@ -215,6 +224,52 @@ def _spend_from_a_deadline(
         if not imports_time(module.tree):
             imports.append("time")  # only when missing: adding one is a LibCST pass over the file
     return result, imports
+
+
+def _spend_the_edge_default_once(
+    module: _ModuleIndex, function: ast.AST, inside: List[Diagnostic], placeholder_fixes: Dict[Key, Fix],
+) -> Optional[Tuple[List[Edit], List[str], Set[Key]]]:
+    """A function that cannot take `budget_s` (a retry or framework decorator, `*args`, a
+    dunder, a redefinition: `_threadable`) keeps the edge default, and would spend the whole of
+    it at every hop. With two or more such hops, or one in a loop, it takes the edge default as
+    a deadline on entry (`edge_deadline_s = time.monotonic() + <edge default>`) and gives each
+    hop what is left of it: one call of the function then spends the edge total once. A retry
+    decorator that calls it again starts a new one (DL303 says why no budget is threaded
+    there); None when any of its edge-default fixes cannot be shown, or the deadline cannot
+    be taken (spend_deadline.py)."""
+    if _threadable(function, module.scope_of[id(function)]) or _suppressed(module.source, function.lineno):  # type: ignore[attr-defined]
+        return None  # threadable functions that were not threaded had another reason
+    edits: List[Edit] = []
+    imports: List[str] = []
+    covered: Set[Key] = set()
+    uses: List[int] = []
+    profile = module.profile
+    expression = profile.render("seconds_expression", f"({EDGE_DEADLINE} - time.monotonic())")
+    for diagnostic in inside:
+        key = finding_key(diagnostic)
+        fix = placeholder_fixes.get(key)
+        if fix is None:
+            if diagnostic.code == THREADED_CODE:
+                return None  # cannot show where its timeout goes: its own fix applies
+            continue
+        for edit in fix.edits:
+            if PLACEHOLDER in edit.text:
+                uses.append(edit.start)
+            edits.append(Edit(edit.start, edit.end, _substitute(edit.text, expression)))
+        imports.extend(fix.imports)
+        covered.add(key)
+    if len(uses) < 2 and not any(_in_loop(function, use, module.source) for use in uses):
+        return None
+    if has_deadline(function, EDGE_DEADLINE) or not can_take_deadline(module.tree, function, EDGE_DEADLINE):
+        return None
+    opening = prepend_statement(
+        module.source, function, f"{EDGE_DEADLINE} = time.monotonic() + {profile.render('edge_expression')}"
+    )
+    if opening is None:
+        return None
+    if not imports_time(module.tree):
+        imports.append("time")
+    return [opening, *edits], imports, covered
 
 
 # Code that runs a call more than once, one after the other (a comprehension too).
