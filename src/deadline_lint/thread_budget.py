@@ -239,25 +239,13 @@ def _spend_the_edge_default_once(
     be taken (spend_deadline.py)."""
     if _threadable(function, module.scope_of[id(function)]) or _suppressed(module.source, function.lineno):  # type: ignore[attr-defined]
         return None  # threadable functions that were not threaded had another reason
-    edits: List[Edit] = []
-    imports: List[str] = []
-    covered: Set[Key] = set()
-    uses: List[int] = []
     profile = module.profile
     expression = profile.render("seconds_expression", f"({EDGE_DEADLINE} - time.monotonic())")
-    for diagnostic in inside:
-        key = finding_key(diagnostic)
-        fix = placeholder_fixes.get(key)
-        if fix is None:
-            if diagnostic.code == THREADED_CODE:
-                return None  # cannot show where its timeout goes: its own fix applies
-            continue
-        for edit in fix.edits:
-            if PLACEHOLDER in edit.text:
-                uses.append(edit.start)
-            edits.append(Edit(edit.start, edit.end, _substitute(edit.text, expression)))
-        imports.extend(fix.imports)
-        covered.add(key)
+    planned = _edge_default_fixes(inside, placeholder_fixes, expression)
+    if planned is None:
+        return None
+    edits, imports, covered = planned
+    uses = [e.start for key in covered for e in placeholder_fixes[key].edits if PLACEHOLDER in e.text]
     if len(uses) < 2 and not any(_in_loop(function, use, module.source) for use in uses):
         return None
     if has_deadline(function, EDGE_DEADLINE) or not can_take_deadline(module.tree, function, EDGE_DEADLINE):
@@ -449,8 +437,6 @@ def _thread_function(
     if not _threadable(function, scope) or _suppressed(module.source, function.lineno):  # type: ignore[attr-defined]
         return None
     edits: List[Edit] = []
-    imports: List[str] = []
-    covered: Set[Key] = set()
     if not _has_threaded_parameter(function):
         if _mentions_parameter(function):
             return None
@@ -458,18 +444,31 @@ def _thread_function(
         if signature is None:
             return None
         edits.append(signature)
+    planned = _edge_default_fixes(inside, placeholder_fixes, expression)
+    if planned is None or not planned[2]:
+        return None  # a timeout it cannot place, or nothing in the body would use the parameter
+    return edits + planned[0], planned[1], planned[2]
+
+
+def _edge_default_fixes(
+    inside: List[Diagnostic], placeholder_fixes: Dict[Key, Fix], expression: str,
+) -> Optional[Tuple[List[Edit], List[str], Set[Key]]]:
+    """The fixes of a function's findings that use the edge default, with `expression` in its
+    place, their imports and the findings they settle; None when a DL101 fix cannot show where
+    its timeout goes (the function is then left alone). Other findings keep their own fix."""
+    edits: List[Edit] = []
+    imports: List[str] = []
+    covered: Set[Key] = set()
     for diagnostic in inside:
         key = finding_key(diagnostic)
         fix = placeholder_fixes.get(key)
         if fix is None:
             if diagnostic.code == THREADED_CODE:
-                return None  # cannot show where its timeout goes: leave the function alone
-            continue  # not about the edge default: its own fix applies as usual
+                return None
+            continue
         edits.extend(Edit(e.start, e.end, _substitute(e.text, expression)) for e in fix.edits)
         imports.extend(fix.imports)
         covered.add(key)
-    if not covered:
-        return None  # nothing in the body would use the parameter
     return edits, imports, covered
 
 
