@@ -241,21 +241,29 @@ def test_a_retried_function_left_unthreaded_says_why() -> None:
     assert "DL303" in left["fetch"] and "`--thread-budget` does not thread a retried function" in dl303[0].message
 
 
-def test_a_function_that_cannot_take_budget_s_spends_the_edge_default_once() -> None:
-    """`*args` (like a retry decorator) keeps a function from being threaded: its hops keep
-    the edge default, and three hops each given the whole of it overspent the edge total. It
-    now spends the edge default from a deadline taken on entry; fixing twice is fixing once,
-    and the codemod writes the same."""
+def test_a_retried_function_spends_the_edge_default_once_per_attempt() -> None:
+    """A retried function cannot take `budget_s` (each attempt would spend it again): its hops
+    keep the edge default, and three hops each given the whole of it overspent the edge total.
+    It now spends the edge default from a deadline taken on entry (one attempt here, so a run
+    is one call of it); fixing twice is fixing once, and the codemod writes the same. Another
+    unthreadable function (`*args`) keeps the plain edge default: on the corpora those were
+    lifespans building long-lived clients, cleanup waits and background loops."""
     from deadline_lint.fixes import FixMode, fix_text
 
     text = (
         "import requests\n"
-        "def f(*args):\n"
+        "import tenacity\n"
+        "@tenacity.retry(stop=tenacity.stop_after_attempt(1))\n"
+        "def f():\n"
         "    for url in ('a', 'b', 'c'):\n"
+        "        requests.get(url)\n"
+        "def g(*args):\n"
+        "    for url in args:\n"
         "        requests.get(url)\n"
     )
     fixed = _fix(text)
-    assert "    edge_deadline_s = time.monotonic() + 10.0\n" in fixed and "import time\n" in fixed
+    assert "def f():\n    edge_deadline_s = time.monotonic() + 10.0\n" in fixed and "import time\n" in fixed
+    assert "def g(*args):\n    for url in args:\n        requests.get(url, timeout=10.0)\n" in fixed
     _keeps_the_contract(fixed, rt.EDGE_TOTAL_S)
     assert _fix(fixed) == fixed
     checker = simulate.Fixer(codemod=False).checker

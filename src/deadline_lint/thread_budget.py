@@ -44,9 +44,9 @@ calls the function again with the same arguments, so every attempt would spend t
 `budget_s` again), dunder methods, functions defined more than
 once (overloads, conditional defs), functions that already use the name and lines with a DL
 suppression are left alone, and so is a method call when any method it can run is one of those.
-Such a function keeps the edge default; with two or more hops (or one in a loop) it spends it
-from a deadline taken on entry (`edge_deadline_s`), so one call of it spends the edge total
-once, not once per hop. A retried function's callers with a budget are told why (DL303).
+A retried one keeps the edge default; with two or more hops (or one in a loop) it spends it
+from a deadline taken on entry (`edge_deadline_s`), so one attempt spends the edge total once,
+not once per hop. Its callers with a budget are told why it is not threaded (DL303).
 """
 from __future__ import annotations
 
@@ -229,16 +229,15 @@ def _spend_from_a_deadline(
 def _spend_the_edge_default_once(
     module: _ModuleIndex, function: ast.AST, inside: List[Diagnostic], placeholder_fixes: Dict[Key, Fix],
 ) -> Optional[Tuple[List[Edit], List[str], Set[Key]]]:
-    """A function that cannot take `budget_s` (a retry or framework decorator, `*args`, a
-    dunder, a redefinition: `_threadable`) keeps the edge default, and would spend the whole of
-    it at every hop. With two or more such hops, or one in a loop, it takes the edge default as
-    a deadline on entry (`edge_deadline_s = time.monotonic() + <edge default>`) and gives each
-    hop what is left of it: one call of the function then spends the edge total once. A retry
-    decorator that calls it again starts a new one (DL303 says why no budget is threaded
-    there); None when any of its edge-default fixes cannot be shown, or the deadline cannot
-    be taken (spend_deadline.py)."""
-    if _threadable(function, module.scope_of[id(function)]) or _suppressed(module.source, function.lineno):  # type: ignore[attr-defined]
-        return None  # threadable functions that were not threaded had another reason
+    """A retried function cannot take `budget_s` (`_threadable`: every attempt would spend it
+    again): it keeps the edge default, and would spend the whole of it at every hop. With two
+    or more such hops, or one in a loop, it takes the edge default as a deadline on entry
+    (`edge_deadline_s = time.monotonic() + <edge default>`) and gives each hop what is left of
+    it: one attempt then spends the edge total once. The next attempt starts a new one (DL303
+    says why no budget is threaded there). None when any of its edge-default fixes cannot be
+    shown, or the deadline cannot be taken (spend_deadline.py)."""
+    if not _retried(module, function) or _suppressed(module.source, function.lineno):  # type: ignore[attr-defined]
+        return None
     profile = module.profile
     expression = profile.render("seconds_expression", f"({EDGE_DEADLINE} - time.monotonic())")
     planned = _edge_default_fixes(inside, placeholder_fixes, expression)
@@ -258,6 +257,24 @@ def _spend_the_edge_default_once(
     if not imports_time(module.tree):
         imports.append("time")
     return [opening, *edits], imports, covered
+
+
+def _retried(module: _ModuleIndex, function: ast.AST) -> bool:
+    """A decorator of `function` is a retry policy the catalog or the profile knows. Only these
+    spend the edge default from an entry deadline: on the corpora, the other unthreadable
+    functions it reached were lifespans building long-lived clients (a client's timeout is for
+    its whole life, not a hop spent now), cleanup waits in `finally` and background loops."""
+    scope = module.scope_of[id(function)].parent
+    if scope is None:
+        return False
+    for decorator in function.decorator_list:  # type: ignore[attr-defined]
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        qualname = module.resolver.qualified_name(target, scope)
+        if qualname is not None and (
+            module.catalog.retry.policy(qualname) is not None or qualname in module.profile.retry_decorators
+        ):
+            return True
+    return False
 
 
 # Code that runs a call more than once, one after the other (a comprehension too).
