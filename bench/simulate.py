@@ -424,19 +424,25 @@ class Fixer:
 
 
 def _by_function(text: str, diagnostics: Sequence[Any]) -> Dict[str, set]:
-    """Codes left in each function (`Class.method` or `name`), by line span."""
+    """Codes left in each function (`Class.method` or `name`), by line span: its decorators
+    too (a retry policy's findings are on the decorator, DL301-DL303), which `lineno` is not."""
     spans: List[Tuple[int, int, str]] = []
     try:
         tree = ast.parse(text)
     except SyntaxError:
         return {}
+
+    def span(node: Any, name: str) -> Tuple[int, int, str]:
+        first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+        return first, node.end_lineno or node.lineno, name
+
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            spans.append((node.lineno, node.end_lineno or node.lineno, node.name))
+            spans.append(span(node, node.name))
         elif isinstance(node, ast.ClassDef):
             for item in node.body:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    spans.append((item.lineno, item.end_lineno or item.lineno, f"{node.name}.{item.name}"))
+                    spans.append(span(item, f"{node.name}.{item.name}"))
     found: Dict[str, set] = defaultdict(set)
     for diagnostic in diagnostics:
         for start, end, name in spans:

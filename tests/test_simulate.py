@@ -202,3 +202,70 @@ def test_request_state_budget_objects_are_generated_and_read_by_the_fixes() -> N
     text = fixed[f"m{function.module}"]
     assert "REQUEST_BUDGET: contextvars.ContextVar[Budget]" in text
     assert "    budget = REQUEST_BUDGET.get()\n" in text
+
+
+_RETRIED = (
+    "import requests\n"
+    "import tenacity\n"
+    "from simbudget import Budget\n"
+    "@tenacity.retry(stop=tenacity.stop_after_attempt(3), wait=tenacity.wait_fixed(0.2),"
+    " retry=tenacity.retry_if_exception_type(requests.ConnectionError))\n"
+    "def fetch():\n"
+    "    requests.get('a')\n"
+    "def handler(budget: Budget):\n"
+    "    fetch()\n"
+)
+
+
+def test_a_finding_on_a_decorator_is_its_functions() -> None:
+    """A retry policy's findings (DL302, DL303) are on the decorator line, above `def`."""
+    from deadline_lint.engine import Checker
+
+    checker: Checker = simulate.Fixer(codemod=False).checker
+    text = _RETRIED.replace("def fetch():", "def fetch(budget: Budget):")
+    left = simulate._by_function(text, checker.check_text(text, "simtest/m0.py"))
+    assert "DL303" in left["fetch"]  # `fetch` takes a budget, but `tenacity.retry` stops only at ...
+
+
+def test_a_retried_function_left_unthreaded_says_why() -> None:
+    """`--thread-budget` does not give a retried function `budget_s` (every attempt would spend
+    it again): its calls keep the edge default, which exceeds the caller's budget, and the
+    fixed code still says so (DL303 on the decorator), so the violation is not silent."""
+    from deadline_lint.fixes import FixMode, fix_text
+
+    checker = simulate.Fixer(codemod=False).checker
+    result = fix_text(checker, _RETRIED, "simtest/m0.py", FixMode(unsafe=True, thread_budget=True))
+    assert "def fetch():" in result.text and "timeout=10.0" in result.text
+    left = simulate._by_function(result.text, result.remaining)
+    dl303 = [d for d in result.remaining if d.code == "DL303"]
+    assert "DL303" in left["fetch"] and "`--thread-budget` does not thread a retried function" in dl303[0].message
+
+
+def test_a_retried_function_spends_the_edge_default_once_per_attempt() -> None:
+    """A retried function cannot take `budget_s` (each attempt would spend it again): its hops
+    keep the edge default, and three hops each given the whole of it overspent the edge total.
+    It now spends the edge default from a deadline taken on entry (one attempt here, so a run
+    is one call of it); fixing twice is fixing once, and the codemod writes the same. Another
+    unthreadable function (`*args`) keeps the plain edge default: on the corpora those were
+    lifespans building long-lived clients, cleanup waits and background loops."""
+    from deadline_lint.fixes import FixMode, fix_text
+
+    text = (
+        "import requests\n"
+        "import tenacity\n"
+        "@tenacity.retry(stop=tenacity.stop_after_attempt(1))\n"
+        "def f():\n"
+        "    for url in ('a', 'b', 'c'):\n"
+        "        requests.get(url)\n"
+        "def g(*args):\n"
+        "    for url in args:\n"
+        "        requests.get(url)\n"
+    )
+    fixed = _fix(text)
+    assert "def f():\n    edge_deadline_s = time.monotonic() + 10.0\n" in fixed and "import time\n" in fixed
+    assert "def g(*args):\n    for url in args:\n        requests.get(url, timeout=10.0)\n" in fixed
+    _keeps_the_contract(fixed, rt.EDGE_TOTAL_S)
+    assert _fix(fixed) == fixed
+    checker = simulate.Fixer(codemod=False).checker
+    codemod = fix_text(checker, text, "simtest/m0.py", FixMode(unsafe=True, thread_budget=True, insert_budgets=True))
+    assert codemod.text == fixed

@@ -44,6 +44,9 @@ calls the function again with the same arguments, so every attempt would spend t
 `budget_s` again), dunder methods, functions defined more than
 once (overloads, conditional defs), functions that already use the name and lines with a DL
 suppression are left alone, and so is a method call when any method it can run is one of those.
+A retried one keeps the edge default; with two or more hops (or one in a loop) it spends it
+from a deadline taken on entry (`edge_deadline_s`), so one attempt spends the edge total once,
+not once per hop. Its callers with a budget are told why it is not threaded (DL303).
 """
 from __future__ import annotations
 
@@ -90,6 +93,7 @@ THREADED_CODE = "DL101"  # the finding that says "this function makes an unbudge
 THREADED_CODES = frozenset({THREADED_CODE, "DL103"})
 FORWARDING_CODE = "DL503"  # budget-not-forwarded: its presence threads callers too
 DEADLINE = THREADED_DEADLINE  # a function that spends `budget_s` twice turns it into this
+EDGE_DEADLINE = "edge_deadline_s"  # and one that cannot take `budget_s` spends the edge default from this
 PLACEHOLDER = "__deadline_lint_edge_default__"  # stands in for the edge default in fix texts
 _UNDERSTOOD_DECORATORS = frozenset({"staticmethod", "classmethod"})
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -149,6 +153,11 @@ def plan_thread_budget(
             inside = [d for d in applicable if module.innermost_function(d) is function]
             planned = _thread_function(module, function, inside, placeholder_fixes, parameter, expression)
             if planned is None:
+                once = _spend_the_edge_default_once(module, function, inside, placeholder_fixes)
+                if once is not None:
+                    edits.extend(once[0])
+                    imports.extend(once[1])
+                    covered.update(once[2])
                 continue
             function_edits, function_imports, function_covered = planned
             if not _has_threaded_parameter(function):
@@ -215,6 +224,57 @@ def _spend_from_a_deadline(
         if not imports_time(module.tree):
             imports.append("time")  # only when missing: adding one is a LibCST pass over the file
     return result, imports
+
+
+def _spend_the_edge_default_once(
+    module: _ModuleIndex, function: ast.AST, inside: List[Diagnostic], placeholder_fixes: Dict[Key, Fix],
+) -> Optional[Tuple[List[Edit], List[str], Set[Key]]]:
+    """A retried function cannot take `budget_s` (`_threadable`: every attempt would spend it
+    again): it keeps the edge default, and would spend the whole of it at every hop. With two
+    or more such hops, or one in a loop, it takes the edge default as a deadline on entry
+    (`edge_deadline_s = time.monotonic() + <edge default>`) and gives each hop what is left of
+    it: one attempt then spends the edge total once. The next attempt starts a new one (DL303
+    says why no budget is threaded there). None when any of its edge-default fixes cannot be
+    shown, or the deadline cannot be taken (spend_deadline.py)."""
+    if not _retried(module, function) or _suppressed(module.source, function.lineno):  # type: ignore[attr-defined]
+        return None
+    profile = module.profile
+    expression = profile.render("seconds_expression", f"({EDGE_DEADLINE} - time.monotonic())")
+    planned = _edge_default_fixes(inside, placeholder_fixes, expression)
+    if planned is None:
+        return None
+    edits, imports, covered = planned
+    uses = [e.start for key in covered for e in placeholder_fixes[key].edits if PLACEHOLDER in e.text]
+    if len(uses) < 2 and not any(_in_loop(function, use, module.source) for use in uses):
+        return None
+    if has_deadline(function, EDGE_DEADLINE) or not can_take_deadline(module.tree, function, EDGE_DEADLINE):
+        return None
+    opening = prepend_statement(
+        module.source, function, f"{EDGE_DEADLINE} = time.monotonic() + {profile.render('edge_expression')}"
+    )
+    if opening is None:
+        return None
+    if not imports_time(module.tree):
+        imports.append("time")
+    return [opening, *edits], imports, covered
+
+
+def _retried(module: _ModuleIndex, function: ast.AST) -> bool:
+    """A decorator of `function` is a retry policy the catalog or the profile knows. Only these
+    spend the edge default from an entry deadline: on the corpora, the other unthreadable
+    functions it reached were lifespans building long-lived clients (a client's timeout is for
+    its whole life, not a hop spent now), cleanup waits in `finally` and background loops."""
+    scope = module.scope_of[id(function)].parent
+    if scope is None:
+        return False
+    for decorator in function.decorator_list:  # type: ignore[attr-defined]
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        qualname = module.resolver.qualified_name(target, scope)
+        if qualname is not None and (
+            module.catalog.retry.policy(qualname) is not None or qualname in module.profile.retry_decorators
+        ):
+            return True
+    return False
 
 
 # Code that runs a call more than once, one after the other (a comprehension too).
@@ -394,8 +454,6 @@ def _thread_function(
     if not _threadable(function, scope) or _suppressed(module.source, function.lineno):  # type: ignore[attr-defined]
         return None
     edits: List[Edit] = []
-    imports: List[str] = []
-    covered: Set[Key] = set()
     if not _has_threaded_parameter(function):
         if _mentions_parameter(function):
             return None
@@ -403,18 +461,31 @@ def _thread_function(
         if signature is None:
             return None
         edits.append(signature)
+    planned = _edge_default_fixes(inside, placeholder_fixes, expression)
+    if planned is None or not planned[2]:
+        return None  # a timeout it cannot place, or nothing in the body would use the parameter
+    return edits + planned[0], planned[1], planned[2]
+
+
+def _edge_default_fixes(
+    inside: List[Diagnostic], placeholder_fixes: Dict[Key, Fix], expression: str,
+) -> Optional[Tuple[List[Edit], List[str], Set[Key]]]:
+    """The fixes of a function's findings that use the edge default, with `expression` in its
+    place, their imports and the findings they settle; None when a DL101 fix cannot show where
+    its timeout goes (the function is then left alone). Other findings keep their own fix."""
+    edits: List[Edit] = []
+    imports: List[str] = []
+    covered: Set[Key] = set()
     for diagnostic in inside:
         key = finding_key(diagnostic)
         fix = placeholder_fixes.get(key)
         if fix is None:
             if diagnostic.code == THREADED_CODE:
-                return None  # cannot show where its timeout goes: leave the function alone
-            continue  # not about the edge default: its own fix applies as usual
+                return None
+            continue
         edits.extend(Edit(e.start, e.end, _substitute(e.text, expression)) for e in fix.edits)
         imports.extend(fix.imports)
         covered.add(key)
-    if not covered:
-        return None  # nothing in the body would use the parameter
     return edits, imports, covered
 
 

@@ -1,9 +1,9 @@
 from __future__ import annotations
 
 import ast
-from typing import FrozenSet, Iterable
+from typing import FrozenSet, Iterable, Optional
 
-from deadline_lint.analysis.budget import mentions_any
+from deadline_lint.analysis.budget import BudgetAnalysis, mentions_any
 from deadline_lint.analysis.retry import (
     ATTEMPTS,
     DELAY,
@@ -22,6 +22,7 @@ from deadline_lint.rules.retry.common import (
     budget_words,
     called_policy,
     decorated_policies,
+    enclosing_function,
     reported_once,
     policy_head,
     shown,
@@ -54,13 +55,20 @@ class RetryOutsideBudget(RetryRule):
       (`Retrying(...)`, `stamina.retry_context(...)`, `Retry(...)`);
     - a hand-written retry loop (see DL301) that sleeps or backs off between attempts without
       checking the remainder first: no `if`/`while` test in the loop mentions the budget and
-      the sleep does not read it.
+      the sleep does not read it;
+    - a retried function of this module with no budget of its own, called by its name from a
+      budgeted function that passes it nothing read from the budget: its policy (the same
+      stops as above) knows nothing of the caller's deadline. `fix --thread-budget` leaves such
+      a function unthreaded on purpose (the decorator calls it again with the same arguments,
+      so a budget in seconds would be spent again by every attempt), and this finding is what
+      says so.
 
     Quiet when a stop mentions a budget name (`stop_after_delay(budget.remaining())`,
     `max_time=lambda: budget.remaining()`), when a stop is something the catalog does not know
     (a custom stop reading the budget), and outside budgeted functions.
 
-    The finding is on the policy's first line, and on the sleep or backoff call of a loop.
+    The finding is on the policy's first line (for a retried callee, its decorator), and on
+    the sleep or backoff call of a loop.
 
     ## Why is this bad?
     Retries that do not know the deadline outlive it. Three attempts with exponential
@@ -133,7 +141,10 @@ class RetryOutsideBudget(RetryRule):
     def visit(self, node: ast.AST, ctx) -> None:
         if isinstance(node, ast.Call):
             policy = called_policy(ctx, node)
-            if policy is None or _in_signature(ctx):
+            if policy is None:
+                self._retried_callee(node, ctx)
+                return
+            if _in_signature(ctx):
                 return  # a parameter's default is built once, when the def runs: outside its budget
             budget = budget_of(ctx)
             if budget is not None:
@@ -153,7 +164,32 @@ class RetryOutsideBudget(RetryRule):
             f"budget first: stop retrying when what is left cannot cover the wait and another attempt",
         )
 
-    def _policy(self, policy: RetryPolicy, names: FrozenSet[str], ctx, lead: str) -> None:
+    def _retried_callee(self, call: ast.Call, ctx) -> None:
+        """`fetch(url)` in a budgeted function, where `fetch` is this module's retried function
+        with no budget of its own: its policy does not know the caller's deadline. Judged only
+        when the call passes nothing that reads the budget (`fetch(url, timeout=budget.timeout())`
+        gives each attempt time from it) and `fetch` is the one def that name is bound to."""
+        callee = _retried_callee(ctx, call)
+        if callee is None:
+            return
+        budget = budget_of(ctx)
+        caller = enclosing_function(ctx)
+        if budget is None or caller is None or mentions_any(call, budget.names):
+            return
+        callee_scope = ctx.resolver.scope_of(callee, ctx.module_scope)
+        if ctx.analysis(BudgetAnalysis).budget_of(callee_scope) is not None:
+            return  # it takes a budget: judged at its own end (`leave`)
+        name = callee.name  # type: ignore[attr-defined]
+        lead = f"`{getattr(caller, 'name', '?')}` has a budget but calls `{name}`, which takes none, and "
+        advice = (
+            f"pass `{name}` the caller's deadline and tie a stop to it (`--thread-budget` does not thread a retried "
+            f"function: every attempt gets the same arguments, so a budget in seconds would be spent again by each)"
+        )
+        for policy in decorated_policies(ctx, callee):
+            self._policy(policy, frozenset(), ctx, lead, advice)
+
+    def _policy(self, policy: RetryPolicy, names: FrozenSet[str], ctx, lead: str,
+                advice: str = "tie a stop to the remaining budget") -> None:
         stops = policy.stops
         if any(stop.kind not in _KNOWN_STOPS for stop in stops):
             return  # a custom stop may well read the budget
@@ -164,7 +200,7 @@ class RetryOutsideBudget(RetryRule):
             ctx.report(
                 self,
                 head,
-                f"{lead}`{policy.api.qualname}` {_describe(stops, ctx)}: tie a stop to the remaining budget",
+                f"{lead}`{policy.api.qualname}` {_describe(stops, ctx)}: {advice}",
             )
 
 
@@ -199,6 +235,23 @@ def _checks_remainder(loop: RetryLoop, names: FrozenSet[str]) -> bool:
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and _on_budget(node.value.func, names):
             return True
     return False
+
+
+def _retried_callee(ctx, call: ast.Call) -> Optional[ast.AST]:
+    """The def `call` runs, when it calls by plain name the only def of a module-level name
+    and that def has a retry decorator that retries."""
+    if not isinstance(call.func, ast.Name):
+        return None
+    bindings = ctx.scope.lookup(call.func.id)
+    if not bindings or len(bindings) != 1:
+        return None
+    binding = bindings[0]
+    target = binding.value
+    if binding.scope is not ctx.module_scope or not isinstance(target, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    if not target.decorator_list or not decorated_policies(ctx, target):
+        return None
+    return target
 
 
 def _in_signature(ctx) -> bool:
