@@ -29,6 +29,7 @@ from deadline_lint.analysis.wrappers import (
     forwarded_parameter,
     forwards_kwargs,
     is_method,
+    spread_into,
 )
 from deadline_lint.catalog import Catalog, ClientClass, OutboundApi, TimeoutObject
 
@@ -139,17 +140,7 @@ def _summarize(definition: Definition, scope: Scope, catalog: Catalog, depth: in
                     **common,  # type: ignore[arg-type]
                 )
         elif forwards_kwargs(function, call, site.api.keyword, site.api.position):
-            if inner is not None and not inner.via_kwargs:
-                # `**kwargs` into a wrapper with a parameter of its own: a caller not passing
-                # it gets that parameter's default (`timeout=120`), not the library's.
-                return WrapperSummary(
-                    keyword=inner.keyword, position=None, default=inner.default, required=inner.required,
-                    via_kwargs=False, **common,  # type: ignore[arg-type]
-                )
-            return WrapperSummary(
-                keyword=site.api.keyword, position=None, default=None, required=False, via_kwargs=True,
-                **common,  # type: ignore[arg-type]
-            )
+            return spread_into(site.api.keyword, inner, common)
     return None
 
 

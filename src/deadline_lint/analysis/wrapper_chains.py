@@ -20,6 +20,7 @@ from deadline_lint.analysis.wrappers import (
     forwarded_parameter,
     forwards_kwargs,
     is_method,
+    spread_into,
 )
 
 VIA = "->via"  # no Python name: a direct payload starts with the wrapper's name
@@ -84,18 +85,7 @@ def composed(
                 keyword=own, position=own_position, default=ast.Constant(None) if default_none else NOT_NONE,
                 required=required, via_kwargs=False, **common,  # type: ignore[arg-type]
             )
-    if inner.keyword not in spread:
-        return None
-    if inner.via_kwargs:
-        return WrapperSummary(
-            keyword=inner.keyword, position=None, default=None, required=False, via_kwargs=True,
-            **common,  # type: ignore[arg-type]
-        )
-    # `**kwargs` into a wrapper with a parameter of its own: its default applies (as in a module).
-    return WrapperSummary(
-        keyword=inner.keyword, position=None, default=inner.default, required=inner.required, via_kwargs=False,
-        **common,  # type: ignore[arg-type]
-    )
+    return spread_into(inner.keyword, inner, common) if inner.keyword in spread else None
 
 
 NOT_NONE = ast.Name("default", ast.Load())  # a default that is not None (its value stays in its module)

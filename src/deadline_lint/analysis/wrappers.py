@@ -127,3 +127,15 @@ def _other_literal(values, keyword: str) -> bool:
     return len(values) == 1 and isinstance(values[0], ast.Constant) and isinstance(values[0].value, str) and (
         values[0].value != keyword
     )
+
+
+def spread_into(keyword: str, inner: Optional[WrapperSummary], common: dict) -> WrapperSummary:
+    """A wrapper spreading its `**kwargs` into a call whose timeout keyword is `keyword`. Into
+    a wrapper with a parameter of its own (`inner`), a caller not passing it gets that
+    parameter's default (`timeout=120`), not the library's."""
+    if inner is not None and not inner.via_kwargs:
+        return WrapperSummary(
+            keyword=inner.keyword, position=None, default=inner.default, required=inner.required, via_kwargs=False,
+            **common,
+        )
+    return WrapperSummary(keyword=keyword, position=None, default=None, required=False, via_kwargs=True, **common)
