@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Tuple
 
+from deadline_lint.analysis.declared import is_none
 from deadline_lint.analysis.budget_sources import BudgetSources
 from deadline_lint.analysis.budget_text import budget_words
 from deadline_lint.analysis.budget_types import (
@@ -244,7 +245,7 @@ class BudgetAnalysis:
                 return found_type.kind, found_type
         results: List[Tuple[str, Optional[BudgetType]]] = []
         for value in values:
-            if _is_none(value):
+            if is_none(value):
                 continue  # `budget = None` placeholders
             kind = self._accessor_kind(value, names, scope)
             if kind is not None:
@@ -310,7 +311,7 @@ class BudgetAnalysis:
                 for target in node.targets:
                     if not (isinstance(target, ast.Attribute) and _is_self(target.value, method)):
                         continue
-                    if _is_none(node.value):
+                    if is_none(node.value):
                         continue
                     if base is None:
                         base = self._base_budget(method)
@@ -551,7 +552,7 @@ def _all_from(values: List[ast.expr], names: set, bindings) -> bool:
     binding from elsewhere makes it no budget."""
     if not names or any(b.kind not in (ASSIGN, WITH) for b in bindings):
         return False
-    real = [v for v in values if not _is_none(v)]
+    real = [v for v in values if not is_none(v)]
     return bool(real) and all(mentions_any(v, names) for v in real)
 
 
@@ -580,7 +581,7 @@ def _optional_parameters(function: ast.AST):
     defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
     pairs = [*zip(positional, defaults), *zip(args.kwonlyargs, args.kw_defaults)]
     for param, default in pairs:
-        if _is_none(default) or _annotation_admits_none(param.annotation):
+        if is_none(default) or _annotation_admits_none(param.annotation):
             yield param.arg
 
 
@@ -593,7 +594,7 @@ def _numeric_parameters(function: ast.AST):
     positional = [*args.posonlyargs, *args.args]
     defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
     for param, default in [*zip(positional, defaults), *zip(args.kwonlyargs, args.kw_defaults)]:
-        if _is_none(default) or _annotation_admits_none(param.annotation):
+        if is_none(default) or _annotation_admits_none(param.annotation):
             continue
         annotated = isinstance(param.annotation, ast.Name) and param.annotation.id in ("float", "int")
         if annotated or _is_number(default):
@@ -606,8 +607,6 @@ def _is_number(node) -> bool:
     return isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
 
 
-def _is_none(node) -> bool:
-    return isinstance(node, ast.Constant) and node.value is None
 
 
 def _annotation_admits_none(annotation) -> bool:
@@ -617,7 +616,7 @@ def _annotation_admits_none(annotation) -> bool:
         text = annotation.value.replace(" ", "")
         return text.startswith("Optional[") or "|None" in text or "None|" in text
     if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
-        return _is_none(annotation.left) or _is_none(annotation.right)
+        return is_none(annotation.left) or is_none(annotation.right)
     if isinstance(annotation, ast.Subscript):
         parts = dotted_parts(annotation.value)
         return parts is not None and bool(parts) and parts[-1] == "Optional"

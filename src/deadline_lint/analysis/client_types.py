@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Dict, FrozenSet, List, Optional, Protocol, Set, Tuple, TypeGuard, cast
 
 from deadline_lint.analysis.declared import (
+    is_none,
     FUNCTION_DEFS,
     defined_names,
     is_property,
@@ -297,13 +298,11 @@ class ClientTypes:
 
 def _placeholder(binding: Binding) -> bool:
     """`self.x = None` with no annotation: nothing built yet."""
-    return binding.kind == ASSIGN and binding.annotation is None and isinstance(binding.value, ast.expr) and _is_none(
+    return binding.kind == ASSIGN and binding.annotation is None and isinstance(binding.value, ast.expr) and is_none(
         binding.value
     )
 
 
-def _is_none(expr: ast.expr) -> bool:
-    return isinstance(expr, ast.Constant) and expr.value is None
 
 
 __all__ = ["ClientTypes", "Instance", "ProjectClients", "client_types"]

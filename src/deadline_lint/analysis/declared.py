@@ -9,6 +9,12 @@ from typing import FrozenSet, List, Optional
 from deadline_lint.analysis.scopes import NESTED_STATEMENTS
 
 FUNCTION_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def is_none(expr: Optional[ast.AST]) -> bool:
+    """The literal `None` (a default, a value assigned, a side of `X | None`)."""
+    return isinstance(expr, ast.Constant) and expr.value is None
+
 # Decorators that hand back what the function returns (the value itself, or cached).
 _KEEPING_DECORATORS = frozenset(
     {"property", "cached_property", "cache", "lru_cache", "staticmethod", "classmethod", "abstractmethod"}

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Callable, ClassVar, Dict, FrozenSet, List, Optional, Protocol, Tuple
 
 from deadline_lint.analysis.declared import (
+    is_none,
     FUNCTION_DEFS,
     defined_names,
     is_plain_method,
@@ -366,7 +367,7 @@ def unwrap_optional(annotation: ast.expr) -> ast.expr:
         except SyntaxError:
             return annotation
     if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
-        sides = [s for s in (annotation.left, annotation.right) if not _is_none(s)]
+        sides = [s for s in (annotation.left, annotation.right) if not is_none(s)]
         return sides[0] if len(sides) == 1 else annotation
     if isinstance(annotation, ast.Subscript):
         parts = dotted_parts(annotation.value)
@@ -375,8 +376,6 @@ def unwrap_optional(annotation: ast.expr) -> ast.expr:
     return annotation
 
 
-def _is_none(expr: ast.expr) -> bool:
-    return isinstance(expr, ast.Constant) and expr.value is None
 
 
 __all__ = ["Definition", "ProjectTypes", "Resolver", "dotted_parts", "IMPORT"]

@@ -24,6 +24,7 @@ import ast
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, Iterator, List, Mapping, Optional, Tuple
 
+from deadline_lint.analysis.declared import is_none
 from deadline_lint.analysis.exceptions import Admission, ExceptionAnalysis, StatusTest
 from deadline_lint.analysis.polling import only_waits_locally
 from deadline_lint.analysis.resolve import dotted_parts
@@ -398,7 +399,7 @@ class RetryAnalysis:
             value = _argument(call, Argument(keyword, api.positions.get(keyword))) if call is not None else None
             if value is None:
                 continue
-            if _is_none(value):
+            if is_none(value):
                 found.append(Stop(NEVER, value, keyword))
             elif kind == STOP:
                 found.extend(Stop(s.kind, s.node, keyword) for s in self._stop_value(value, scope, 0))
@@ -748,8 +749,6 @@ def _passes_unpacked(call: ast.Call) -> bool:
     return any(k.arg is None for k in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args)
 
 
-def _is_none(expr: ast.expr) -> bool:
-    return isinstance(expr, ast.Constant) and expr.value is None
 
 
 def _combined(expr: ast.expr, scope: Scope, depth: int) -> Iterator[Tuple[ast.expr, Scope, int]]:

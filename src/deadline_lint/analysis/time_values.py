@@ -43,6 +43,7 @@ import ast
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
+from deadline_lint.analysis.declared import is_none
 from deadline_lint.analysis.clock_reads import ClockRead, ClockReads
 from deadline_lint.analysis.kept_deadlines import KeptDeadlines
 from deadline_lint.analysis.function_body import function_body
@@ -92,8 +93,6 @@ def _merge_reads(*groups: Iterable[ClockRead]) -> Tuple[ClockRead, ...]:
     return tuple(seen.values())
 
 
-def _is_none(expr: Optional[ast.expr]) -> bool:
-    return isinstance(expr, ast.Constant) and expr.value is None
 
 
 def _is_number(expr: ast.expr) -> bool:
@@ -191,7 +190,7 @@ class FunctionTimes:
         if isinstance(expr, ast.Attribute):
             return self.analysis.kept(self.scope).value(expr, self.scope)  # `self.deadline`
         if isinstance(expr, ast.IfExp):
-            sides = [s for s in (expr.body, expr.orelse) if not _is_none(s)]
+            sides = [s for s in (expr.body, expr.orelse) if not is_none(s)]
             values = [self.value(s) for s in sides]
             return _agree(values)
         return None
@@ -330,7 +329,7 @@ class FunctionTimes:
                 if binding.kind != ASSIGN or not isinstance(binding.value, ast.expr):
                     values = [None]
                     break
-                if _is_none(binding.value):  # `deadline = None` placeholders
+                if is_none(binding.value):  # `deadline = None` placeholders
                     continue
                 values.append(self.value(binding.value))
             result = _agree(values) if values and all(v is not None for v in values) else None
@@ -420,7 +419,7 @@ class FunctionTimes:
             if value.role == SPAN:
                 # `time.time() - start > timeout`: elapsed or remaining time checked against a duration.
                 yield DeadlineUse(SPAN_CHECK, compare, value.clock, value.reads, value.local)
-            elif not _is_none(other):
+            elif not is_none(other):
                 # An instant compared with something from elsewhere (a token's `exp`).
                 yield DeadlineUse(COMPARE, compare, value.clock, value.reads, False)
 
@@ -589,4 +588,3 @@ def is_absolute_instant(ctx: "FileView", expr: ast.expr, any_clock: bool = False
         read = analysis.clock_read(expr, ctx.scope)
         return read is not None and (any_clock or read.clock == WALL)
     return (any_clock or value.clock == WALL) and value.role in (INSTANT, DEADLINE)
-

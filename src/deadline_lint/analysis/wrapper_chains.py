@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 from typing import Callable, FrozenSet, Iterator, Optional, Tuple
 
+from deadline_lint.analysis.declared import is_none
 from deadline_lint.analysis.resolve import Definition
 from deadline_lint.analysis.scopes import Scope
 from deadline_lint.analysis.wrappers import (
@@ -58,13 +59,13 @@ def _handed(function: ast.AST, scope: Scope, call: ast.Call) -> Iterator[Handed]
             return
         found = forwarded_parameter(function, scope, arg)
         if found is not None:
-            yield None, index, found[0], found[1], _is_none(found[2]), found[3]
+            yield None, index, found[0], found[1], is_none(found[2]), found[3]
     for keyword in call.keywords:
         if keyword.arg is None:
             continue
         found = forwarded_parameter(function, scope, keyword.value)
         if found is not None:
-            yield keyword.arg, None, found[0], found[1], _is_none(found[2]), found[3]
+            yield keyword.arg, None, found[0], found[1], is_none(found[2]), found[3]
 
 
 def composed(
@@ -89,7 +90,3 @@ def composed(
 
 
 NOT_NONE = ast.Name("default", ast.Load())  # a default that is not None (its value stays in its module)
-
-
-def _is_none(expr: Optional[ast.expr]) -> bool:
-    return isinstance(expr, ast.Constant) and expr.value is None
