@@ -346,7 +346,7 @@ class RetryAnalysis:
         negated = isinstance(returned, ast.UnaryOp) and isinstance(returned.op, ast.Not)
         if negated:
             returned = returned.operand  # type: ignore[union-attr]
-        tests = returned.values if isinstance(returned, ast.BoolOp) and isinstance(returned.op, ast.Or) else [returned]
+        tests = _or_operands(returned)
         if negated and len(tests) > 1:
             yield FilterPart(UNKNOWN, call)  # not (a or b): every error but both
             return
@@ -502,19 +502,20 @@ class RetryAnalysis:
         around = self._scope_around(function) if function is not None else None
         if function is None or around is None or len(call.args) != 1 or call.keywords:
             return None
-        params = self.resolver.scope_of(function, around).function_params()
+        inner = self.resolver.scope_of(function, around)
+        params = inner.function_params()
         if isinstance(call.func, ast.Attribute):
             params = params[1:]  # called on self / cls
         if not params:
             return None
-        accepted = list(_accepted_types(function, params[0].arg))
-        if not accepted:
+        admissions = []
+        for test in _returns_true_when(function):
+            checked = exceptions.isinstance_test(test, inner)
+            if checked is not None and isinstance(checked[0], ast.Name) and checked[0].id == params[0].arg:
+                admissions.append(checked[1])
+        if not admissions:
             return None
-        inner = self.resolver.scope_of(function, around)
-        admissions = [exceptions.admits(expr, inner) for expr in accepted]
-        union = Admission(
-            tuple(e for a in admissions for e in a.elements), all(a.complete for a in admissions)
-        )
+        union = Admission(tuple(e for a in admissions for e in a.elements), all(a.complete for a in admissions))
         return Narrowing(call, union, getattr(function, "name", None))
 
     def _status_retries(self, handler: ast.ExceptHandler, scope: Scope) -> Iterator[Tuple[ast.Compare, StatusTest]]:
@@ -831,14 +832,17 @@ def _statements_here(node: ast.AST) -> Iterator[ast.stmt]:
             yield child
 
 
-def _accepted_types(function: ast.AST, param: str) -> Iterator[ast.expr]:
-    """The types a predicate returns True for, from its top-level statements:
-    `if isinstance(param, T): ... return True` and `return isinstance(param, T)`."""
+def _returns_true_when(function: ast.AST) -> Iterator[ast.Call]:
+    """The calls a predicate's top-level statements return True on: the test of
+    `if <test>: ... return True` and a returned expression, each split at `or`."""
     for statement in getattr(function, "body", ()):
         if isinstance(statement, ast.If) and statement.body and _returns_true(statement.body[-1]):
-            yield from _isinstance_of(statement.test, param)
-        elif isinstance(statement, ast.Return) and statement.value is not None:
-            yield from _isinstance_of(statement.value, param)
+            test: Optional[ast.expr] = statement.test
+        elif isinstance(statement, ast.Return):
+            test = statement.value
+        else:
+            continue
+        yield from (t for t in _or_operands(test) if isinstance(t, ast.Call))  # type: ignore[arg-type]
 
 
 def _returns_true(statement: ast.stmt) -> bool:
@@ -848,13 +852,10 @@ def _returns_true(statement: ast.stmt) -> bool:
     )
 
 
-def _isinstance_of(test: ast.expr, param: str) -> Iterator[ast.expr]:
-    """T of `isinstance(param, T)`, through `or`."""
-    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
-        for operand in test.values:
-            yield from _isinstance_of(operand, param)
-    elif (
-        isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance"
-        and len(test.args) == 2 and isinstance(test.args[0], ast.Name) and test.args[0].id == param
-    ):
-        yield test.args[1]
+def _or_operands(expr: Optional[ast.expr]) -> List[ast.expr]:
+    """`a or b or c` -> [a, b, c]; anything else alone (none for None)."""
+    if expr is None:
+        return []
+    if isinstance(expr, ast.BoolOp) and isinstance(expr.op, ast.Or):
+        return list(expr.values)
+    return [expr]
