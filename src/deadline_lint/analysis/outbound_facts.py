@@ -279,6 +279,8 @@ class ForwardsTimeout(_OutboundFact):
 
     def __init__(self, catalog: Catalog) -> None:
         super().__init__(catalog, "forwards_timeout", wrapper_words(catalog))
+        # The listed calls' timeout keywords, which a spread `**kwargs` may carry on.
+        self._keywords = frozenset(api.keyword for api in catalog.apis.values() if api.keyword)
 
     # `outbound.wrapper_summary`, which composes summaries with the call classification (set
     # by that module, which imports this one).
@@ -306,10 +308,6 @@ class ForwardsTimeout(_OutboundFact):
             found.timeout_template, tuple(found.imports),
         )
         return Local(payload, found.name)
-
-    @property
-    def _keywords(self) -> FrozenSet[str]:
-        return frozenset(api.keyword for api in self.catalog.apis.values() if api.keyword)
 
     def _project_function(self, resolver: Resolver, func: ast.expr, scope) -> Optional[str]:
         """The absolute name of what `func` names in another project module."""

@@ -37,15 +37,23 @@ def forwarding_payload(
     of the function to a function of another project module that passes it a parameter or
     its `**kwargs`; `absolute` names the callee (None: not a project function)."""
     function, scope = definition.node, definition.own_scope
+    own_kwargs = function.args.kwarg.arg if function.args.kwarg is not None else None  # type: ignore[attr-defined]
     for call in calls_in(function):
         if not isinstance(call.func, (ast.Name, ast.Attribute)):
             continue
+        # Cheapest first: most calls pass on nothing of the function's; then, only a spread of
+        # its own `**kwargs` is worth the per-keyword walk `forwards_kwargs` makes.
         handed = tuple(_handed(function, scope, call))
-        spread = tuple(sorted(k for k in keywords if forwards_kwargs(function, call, k)))
-        if not handed and not spread:
+        spreads = own_kwargs is not None and any(
+            kw.arg is None and isinstance(kw.value, ast.Name) and kw.value.id == own_kwargs for kw in call.keywords
+        )
+        if not handed and not spreads:
             continue
         callee = absolute(call.func, scope)
         if callee is None:
+            continue
+        spread = tuple(sorted(k for k in keywords if forwards_kwargs(function, call, k))) if spreads else ()
+        if not handed and not spread:
             continue
         return (
             VIA, callee, display_name(function, definition.scope), is_method(function, definition.scope), spread, handed
