@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Callable, Dict, FrozenSet, Tuple
+from typing import Callable, FrozenSet
 
 from deadline_lint.analysis.cancel_scopes import shielded
 from deadline_lint.analysis.exceptions import CANCEL, ExceptionAnalysis
@@ -363,22 +363,21 @@ def _leaks(handler, decide, exceptions):
 _UNRESOLVED_CANCEL_WORDS = ("cancel", "baseexception", "interrupt")
 
 
-_ENDINGS: Dict[int, Tuple[object, Callable[[str], bool]]] = {}
-
-
 def _ending_calls(ctx) -> Callable[[str], bool]:
-    """The test for a call that ends a task (catalog `cancellation.ending_calls`), per catalog."""
-    data = ctx.catalog.data.get("cancellation") or {}
-    found = _ENDINGS.get(id(data))
-    if found is None or found[0] is not data:
+    """The test for a call that ends a task (catalog `cancellation.ending_calls`), built once
+    per catalog."""
+
+    def build() -> Callable[[str], bool]:
+        data = ctx.catalog.data.get("cancellation") or {}
         patterns = [re.compile(p) for p in data.get("ending_calls") or ()]
 
         def ending(name: str) -> bool:
             bare = name.lstrip("_").lower()
             return any(p.fullmatch(bare) for p in patterns)
 
-        found = _ENDINGS[id(data)] = (data, ending)
-    return found[1]
+        return ending
+
+    return ctx.catalog.cached("DL403.ending_calls", build)  # type: ignore[no-any-return]
 
 
 def _runs_on_its_own(ctx) -> bool:
