@@ -382,45 +382,95 @@ class Generator:
 
 # -- fixing -------------------------------------------------------------------------------
 class Fixer:
+    """Fixes a tree as `fix` fixes a project: its modules are written to a folder of their own
+    (a project: `pyproject.toml`, the package with its `__init__.py`) and fixed in one run of
+    `api.fix_paths` (`--diff`: nothing is written), so a budget threaded in one module is
+    forwarded from the others (thread_project.py). The codemod transforms one file at a time:
+    it is run over the files again, reading what the last run wrote, until nothing changes,
+    and must end where `fix` did."""
+
+    RUNS = 5  # codemod runs at most (one per module a budget crosses, and one to see it settle)
+
     def __init__(self, codemod: bool = True) -> None:
+        import shutil
+        import tempfile
+        import weakref
+
+        import yaml
+
+        from deadline_lint.api import Options, Session
         from deadline_lint.engine import Checker
-        from deadline_lint.fixes import FixMode
         from deadline_lint.profile import build_profile
 
-        self.profile = build_profile(PROFILE, "<simulate>")
-        self.checker = Checker(self.profile)
-        self.mode = FixMode(unsafe=True, thread_budget=True)
+        self.checker = Checker(build_profile(PROFILE, "<simulate>"))  # for fixing one text (tests)
+        self.folder = Path(tempfile.mkdtemp(prefix="deadline-lint-simulate-"))
+        weakref.finalize(self, shutil.rmtree, str(self.folder), True)
+        (self.folder / "pyproject.toml").write_text('[project]\nname = "simulated"\nversion = "0"\n')
+        profile = self.folder / "profile.yaml"
+        profile.write_text(yaml.safe_dump(PROFILE))
+        common = dict(profile=str(profile), unsafe_fixes=True, thread_budget=True, jobs=1)
+        self.session = Session(Options(**common, write=False))  # type: ignore[arg-type]
         self.codemod = codemod
-        self.codemod_mode = FixMode(unsafe=True, thread_budget=True, insert_budgets=True)
+        self.codemod_session = Session(Options(**common, insert_budgets=True))  # type: ignore[arg-type]
 
     def fix(self, package: str, texts: Dict[str, str]) -> Tuple[Dict[str, str], Dict[str, Dict[str, set]], List[str]]:
         """Fixed texts, the findings left per module per function, and any disagreement of
         the codemod with the CLI's fix."""
-        from deadline_lint.fixes import fix_text
+        import shutil
 
         fixed: Dict[str, str] = {}
         remaining: Dict[str, Dict[str, set]] = {}
         problems: List[str] = []
-        for name, text in texts.items():
-            path = f"{package}/{name}.py"
-            result = fix_text(self.checker, text, path, self.mode)
-            if result.gave_up:
-                failures = [d.message for d in result.remaining if d.code in ('DL003', 'DL005')]
-                problems.append(f"{path}: fix gave up: {failures}")
+        paths = self._write(package, texts)
+        try:
+            for name, result in zip(texts, self.session.fix_paths(list(paths.values()))):
+                if result.gave_up:
+                    failures = [d.message for d in result.remaining if d.code in ("DL003", "DL005")]
+                    problems.append(f"{package}/{name}.py: fix gave up: {failures}")
+                fixed[name] = result.text if result.changed and result.text is not None else texts[name]
+                remaining[name] = _by_function(fixed[name], result.remaining)
             if self.codemod:
-                other = self._codemod(text, path)
-                if other != result.text:
-                    problems.append(f"{path}: the codemod's output differs from `fix`'s")
-            fixed[name] = result.text
-            remaining[name] = _by_function(result.text, result.remaining)
+                for name, text in self._codemod(paths).items():
+                    if text != fixed[name]:
+                        problems.append(f"{package}/{name}.py: the codemod's output differs from `fix`'s")
+        finally:
+            shutil.rmtree(self.folder / package, ignore_errors=True)
         return fixed, remaining, problems
 
-    def _codemod(self, text: str, path: str) -> str:
-        from deadline_lint.fixes import fix_text
+    def _write(self, package: str, texts: Dict[str, str]) -> Dict[str, str]:
+        folder = self.folder / package
+        folder.mkdir()
+        (folder / "__init__.py").write_text("")
+        paths = {}
+        for name, text in texts.items():
+            path = folder / f"{name}.py"
+            path.write_text(text, encoding="utf-8")
+            paths[name] = str(path)
+        return paths
 
-        # What InsertBudget.transform_module_impl runs for a file (codemod.py), without the
-        # LibCST round trip of the command line tool.
-        return fix_text(self.checker, text, path, self.codemod_mode).text
+    def _codemod(self, paths: Dict[str, str]) -> Dict[str, str]:
+        """What InsertBudget.transform_module_impl writes (codemod.py), run after run, without
+        the LibCST round trip of the command line tool; each run reads the project afresh."""
+        from deadline_lint.semantics.facts import forget_facts
+        from deadline_lint.semantics.modules import forget_projects
+
+        texts = {name: Path(path).read_text(encoding="utf-8") for name, path in paths.items()}
+        for _ in range(self.RUNS):
+            forget_projects()
+            forget_facts()
+            changed = False
+            for name, path in paths.items():
+                text = self.codemod_session.fix_text(texts[name], path).text
+                assert text is not None
+                if text != texts[name]:
+                    Path(path).write_text(text, encoding="utf-8")
+                    texts[name] = text
+                    changed = True
+            if not changed:
+                break
+        forget_projects()
+        forget_facts()
+        return texts
 
 
 def _by_function(text: str, diagnostics: Sequence[Any]) -> Dict[str, set]:

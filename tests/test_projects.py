@@ -27,7 +27,7 @@ from fixture_cases import FIXTURES, expected_markers
 from front_ends import run_in_process
 
 PROJECTS = sorted(p for p in (FIXTURES / "projects").iterdir() if (p / "pyproject.toml").exists())
-CODES = ("DL101", "DL102", "DL103", "DL104", "DL201", "DL301", "DL302", "DL304", "DL403", "DL501")
+CODES = ("DL101", "DL102", "DL103", "DL104", "DL201", "DL301", "DL302", "DL304", "DL403", "DL501", "DL503")
 FLAKE8_FORMAT = "%(path)s\t%(row)d\t%(code)s"
 
 Found = Set[Tuple[str, int, str]]  # relative path, line, code

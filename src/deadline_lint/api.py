@@ -131,7 +131,7 @@ class FixResult:
     diagnostics: List[Diagnostic]  # what remains (plus DL003/DL005 when fixing gave up)
     fixed: int = 0  # findings whose fix was applied
     changed: bool = False  # the fixed text differs (written, or shown as a diff)
-    text: Optional[str] = None  # fix_text: the fixed text (the original when unchanged)
+    text: Optional[str] = None  # the fixed text (fix_text: the original if unchanged; fix_path: if changed)
     diff: bytes = b""  # with write=False: in the file's own encoding, so `patch -p0` applies it
     written: bool = False
     refused: Optional[str] = None  # why a changed file was not (or would not be) written
@@ -191,10 +191,12 @@ class Session:
         return FileResult(path, self.suppressed(located, self.checker(located).check_text(text, path, tree)))
 
     # -- fixing -------------------------------------------------------------------------
-    def fix_path(self, path: str) -> FixResult:
+    def fix_path(self, path: str, start: Optional[str] = None) -> FixResult:
+        """Fix the file (from `start`, an earlier pass's text, when given: thread_project.py)."""
         from deadline_lint.fixes import fix_file
 
-        return self._fixed(path, fix_file(self.checker(path), path, self.options.fix_mode(), self.options.write))
+        outcome = fix_file(self.checker(path), path, self.options.fix_mode(), self.options.write, start)
+        return self._fixed(path, outcome)
 
     def fix_text(self, text: str, path: str) -> FixResult:
         from deadline_lint.fixes import fix_text
@@ -209,7 +211,7 @@ class Session:
 
     def _fixed(self, path: str, outcome: "FileOutcome") -> FixResult:
         return FixResult(
-            path, self.suppressed(path, list(outcome.remaining)), outcome.fixed, outcome.changed, None, outcome.diff,
+            path, self.suppressed(path, list(outcome.remaining)), outcome.fixed, outcome.changed, outcome.text, outcome.diff,
             outcome.written, outcome.refused, outcome.threaded, outcome.gave_up,
         )
 
@@ -220,6 +222,10 @@ class Session:
         return self.each(paths, self.lint_path, _lint_chunk)
 
     def fix_paths(self, paths: Sequence[str]) -> Iterator[FixResult]:
+        if self.options.thread_budget:
+            from deadline_lint.thread_project import fix_across_modules
+
+            return iter(fix_across_modules(self, paths, self.each(paths, self.fix_path, _fix_chunk)))
         return self.each(paths, self.fix_path, _fix_chunk)
 
     def each(

@@ -26,6 +26,7 @@ from deadline_lint.diagnostics import Applicability, Diagnostic, Edit, Fix
 from deadline_lint.engine import Checker, tool_diagnostic
 from deadline_lint.import_block import add_imports_plainly
 from deadline_lint.reading import read_file, undecodable
+from deadline_lint.semantics.imported import imports_module_mentioning
 from deadline_lint.source import DecodeError, SourceFile, split_lines
 from deadline_lint.thread_budget import PARAMETER, THREADED_CODES, finding_key, plan_thread_budget
 from deadline_lint.writes import (
@@ -142,8 +143,11 @@ def _round_groups(checker: Checker, text: str, path: str, found: List[Diagnostic
 
 
 def _thread_plan(checker: Checker, text: str, path: str, found: List[Diagnostic], mode: FixMode):
-    if PARAMETER not in text and not any(d.code in THREADED_CODES for d in found):
-        return None  # nothing to thread and nothing to forward: skip the parse
+    if (
+        PARAMETER not in text and not any(d.code in THREADED_CODES for d in found)
+        and not imports_module_mentioning(text, path, PARAMETER)
+    ):
+        return None  # nothing to thread and nothing to forward (here or to another module): skip the parse
     try:
         tree = ast.parse(text, filename=path)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -310,10 +314,14 @@ class FileOutcome:
     refused: Optional[str] = None  # why a changed file was not (or would not be) written
     threaded: int = 0
     gave_up: bool = False
+    text: Optional[str] = None  # the fixed text, when it changed (thread_project.py reads it)
 
 
-def fix_file(checker: Checker, path: str, mode: FixMode = FixMode(), write: bool = True) -> FileOutcome:
-    """Fix one file; `write=False` only computes the diff (`--diff`)."""
+def fix_file(
+    checker: Checker, path: str, mode: FixMode = FixMode(), write: bool = True, start: Optional[str] = None,
+) -> FileOutcome:
+    """Fix one file; `write=False` only computes the diff (`--diff`). `start`: fix this text
+    (an earlier pass's result) instead of the file's, and diff or write against the file."""
     read = read_file(path)
     if isinstance(read, Diagnostic):
         return _unfixable(path, read)
@@ -321,8 +329,8 @@ def fix_file(checker: Checker, path: str, mode: FixMode = FixMode(), write: bool
         snapshot = snapshot_of(path, read.data, read.stat.st_mtime_ns, read.stat.st_size)
     except DecodeError as exc:
         return _unfixable(path, undecodable(path, exc))
-    result = fix_text(checker, snapshot.text, path, mode)
-    if not result.changed:
+    result = fix_text(checker, snapshot.text if start is None else start, path, mode)
+    if not result.changed and result.text == snapshot.text:
         return FileOutcome(path, 0, result.remaining, False, gave_up=result.gave_up)
     try:
         if write:
@@ -334,7 +342,7 @@ def fix_file(checker: Checker, path: str, mode: FixMode = FixMode(), write: bool
     except OSError as exc:
         return FileOutcome(path, 0, result.before, False, refused=f"cannot write: {exc.strerror or exc}")
     diff = b"" if write else diff_like(snapshot, result.text)
-    return FileOutcome(path, result.fixed, result.remaining, True, diff, write, None, result.threaded)
+    return FileOutcome(path, result.fixed, result.remaining, True, diff, write, None, result.threaded, text=result.text)
 
 
 def _unfixable(path: str, reason: Diagnostic) -> FileOutcome:

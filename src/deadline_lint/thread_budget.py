@@ -67,12 +67,14 @@ from typing import (
     Tuple,
 )
 
-from deadline_lint.analysis.budget import BudgetAnalysis
+from deadline_lint.analysis.budget import SECONDS, BudgetAnalysis
+from deadline_lint.analysis.forwarding_facts import AcceptsBudget, Vocabulary, accepts_budget, decoded
 from deadline_lint.analysis.resolve import Resolver
-from deadline_lint.analysis.scopes import FUNCTION, OTHER, Scope
+from deadline_lint.analysis.scopes import FUNCTION, IMPORT, OTHER, Scope
 from deadline_lint.diagnostics import Applicability, Diagnostic, Edit, Fix
 from deadline_lint.edits import add_keyword_only_parameter, insert_keyword
 from deadline_lint.profile import Profile
+from deadline_lint.semantics.file import FileSemantics
 from deadline_lint.source import ALL_CODES, SourceFile
 from deadline_lint.spend_deadline import (
     THREADED_DEADLINE,
@@ -102,6 +104,8 @@ _PLACEHOLDER_PATTERN = re.compile(r"\b" + PLACEHOLDER + r"\b")
 
 Position = Tuple[int, int, int, int]  # line, column, end line, end column (as in Diagnostic)
 Key = Tuple[str, Position]  # a finding: its code and where it is
+
+ELSEWHERE = ast.Pass()  # `_threaded_target`'s answer for a function of another module
 
 _PLACEHOLDER_CHECKERS: "weakref.WeakKeyDictionary[Checker, Checker]" = weakref.WeakKeyDictionary()
 
@@ -204,26 +208,52 @@ def _spend_from_a_deadline(
         body_start = module.source.node_span(function.body[0])[0]  # type: ignore[attr-defined]
         inside = [i for i, e in enumerate(result) if body_start <= e.start and e.end <= end]
         uses = [i for i in inside if seconds in result[i].text or result[i].text.endswith(forward)]
-        if not uses or has_deadline(function, DEADLINE):
+        if not uses:
             continue
+        if has_deadline(function, DEADLINE):
+            # Taken by an earlier round or pass (a forward to another module added later):
+            # `budget_s` is the time at entry, so a new use spends what is left now.
+            _spend_fresh(result, uses, seconds, fresh, forward)
+            continue
+        # Uses already in the code count too: a function threaded by an earlier pass (or by
+        # hand) with one hop, given a forward to another module now, spends `budget_s` twice.
+        spent = _spent_already(function, module.source)
         in_loop = any(_in_loop(function, result[i].start, module.source) for i in uses)
-        if len(uses) < 2 and not in_loop:
+        if len(uses) + len(spent) < 2 and not in_loop:
             continue
         if not can_take_deadline(module.tree, function, DEADLINE):
             continue
         opening = prepend_statement(module.source, function, f"{DEADLINE} = time.monotonic() + {PARAMETER}")
         if opening is None:
             continue
-        for i in uses:
-            edit = result[i]
-            text = edit.text.replace(seconds, fresh)
-            if text.endswith(forward):
-                text = text[: -len(forward)] + f"{PARAMETER}={fresh}"
-            result[i] = Edit(edit.start, edit.end, text)
+        rewritten = [Edit(start, end, f"({DEADLINE} - time.monotonic())") for start, end in spent]
+        if _overlapping([*(result[i] for i in uses), *rewritten, opening]):
+            continue
+        _spend_fresh(result, uses, seconds, fresh, forward)
+        result.extend(rewritten)
         result.append(opening)
         if not imports_time(module.tree):
             imports.append("time")  # only when missing: adding one is a LibCST pass over the file
     return result, imports
+
+
+def _spent_already(function: ast.AST, source: SourceFile) -> List[Tuple[int, int]]:
+    """Where the body already reads `budget_s` (a nested scope has bailed before this)."""
+    spans = []
+    for statement in function.body:  # type: ignore[attr-defined]
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Name) and node.id == PARAMETER and isinstance(node.ctx, ast.Load):
+                spans.append(source.node_span(node))
+    return spans
+
+
+def _spend_fresh(edits: List[Edit], uses: List[int], seconds: str, fresh: str, forward: str) -> None:
+    for i in uses:
+        edit = edits[i]
+        text = edit.text.replace(seconds, fresh)
+        if text.endswith(forward):
+            text = text[: -len(forward)] + f"{PARAMETER}={fresh}"
+        edits[i] = Edit(edit.start, edit.end, text)
 
 
 def _spend_the_edge_default_once(
@@ -398,6 +428,7 @@ class _ModuleIndex:
         self.methods = MethodTargets(tree, module_scope)
         self.unsafe = unsafe  # forwarding on `self` is an unsafe fix (thread_methods.py says why)
         self.parameter = f"{PARAMETER}: float = {self.profile.render('edge_expression')}"
+        self.elsewhere = _OtherModules(self)
 
     def _index(self, tree: ast.Module, module_scope: Scope) -> None:
         stack: List[Tuple[ast.AST, Scope]] = [(tree, module_scope)]
@@ -434,6 +465,42 @@ class _ModuleIndex:
             if start <= offset < end and (best is None or end - start < best_size):
                 best, best_size = node, end - start
         return best
+
+
+class _OtherModules:
+    """Functions of other modules of the project that take `budget_s`, read through the
+    semantics layer (forwarding_facts.AcceptsBudget): the file on disk, or the text an earlier
+    pass of this run gave it (thread_project.py). Built on the first call that may need it."""
+
+    def __init__(self, module: _ModuleIndex) -> None:
+        self.module = module
+        self._semantics: Optional[FileSemantics] = None
+        self._fact: Optional[AcceptsBudget] = None
+
+    def takes_parameter(self, call: ast.Call, scope: Scope) -> bool:
+        head = call.func
+        while isinstance(head, ast.Attribute):
+            head = head.value
+        if not isinstance(head, ast.Name):
+            return False
+        bindings = scope.lookup(head.id)
+        if not bindings or len(bindings) != 1 or bindings[0].kind != IMPORT:
+            return False  # cheap: only a name imported at module level can reach one
+        if self._semantics is None:
+            budgets = self.module.budgets
+            self._semantics = FileSemantics(self.module)  # type: ignore[arg-type]  # reads source and tree only
+            self._fact = accepts_budget(Vocabulary(budgets.types, budgets.parameters, budgets.seconds_parameters))
+        assert self._fact is not None
+        symbol = self._semantics.callee(call.func, scope)
+        if symbol is None or symbol.module is self._semantics.own or len(symbol.path) != 1:
+            return False
+        answer = self._semantics.facts.about(self._fact, symbol)
+        if answer is None:
+            return False
+        return any(
+            p.name == PARAMETER and p.kind == SECONDS and p.position is None
+            for p in decoded(answer.chain[0], answer.payload)
+        )
 
 
 def _has_threaded_parameter(function: ast.AST) -> bool:
@@ -541,7 +608,7 @@ def _forwarding_edits(module: _ModuleIndex, threaded: Dict[int, ast.AST]) -> Tup
         if edit is None:
             continue
         signatures = []
-        for member in _family_members(call, scope, module):
+        for member in () if target is ELSEWHERE else _family_members(call, scope, module):
             if id(member) in threaded or _has_threaded_parameter(member):
                 continue
             signature = add_keyword_only_parameter(module.source, member, module.parameter)  # type: ignore[arg-type]
@@ -563,9 +630,19 @@ def _family_members(call: ast.Call, scope: Scope, module: _ModuleIndex) -> Tuple
 
 
 def _threaded_target(call: ast.Call, scope: Scope, threaded: Dict[int, ast.AST], module: _ModuleIndex):
-    """The threaded function `call` calls, if provably so: a module-level or nested function
-    by plain name, or a method whose whole family (thread_methods.py) has or can take the
-    parameter (on `self` only with unsafe fixes: an override elsewhere cannot be seen)."""
+    """The threaded function `call` calls, if provably so: one of this module's (below), or
+    an undecorated module-level function of another project module that already takes
+    `budget_s` (ELSEWHERE: threaded by an earlier pass of this run, or written so)."""
+    found = _threaded_here(call, scope, threaded, module)
+    if found is None and module.elsewhere.takes_parameter(call, scope):
+        return ELSEWHERE
+    return found
+
+
+def _threaded_here(call: ast.Call, scope: Scope, threaded: Dict[int, ast.AST], module: _ModuleIndex):
+    """A function of this module: a module-level or nested function by plain name, or a
+    method whose whole family (thread_methods.py) has or can take the parameter (on `self`
+    only with unsafe fixes: an override elsewhere cannot be seen)."""
     if isinstance(call.func, ast.Attribute):
         family = module.methods.family(call, scope)
         if family is None or (family.on_self and not module.unsafe):

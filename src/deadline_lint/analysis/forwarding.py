@@ -1,16 +1,19 @@
 """Budget forwarding: which calls go to a function of this module (or a method of the same
-class) that accepts a budget parameter, whether the call passes it, and what a caller with a
-budget would pass. Unknown (decorated callees, `*args`/`**kwargs`, redefined names) is None."""
+class, or a function of another project module: forwarding_facts.py) that accepts a budget
+parameter, whether the call passes it, and what a caller with a budget would pass. Unknown
+(decorated callees, `*args`/`**kwargs`, redefined names) is None."""
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, List, Optional, Tuple
+from dataclasses import replace
+from typing import TYPE_CHECKING, Optional, Tuple
 
 from deadline_lint.analysis.budget import OBJECT, SECONDS, Budget, BudgetAnalysis
 from deadline_lint.analysis.expressions import dotted_text
+from deadline_lint.analysis.forwarding_facts import (
+    BudgetParameter, ProjectBudgetReceivers, Vocabulary, budget_parameters,
+)
 from deadline_lint.analysis.instances import method_scope
-from deadline_lint.analysis.resolve import dotted_parts
 from deadline_lint.analysis.scopes import OTHER, PARAM, Scope
 from deadline_lint.profile import Profile
 
@@ -20,27 +23,27 @@ if TYPE_CHECKING:
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
-@dataclass(frozen=True)
-class BudgetParameter:
-    function: ast.AST  # the callee's def
-    name: str
-    kind: str  # OBJECT or SECONDS
-    position: Optional[int]  # index among the call's positional arguments; None: keyword-only
-
-
 class Forwarding:
     def __init__(self, ctx: "FileView") -> None:
+        self.ctx = ctx
         self.resolver = ctx.resolver
         self.budgets = ctx.analysis(BudgetAnalysis)
+        self.vocabulary = Vocabulary(self.budgets.types, self.budgets.parameters, self.budgets.seconds_parameters)
 
     def missing_budget(self, call: ast.Call, scope: Scope) -> Optional[BudgetParameter]:
         """The callee's budget parameter when this call does not pass it (and could)."""
         if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
             return None  # `*args` / `**kwargs` may carry it
         callee, bound = self._callee(call, scope)
-        if callee is None:
+        if callee is not None:
+            parameters = budget_parameters(callee, self.vocabulary.kind, bound)
+            if isinstance(call.func, ast.Attribute):
+                parameters = [replace(p, on_self=True) for p in parameters]
+        elif isinstance(call.func, ast.Attribute) and _on_self(call.func, scope):
             return None
-        for parameter in self._budget_parameters(callee, bound):
+        else:  # a function of another project module (the semantics layer's fact)
+            parameters = self.ctx.analysis(ProjectBudgetReceivers).parameters(call, scope)
+        for parameter in parameters:
             if any(k.arg == parameter.name for k in call.keywords):
                 return None
             if parameter.position is not None and len(call.args) > parameter.position:
@@ -77,44 +80,6 @@ class Forwarding:
                     static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in function.decorator_list)
                     return function, not static
         return None, False
-
-    def _budget_parameters(self, function: ast.AST, bound: bool) -> List[BudgetParameter]:
-        """Parameters that hold a budget object or budget seconds and have a default (a
-        required one that is missing would make the call fail: something else is going on)."""
-        args = function.args  # type: ignore[attr-defined]
-        positional = [*args.posonlyargs, *args.args]
-        defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
-        found: List[BudgetParameter] = []
-        offset = 1 if bound else 0
-        for index, (param, default) in enumerate(zip(positional, defaults)):
-            kind = self._kind(param)
-            if kind is not None and default is not None and index >= offset:
-                keyword_ok = index >= len(args.posonlyargs)
-                if keyword_ok:
-                    found.append(BudgetParameter(function, param.arg, kind, index - offset))
-        for param, default in zip(args.kwonlyargs, args.kw_defaults):
-            kind = self._kind(param)
-            if kind is not None and default is not None:
-                found.append(BudgetParameter(function, param.arg, kind, None))
-        return found
-
-    def _kind(self, param: ast.arg) -> Optional[str]:
-        budgets = self.budgets
-        if param.annotation is not None:
-            parts = dotted_parts(param.annotation)
-            if parts is None and isinstance(param.annotation, ast.Subscript):
-                parts = dotted_parts(param.annotation.slice)  # type: ignore[arg-type]
-            if parts:
-                kind = budgets.types.get(".".join(parts)) or budgets.types.get(parts[-1])
-                if kind == OBJECT:
-                    return OBJECT
-                if kind is not None:
-                    return None  # a gRPC context is not forwarded, it is read
-        if param.arg in budgets.parameters:
-            return OBJECT
-        if param.arg in budgets.seconds_parameters:
-            return SECONDS
-        return None
 
 
 def forwarded_value(
@@ -172,3 +137,13 @@ def _is_static_or_class(function: ast.AST) -> bool:
         isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod")
         for d in getattr(function, "decorator_list", [])
     )
+
+
+def _on_self(func: ast.Attribute, scope: Scope) -> bool:
+    """`self.m(...)` / `cls.m(...)` in a method: this module's class, never another module's
+    function."""
+    method = method_scope(scope)
+    if method is None or not isinstance(func.value, ast.Name):
+        return False
+    params = method.function_params()
+    return bool(params) and params[0].arg == func.value.id

@@ -97,3 +97,9 @@ def holds_here_or_imported(fact: Fact, text: str, path: str) -> bool:
         if holds_in(fact, own, Names(modules, own)):
             return True  # (also for a text in no project: stdin, the codemod)
     return imports_fact_holder(fact, text, path)
+
+
+def imports_module_mentioning(text: str, path: str, word: str) -> bool:
+    """The file imports a project module whose text holds `word` (a look before any parse)."""
+    found = _project_imports(text, path)
+    return found is not None and any(word in module.text for module in found.modules())

@@ -17,8 +17,10 @@ class BudgetNotForwarded(Rule):
     """
     ## What it does
     In a function with a budget in scope, flags a call to a function that accepts a budget
-    and is not given one: a function of the same module called by its name, or a method of
-    the same class called on `self`, with a parameter named like a profile budget
+    and is not given one: a function of the same module called by its name, a method of
+    the same class called on `self`, or an undecorated module-level function of another
+    module of the project (`from .clients import fetch`, `clients.fetch(...)`, read through
+    the project facts), with a parameter named like a profile budget
     (`budget.parameters`, e.g. `budget`), annotated with a budget type, or holding budget
     seconds (`budget.seconds_parameters`, e.g. `budget_s`, which `fix --thread-budget`
     adds). Only parameters with a default are considered (a missing required one would fail
@@ -91,7 +93,7 @@ class BudgetNotForwarded(Rule):
             return
         if any(mentions_any(a, budget.names) for a in [*node.args, *(k.value for k in node.keywords)]):
             return  # it hands over something derived from the budget: a choice, not an omission
-        callee = parameter.function.name  # type: ignore[attr-defined]
+        callee = parameter.callee
         value = forwarded_value(budget, parameter.kind, ctx.scope, self.profile, node)
         if value is None:
             ctx.report(self, node, f"`{callee}()` accepts `{parameter.name}` but is called without it: "
@@ -99,7 +101,7 @@ class BudgetNotForwarded(Rule):
             return
         argument = f"{parameter.name}={value}"
         message = f"`{callee}()` accepts `{parameter.name}` but is called without it: pass `{argument}`"
-        if isinstance(node.func, ast.Attribute):
+        if parameter.on_self:
             # `self.m(...)` may run an override in a subclass (in any module) that lacks the
             # parameter: a keyword added here would be a TypeError there. No fix.
             ctx.report(self, node, message + f" (not fixed: a subclass may override `{callee}` without "

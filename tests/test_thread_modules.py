@@ -1,0 +1,130 @@
+"""tests/goldens/thread_modules/: `fix --unsafe-fixes --thread-budget` threads a budget along a
+chain that crosses modules (api -> service -> clients) in one run, a caller outside the run
+is left alone and still works, the codemod (one file at a time) reaches the same code over
+repeated runs, and the fixed package keeps the contract when it runs."""
+from __future__ import annotations
+
+import random
+import shutil
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from libcst.codemod import CodemodContext, TransformSuccess, transform_module
+
+from deadline_lint import api, codemod
+from deadline_lint.codemod import InsertBudget
+
+ROOT = Path(__file__).resolve().parent.parent
+GOLDEN = ROOT / "tests" / "goldens" / "thread_modules"
+MODULES = ("__init__", "api", "clients", "service")
+OPTIONS = api.Options(unsafe_fixes=True, thread_budget=True, jobs=1)
+sys.path.insert(0, str(ROOT / "bench"))
+
+import sim_runtime as rt  # noqa: E402
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    shutil.copytree(GOLDEN / "before", root)
+    return root
+
+
+def _texts(folder: Path) -> dict:
+    return {name: (folder / "shop" / f"{name}.py").read_text(encoding="utf-8") for name in MODULES}
+
+
+def _paths(root: Path, *names: str) -> list:
+    return [str(root / "shop" / f"{name}.py") for name in (names or MODULES)]
+
+
+def test_one_run_threads_the_chain_across_modules_and_a_second_changes_nothing(project: Path) -> None:
+    results = list(api.fix_paths(_paths(project), OPTIONS))
+    assert _texts(project) == _texts(GOLDEN / "after")
+    assert sum(r.threaded for r in results) == 4  # two clients, the service, the batch caller
+    assert [r.remaining for r in results] == [[], [], [], []]
+    again = list(api.fix_paths(_paths(project), OPTIONS))
+    assert not any(r.changed for r in again) and _texts(project) == _texts(GOLDEN / "after")
+
+
+def test_the_diff_shows_the_whole_chain_and_writes_nothing(project: Path) -> None:
+    results = list(api.fix_paths(_paths(project), api.Options(unsafe_fixes=True, thread_budget=True, write=False)))
+    assert _texts(project) == _texts(GOLDEN / "before")
+    after = _texts(GOLDEN / "after")
+    changed = {Path(r.path).stem: r for r in results if r.changed}
+    assert sorted(changed) == ["api", "clients", "service"]
+    for name, result in changed.items():
+        assert result.text == after[name]
+        assert b"+++ " in result.diff and not result.written
+
+
+def test_a_module_whose_callees_are_outside_the_run_is_left_alone(project: Path) -> None:
+    """The service has no outbound call of its own: it is threaded only once a callee takes
+    `budget_s`, and its callees are not in this run (nor threaded on disk)."""
+    results = list(api.fix_paths(_paths(project, "service"), OPTIONS))
+    assert not results[0].changed
+
+
+def test_a_caller_outside_the_run_is_not_edited_and_still_works(project: Path) -> None:
+    list(api.fix_paths(_paths(project, "clients", "service"), OPTIONS))
+    texts = _texts(project)
+    after = _texts(GOLDEN / "after")
+    assert texts["clients"] == after["clients"] and texts["service"] == after["service"]
+    assert texts["api"] == _texts(GOLDEN / "before")["api"]  # not handed to the run
+    # The public function keeps a default, so the untouched caller still runs, bounded by
+    # the edge total.
+    calls = _run(texts, total=None)
+    assert calls and all(call.timeout is not None and call.timeout <= 10.0 for call in calls)
+
+
+def test_the_codemod_reaches_the_same_code_over_repeated_runs(project: Path) -> None:
+    """LibCST runs a codemod one file at a time: a caller in another module learns of a
+    threaded callee from the files on disk, so each run goes one module further."""
+    for _ in range(4):
+        codemod._CHECKERS.clear()  # each `python -m libcst.tool codemod` is a new process
+        changed = False
+        for path in _paths(project):
+            before = Path(path).read_text(encoding="utf-8")
+            command = InsertBudget(CodemodContext(filename=path), unsafe_fixes=True, thread_budget=True)
+            result = transform_module(command, before)
+            assert isinstance(result, TransformSuccess)
+            if result.code != before:
+                Path(path).write_text(result.code, encoding="utf-8")
+                changed = True
+        if not changed:
+            break
+    assert _texts(project) == _texts(GOLDEN / "after")
+
+
+@pytest.mark.parametrize("total", [0.2, 1.0, 10.0])
+@pytest.mark.parametrize("seed", range(10))
+def test_the_fixed_chain_never_gives_a_hop_more_than_is_left(total: float, seed: int) -> None:
+    calls = _run(_texts(GOLDEN / "after"), total, seed)
+    assert calls  # a hop that fails or times out ends the request
+    assert all(call.frames[:2] == ["api.handler", "service.load_profile"] for call in calls)
+    for call in calls:
+        assert call.timeout is not None
+        assert call.timeout <= max(rt.TIMEOUT_FLOOR_S, call.remaining - rt.HOP_MARGIN_S) + 1e-9, call
+
+
+def _run(texts: dict, total, seed: int = 0):
+    """Call `api.handler` (or, without a budget, `api.batch`) as one request; its calls."""
+    fakes = rt.fakes()
+    tree = rt.Tree("shop", {name: text for name, text in texts.items()}, fakes)
+    module = tree.module("api")
+    request = rt.Request(deadline=total if total is not None else 10.0, rng=random.Random(seed), package="shop")
+    rt.STATE.request = request
+    try:
+        rt._now.set(0.0)
+        try:
+            if total is None:
+                module.batch(["a", "b"])
+            else:
+                module.handler(SimpleNamespace(user_id="u"), fakes["simbudget"].Budget(total))
+        except rt.Simulated:
+            pass
+    finally:
+        rt.STATE.request = None
+    return request.calls
