@@ -211,8 +211,8 @@ class Session:
 
     def _fixed(self, path: str, outcome: "FileOutcome") -> FixResult:
         return FixResult(
-            path, self.suppressed(path, list(outcome.remaining)), outcome.fixed, outcome.changed, outcome.text, outcome.diff,
-            outcome.written, outcome.refused, outcome.threaded, outcome.gave_up,
+            path, self.suppressed(path, list(outcome.remaining)), outcome.fixed, outcome.changed, outcome.text,
+            outcome.diff, outcome.written, outcome.refused, outcome.threaded, outcome.gave_up,
         )
 
     # -- many files ---------------------------------------------------------------------
