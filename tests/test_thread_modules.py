@@ -128,3 +128,18 @@ def _run(texts: dict, total, seed: int = 0):
     finally:
         rt.STATE.request = None
     return request.calls
+
+
+@pytest.mark.parametrize("path, threaded", [
+    ("tests/test_pages.py", False), ("app/test_pages.py", False), ("app/pages_test.py", False),
+    ("app/pages.py", True),  # `test_page` is only a name here: a caller may pass a budget
+])
+def test_a_test_function_in_a_test_file_is_not_threaded(path: str, threaded: bool) -> None:
+    text = (
+        "import requests\n\n\n"
+        "def test_page():\n"
+        "    requests.get('http://pages/1')\n"
+    )
+    result = api.fix_text(text, path, OPTIONS)
+    assert result.text is not None and ("timeout=" in result.text)
+    assert ("budget_s" in result.text) is threaded

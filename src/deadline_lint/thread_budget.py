@@ -42,8 +42,9 @@ Prove or bail: lambdas, `*args`/`**kwargs` signatures, decorators other than sta
 classmethod (a framework may read the signature; a retry decorator such as `tenacity.retry`
 calls the function again with the same arguments, so every attempt would spend the whole
 `budget_s` again), dunder methods, functions defined more than
-once (overloads, conditional defs), functions that already use the name and lines with a DL
-suppression are left alone, and so is a method call when any method it can run is one of those.
+once (overloads, conditional defs), functions that already use the name, test functions in
+test files (the runner calls them, never with a budget) and lines with a DL suppression are
+left alone, and so is a method call when any method it can run is one of those.
 A retried one keeps the edge default; with two or more hops (or one in a loop) it spends it
 from a deadline taken on entry (`edge_deadline_s`), so one attempt spends the edge total once,
 not once per hop. Its callers with a budget are told why it is not threaded (DL303).
@@ -52,6 +53,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import os
 import re
 import weakref
 from dataclasses import dataclass
@@ -344,7 +346,7 @@ def _callers_to_thread(module: _ModuleIndex, threaded: Dict[int, ast.AST]) -> Li
                 continue
             if (
                 not _threadable(caller, scope) or _suppressed(module.source, caller.lineno)
-                or _mentions_parameter(caller)
+                or _mentions_parameter(caller) or module.is_test(caller)
             ):
                 continue
             reached[id(caller)] = caller
@@ -429,6 +431,12 @@ class _ModuleIndex:
         self.unsafe = unsafe  # forwarding on `self` is an unsafe fix (thread_methods.py says why)
         self.parameter = f"{PARAMETER}: float = {self.profile.render('edge_expression')}"
         self.elsewhere = _OtherModules(self)
+        self._test_file = _is_test_file(source.path)
+
+    def is_test(self, function: ast.AST) -> bool:
+        """A test function in a test file: the runner calls it, never with a budget, so a
+        parameter would only be noise (its calls keep the rules' own fixes)."""
+        return self._test_file and function.name.startswith("test")  # type: ignore[attr-defined]
 
     def _index(self, tree: ast.Module, module_scope: Scope) -> None:
         stack: List[Tuple[ast.AST, Scope]] = [(tree, module_scope)]
@@ -503,6 +511,12 @@ class _OtherModules:
         )
 
 
+def _is_test_file(path: str) -> bool:
+    name = os.path.basename(path)
+    folders = os.path.normpath(os.path.dirname(path)).split(os.sep)
+    return name.startswith("test_") or name.endswith("_test.py") or "tests" in folders or "test" in folders
+
+
 def _has_threaded_parameter(function: ast.AST) -> bool:
     return any(arg.arg == PARAMETER for arg in function.args.kwonlyargs)  # type: ignore[attr-defined]
 
@@ -519,6 +533,8 @@ def _thread_function(
     fix uses the edge default, that fix with `budget_s` instead; None to bail."""
     scope = module.scope_of[id(function)]
     if not _threadable(function, scope) or _suppressed(module.source, function.lineno):  # type: ignore[attr-defined]
+        return None
+    if module.is_test(function):
         return None
     edits: List[Edit] = []
     if not _has_threaded_parameter(function):
