@@ -8,9 +8,10 @@ functions that call out through `requests`, `httpx`, `aiohttp` and a gRPC stub, 
 other in sequence, in parallel (`asyncio.gather`, `TaskGroup`), across modules and through
 methods of project classes, with a budget object, a gRPC servicer context, a remainder read
 from request state, seconds, or nothing; with fixed, unbounded, raw and stale timeouts, retry
-loops, tenacity and timeout-forwarding wrappers sprinkled in. Each tree is fixed in-process
-the way `deadline-lint fix --unsafe-fixes --thread-budget` fixes it, and by the LibCST codemod
-(`InsertBudget --unsafe-fixes --thread-budget`), whose output must be the same; then the fixed
+loops, tenacity and timeout-forwarding wrappers sprinkled in. Each tree is written to a folder
+of its own and fixed in-process the way `deadline-lint fix --unsafe-fixes --thread-budget`
+fixes a project (one run, across modules), and by the LibCST codemod (`InsertBudget
+--unsafe-fixes --thread-budget`, run until it settles), whose output must be the same; then the fixed
 tree is imported (it is our own generated code) under a virtual clock with recording fake
 transports (bench/sim_runtime.py) and every entry point is called as a request.
 
