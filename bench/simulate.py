@@ -33,6 +33,7 @@ import argparse
 import ast
 import asyncio
 import random
+import re
 import sys
 import time
 from collections import Counter, defaultdict
@@ -456,19 +457,23 @@ class Fixer:
         from deadline_lint.semantics.modules import forget_projects
 
         texts = {name: Path(path).read_text(encoding="utf-8") for name, path in paths.items()}
+        due = list(paths)  # the first run transforms every file; a later one, their importers
         for _ in range(self.RUNS):
             forget_projects()
             forget_facts()
-            changed = False
-            for name, path in paths.items():
-                text = self.codemod_session.fix_text(texts[name], path).text
+            changed = []
+            for name in due:
+                text = self.codemod_session.fix_text(texts[name], paths[name]).text
                 assert text is not None
                 if text != texts[name]:
-                    Path(path).write_text(text, encoding="utf-8")
+                    Path(paths[name]).write_text(text, encoding="utf-8")
                     texts[name] = text
-                    changed = True
+                    changed.append(name)
             if not changed:
                 break
+            # A file a run changed can change only what its importers do (or what it does
+            # itself, through an import of one changed before it).
+            due = [name for name in paths if any(re.search(rf"\b{other}\b", texts[name]) for other in changed)]
         forget_projects()
         forget_facts()
         return texts
