@@ -4,6 +4,7 @@ or foreign cache is ignored and rebuilt."""
 from __future__ import annotations
 
 import json
+import marshal
 import os
 import time
 import shutil
@@ -26,7 +27,22 @@ def check(capsys, *args: str) -> tuple:
 
 
 def cache_files(folder: Path) -> List[Path]:
-    return sorted((folder / "v1").glob("*/*.json"))
+    return sorted((folder / "v1").glob("*/*.marshal"))
+
+
+def document_text(entry_file: Path) -> str:
+    """A cache file's document (marshalled) as JSON text, so damage can be spelled as text."""
+    return json.dumps(marshal.loads(entry_file.read_bytes()), separators=(",", ":"))
+
+
+def write_document(entry_file: Path, text: str) -> None:
+    """`text` back as a cache file: marshalled when it is a JSON document, else its bytes
+    (garbage, a truncated file)."""
+    try:
+        data = marshal.dumps(json.loads(text))
+    except ValueError:
+        data = text.encode("utf-8", "surrogateescape")
+    entry_file.write_bytes(data)
 
 
 def one_file(tmp_path: Path, text: str) -> Tuple[Path, List[str]]:
@@ -168,11 +184,23 @@ def test_a_damaged_or_foreign_cache_is_ignored_and_rebuilt(tmp_path, capsys, mon
     _, args = one_file(tmp_path, "import requests\nrequests.get('http://x')\nrequests.get('http://x', timeout=None)\n")
     first = check(capsys, *args)
     (entry_file,) = cache_files(tmp_path / "cache")
-    entry_file.write_bytes(damage(entry_file.read_text()).encode("utf-8", "surrogateescape"))
+    write_document(entry_file, damage(document_text(entry_file)))
     counts = hits_and_misses(monkeypatch)
     assert check(capsys, *args) == first
     assert counts["checked"] == 1
     assert check(capsys, *args) == first and counts["checked"] == 1  # rebuilt, then trusted
+
+
+@pytest.mark.parametrize("keep", [0.5, 0.99])
+def test_a_truncated_cache_file_is_ignored_and_rebuilt(tmp_path, capsys, monkeypatch, keep) -> None:
+    _, args = one_file(tmp_path, "import requests\nrequests.get('http://x')\n")
+    first = check(capsys, *args)
+    (entry_file,) = cache_files(tmp_path / "cache")
+    data = entry_file.read_bytes()
+    entry_file.write_bytes(data[: int(len(data) * keep)])
+    counts = hits_and_misses(monkeypatch)
+    assert check(capsys, *args) == first
+    assert counts["checked"] == 1
 
 
 def test_an_unwritable_cache_warns_once_and_keeps_the_result(tmp_path, capsys) -> None:
@@ -316,9 +344,9 @@ def test_damaged_module_summaries_are_never_trusted(shop, tmp_path, capsys, monk
     args = [str(shop / "shop" / "orders.py"), "--cache-dir", str(folder)]
     first = check(capsys, *args)
     (entry_file,) = cache_files(folder)
-    damaged = damage(entry_file.read_text())
-    assert damaged != entry_file.read_text()
-    entry_file.write_text(damaged)
+    damaged = damage(document_text(entry_file))
+    assert damaged != document_text(entry_file)
+    write_document(entry_file, damaged)
     counts = hits_and_misses(monkeypatch)
     assert check(capsys, *args) == first
     assert counts["checked"] == 1
@@ -336,10 +364,10 @@ def test_entries_of_deleted_files_are_dropped_by_a_run_over_the_folder(tmp_path,
     (tree / "c.py").write_text("import requests\nrequests.get('http://y')\n")
     check(capsys, str(tree / "c.py"), "--cache-dir", str(folder))  # a small run keeps b's entry
     (entry_file,) = cache_files(folder)
-    assert str(tree / "b.py") in json.loads(entry_file.read_text())["files"]
+    assert str(tree / "b.py") in marshal.loads(entry_file.read_bytes())["files"]
     (tree / "a.py").write_text("import requests\nrequests.get('http://z')\n")
     check(capsys, str(tree), "--cache-dir", str(folder))
-    assert sorted(json.loads(entry_file.read_text())["files"]) == [str(tree / "a.py"), str(tree / "c.py")]
+    assert sorted(marshal.loads(entry_file.read_bytes())["files"]) == [str(tree / "a.py"), str(tree / "c.py")]
 
 
 def test_files_of_one_project_seen_through_different_indexes_are_all_reused(tmp_path, capsys, monkeypatch) -> None:

@@ -19,7 +19,9 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import marshal
 import os
+import threading
 import time
 from stat import S_ISDIR
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
@@ -29,7 +31,8 @@ from deadline_lint.diagnostics import Diagnostic
 
 CACHE_DIR_NAME = ".deadline_lint_cache"
 CACHE_DIR_ENV = "DEADLINE_LINT_CACHE_DIR"
-_FORMAT = 1
+_FORMAT = 1  # the folder's version (`v1/`: the summaries store lives there too)
+_DOCUMENT = 2  # the cache file's: 2 is marshal (1 was JSON, `<shard>.json`, never read now)
 _RACY_SECONDS = 2.0  # a stat taken this soon after a change does not stand for the content
 
 Stamp = Tuple[int, int]  # (size, mtime_ns)
@@ -247,15 +250,18 @@ def hash_now(path: str, recorded: Optional[Sequence[Any]]) -> Tuple[Optional[str
 
 
 class ResultCache:
-    """One settings key's entries for the files of one project (roots.py), in one JSON file
-    under the cache folder: a run over a few files reads and writes only their projects'."""
+    """One settings key's entries for the files of one project (roots.py), in one file under
+    the cache folder: a run over a few files reads and writes only their projects'. The file
+    is marshalled (plain dicts, lists, strings and numbers, as JSON would hold them): for a
+    project of some 2,000 files, JSON's decoder and encoder were 0.15-0.3 CPU s of every
+    pre-commit run over one changed file, marshal's about a fifth of that."""
 
     def __init__(self, folder: str, key: str, project: str = "") -> None:
         self.folder = folder
         self.key = key
         self.project = project
         shard = hashlib.blake2b(project.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
-        self.path = os.path.join(folder, f"v{_FORMAT}", key, f"{shard}.json")
+        self.path = os.path.join(folder, f"v{_FORMAT}", key, f"{shard}.marshal")
         self.entries: Dict[str, Dict[str, Any]] = {}
         self.stamps: Dict[str, List[Any]] = {}  # every recorded file: [size, mtime_ns, hash]
         # Module reaches, by project (root and search paths) and then "path|hash".
@@ -270,12 +276,16 @@ class ResultCache:
         self._verifier = _Verifier(self.stamps)
 
     def _load(self) -> None:
+        from deadline_lint.collector import collector_paused
+
         try:
-            with open(self.path, "r", encoding="utf-8") as handle:
-                document = json.load(handle)
-        except (OSError, ValueError, UnicodeDecodeError):
+            with open(self.path, "rb") as handle:
+                data = handle.read()
+            with collector_paused():  # hundreds of thousands of containers, none in a cycle
+                document = marshal.loads(data)
+        except (OSError, EOFError, ValueError, TypeError):
             return  # none yet, unreadable or corrupt: start empty and rewrite it
-        if not isinstance(document, dict) or document.get("format") != _FORMAT:
+        if not isinstance(document, dict) or document.get("format") != _DOCUMENT:
             return
         if document.get("key") != self.key or document.get("project") != self.project:
             return  # another key's or project's file (a hash collision, or copied here)
@@ -384,7 +394,7 @@ class ResultCache:
             live = {path: entry for path, entry in live.items() if path in self._stored}
             modules, needed = _reachable(live, self.modules, self.paths.paths)
         document = {
-            "format": _FORMAT,
+            "format": _DOCUMENT,
             "key": self.key,
             "project": self.project,
             "files": live,
@@ -395,12 +405,12 @@ class ResultCache:
         try:
             prepare_folder(self.folder)
             os.makedirs(os.path.dirname(self.path), exist_ok=True)
-            import tempfile
-
-            handle, temporary = tempfile.mkstemp(dir=os.path.dirname(self.path), suffix=".tmp")
+            data = marshal.dumps(document)
+            # One writer per name (not tempfile: importing it loads shutil, random, bz2, lzma).
+            temporary = f"{self.path}.{os.getpid()}.{threading.get_ident()}.tmp"
             try:
-                with os.fdopen(handle, "w", encoding="utf-8") as out:
-                    out.write(json.dumps(document, separators=(",", ":")))  # the C encoder
+                with os.fdopen(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as out:
+                    out.write(data)
                 os.replace(temporary, self.path)
             except BaseException:
                 with contextlib.suppress(OSError):
