@@ -272,6 +272,7 @@ class ResultCache:
         self._written: set = set()  # (index, module summary) this run wrote
         self.sent: Dict[str, set] = {}  # by index: modules whose reach this run has returned
         self.changed = False
+        self._pruned = 0  # module reaches the file held when it was last pruned
         self._load()
         self._verifier = _Verifier(self.stamps)
 
@@ -297,6 +298,8 @@ class ResultCache:
         ):
             if all(isinstance(path, str) for path in paths):
                 self.entries, self.stamps, self.modules, self.paths = entries, stamps, modules, PathTable(paths)
+                pruned = document.get("pruned")
+                self._pruned = pruned if isinstance(pruned, int) else 0
 
     # -- reading -------------------------------------------------------------------
     def lookup(self, path: str, display: str) -> Optional[List[Diagnostic]]:
@@ -383,16 +386,27 @@ class ResultCache:
         if not self.changed:
             return None
         live = self.entries
-        if 2 * len(self._asked) >= len(self.entries):
-            # A run over most of what is cached (a folder walk, not pre-commit's few files)
-            # drops the entries of files that are gone; a small run spares the stats.
-            live = {path: entry for path, entry in live.items() if path in self._asked or os.path.exists(path)}
-        try:
-            modules, needed = _reachable(live, self.modules, self.paths.paths)
-        except (KeyError, TypeError, ValueError, AttributeError, IndexError):
-            # Something loaded was malformed: keep only what this run wrote.
-            live = {path: entry for path, entry in live.items() if path in self._stored}
-            modules, needed = _reachable(live, self.modules, self.paths.paths)
+        large = 2 * len(self._asked) >= len(self.entries)
+        nodes = sum(len(table) for table in self.modules.values() if isinstance(table, dict))
+        if large or nodes > 2 * self._pruned + 256:
+            if large:
+                # A run over most of what is cached (a folder walk, not pre-commit's few files)
+                # drops the entries of files that are gone; a small run spares the stats.
+                live = {path: entry for path, entry in live.items() if path in self._asked or os.path.exists(path)}
+            try:
+                modules, needed = _reachable(live, self.modules, self.paths.paths)
+            except (KeyError, TypeError, ValueError, AttributeError, IndexError):
+                # Something loaded was malformed: keep only what this run wrote.
+                live = {path: entry for path, entry in live.items() if path in self._stored}
+                modules, needed = _reachable(live, self.modules, self.paths.paths)
+            stamps = {path: stamp for path, stamp in self.stamps.items() if path in needed}
+            pruned = sum(len(table) for table in modules.values())
+        else:
+            # A small run (pre-commit's few files) keeps what it loaded: walking every entry's
+            # reach to drop the module reaches no entry uses any more was a third of such a
+            # run's cost in a large project. They are dropped by the next large run, or once
+            # they are more than half of the file.
+            modules, stamps, pruned = self.modules, self.stamps, self._pruned
         document = {
             "format": _DOCUMENT,
             "key": self.key,
@@ -400,7 +414,8 @@ class ResultCache:
             "files": live,
             "modules": modules,
             "paths": self.paths.paths,
-            "stamps": {path: stamp for path, stamp in self.stamps.items() if path in needed},
+            "stamps": stamps,
+            "pruned": pruned,
         }
         try:
             prepare_folder(self.folder)
