@@ -30,19 +30,38 @@ def cache_files(folder: Path) -> List[Path]:
     return sorted((folder / "v1").glob("*/*.marshal"))
 
 
+def read_document(entry_file: Path) -> dict:
+    """A cache file's document with its entries and module reaches decoded (the file keeps
+    each of them marshalled on its own)."""
+    document = marshal.loads(entry_file.read_bytes())
+    document["files"] = {path: marshal.loads(entry) for path, entry in document["files"].items()}
+    document["modules"] = {
+        index: {node: marshal.loads(reach) for node, reach in table.items()}
+        for index, table in document["modules"].items()
+    }
+    return document
+
+
 def document_text(entry_file: Path) -> str:
-    """A cache file's document (marshalled) as JSON text, so damage can be spelled as text."""
-    return json.dumps(marshal.loads(entry_file.read_bytes()), separators=(",", ":"))
+    """A cache file's document as JSON text, so damage can be spelled as text."""
+    return json.dumps(read_document(entry_file), separators=(",", ":"))
 
 
 def write_document(entry_file: Path, text: str) -> None:
-    """`text` back as a cache file: marshalled when it is a JSON document, else its bytes
-    (garbage, a truncated file)."""
+    """`text` back as a cache file, laid out as the cache writes it, when it is such a JSON
+    document; else its bytes (garbage, another document, a truncated file)."""
     try:
-        data = marshal.dumps(json.loads(text))
+        document = json.loads(text)
     except ValueError:
-        data = text.encode("utf-8", "surrogateescape")
-    entry_file.write_bytes(data)
+        entry_file.write_bytes(text.encode("utf-8", "surrogateescape"))
+        return
+    if isinstance(document, dict) and isinstance(document.get("files"), dict):
+        document["files"] = {path: marshal.dumps(entry) for path, entry in document["files"].items()}
+        document["modules"] = {
+            index: {node: marshal.dumps(reach) for node, reach in table.items()}
+            for index, table in document.get("modules", {}).items()
+        }
+    entry_file.write_bytes(marshal.dumps(document))
 
 
 def one_file(tmp_path: Path, text: str) -> Tuple[Path, List[str]]:
@@ -201,6 +220,20 @@ def test_a_truncated_cache_file_is_ignored_and_rebuilt(tmp_path, capsys, monkeyp
     counts = hits_and_misses(monkeypatch)
     assert check(capsys, *args) == first
     assert counts["checked"] == 1
+
+
+def test_an_entry_that_does_not_decode_is_a_miss(tmp_path, capsys, monkeypatch) -> None:
+    """Entries stay marshalled in the file until used: one damaged there is never trusted."""
+    _, args = one_file(tmp_path, "import requests\nrequests.get('http://x')\n")
+    first = check(capsys, *args)
+    (entry_file,) = cache_files(tmp_path / "cache")
+    document = marshal.loads(entry_file.read_bytes())
+    document["files"] = {path: entry[: len(entry) // 2] for path, entry in document["files"].items()}
+    entry_file.write_bytes(marshal.dumps(document))
+    counts = hits_and_misses(monkeypatch)
+    assert check(capsys, *args) == first
+    assert counts["checked"] == 1
+    assert check(capsys, *args) == first and counts["checked"] == 1
 
 
 def test_an_unwritable_cache_warns_once_and_keeps_the_result(tmp_path, capsys) -> None:
@@ -364,10 +397,10 @@ def test_entries_of_deleted_files_are_dropped_by_a_run_over_the_folder(tmp_path,
     (tree / "c.py").write_text("import requests\nrequests.get('http://y')\n")
     check(capsys, str(tree / "c.py"), "--cache-dir", str(folder))  # a small run keeps b's entry
     (entry_file,) = cache_files(folder)
-    assert str(tree / "b.py") in marshal.loads(entry_file.read_bytes())["files"]
+    assert str(tree / "b.py") in read_document(entry_file)["files"]
     (tree / "a.py").write_text("import requests\nrequests.get('http://z')\n")
     check(capsys, str(tree), "--cache-dir", str(folder))
-    assert sorted(marshal.loads(entry_file.read_bytes())["files"]) == [str(tree / "a.py"), str(tree / "c.py")]
+    assert sorted(read_document(entry_file)["files"]) == [str(tree / "a.py"), str(tree / "c.py")]
 
 
 def test_files_of_one_project_seen_through_different_indexes_are_all_reused(tmp_path, capsys, monkeypatch) -> None:

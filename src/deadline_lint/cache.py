@@ -297,7 +297,10 @@ class ResultCache:
             and isinstance(paths, list)
         ):
             if all(isinstance(path, str) for path in paths):
-                self.entries, self.stamps, self.modules, self.paths = entries, stamps, modules, PathTable(paths)
+                self.entries, self.stamps, self.paths = _Encoded(entries), stamps, PathTable(paths)
+                self.modules = {
+                    index: _Encoded(table) if isinstance(table, dict) else table for index, table in modules.items()
+                }
                 pruned = document.get("pruned")
                 self._pruned = pruned if isinstance(pruned, int) else 0
 
@@ -392,7 +395,9 @@ class ResultCache:
             if large:
                 # A run over most of what is cached (a folder walk, not pre-commit's few files)
                 # drops the entries of files that are gone; a small run spares the stats.
-                live = {path: entry for path, entry in live.items() if path in self._asked or os.path.exists(path)}
+                live = {
+                    path: entry for path, entry in dict.items(live) if path in self._asked or os.path.exists(path)
+                }
             try:
                 modules, needed = _reachable(live, self.modules, self.paths.paths)
             except (KeyError, TypeError, ValueError, AttributeError, IndexError):
@@ -411,8 +416,10 @@ class ResultCache:
             "format": _DOCUMENT,
             "key": self.key,
             "project": self.project,
-            "files": live,
-            "modules": modules,
+            "files": _encoded(live),
+            "modules": {
+                index: _encoded(table) if isinstance(table, dict) else table for index, table in modules.items()
+            },
             "paths": self.paths.paths,
             "stamps": stamps,
             "pruned": pruned,
@@ -435,6 +442,49 @@ class ResultCache:
             return f"cannot write the cache in {self.folder}: {exc.strerror or exc}"
         self.changed = False
         return None
+
+
+_MISSING = object()
+
+
+class _Encoded(dict):
+    """A table of the cache file whose values (a file's entry, a module's reach) stay
+    marshalled as read until one is used: a run over one changed file uses a few hundred of
+    the thousands a large project's file holds, and decoding them all (hundreds of thousands
+    of containers, which every later pass of the cyclic collector walked) was most of what
+    reading the file cost. A value that does not decode reads as None (never trusted)."""
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        value = dict.get(self, key, _MISSING)
+        if value is _MISSING:
+            return default
+        if isinstance(value, bytes):
+            try:
+                value = marshal.loads(value)
+            except (EOFError, ValueError, TypeError):
+                value = None
+            dict.__setitem__(self, key, value)
+        return value
+
+    def __getitem__(self, key: Any) -> Any:
+        value = self.get(key, _MISSING)
+        if value is _MISSING:
+            raise KeyError(key)
+        return value
+
+    def values(self) -> Any:  # type: ignore[override]
+        return [self.get(key) for key in self]
+
+    def items(self) -> Any:  # type: ignore[override]
+        return [(key, self.get(key)) for key in self]
+
+
+def _encoded(table: Dict[str, Any]) -> Dict[str, Any]:
+    """A table as the file holds it: each value marshalled (those never decoded as read)."""
+    return {
+        key: value if isinstance(value, bytes) else marshal.dumps(value)
+        for key, value in dict.items(table)  # as they are: an _Encoded's unread values stay bytes
+    }
 
 
 def _reachable(entries: Mapping[str, Any], modules: Mapping[str, Any], paths: List[str]) -> Tuple[Dict[str, Any], set]:
