@@ -236,6 +236,29 @@ def test_an_entry_that_does_not_decode_is_a_miss(tmp_path, capsys, monkeypatch) 
     assert check(capsys, *args) == first and counts["checked"] == 1
 
 
+def test_a_large_run_keeps_the_module_reaches_of_entries_it_did_not_read(shop, tmp_path, capsys, monkeypatch) -> None:
+    """A run over most of a project's files prunes the cache file: an entry it never looked
+    up (still marshalled as read) keeps its module reaches, so it stays a hit."""
+    from deadline_lint.analysis import dependencies
+
+    folder = tmp_path / "cache"
+    package = shop / "shop"
+    (package / "only_here.py").write_text("import requests\n\n\ndef fetch(url):\n    return requests.get(url)\n")
+    (package / "report.py").write_text("from shop.only_here import fetch\n\nfetch('http://x')\n")
+    other = package / "other.py"
+    other.write_text("import requests\nrequests.get('http://x')\n")
+    aged(shop)
+    check(capsys, str(shop), "--cache-dir", str(folder))
+    other.write_text("import requests\nrequests.get('http://y')\n")  # nothing imports it
+    aged(shop)
+    most = [str(package / name) for name in ("__init__.py", "compat.py", "transport.py", "orders.py", "other.py")]
+    check(capsys, *most, "--cache-dir", str(folder))  # all but report.py and only_here.py: a large run
+    dependencies._MODULE_REACH.clear()
+    counts = hits_and_misses(monkeypatch)
+    check(capsys, str(package / "report.py"), "--cache-dir", str(folder))
+    assert counts["checked"] == 0  # its reach (shop.only_here, which no other file reaches) was kept
+
+
 def test_an_unwritable_cache_warns_once_and_keeps_the_result(tmp_path, capsys) -> None:
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("")

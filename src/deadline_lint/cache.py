@@ -395,9 +395,7 @@ class ResultCache:
             if large:
                 # A run over most of what is cached (a folder walk, not pre-commit's few files)
                 # drops the entries of files that are gone; a small run spares the stats.
-                live = {
-                    path: entry for path, entry in dict.items(live) if path in self._asked or os.path.exists(path)
-                }
+                live = {path: entry for path, entry in live.items() if path in self._asked or os.path.exists(path)}
             try:
                 modules, needed = _reachable(live, self.modules, self.paths.paths)
             except (KeyError, TypeError, ValueError, AttributeError, IndexError):
