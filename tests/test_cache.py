@@ -249,7 +249,7 @@ def test_a_large_run_keeps_the_module_reaches_of_entries_it_did_not_read(shop, t
     other.write_text("import requests\nrequests.get('http://x')\n")
     aged(shop)
     check(capsys, str(shop), "--cache-dir", str(folder))
-    other.write_text("import requests\nrequests.get('http://y')\n")  # nothing imports it
+    other.write_text("import requests\nrequests.get('http://other')\n")  # nothing imports it
     aged(shop)
     most = [str(package / name) for name in ("__init__.py", "compat.py", "transport.py", "orders.py", "other.py")]
     check(capsys, *most, "--cache-dir", str(folder))  # all but report.py and only_here.py: a large run
