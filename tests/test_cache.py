@@ -4,6 +4,7 @@ or foreign cache is ignored and rebuilt."""
 from __future__ import annotations
 
 import json
+import marshal
 import os
 import time
 import shutil
@@ -26,7 +27,41 @@ def check(capsys, *args: str) -> tuple:
 
 
 def cache_files(folder: Path) -> List[Path]:
-    return sorted((folder / "v1").glob("*/*.json"))
+    return sorted((folder / "v1").glob("*/*.marshal"))
+
+
+def read_document(entry_file: Path) -> dict:
+    """A cache file's document with its entries and module reaches decoded (the file keeps
+    each of them marshalled on its own)."""
+    document = marshal.loads(entry_file.read_bytes())
+    document["files"] = {path: marshal.loads(entry) for path, entry in document["files"].items()}
+    document["modules"] = {
+        index: {node: marshal.loads(reach) for node, reach in table.items()}
+        for index, table in document["modules"].items()
+    }
+    return document
+
+
+def document_text(entry_file: Path) -> str:
+    """A cache file's document as JSON text, so damage can be spelled as text."""
+    return json.dumps(read_document(entry_file), separators=(",", ":"))
+
+
+def write_document(entry_file: Path, text: str) -> None:
+    """`text` back as a cache file, laid out as the cache writes it, when it is such a JSON
+    document; else its bytes (garbage, another document, a truncated file)."""
+    try:
+        document = json.loads(text)
+    except ValueError:
+        entry_file.write_bytes(text.encode("utf-8", "surrogateescape"))
+        return
+    if isinstance(document, dict) and isinstance(document.get("files"), dict):
+        document["files"] = {path: marshal.dumps(entry) for path, entry in document["files"].items()}
+        document["modules"] = {
+            index: {node: marshal.dumps(reach) for node, reach in table.items()}
+            for index, table in document.get("modules", {}).items()
+        }
+    entry_file.write_bytes(marshal.dumps(document))
 
 
 def one_file(tmp_path: Path, text: str) -> Tuple[Path, List[str]]:
@@ -168,11 +203,60 @@ def test_a_damaged_or_foreign_cache_is_ignored_and_rebuilt(tmp_path, capsys, mon
     _, args = one_file(tmp_path, "import requests\nrequests.get('http://x')\nrequests.get('http://x', timeout=None)\n")
     first = check(capsys, *args)
     (entry_file,) = cache_files(tmp_path / "cache")
-    entry_file.write_bytes(damage(entry_file.read_text()).encode("utf-8", "surrogateescape"))
+    write_document(entry_file, damage(document_text(entry_file)))
     counts = hits_and_misses(monkeypatch)
     assert check(capsys, *args) == first
     assert counts["checked"] == 1
     assert check(capsys, *args) == first and counts["checked"] == 1  # rebuilt, then trusted
+
+
+@pytest.mark.parametrize("keep", [0.5, 0.99])
+def test_a_truncated_cache_file_is_ignored_and_rebuilt(tmp_path, capsys, monkeypatch, keep) -> None:
+    _, args = one_file(tmp_path, "import requests\nrequests.get('http://x')\n")
+    first = check(capsys, *args)
+    (entry_file,) = cache_files(tmp_path / "cache")
+    data = entry_file.read_bytes()
+    entry_file.write_bytes(data[: int(len(data) * keep)])
+    counts = hits_and_misses(monkeypatch)
+    assert check(capsys, *args) == first
+    assert counts["checked"] == 1
+
+
+def test_an_entry_that_does_not_decode_is_a_miss(tmp_path, capsys, monkeypatch) -> None:
+    """Entries stay marshalled in the file until used: one damaged there is never trusted."""
+    _, args = one_file(tmp_path, "import requests\nrequests.get('http://x')\n")
+    first = check(capsys, *args)
+    (entry_file,) = cache_files(tmp_path / "cache")
+    document = marshal.loads(entry_file.read_bytes())
+    document["files"] = {path: entry[: len(entry) // 2] for path, entry in document["files"].items()}
+    entry_file.write_bytes(marshal.dumps(document))
+    counts = hits_and_misses(monkeypatch)
+    assert check(capsys, *args) == first
+    assert counts["checked"] == 1
+    assert check(capsys, *args) == first and counts["checked"] == 1
+
+
+def test_a_large_run_keeps_the_module_reaches_of_entries_it_did_not_read(shop, tmp_path, capsys, monkeypatch) -> None:
+    """A run over most of a project's files prunes the cache file: an entry it never looked
+    up (still marshalled as read) keeps its module reaches, so it stays a hit."""
+    from deadline_lint.analysis import dependencies
+
+    folder = tmp_path / "cache"
+    package = shop / "shop"
+    (package / "only_here.py").write_text("import requests\n\n\ndef fetch(url):\n    return requests.get(url)\n")
+    (package / "report.py").write_text("from shop.only_here import fetch\n\nfetch('http://x')\n")
+    other = package / "other.py"
+    other.write_text("import requests\nrequests.get('http://x')\n")
+    aged(shop)
+    check(capsys, str(shop), "--cache-dir", str(folder))
+    other.write_text("import requests\nrequests.get('http://other')\n")  # nothing imports it
+    aged(shop)
+    most = [str(package / name) for name in ("__init__.py", "compat.py", "transport.py", "orders.py", "other.py")]
+    check(capsys, *most, "--cache-dir", str(folder))  # all but report.py and only_here.py: a large run
+    dependencies._MODULE_REACH.clear()
+    counts = hits_and_misses(monkeypatch)
+    check(capsys, str(package / "report.py"), "--cache-dir", str(folder))
+    assert counts["checked"] == 0  # its reach (shop.only_here, which no other file reaches) was kept
 
 
 def test_an_unwritable_cache_warns_once_and_keeps_the_result(tmp_path, capsys) -> None:
@@ -316,9 +400,9 @@ def test_damaged_module_summaries_are_never_trusted(shop, tmp_path, capsys, monk
     args = [str(shop / "shop" / "orders.py"), "--cache-dir", str(folder)]
     first = check(capsys, *args)
     (entry_file,) = cache_files(folder)
-    damaged = damage(entry_file.read_text())
-    assert damaged != entry_file.read_text()
-    entry_file.write_text(damaged)
+    damaged = damage(document_text(entry_file))
+    assert damaged != document_text(entry_file)
+    write_document(entry_file, damaged)
     counts = hits_and_misses(monkeypatch)
     assert check(capsys, *args) == first
     assert counts["checked"] == 1
@@ -336,10 +420,10 @@ def test_entries_of_deleted_files_are_dropped_by_a_run_over_the_folder(tmp_path,
     (tree / "c.py").write_text("import requests\nrequests.get('http://y')\n")
     check(capsys, str(tree / "c.py"), "--cache-dir", str(folder))  # a small run keeps b's entry
     (entry_file,) = cache_files(folder)
-    assert str(tree / "b.py") in json.loads(entry_file.read_text())["files"]
+    assert str(tree / "b.py") in read_document(entry_file)["files"]
     (tree / "a.py").write_text("import requests\nrequests.get('http://z')\n")
     check(capsys, str(tree), "--cache-dir", str(folder))
-    assert sorted(json.loads(entry_file.read_text())["files"]) == [str(tree / "a.py"), str(tree / "c.py")]
+    assert sorted(read_document(entry_file)["files"]) == [str(tree / "a.py"), str(tree / "c.py")]
 
 
 def test_files_of_one_project_seen_through_different_indexes_are_all_reused(tmp_path, capsys, monkeypatch) -> None:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from deadline_lint.analysis.outbound_facts import facts_for
 from deadline_lint.analysis.outbound_project import leads_to_a_client
 from deadline_lint.catalog import load_catalog
@@ -245,3 +247,23 @@ def test_facts_are_keyed_by_what_the_module_reexports(tmp_path: Path) -> None:
 
     forget_projects()  # a new run (api.Session does this)
     assert Checker(DEFAULT, select=["DL101"]).check_path(str(tmp_path / "pkg/caller.py")) == []
+
+
+@pytest.mark.parametrize("text, name, expected", [
+    ("compat.http.get(url)\n", "compat", {"http"}),
+    ("compat.http.get(url)\n", "http", {"get"}),
+    # A search for `\bcompat\.(attr)` consumes `compat.compat`: the `.http` after it is not
+    # an attribute of that `compat` (the one-scan table says what the search said).
+    ("compat.compat.http\n", "compat", {"compat"}),
+    ("compat.compat.compat.http\n", "compat", {"compat", "http"}),
+    ("mycompat.http + compat2.x\n", "compat", set()),
+    ("café.http\n", "café", {"http"}),
+    ("compat . http\n", "compat", set()),
+])
+def test_attributes_spelled_are_what_a_search_per_name_finds(text, name, expected) -> None:
+    import re
+
+    from deadline_lint.analysis.outbound_project import attributes_spelled
+
+    assert attributes_spelled(text).get(name, set()) == expected
+    assert set(re.findall(rf"\b{re.escape(name)}\.([A-Za-z_]\w*)", text)) == expected

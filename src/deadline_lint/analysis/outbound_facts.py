@@ -113,7 +113,11 @@ def module_resolver(tree: ModuleTree, catalog: Catalog) -> Resolver:
 
 
 def catalog_fingerprint(catalog: Catalog) -> str:
-    """What the facts' values derive from besides the modules: the catalog's entries."""
+    """What the facts' values derive from besides the modules: the catalog's entries, named
+    by what the catalog was built from when it says (canonicalising the built entries was
+    0.03-0.05 CPU s of every run, a one-changed-file run's included)."""
+    if catalog.inputs:
+        return catalog.inputs[:16]
 
     def build() -> str:
         parts = (

@@ -6,6 +6,8 @@ built-in groups: a later entry with the same qualified name replaces an earlier 
 """
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -124,6 +126,9 @@ class Catalog:
     exceptions: ExceptionVocabulary = field(default_factory=lambda: build_vocabulary(None))  # exceptions.yaml
     retry: RetryCatalog = field(default_factory=RetryCatalog)  # retry.yaml
     _synthesized: Dict[Hashable, Any] = field(default_factory=dict, compare=False, repr=False)
+    # A digest of what the catalog was built from (the built-in files' bytes and a profile's
+    # groups), set by `load_catalog`; "" for a catalog built otherwise.
+    inputs: str = field(default="", init=False, compare=False, repr=False)
 
     def cached(self, key: Hashable, build: Any) -> Any:
         """A value derived from this catalog, built once (`build()`) and shared by its users."""
@@ -384,6 +389,23 @@ def _builtin_retry() -> RetryCatalog:
     return build_retry_catalog(_builtin_files()[1].get("retry"))
 
 
+@lru_cache(maxsize=None)
+def _builtin_digest() -> str:
+    digest = hashlib.blake2b(digest_size=16)
+    for path in sorted(_HERE.glob("*.yaml")):
+        data = path.read_bytes()
+        digest.update(b"\0%s\0%d\0" % (path.name.encode(), len(data)))
+        digest.update(data)
+    return digest.hexdigest()
+
+
 def load_catalog(extra_groups: Iterable[Mapping[str, Any]] = ()) -> Catalog:
     groups, data = _builtin_files()
-    return _build([*groups, *extra_groups], data)
+    extra = list(extra_groups)
+    built = _build([*groups, *extra], data)
+    # The same inputs build the same catalog in this build of the tool (whatever is stored
+    # under a digest lives in a folder named by the tool's own fingerprint).
+    extra_text = json.dumps(extra, sort_keys=True, default=repr)
+    inputs = hashlib.blake2b(f"{_builtin_digest()}\0{extra_text}".encode(), digest_size=16).hexdigest()
+    object.__setattr__(built, "inputs", inputs)
+    return built

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from typing import Any, Dict, Optional, Set
 
@@ -68,8 +69,6 @@ def flush() -> None:
     """Write the entries changed since the last flush (between files, never mid-check)."""
     if _FOLDER[0] is None or not _DIRTY:
         return
-    import tempfile  # only writing needs it (it imports shutil, random, bz2 and lzma)
-
     _mark_used(_FOLDER[0])
     for key in sorted(_DIRTY):
         data = _ENTRIES.get(key)
@@ -79,7 +78,9 @@ def flush() -> None:
         temporary = None
         try:
             os.makedirs(os.path.dirname(path), exist_ok=True)
-            handle, temporary = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
+            # One writer per name (not tempfile: importing it loads shutil, random, bz2, lzma).
+            temporary = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+            handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             with os.fdopen(handle, "w", encoding="utf-8") as out:
                 json.dump(data, out, separators=(",", ":"))
             os.replace(temporary, path)
