@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import subprocess
 from pathlib import Path
 from typing import Callable, Dict, List, Tuple
 
@@ -41,3 +42,22 @@ def run_in_process(module: str, argv: List[str], cwd: Path) -> Tuple[int, str]:
     finally:
         os.chdir(previous)
     return code, errors.getvalue()
+
+
+def run_cli(argv: List[str], cwd: Path) -> "subprocess.CompletedProcess[str]":
+    """`python -m deadline_lint <argv>` run in `cwd`, in this process, as `subprocess.run(...,
+    capture_output=True, text=True)` reports it: exit code, stdout and stderr."""
+    out, errors = io.TextIOWrapper(io.BytesIO(), encoding="utf-8"), io.StringIO()
+    previous = os.getcwd()
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(errors):
+            try:
+                code = cli_main(argv)
+            except SystemExit as exc:  # argparse's usage errors
+                code = exc.code if isinstance(exc.code, int) else 1
+    finally:
+        os.chdir(previous)
+    out.flush()
+    stdout = out.buffer.getvalue().decode("utf-8")  # type: ignore[attr-defined]
+    return subprocess.CompletedProcess(["deadline-lint", *argv], code, stdout, errors.getvalue())
