@@ -1,7 +1,7 @@
 """The front ends' own entry points (`python -m deadline_lint`, `flake8`, `pylint`), run in this
 process: the same argv and working folder as the command, without an interpreter start and the
 front end's imports for every run. Each front end is still run as a real command elsewhere
-(test_cli, test_parity's shared folder, test_projects' folder checks, test_monorepo, test_config)."""
+(test_cli, test_projects' folder checks, test_monorepo, test_config)."""
 from __future__ import annotations
 
 import contextlib
