@@ -37,12 +37,14 @@ def _one_results_cache_for_the_session(tmp_path_factory):
         os.environ["DEADLINE_LINT_CACHE_DIR"] = previous
 
 
-# The modules that take longest (CPU of their tests, summed by module), slowest first. Under
+# The modules that take longest (their tests' wall time summed by module, measured under
+# xdist with other work on the machine: sleeps and waits count too), slowest first. Under
 # pytest-xdist (`--dist loadscope`, see pyproject.toml) each module runs on one worker in this
 # order, so no long module is left to run alone at the end; the others follow in file order.
-SLOWEST_MODULES = ("test_parity.py", "test_fixes.py", "test_precommit.py", "test_cli.py", "test_codemod.py",
-                   "test_projects.py", "test_simulate.py", "test_cache.py", "test_config.py", "test_hostile_input.py",
-                   "test_fuzz.py", "test_monorepo.py", "test_server.py", "test_import_block.py")
+SLOWEST_MODULES = ("test_parity.py", "test_fixes.py", "test_codemod.py", "test_projects.py", "test_precommit.py",
+                   "test_simulate.py", "test_cache.py", "test_hostile_input.py", "test_fuzz.py", "test_server.py",
+                   "test_monorepo.py", "test_fixtures.py", "test_import_block.py", "test_cli.py", "test_config.py",
+                   "test_workers.py", "test_profile_limits.py", "test_fix_permissions.py", "test_architecture.py")
 
 
 def pytest_collection_modifyitems(items):
