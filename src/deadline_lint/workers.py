@@ -47,6 +47,7 @@ class _RemoteTraceback(Exception):
 
 
 _working = False  # inside a task: a signal unwinds it; otherwise the worker exits at once
+_stopping = False  # a stopping signal arrived: the worker ends, whatever the task makes of it
 
 
 def run(
@@ -214,11 +215,18 @@ def _call(task: Callable[[Any, Sequence[str]], List[Any]], options: Any, chunk: 
     global _working
     _working = True
     try:
-        return task(options, chunk)
-    except _Stopped:
-        os._exit(128 + signal.SIGTERM)  # the parent is gone or stopping us: nothing to report
+        result = task(options, chunk)
+    except BaseException:
+        # _Stopped, or what became of it: raised inside an import's class body it arrives as
+        # a RuntimeError ("Error calling __set_name__"), which is not the task's error.
+        if _stopping:
+            os._exit(128 + signal.SIGTERM)  # the parent is gone or stopping us: nothing to report
+        raise
     finally:
         _working = False
+    if _stopping:  # the task caught it (an `except Exception` around a wrapped _Stopped)
+        os._exit(128 + signal.SIGTERM)
+    return result
 
 
 def _start_worker() -> None:
@@ -228,6 +236,8 @@ def _start_worker() -> None:
 
 
 def _on_signal(signum: int, frame: object) -> None:
+    global _stopping
+    _stopping = True
     if _working:
         raise _Stopped()
     os._exit(128 + signum)
