@@ -10,13 +10,14 @@ import pytest
 def pytest_configure(config):
     """The processes tests start (the command line, pre-commit's hook, worker pools, xdist's
     workers) compile the package once between them: under PYTHONDONTWRITEBYTECODE each would
-    compile every module it imports again, about 0.3 s a process. Their bytecode goes to one
-    folder outside the checkout, which Python keys by each source's size and mtime."""
+    compile every module it imports again, about 0.3 s a process. They write bytecode beside
+    the sources, as Python does by default (`__pycache__/` is git-ignored), where pip already
+    wrote the installed packages' when it installed them: a PYTHONPYCACHEPREFIX folder would
+    hide those, and every xdist worker of a fresh clone would compile LibCST, pylint,
+    Hypothesis and the others again (about 6 CPU seconds each)."""
     import os
-    import tempfile
 
-    if os.environ.pop("PYTHONDONTWRITEBYTECODE", None) and not os.environ.get("PYTHONPYCACHEPREFIX"):
-        os.environ["PYTHONPYCACHEPREFIX"] = os.path.join(tempfile.gettempdir(), f"deadline-lint-pycache-{os.getuid()}")
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -37,12 +38,14 @@ def _one_results_cache_for_the_session(tmp_path_factory):
         os.environ["DEADLINE_LINT_CACHE_DIR"] = previous
 
 
-# The modules that take longest (CPU of their tests, summed by module), slowest first. Under
+# The modules that take longest (their tests' wall time summed by module, measured under
+# xdist with other work on the machine: sleeps and waits count too), slowest first. Under
 # pytest-xdist (`--dist loadscope`, see pyproject.toml) each module runs on one worker in this
 # order, so no long module is left to run alone at the end; the others follow in file order.
-SLOWEST_MODULES = ("test_parity.py", "test_fixes.py", "test_precommit.py", "test_cli.py", "test_codemod.py",
-                   "test_projects.py", "test_simulate.py", "test_cache.py", "test_config.py", "test_hostile_input.py",
-                   "test_fuzz.py", "test_monorepo.py", "test_server.py", "test_import_block.py")
+SLOWEST_MODULES = ("test_parity.py", "test_fixes.py", "test_codemod.py", "test_projects.py", "test_precommit.py",
+                   "test_simulate.py", "test_cache.py", "test_hostile_input.py", "test_fuzz.py", "test_server.py",
+                   "test_monorepo.py", "test_fixtures.py", "test_import_block.py", "test_cli.py", "test_config.py",
+                   "test_workers.py", "test_profile_limits.py", "test_fix_permissions.py", "test_architecture.py")
 
 
 def pytest_collection_modifyitems(items):

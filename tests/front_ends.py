@@ -1,12 +1,13 @@
 """The front ends' own entry points (`python -m deadline_lint`, `flake8`, `pylint`), run in this
 process: the same argv and working folder as the command, without an interpreter start and the
 front end's imports for every run. Each front end is still run as a real command elsewhere
-(test_cli, test_parity's shared folder, test_projects' folder checks, test_monorepo, test_config)."""
+(test_cli, test_projects' folder checks, test_monorepo, test_config)."""
 from __future__ import annotations
 
 import contextlib
 import io
 import os
+import subprocess
 from pathlib import Path
 from typing import Callable, Dict, List, Tuple
 
@@ -41,3 +42,22 @@ def run_in_process(module: str, argv: List[str], cwd: Path) -> Tuple[int, str]:
     finally:
         os.chdir(previous)
     return code, errors.getvalue()
+
+
+def run_cli(argv: List[str], cwd: Path) -> "subprocess.CompletedProcess[str]":
+    """`python -m deadline_lint <argv>` run in `cwd`, in this process, as `subprocess.run(...,
+    capture_output=True, text=True)` reports it: exit code, stdout and stderr."""
+    out, errors = io.TextIOWrapper(io.BytesIO(), encoding="utf-8"), io.StringIO()
+    previous = os.getcwd()
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(errors):
+            try:
+                code = cli_main(argv)
+            except SystemExit as exc:  # argparse's usage errors
+                code = exc.code if isinstance(exc.code, int) else 1
+    finally:
+        os.chdir(previous)
+    out.flush()
+    stdout = out.buffer.getvalue().decode("utf-8")  # type: ignore[attr-defined]
+    return subprocess.CompletedProcess(["deadline-lint", *argv], code, stdout, errors.getvalue())

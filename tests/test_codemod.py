@@ -7,17 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-import libcst
-import pytest
-from libcst.codemod import (
-    CodemodContext,
-    TransformFailure,
-    TransformSuccess,
-    exec_transform_with_prettyprint,
-    transform_module,
-)
+from typing import Any
 
-from deadline_lint.codemod import InsertBudget
+import pytest
+
 from deadline_lint.cli import main
 from deadline_lint.rules.base import REGISTRY, Rule
 from deadline_lint.registry import all_rules
@@ -26,6 +19,32 @@ from fixture_fixing import ALL_FIXED, SAFE_FIXED, SERVICE, fix_case
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = fixture_cases()
+
+# LibCST's codemod machinery and the codemod, imported by `_libcst` below in the process that
+# runs these tests: importing them is a second of every xdist worker's collection otherwise.
+libcst: Any = None
+CodemodContext: Any = None
+TransformFailure: Any = None
+TransformSuccess: Any = None
+exec_transform_with_prettyprint: Any = None
+transform_module: Any = None
+InsertBudget: Any = None
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _libcst() -> None:
+    global libcst, CodemodContext, TransformFailure, TransformSuccess, exec_transform_with_prettyprint
+    global transform_module, InsertBudget
+    import libcst
+    from libcst.codemod import (
+        CodemodContext,
+        TransformFailure,
+        TransformSuccess,
+        exec_transform_with_prettyprint,
+        transform_module,
+    )
+
+    from deadline_lint.codemod import InsertBudget
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])

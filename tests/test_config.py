@@ -15,12 +15,17 @@ import pytest
 from deadline_lint.profile import ProfileError, build_profile
 from deadline_lint.profile_checks import check_profile
 from deadline_lint.rules.base import REGISTRY, Rule
+from front_ends import run_cli
 
 BAD = "import requests\nrequests.get('u')\n"
 PY = sys.executable
 
 
 def run(*args: str, cwd: Path, env=None) -> subprocess.CompletedProcess:
+    """The command in `cwd`: as a command under its own environment (`env`: git's HOME), else
+    through its entry point in this process (tests/front_ends.py)."""
+    if env is None:
+        return run_cli(list(args), cwd)
     return subprocess.run([PY, "-m", "deadline_lint", *args], cwd=cwd, capture_output=True, text=True,
                           timeout=300, env=env)
 

@@ -2,10 +2,10 @@
 reports exactly the fixture's snapshot for its rule (an ordered list: multiplicity counts).
 
 The fixtures are copied into one folder per adoption profile (most share the built-in one) and
-each front end runs once per folder with every fixture code of that folder selected: as users run
-it, a subprocess, for the shared folder; through the same entry point in this process for the
-one-fixture profile folders (tests/front_ends.py; the commands themselves are also run as
-subprocesses in test_cli, test_projects (the CLI), test_monorepo and test_config). Each copy is checked twice: as is,
+each front end runs once per folder with every fixture code of that folder selected, through
+its entry point in this process (tests/front_ends.py: the same argv and working folder; the
+commands themselves are run as commands in test_cli, test_projects (the CLI), test_monorepo
+and test_config, flake8 there with its worker processes). Each copy is checked twice: as is,
 where all four front ends must report the same ordered list of (line, column, code, message),
 the folder's code must be exactly the snapshot and exactly on the `# expect:` lines; and with
 every marker turned into that front end's own suppression (CLI `# noqa: CODE`, flake8 `# noqa: CODE`, pylint
@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Set, Tuple
@@ -71,16 +69,9 @@ class ParityRun:
 
 
 def _run(module: str, argv: List[str], group: Group, report: Path) -> Tuple[int, str, str]:
-    """(exit code, report, stderr) of `python -m <module> <argv>` run in the group's folder:
-    a subprocess for the fixtures without a profile (most of them), in this process through
-    the same entry point for the one-fixture profile groups (eleven interpreter starts per
-    front end saved; the report goes to a file either way)."""
-    if group.profile is None:
-        result = subprocess.run([sys.executable, "-m", module, *argv], cwd=group.folder, capture_output=True,
-                                text=True, timeout=600)
-        code, stderr = result.returncode, result.stderr
-    else:
-        code, stderr = run_in_process(module, argv, group.folder)
+    """(exit code, report, stderr) of `python -m <module> <argv>` run in the group's folder,
+    through the same entry point in this process (the report goes to a file)."""
+    code, stderr = run_in_process(module, argv, group.folder)
     return code, report.read_text(encoding="utf-8") if report.exists() else "", stderr
 
 

@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from front_ends import run_in_process
+
 ROOT = Path(__file__).resolve().parent.parent
 BAD = "import requests\n\n\ndef fetch(url, budget):\n    return requests.get(url)\n"
 # The edge default where no budget is in scope is an unsafe fix: the fix hook leaves it.
@@ -50,10 +52,9 @@ def hook_run(tmp_path_factory):
     (project / "svc.py").write_text(BAD)
     (project / "edge.py").write_text(EDGE)
     shutil.copytree(MONOREPO, project / "monorepo")
-    # What the CLI reports for the monorepo, walked as one folder, before the fix hook runs.
-    walked = subprocess.run([sys.executable, "-m", "deadline_lint", "check", "monorepo"], cwd=project,
-                            capture_output=True, text=True, timeout=300)
-    (base / "walked.txt").write_text(walked.stdout)
+    # What the CLI reports for the monorepo, walked as one folder, before the fix hook runs
+    # (through its entry point in this process: the hooks are the commands under test here).
+    run_in_process("deadline_lint", ["check", "--output-file", str(base / "walked.txt"), "monorepo"], project)
     (project / "notes.txt").write_text("requests.get(url)\n")  # not Python: never passed to a hook
     git("init", "-q", cwd=project)
     git("add", "-A", cwd=project)
@@ -63,6 +64,12 @@ def hook_run(tmp_path_factory):
     # install that the two hook runs, which import a fraction of them, never use. The hook is
     # still installed by pre-commit, by pip, from the committed repository.
     env["PIP_NO_COMPILE"] = "1"
+    # The hook's virtualenv comes with a setuptools that builds this project (virtualenv
+    # seeds one, 84.x, above build-system.requires' >=77): pip builds with it instead of
+    # making a second, isolated environment and installing setuptools into it, about 3 CPU
+    # seconds. (pip reads `PIP_NO_BUILD_ISOLATION=0` as --no-build-isolation.) The fresh
+    # `pip install -e` of .ci/run still builds in isolation, from build-system.requires.
+    env["PIP_NO_BUILD_ISOLATION"] = "0"
     result = subprocess.run(
         [sys.executable, "-m", "pre_commit", "try-repo", str(hooks_repo), "--all-files", "--verbose",
          "--color=never"],

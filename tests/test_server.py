@@ -15,16 +15,28 @@ import os
 import sys
 import textwrap
 from pathlib import Path
-from typing import Callable, List, Optional
+from typing import Any, Callable, List, Optional
 
 import pytest
 
-pytest.importorskip("pygls")
-pytest_lsp = pytest.importorskip("pytest_lsp")
-from lsprotocol import types  # noqa: E402
-from pygls.uris import from_fs_path  # noqa: E402
+from deadline_lint.cli import main
 
-from deadline_lint.cli import main  # noqa: E402
+# pytest-lsp's client, lsprotocol's types and pygls' from_fs_path, imported by `_lsp` below in
+# the process that runs these tests: importing them is a second of every xdist worker's
+# collection otherwise. (pyproject.toml keeps pytest-lsp's plugin off: these tests drive its
+# client themselves and use none of its fixtures.)
+pytest_lsp: Any = None
+types: Any = None
+from_fs_path: Any = None
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _lsp() -> None:
+    global pytest_lsp, types, from_fs_path
+    pytest.importorskip("pygls")
+    pytest_lsp = pytest.importorskip("pytest_lsp")
+    from lsprotocol import types
+    from pygls.uris import from_fs_path
 
 HANDLER = textwrap.dedent('''\
     import time

@@ -7,11 +7,10 @@ import random
 import sys
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
-from libcst.codemod import CodemodContext, TransformSuccess, transform_module
 
-from deadline_lint.codemod import InsertBudget
 from deadline_lint.engine import Checker
 from deadline_lint.fixes import FixMode, fix_text
 
@@ -22,6 +21,21 @@ sys.path.insert(0, str(ROOT / "bench"))
 import sim_runtime as rt  # noqa: E402
 
 NAMES = ["thread_chain.py", "thread_spending.py", "thread_methods.py"]
+
+# LibCST's codemod machinery and the codemod, imported by `_libcst` in the process that runs
+# these tests (as in test_codemod): a second of every xdist worker's collection otherwise.
+CodemodContext: Any = None
+TransformSuccess: Any = None
+transform_module: Any = None
+InsertBudget: Any = None
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _libcst() -> None:
+    global CodemodContext, TransformSuccess, transform_module, InsertBudget
+    from libcst.codemod import CodemodContext, TransformSuccess, transform_module
+
+    from deadline_lint.codemod import InsertBudget
 
 
 @pytest.mark.parametrize("name", NAMES)

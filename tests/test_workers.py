@@ -122,3 +122,57 @@ def test_a_terminated_worker_ends_the_run_quietly(tmp_path: Path, command: List[
         assert re.fullmatch(stopped, last), last
     else:
         assert last == "deadline-lint: interrupted"
+
+
+def cpu_ticks(pid: int) -> int:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])  # utime + stime
+
+
+def state(pid: int) -> str:
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+
+
+def blocked(pids: List[int], polls: int = 10) -> bool:
+    """Each process asleep, its CPU time unchanged over `polls` looks."""
+    before = {pid: cpu_ticks(pid) for pid in pids}
+    for _ in range(polls):
+        time.sleep(0.05)
+        if any(state(pid) != "S" or cpu_ticks(pid) != before[pid] for pid in pids):
+            return False
+    return True
+
+
+def test_workers_stopped_while_handing_back_results_end_the_run_quietly(tmp_path: Path) -> None:
+    """The moment of issue 19's intermittent hang, chosen: the run is stopped (SIGSTOP), so
+    the workers block handing back their first chunk's results, which are larger than a pipe
+    holds; each is sent SIGTERM halfway through its message. concurrent.futures' pool shares
+    one result pipe and its lock between its workers: the run then waited forever for the
+    rest of the message. It must end, interrupted."""
+    many_files(tmp_path / "tree")
+    proc = start(["check", "--no-cache", "--jobs", "2", "tree"], tmp_path)
+    workers: List[int] = []
+    try:
+        workers = workers_at_work(proc, [], fixing=False)
+        ticks = {pid: cpu_ticks(pid) for pid in workers}
+        # At work on a chunk each (so each has one to hand back), then the run stops reading.
+        assert wait_for(lambda: all(cpu_ticks(pid) > ticks[pid] for pid in workers), 60)
+        os.kill(proc.pid, signal.SIGSTOP)
+        assert wait_for(lambda: blocked(workers), 120), "the workers never blocked on the stopped run"
+        for pid in workers:
+            os.kill(pid, signal.SIGTERM)
+        os.kill(proc.pid, signal.SIGCONT)
+        try:
+            _, err = proc.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            pytest.fail("the run never ended: it waits for the rest of a stopped worker's result")
+    finally:
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGCONT)
+            proc.kill()
+        for pid in workers:
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)
+    assert b"Traceback" not in err, err.decode(errors="replace")
+    assert proc.returncode == 130
+    assert err.decode().strip().splitlines()[-1] == "deadline-lint: interrupted"
