@@ -70,7 +70,7 @@ from typing import (
 )
 
 from deadline_lint.analysis.budget import SECONDS, BudgetAnalysis
-from deadline_lint.analysis.forwarding_facts import AcceptsBudget, Vocabulary, accepts_budget, decoded
+from deadline_lint.analysis.forwarding_facts import AcceptsBudget, Vocabulary, accepts_budget, parameters_reached
 from deadline_lint.analysis.resolve import Resolver
 from deadline_lint.analysis.scopes import FUNCTION, IMPORT, OTHER, Scope
 from deadline_lint.diagnostics import Applicability, Diagnostic, Edit, Fix
@@ -495,19 +495,12 @@ class _OtherModules:
         if not bindings or len(bindings) != 1 or bindings[0].kind != IMPORT:
             return False  # cheap: only a name imported at module level can reach one
         if self._semantics is None:
-            budgets = self.module.budgets
             self._semantics = FileSemantics(self.module)  # type: ignore[arg-type]  # reads source and tree only
-            self._fact = accepts_budget(Vocabulary(budgets.types, budgets.parameters, budgets.seconds_parameters))
+            self._fact = accepts_budget(Vocabulary.of(self.module.budgets))
         assert self._fact is not None
-        symbol = self._semantics.callee(call.func, scope)
-        if symbol is None or symbol.module is self._semantics.own or len(symbol.path) != 1:
-            return False
-        answer = self._semantics.facts.about(self._fact, symbol)
-        if answer is None:
-            return False
         return any(
             p.name == PARAMETER and p.kind == SECONDS and p.position is None
-            for p in decoded(answer.chain[0], answer.payload)
+            for p in parameters_reached(self._semantics, self._fact, call, scope)
         )
 
 

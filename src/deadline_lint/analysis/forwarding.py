@@ -28,7 +28,7 @@ class Forwarding:
         self.ctx = ctx
         self.resolver = ctx.resolver
         self.budgets = ctx.analysis(BudgetAnalysis)
-        self.vocabulary = Vocabulary(self.budgets.types, self.budgets.parameters, self.budgets.seconds_parameters)
+        self.vocabulary = Vocabulary.of(self.budgets)
 
     def missing_budget(self, call: ast.Call, scope: Scope) -> Optional[BudgetParameter]:
         """The callee's budget parameter when this call does not pass it (and could)."""

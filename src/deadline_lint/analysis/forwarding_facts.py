@@ -16,10 +16,12 @@ from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Tup
 from deadline_lint.analysis.budget import OBJECT, SECONDS
 from deadline_lint.analysis.resolve import dotted_parts
 from deadline_lint.semantics.facts import Fact, Local
-from deadline_lint.semantics.file import FactUse
+from deadline_lint.analysis.scopes import Scope
+from deadline_lint.semantics.file import FactUse, FileSemantics
 from deadline_lint.semantics.summary import FUNCTIONS, ModuleTree
 
 if TYPE_CHECKING:
+    from deadline_lint.analysis.budget import BudgetAnalysis
     from deadline_lint.file_view import FileView
 
 Kind = Callable[[ast.arg], Optional[str]]
@@ -42,6 +44,10 @@ class Vocabulary:
         self.types = types
         self.parameters = parameters
         self.seconds = seconds
+
+    @classmethod
+    def of(cls, budgets: "BudgetAnalysis") -> "Vocabulary":
+        return cls(budgets.types, budgets.parameters, budgets.seconds_parameters)
 
     def kind(self, param: ast.arg) -> Optional[str]:
         if param.annotation is not None:
@@ -134,6 +140,18 @@ def accepts_budget(vocabulary: Vocabulary) -> AcceptsBudget:
     return found
 
 
+def parameters_reached(
+    semantics: FileSemantics, fact: AcceptsBudget, call: ast.Call, scope: Scope,
+) -> List[BudgetParameter]:
+    """The budget parameters of the function of another project module that `call` certainly
+    reaches (DL503's forwarding and `--thread-budget`'s plan ask alike); [] when none or unknown."""
+    symbol = semantics.callee(call.func, scope)
+    if symbol is None or symbol.module is semantics.own or len(symbol.path) != 1:
+        return []
+    answer = semantics.facts.about(fact, symbol)
+    return decoded(answer.chain[0], answer.payload) if answer is not None else []
+
+
 class ProjectBudgetReceivers(FactUse):
     """Per file (`ctx.analysis(ProjectBudgetReceivers)`): calls that reach a function of
     another project module that accepts a budget, and its budget parameters."""
@@ -141,11 +159,10 @@ class ProjectBudgetReceivers(FactUse):
     def __init__(self, ctx: "FileView") -> None:
         from deadline_lint.analysis.budget import BudgetAnalysis
 
-        budgets = ctx.analysis(BudgetAnalysis)
-        super().__init__(ctx, accepts_budget(Vocabulary(budgets.types, budgets.parameters, budgets.seconds_parameters)))
+        self.accepts = accepts_budget(Vocabulary.of(ctx.analysis(BudgetAnalysis)))
+        super().__init__(ctx, self.accepts)
 
-    def parameters(self, call: ast.Call, scope) -> List[BudgetParameter]:
-        answer = self.reached(call, scope)
-        if answer is None:
+    def parameters(self, call: ast.Call, scope: Scope) -> List[BudgetParameter]:
+        if not self.names.may_reach(call.func):
             return []
-        return decoded(answer.chain[0], answer.payload)
+        return parameters_reached(self.ctx.analysis(FileSemantics), self.accepts, call, scope)
