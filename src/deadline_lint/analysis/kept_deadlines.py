@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import re
+import weakref
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Set, Tuple
 
@@ -40,7 +41,7 @@ class KeptDeadlines:
     its name, and only the functions whose text spells the name are walked."""
 
     def __init__(self, times: Any, module: Scope, source: Optional["SourceFile"]) -> None:
-        self.times = times
+        self.times = weakref.proxy(times)  # it holds this object: no cycle to outlive the file
         self.module = module
         self._source = source
         self._text = source.text if source is not None else None
