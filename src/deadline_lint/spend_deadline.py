@@ -19,6 +19,7 @@ from typing import Dict, Optional, Tuple
 from deadline_lint.analysis.scopes import PARAM, Binding
 from deadline_lint.diagnostics import Edit
 from deadline_lint.source import SourceFile
+from deadline_lint.semantics.children import walk as walk_nodes
 
 THREADED_PARAMETER = "budget_s"  # what --thread-budget adds; its deadline has a fixed name
 THREADED_DEADLINE = "budget_deadline_s"
@@ -113,20 +114,20 @@ def has_nested_scope(function: ast.AST) -> bool:
     """A nested def or lambda has its own `budget_s` (or none): its edits are not ours."""
     return any(
         isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)) and node is not function
-        for node in ast.walk(function)
+        for node in walk_nodes(function)
     )
 
 
 def mentions_name(function: ast.AST, name: str) -> bool:
     return any(
         (isinstance(node, ast.Name) and node.id == name) or (isinstance(node, ast.arg) and node.arg == name)
-        for node in ast.walk(function)
+        for node in walk_nodes(function)
     )
 
 
 def binds_name(function: ast.AST, name: str) -> bool:
     """A parameter, local or nested import called `name` in the function."""
-    for node in ast.walk(function):
+    for node in walk_nodes(function):
         if isinstance(node, ast.arg) and node.arg == name:
             return True
         if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
@@ -140,7 +141,7 @@ def binds_name(function: ast.AST, name: str) -> bool:
 
 def module_time_is_the_module(tree: ast.Module) -> bool:
     """`time` at module level is unbound or only ever `import time`."""
-    for node in ast.walk(tree):
+    for node in walk_nodes(tree):
         if isinstance(node, ast.Import):
             if any((a.asname or a.name.split(".")[0]) == "time" and a.name != "time" for a in node.names):
                 return False

@@ -86,6 +86,7 @@ from deadline_lint.spend_deadline import (
     prepend_statement,
 )
 from deadline_lint.thread_methods import MethodTargets
+from deadline_lint.semantics.children import walk as walk_nodes
 
 if TYPE_CHECKING:
     from deadline_lint.engine import Checker
@@ -243,7 +244,7 @@ def _spent_already(function: ast.AST, source: SourceFile) -> List[Tuple[int, int
     """Where the body already reads `budget_s` (a nested scope has bailed before this)."""
     spans = []
     for statement in function.body:  # type: ignore[attr-defined]
-        for node in ast.walk(statement):
+        for node in walk_nodes(statement):
             if isinstance(node, ast.Name) and node.id == PARAMETER and isinstance(node.ctx, ast.Load):
                 spans.append(source.node_span(node))
     return spans
@@ -314,7 +315,7 @@ _REPEATS = (ast.For, ast.AsyncFor, ast.While, ast.ListComp, ast.SetComp, ast.Dic
 
 
 def _in_loop(function: ast.AST, offset: int, source: SourceFile) -> bool:
-    for node in ast.walk(function):
+    for node in walk_nodes(function):
         if isinstance(node, _REPEATS) and node is not function:
             start, end = source.node_span(node)
             if start <= offset < end:
@@ -590,7 +591,7 @@ def _suppressed(source: SourceFile, line: int) -> bool:
 
 
 def _mentions_parameter(function: ast.AST) -> bool:
-    for node in ast.walk(function):
+    for node in walk_nodes(function):
         if isinstance(node, ast.Name) and node.id == PARAMETER:
             return True
         if isinstance(node, ast.arg) and node.arg == PARAMETER:

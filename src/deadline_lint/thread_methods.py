@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional, Set, Tuple
 
 from deadline_lint.analysis.scopes import ASSIGN, OTHER, PARAM, Scope
+from deadline_lint.semantics.children import walk as walk_nodes
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _HIDDEN_LOOKUP = frozenset({"__getattr__", "__getattribute__"})
@@ -54,7 +55,7 @@ class MethodTargets:
         self.shadowed: Set[str] = set()  # attribute names assigned anywhere ("*": setattr)
         self.rebound: Set[str] = set()  # names some function rebinds with `global`
         aliased: Set[str] = set()
-        for node in ast.walk(tree):
+        for node in walk_nodes(tree):
             if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
                 self.shadowed.add(node.attr)
             elif isinstance(node, ast.Global):
@@ -186,6 +187,6 @@ def _binds(statement: ast.stmt, name: str) -> bool:
     elif isinstance(statement, (ast.AnnAssign, ast.AugAssign)):
         targets = [statement.target]
     elif isinstance(statement, (ast.If, ast.Try, ast.With, ast.For, ast.While)):
-        return any(_binds(inner, name) for inner in ast.walk(statement) if isinstance(inner, ast.stmt)
+        return any(_binds(inner, name) for inner in walk_nodes(statement) if isinstance(inner, ast.stmt)
                    and inner is not statement)
-    return any(isinstance(n, ast.Name) and n.id == name for t in targets for n in ast.walk(t))
+    return any(isinstance(n, ast.Name) and n.id == name for t in targets for n in walk_nodes(t))

@@ -40,6 +40,7 @@ from deadline_lint.analysis.scopes import ASSIGN, FUNCTION, MODULE, PARAM, WITH,
 from deadline_lint.analysis.time_values import DEADLINE, REMAINING, TimeValues
 from deadline_lint.profile import Profile
 from deadline_lint.semantics.file import FileSemantics
+from deadline_lint.semantics.children import walk as walk_nodes
 
 if TYPE_CHECKING:
     from deadline_lint.file_view import AnalysisInputs, FileView
@@ -403,7 +404,7 @@ class BudgetAnalysis:
                 continue
             if not any(b.kind == "assign" for b in own.get(name, ())):
                 continue
-            if any(isinstance(n, ast.Name) and n.id == name for node in remaining for n in ast.walk(node)):
+            if any(isinstance(n, ast.Name) and n.id == name for node in remaining for n in walk_nodes(node)):
                 found.append(name)
         return found
 
@@ -449,7 +450,7 @@ class BudgetAnalysis:
 
     def _accessor_kind(self, value: ast.expr, budget_names: set, scope: Scope) -> Optional[str]:
         whole = self._millis_operand(value) or value  # `ms / 1000` is the remainder in seconds
-        for node in ast.walk(value):
+        for node in walk_nodes(value):
             if not isinstance(node, ast.Call):
                 continue
             func = node.func
@@ -640,7 +641,7 @@ def given_timeout_polls(ctx: "FileView", given: Budget) -> bool:
     and each attempt's short fixed timeout is deliberate (as for local deadlines, measured)."""
     for node in ctx.parents:
         if isinstance(node, (ast.While, ast.For, ast.AsyncFor)):
-            if any(isinstance(n, ast.Compare) and mentions_any(n, given.names) for n in ast.walk(node)):
+            if any(isinstance(n, ast.Compare) and mentions_any(n, given.names) for n in walk_nodes(node)):
                 return True
     return False
 

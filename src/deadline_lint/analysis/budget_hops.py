@@ -29,6 +29,7 @@ from deadline_lint.analysis.scopes import ASSIGN, WITH, is_builtin
 from deadline_lint.catalog import Catalog
 from deadline_lint.catalog.clock import clock_catalog
 from deadline_lint.profile import Profile
+from deadline_lint.semantics.children import walk as walk_nodes
 
 if TYPE_CHECKING:
     from deadline_lint.file_view import FileView
@@ -83,7 +84,7 @@ def _from_budget(value: ast.expr, ctx: "FileView") -> bool:
     accessors = ctx.analysis(BudgetAnalysis).accessors
     return any(
         isinstance(node, ast.Call) and ctx.resolver.qualified_name(node.func, ctx.scope) in accessors
-        for node in ast.walk(value)
+        for node in walk_nodes(value)
     )
 
 

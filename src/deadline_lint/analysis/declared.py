@@ -7,6 +7,7 @@ import ast
 from typing import FrozenSet, List, Optional
 
 from deadline_lint.analysis.scopes import NESTED_STATEMENTS
+from deadline_lint.semantics.children import walk as walk_nodes
 
 FUNCTION_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
@@ -84,7 +85,7 @@ def _expressions(stmt: ast.AST):
         values = value if isinstance(value, list) else [value]
         for item in values:
             if isinstance(item, ast.expr):
-                for node in ast.walk(item):
+                for node in walk_nodes(item):
                     if not isinstance(node, ast.Lambda):
                         yield node
 

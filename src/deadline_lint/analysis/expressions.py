@@ -9,6 +9,7 @@ from typing import FrozenSet, Optional
 
 from deadline_lint.analysis.resolve import Resolver, dotted_parts
 from deadline_lint.analysis.scopes import Scope
+from deadline_lint.semantics.children import walk as walk_nodes
 
 
 def argument_at(call: ast.Call, position: Optional[int], keyword: Optional[str]) -> Optional[ast.expr]:
@@ -40,7 +41,7 @@ def mentions_any(expr: ast.AST, names) -> bool:
     if not names:
         return False
     tails = _dotted_tails(names) if isinstance(names, frozenset) else None
-    for node in ast.walk(expr):
+    for node in walk_nodes(expr):
         if type(node) is ast.Name:
             if node.id in names:  # type: ignore[attr-defined]
                 return True

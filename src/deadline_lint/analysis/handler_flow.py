@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Callable, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 from deadline_lint.analysis.expressions import last_name
+from deadline_lint.semantics.children import walk as walk_nodes
 
 FALLS_THROUGH, RETURNS, BREAKS, CONTINUES, RAISES_OTHER = (
     "falls through", "returns", "breaks", "continues", "raises another exception"
@@ -278,7 +279,7 @@ def _expressions(statements: Sequence[ast.stmt]):
 def _reference(expr: Optional[ast.AST]) -> Optional[str]:
     """A key for a plain reference (`task`, `self._task`, `app[listener]`), None for anything
     that may evaluate to something else each time (a call)."""
-    if expr is None or any(isinstance(node, (ast.Call, ast.Await)) for node in ast.walk(expr)):
+    if expr is None or any(isinstance(node, (ast.Call, ast.Await)) for node in walk_nodes(expr)):
         return None
     if not isinstance(expr, (ast.Name, ast.Attribute, ast.Subscript)):
         return None
@@ -297,9 +298,9 @@ def passes_caught_on(handler: ast.ExceptHandler, describing: "frozenset") -> boo
     described: Set[int] = set()
     for node in _expressions(handler.body):
         if isinstance(node, ast.Raise):
-            described.update(id(n) for part in (node.exc, node.cause) if part is not None for n in ast.walk(part))
+            described.update(id(n) for part in (node.exc, node.cause) if part is not None for n in walk_nodes(part))
         elif isinstance(node, ast.Call) and last_name(node.func) in describing:
-            described.update(id(n) for arg in [*node.args, *node.keywords] for n in ast.walk(arg))
+            described.update(id(n) for arg in [*node.args, *node.keywords] for n in walk_nodes(arg))
     return any(
         isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load) and id(node) not in described
         for node in _expressions(handler.body)

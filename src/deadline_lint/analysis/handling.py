@@ -29,6 +29,7 @@ from deadline_lint.analysis.exceptions import CANCEL, Admission, Admitted, Excep
 from deadline_lint.catalog.exceptions import CATALOG
 from deadline_lint.analysis.scopes import Scope, imports_any
 from deadline_lint.analysis.statuses import ProducedStatus, StatusAnalysis
+from deadline_lint.semantics.children import walk as walk_nodes
 
 if TYPE_CHECKING:
     from deadline_lint.file_view import FileView
@@ -186,7 +187,7 @@ class HandlingAnalysis:
             tree = self.ctx.module_scope.node
             if any(name in self.ctx.source.text for name in [*calls, *mappings]):
                 defined: Dict[str, int] = {}
-                for node in ast.walk(tree):
+                for node in walk_nodes(tree):
                     if isinstance(node, _FUNCTIONS):
                         defined[node.name] = defined.get(node.name, 0) + 1
                     if not isinstance(node, ast.Call):

@@ -31,6 +31,7 @@ from deadline_lint.semantics.modules import ModuleSource, absolute_name, project
 from deadline_lint.semantics.scan import import_table
 from deadline_lint.semantics.summary import CLASS, FUNCTION, MAX_CHAIN, VALUE, Names, Symbol, summary_of
 from deadline_lint.semantics.summary import _import_table_of as import_lines
+from deadline_lint.semantics.children import walk as walk_nodes
 
 if TYPE_CHECKING:
     from deadline_lint.file_view import FileView
@@ -271,7 +272,7 @@ def _members(chain) -> FrozenSet[str]:
 def _stored_names(node: ast.AST) -> FrozenSet[str]:
     """Names a class binds in its body (defs included) or assigns to an attribute anywhere."""
     found: Set[str] = set()
-    for sub in ast.walk(node):
+    for sub in walk_nodes(node):
         if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and sub is not node:
             found.add(sub.name)
         elif isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):

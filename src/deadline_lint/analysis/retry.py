@@ -50,6 +50,7 @@ from deadline_lint.catalog.retry import (
     RetryApi,
     RetryCatalog,
 )
+from deadline_lint.semantics.children import walk as walk_nodes
 
 if TYPE_CHECKING:
     from deadline_lint.file_view import FileView
@@ -797,8 +798,8 @@ def _polls(loop: ast.While, tries: List[ast.Try]) -> bool:
     """A `while` that waits for something rather than retrying: it checks an exit condition
     of its own (`while not stop.is_set():`, `if quit.is_set(): return` before the attempt)
     and neither sleeps nor counts attempts (`attempts += 1` of a name its test reads)."""
-    test_names = {n.id for n in ast.walk(loop.test) if isinstance(n, ast.Name)}
-    for node in ast.walk(loop):
+    test_names = {n.id for n in walk_nodes(loop.test) if isinstance(n, ast.Name)}
+    for node in walk_nodes(loop):
         if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and node.target.id in test_names:
             return False  # counts attempts
     if not (isinstance(loop.test, ast.Constant) and loop.test.value):

@@ -11,6 +11,7 @@ import weakref
 from typing import Collection, Dict, List, Optional
 
 from deadline_lint.semantics.children import push_children
+from deadline_lint.semantics.children import walk as walk_nodes
 
 MODULE, FUNCTION, CLASS = "module", "function", "class"
 
@@ -194,7 +195,7 @@ def _collect(scope: Scope) -> Dict[str, List[Binding]]:
                 _add(table, sub.target.id, Binding(ASSIGN, sub.value, scope))  # type: ignore[attr-defined]
         elif isinstance(stmt, ast.Match):
             for case in stmt.cases:
-                for sub in ast.walk(case.pattern):
+                for sub in walk_nodes(case.pattern):
                     captured = getattr(sub, "name", None)
                     if isinstance(captured, str):
                         _add(table, captured, Binding(OTHER, None, scope))

@@ -11,6 +11,7 @@ from deadline_lint.analysis.instances import InstanceTest, method_scope
 from deadline_lint.analysis.resolve import dotted_parts
 from deadline_lint.analysis.scopes import OTHER, Scope
 from deadline_lint.catalog.spawn import SpawnCatalog, spawn_catalog
+from deadline_lint.semantics.children import walk as walk_nodes
 
 if TYPE_CHECKING:
     from deadline_lint.file_view import FileView
@@ -96,7 +97,7 @@ class Spawns:
 
     def reaches_token(self, expr: ast.expr, scope: Scope) -> bool:
         """`expr` mentions a cancel token (a name or `self` attribute bound to an Event)."""
-        for node in ast.walk(expr):
+        for node in walk_nodes(expr):
             if isinstance(node, (ast.Name, ast.Attribute)) and self.tokens.matches(node, scope):
                 return True
         return False

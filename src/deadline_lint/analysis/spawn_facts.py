@@ -16,6 +16,7 @@ from deadline_lint.catalog.spawn import SpawnCatalog, spawn_catalog
 from deadline_lint.semantics.facts import Fact, Local
 from deadline_lint.semantics.file import FactUse
 from deadline_lint.semantics.summary import ModuleTree, own_returns
+from deadline_lint.semantics.children import walk as walk_nodes
 
 # The receivers `x.create_task(...)` is a loop's, spelled so: a TaskGroup's or a nursery's
 # `create_task` keeps its task, so anything else is not taken for a loop.
@@ -115,7 +116,7 @@ def _unbind(value: ast.expr, function: ast.FunctionDef, scope: Scope) -> ast.exp
     if not bindings or len(bindings) != 1 or bindings[0].kind != ASSIGN:
         return value
     reads = sum(
-        1 for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == value.id and isinstance(n.ctx, ast.Load)
+        1 for n in walk_nodes(function) if isinstance(n, ast.Name) and n.id == value.id and isinstance(n.ctx, ast.Load)
     )
     bound = bindings[0].value
     return bound if reads == 1 and isinstance(bound, ast.expr) else value

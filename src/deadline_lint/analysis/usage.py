@@ -8,6 +8,7 @@ import ast
 from typing import FrozenSet
 
 from deadline_lint.analysis.scopes import Scope
+from deadline_lint.semantics.children import walk as walk_nodes
 
 
 def loaded_names(scope: Scope) -> FrozenSet[str]:
@@ -17,7 +18,7 @@ def loaded_names(scope: Scope) -> FrozenSet[str]:
         body = getattr(node, "body", [])
         roots = body if isinstance(body, list) else [body]
         cached = frozenset(
-            n.id for root in roots for n in ast.walk(root)
+            n.id for root in roots for n in walk_nodes(root)
             if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store)
         )
         scope.facts["loaded_names"] = cached
@@ -32,7 +33,7 @@ def string_constants(scope: Scope) -> FrozenSet[str]:
         body = getattr(scope.node, "body", [])
         roots = body if isinstance(body, list) else [body]
         cached = frozenset(
-            n.value for root in roots for n in ast.walk(root)
+            n.value for root in roots for n in walk_nodes(root)
             if isinstance(n, ast.Constant) and isinstance(n.value, str)
         )
         scope.facts["string_constants"] = cached

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Callable, FrozenSet, List, Optional, Tuple
 from deadline_lint.analysis.expressions import mentions_any
 from deadline_lint.analysis.scopes import ASSIGN, Scope
 from deadline_lint.catalog.clock import WireVocabulary, clock_catalog, normalise_key
+from deadline_lint.semantics.children import walk as walk_nodes
 
 if TYPE_CHECKING:
     from deadline_lint.file_view import AnalysisInputs
@@ -194,7 +195,7 @@ class WireValues:
 
 
 def _contains(expr: ast.AST, node: ast.AST) -> bool:
-    return any(sub is node for sub in ast.walk(expr))
+    return any(sub is node for sub in walk_nodes(expr))
 
 
 __all__ = ["WireValues", "literal_key_read", "normalise_key"]

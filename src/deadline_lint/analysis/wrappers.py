@@ -10,6 +10,7 @@ from typing import Iterator, List, Optional, Tuple
 from deadline_lint.analysis.declared import FUNCTION_DEFS, is_plain_method
 from deadline_lint.analysis.scopes import CLASS, PARAM, Scope
 from deadline_lint.semantics.children import push_children
+from deadline_lint.semantics.children import walk as walk_nodes
 
 
 @dataclass(frozen=True)
@@ -98,11 +99,11 @@ def forwards_kwargs(function: ast.AST, call: ast.Call, keyword: Optional[str], p
         return False
     spread_ids = {
         id(kw.value)
-        for node in ast.walk(function) if isinstance(node, ast.Call)
+        for node in walk_nodes(function) if isinstance(node, ast.Call)
         for kw in node.keywords if kw.arg is None
     }
-    parents = {id(child): node for node in ast.walk(function) for child in ast.iter_child_nodes(node)}
-    for node in ast.walk(function):
+    parents = {id(child): node for node in walk_nodes(function) for child in ast.iter_child_nodes(node)}
+    for node in walk_nodes(function):
         if isinstance(node, ast.Name) and node.id == name and id(node) not in spread_ids:
             if not _other_key_only(node, parents, keyword):
                 return False  # read or changed elsewhere: cannot tell what reaches the call

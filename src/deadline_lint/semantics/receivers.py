@@ -9,6 +9,7 @@ from typing import Dict, List, NamedTuple, Optional, Tuple
 from deadline_lint.analysis.resolve import unwrap_optional
 from deadline_lint.analysis.scopes import ASSIGN, PARAM, Scope
 from deadline_lint.semantics.summary import CLASS, FUNCTIONS, ModuleTree, Names, Symbol, content_key, tree_of
+from deadline_lint.semantics.children import walk as walk_nodes
 
 _MAX_DEPTH = 4
 
@@ -155,7 +156,7 @@ def _table(node: ast.ClassDef, summary: ModuleTree) -> AttributeTable:
             continue
         this = method.args.args[0].arg
         params = {a.arg: a.annotation for a in (*method.args.args, *method.args.kwonlyargs)}
-        for sub in ast.walk(method):
+        for sub in walk_nodes(method):
             if isinstance(sub, ast.AnnAssign):
                 attr = _self_attribute(sub.target, this)
                 if attr is not None:

@@ -13,6 +13,7 @@ from deadline_lint.rules.clock.common import (
     reads_literal_key_in_function,
     shown,
 )
+from deadline_lint.semantics.children import walk as walk_nodes
 
 _STATEMENTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Expr, ast.If, ast.While, ast.Assert)
 
@@ -98,7 +99,7 @@ class DeadlineFromDateHeader(Rule):
 
 
 def _from_read(expr: ast.expr, read: ast.AST, derived) -> bool:
-    return any(sub is read for sub in ast.walk(expr)) or mentions_any(expr, derived)
+    return any(sub is read for sub in walk_nodes(expr)) or mentions_any(expr, derived)
 
 
 def _statement_of(node: ast.AST, body):
@@ -115,7 +116,7 @@ def _names_a_deadline(statement: ast.AST, words) -> bool:
     deadline, timeout, budget or remaining."""
     if isinstance(statement, (ast.If, ast.While, ast.Assert)):
         statement = statement.test  # not the branches
-    for sub in ast.walk(statement):
+    for sub in walk_nodes(statement):
         text = None
         if isinstance(sub, ast.Name):
             text = sub.id

@@ -15,6 +15,7 @@ from deadline_lint.rules.outbound.common import (
     is_number_constant,
     single_assignment,
 )
+from deadline_lint.semantics.children import walk as walk_nodes
 
 _MAX_FOLLOW = 4
 
@@ -95,7 +96,7 @@ def _growth(expr: ast.expr, names, ctx) -> Iterator:
     followed: Set[str] = set()
     while pending:
         current = pending.pop()
-        nodes = list(ast.walk(current))
+        nodes = list(walk_nodes(current))
         mentions = _mentions_by_node(nodes, names)
         covered: Set[int] = set()  # inner additions of a chain already reported at its top
         for node in nodes:

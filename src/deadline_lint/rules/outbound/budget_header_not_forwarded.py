@@ -10,6 +10,7 @@ from deadline_lint.analysis.scopes import ASSIGN
 from deadline_lint.catalog import CALL
 from deadline_lint.rules.base import register
 from deadline_lint.rules.outbound.common import OutboundRule
+from deadline_lint.semantics.children import walk as walk_nodes
 
 _UNKNOWN = None  # the headers' keys cannot be listed: stay quiet
 
@@ -108,7 +109,7 @@ def _keys_added_later(name: str, function: ast.AST) -> Optional[set]:
     """`headers["X"] = ...` adds a known key; any other use that may change the dict
     (`headers.update(...)`, passing it to a helper) makes the keys unknown."""
     keys = set()
-    for node in ast.walk(function):
+    for node in walk_nodes(function):
         if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == name:
             if isinstance(node.ctx, ast.Store):
                 key = node.slice

@@ -39,6 +39,7 @@ from deadline_lint.catalog import WAIT, Catalog
 from deadline_lint.profile import TIMEOUT_FLOOR_S
 from deadline_lint.requires import Look, Project, Text, Words
 from deadline_lint.rules.base import Rule
+from deadline_lint.semantics.children import walk as walk_nodes
 
 if TYPE_CHECKING:
     from deadline_lint.file_view import FileView
@@ -257,7 +258,7 @@ def timeout_values(expr: ast.expr, ctx: "FileView") -> Iterator[ast.expr]:
 
 
 def name_occurrences(expr: ast.expr, names) -> Iterator[ast.Name]:
-    for node in ast.walk(expr):
+    for node in walk_nodes(expr):
         if isinstance(node, ast.Name) and node.id in names:
             yield node
 

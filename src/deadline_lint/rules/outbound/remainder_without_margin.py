@@ -15,6 +15,7 @@ from deadline_lint.rules.outbound.common import (
     single_assignment,
     timeout_values,
 )
+from deadline_lint.semantics.children import walk as walk_nodes
 
 
 @register
@@ -153,7 +154,7 @@ class RemainderForwardedWithoutMargin(BudgetValueRule):
 
 def _inside_clamp(value, timeout, ctx) -> bool:
     """`max(0.0, value)` already keeps the result from going below its floor."""
-    for node in ast.walk(timeout):
+    for node in walk_nodes(timeout):
         if isinstance(node, ast.Call) and any(a is value for a in node.args) and len(node.args) == 2:
             if ctx.resolver.qualified_name(node.func, ctx.scope) == "max":
                 return any(is_clamp_floor(a) for a in node.args if a is not value)

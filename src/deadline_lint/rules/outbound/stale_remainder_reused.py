@@ -22,6 +22,7 @@ from deadline_lint.rules.outbound.common import (
     outbound_first_look,
 )
 from deadline_lint.spend_deadline import spend_from_a_deadline
+from deadline_lint.semantics.children import walk as walk_nodes
 
 _TRANSPARENT_CALLS = frozenset({"min", "max", "float", "int"})
 _ATOMIC = (ast.Name, ast.Attribute, ast.Call, ast.Constant, ast.Subscript)
@@ -245,7 +246,7 @@ class _Function:
 def _roots(name: str, snapshots: Dict[str, Binding]) -> List[str]:
     """The reads a snapshot name is computed from (itself, when it reads the budget)."""
     value = cast(ast.expr, snapshots[name].value)  # snapshots are ASSIGN bindings with a value
-    inner = [n.id for n in ast.walk(value) if isinstance(n, ast.Name) and n.id in snapshots and n.id != name]
+    inner = [n.id for n in walk_nodes(value) if isinstance(n, ast.Name) and n.id in snapshots and n.id != name]
     if not inner:
         return [name]
     return [root for other in inner for root in _roots(other, snapshots)]
@@ -271,7 +272,7 @@ def _snapshots(ctx, budget) -> Dict[str, Binding]:
     candidates.sort(key=lambda pair: (pair[1].value.lineno, pair[1].value.col_offset))
     for name, binding in candidates:
         value = binding.value
-        reads_now = mentions_any(value, budget.names) and any(isinstance(n, ast.Call) for n in ast.walk(value))
+        reads_now = mentions_any(value, budget.names) and any(isinstance(n, ast.Call) for n in walk_nodes(value))
         if reads_now or mentions_any(value, found):
             found[name] = binding
     return found
@@ -279,7 +280,7 @@ def _snapshots(ctx, budget) -> Dict[str, Binding]:
 
 def _recomputed_here(timeout: ast.expr, ctx) -> bool:
     """A timeout that calls something itself (`deadline - time.monotonic()`) is fresh."""
-    for node in ast.walk(timeout):
+    for node in walk_nodes(timeout):
         if isinstance(node, ast.Call):
             if timeout_object(node, ctx.scope, ctx.resolver, ctx.catalog) is not None:
                 continue
@@ -300,7 +301,7 @@ def _fresh_read(name: str, snapshots, ctx, budget, deadline, depth: int = 0) -> 
     value = snapshots[name].value
     own = ctx.scope.bindings()
     inner = []  # snapshot names inside the value: expanded in turn
-    for node in ast.walk(value):
+    for node in walk_nodes(value):
         if isinstance(node, ast.Call):
             func = node.func
             receiver = func.value if isinstance(func, ast.Attribute) else None

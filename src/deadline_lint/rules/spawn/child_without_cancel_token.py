@@ -9,6 +9,7 @@ from deadline_lint.analysis.spawn import CHILD_KINDS, Spawns
 from deadline_lint.requires import Aliases, Look, Names, Words
 from deadline_lint.rules.base import Rule, register
 from deadline_lint.rules.spawn.common import may_start, budget_words, child_words, start_first_look
+from deadline_lint.semantics.children import walk as walk_nodes
 
 
 @register
@@ -104,5 +105,5 @@ def _reads_token(function, spawns, ctx) -> bool:
     """A closure that reads a cancel token of the enclosing scope."""
     return any(
         isinstance(node, ast.Name) and spawns.tokens.matches(node, ctx.scope)
-        for node in ast.walk(function)
+        for node in walk_nodes(function)
     )

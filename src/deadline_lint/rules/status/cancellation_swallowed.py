@@ -27,6 +27,7 @@ from deadline_lint.edits import append_statement
 from deadline_lint.requires import Words
 from deadline_lint.rules.base import Rule, register
 from deadline_lint.rules.status.common import shown
+from deadline_lint.semantics.children import walk as walk_nodes
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _TRY_TYPES = (ast.Try, ast.TryStar)
@@ -230,7 +231,7 @@ class CancellationSwallowed(Rule):
         return any(
             isinstance(node, ast.Call) and ctx.resolver.qualified_name(node.func, ctx.scope) in access
             for stmt in handler.body
-            for node in ast.walk(stmt)
+            for node in walk_nodes(stmt)
         )
 
     def _suppress(self, node, ctx):
@@ -408,7 +409,7 @@ class _CancelBranches:
         self.unknown = self.caught is not None and any(
             self._isinstance_of_caught(node) is not None and not self._admission(node).complete
             for stmt in handler.body
-            for node in ast.walk(stmt)
+            for node in walk_nodes(stmt)
         )
 
     def __call__(self, test):
