@@ -72,6 +72,7 @@ class FileContext:
         release_own_tree()  # the semantics layer's view of this file
         for scope in self._scopes.values():
             scope.clear_caches()
+        self.resolver.detach()  # it holds this context back
 
     @property
     def parent(self) -> Optional[ast.AST]:

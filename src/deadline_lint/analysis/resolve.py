@@ -117,6 +117,15 @@ class Resolver:
             scope.clear_caches()
         self._scopes.clear()
 
+    def detach(self) -> None:
+        """Forget the file's view and what was worked out from it, once the file is done: the
+        view holds this resolver, and the two as a cycle would keep the tree for the cyclic
+        collector."""
+        self._file = None
+        self._project = None
+        self._qualnames.clear()
+        self.memo.clear()
+
     def scope_of(self, node: ast.AST, parent: Scope) -> Scope:
         scope = self._scopes.get(id(node))
         if scope is None:

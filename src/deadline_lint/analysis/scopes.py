@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import weakref
 from typing import Collection, Dict, List, Optional
 
 from deadline_lint.semantics.children import push_children
@@ -27,19 +28,29 @@ _FUNCTION_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
 
 class Binding:
-    __slots__ = ("kind", "value", "scope", "annotation")
+    """`scope` is held weakly: the scope's table holds its bindings, and a strong reference
+    back would make every scope that computed its bindings a cycle, and with it the whole
+    tree its node belongs to, freed only when the cyclic collector walks every node of it."""
+
+    __slots__ = ("kind", "value", "_scope", "annotation")
 
     def __init__(self, kind: str, value: object, scope: "Scope", annotation: Optional[ast.expr] = None):
         self.kind = kind
         self.value = value
-        self.scope = scope
+        self._scope = weakref.ref(scope)
         self.annotation = annotation
+
+    @property
+    def scope(self) -> "Scope":
+        scope = self._scope()
+        assert scope is not None, "a binding outlived the scope table it was read from"
+        return scope
 
 
 class Scope:
     """A module, function (or lambda) or class body."""
 
-    __slots__ = ("node", "parent", "kind", "_bindings", "facts")
+    __slots__ = ("node", "parent", "kind", "_bindings", "facts", "__weakref__")
 
     def __init__(self, node: ast.AST, parent: Optional["Scope"]):
         self.node = node

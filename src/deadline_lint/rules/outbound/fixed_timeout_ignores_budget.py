@@ -186,22 +186,25 @@ def _capped(timeout: ast.expr, derived: str, ctx) -> Optional[List[Edit]]:
     """`min(<number>, <budget>)` for every number the timeout is made of; None when any part
     is not provably a number."""
     numbers: List[ast.expr] = []
-
-    def collect(expr: ast.expr) -> bool:
-        if proven_number(expr, ctx.scope):
-            numbers.append(expr)
-            return True
-        if isinstance(expr, ast.Tuple):
-            return all(collect(element) for element in expr.elts)
-        spec = timeout_object(expr, ctx.scope, ctx.resolver, ctx.catalog)
-        if spec is not None:
-            values = [value for _, value in timeout_fields(expr, spec)]  # type: ignore[arg-type]
-            return bool(values) and all(collect(value) for value in values)
-        return False
-
-    if not collect(timeout):
+    if not _collect_numbers(timeout, ctx, numbers):
         return None
     return [replace_node(ctx.source, n, f"min({ctx.source.segment(n)}, {derived})") for n in numbers]
+
+
+def _collect_numbers(expr: ast.expr, ctx, numbers: List[ast.expr]) -> bool:
+    """Adds to `numbers` the parts of a timeout that are provably numbers; False when some
+    part is not. (A function, not a closure calling itself: that closure would be a cycle
+    holding the file's context, and with it the tree, until the cyclic collector runs.)"""
+    if proven_number(expr, ctx.scope):
+        numbers.append(expr)
+        return True
+    if isinstance(expr, ast.Tuple):
+        return all(_collect_numbers(element, ctx, numbers) for element in expr.elts)
+    spec = timeout_object(expr, ctx.scope, ctx.resolver, ctx.catalog)
+    if spec is not None:
+        values = [value for _, value in timeout_fields(expr, spec)]  # type: ignore[arg-type]
+        return bool(values) and all(_collect_numbers(value, ctx, numbers) for value in values)
+    return False
 
 
 def _timeout_object_without_limits(timeout: ast.expr, ctx) -> Optional[str]:
