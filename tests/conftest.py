@@ -51,3 +51,23 @@ SLOWEST_MODULES = ("test_parity.py", "test_fixes.py", "test_codemod.py", "test_p
 def pytest_collection_modifyitems(items):
     rank = {name: place for place, name in enumerate(SLOWEST_MODULES)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+
+
+# Modules that fix the same fixtures the same way run on one worker, one after the other, so
+# the second reads the first's results from fixture_fixing's per-process memo instead of
+# fixing all 97 fixtures again (test_codemod compares the codemod with `fix_case`, which
+# test_fixes computed; about 2 CPU seconds). Each keeps its own tests and assertions.
+SAME_WORKER_AS = {"tests/test_codemod.py": "tests/test_fixes.py"}
+
+
+def pytest_xdist_make_scheduler(config, log):
+    if config.getoption("dist") != "loadscope":
+        return None  # xdist's own scheduler for the other modes
+    from xdist.scheduler import LoadScopeScheduling
+
+    class SharedScopes(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            scope = super()._split_scope(nodeid)
+            return SAME_WORKER_AS.get(scope, scope)
+
+    return SharedScopes(config, log)

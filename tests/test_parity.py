@@ -5,7 +5,9 @@ The fixtures are copied into one folder per adoption profile (most share the bui
 each front end runs once per folder with every fixture code of that folder selected, through
 its entry point in this process (tests/front_ends.py: the same argv and working folder; the
 commands themselves are run as commands in test_cli, test_projects (the CLI), test_monorepo
-and test_config, flake8 there with its worker processes). Each copy is checked twice: as is,
+and test_config, flake8 there with its worker processes). flake8 runs without the checks it
+ships (pyflakes, pycodestyle): they run whatever is selected and report nothing selected here.
+Each copy is checked twice: as is,
 where all four front ends must report the same ordered list of (line, column, code, message),
 the folder's code must be exactly the snapshot and exactly on the `# expect:` lines; and with
 every marker turned into that front end's own suppression (CLI `# noqa: CODE`, flake8 `# noqa: CODE`, pylint
@@ -96,7 +98,7 @@ def _flake8(group: Group, paths: List[Path]) -> Dict[Path, List[Finding]]:
             f"--output-file={report}"]
     if group.profile:
         argv.append(f"--deadline-profile={group.profile}")
-    code, output, stderr = _run("flake8", [*argv, *map(str, paths)], group, report)
+    code, output, stderr = _run("flake8-deadline-lint-only", [*argv, *map(str, paths)], group, report)
     assert code in (0, 1) and not stderr.strip(), stderr + output
     found: Dict[Path, List[Finding]] = {}
     for line in output.splitlines():

@@ -61,9 +61,11 @@ def hook_run(tmp_path_factory):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PRE_COMMIT", "GIT_"))}
     env["PRE_COMMIT_HOME"] = str(base / "cache")
     # pip byte-compiles every module it installs (all of LibCST): about 2 CPU seconds of the
-    # install that the two hook runs, which import a fraction of them, never use. The hook is
-    # still installed by pre-commit, by pip, from the committed repository.
-    env["PIP_NO_COMPILE"] = "1"
+    # install that the two hook runs, which import none of LibCST and a fraction of the rest,
+    # never use. The hook is still installed by pre-commit, by pip, from the committed
+    # repository. pip reads a `--no-` option's variable as the option's value, not as the
+    # flag: `PIP_NO_COMPILE=0` is `--no-compile` (`=1`, as this said until stop 27, compiles).
+    env["PIP_NO_COMPILE"] = "0"
     # The hook's virtualenv comes with a setuptools that builds this project (virtualenv
     # seeds one, 84.x, above build-system.requires' >=77): pip builds with it instead of
     # making a second, isolated environment and installing setuptools into it, about 3 CPU

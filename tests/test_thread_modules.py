@@ -11,10 +11,8 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from libcst.codemod import CodemodContext, TransformSuccess, transform_module
 
-from deadline_lint import api, codemod
-from deadline_lint.codemod import InsertBudget
+from deadline_lint import api
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests" / "goldens" / "thread_modules"
@@ -82,6 +80,13 @@ def test_a_caller_outside_the_run_is_not_edited_and_still_works(project: Path) -
 def test_the_codemod_reaches_the_same_code_over_repeated_runs(project: Path) -> None:
     """LibCST runs a codemod one file at a time: a caller in another module learns of a
     threaded callee from the files on disk, so each run goes one module further."""
+    # LibCST's codemod machinery, imported here: at the module's top it is a second of every
+    # xdist worker's collection, whichever worker runs this test.
+    from libcst.codemod import CodemodContext, TransformSuccess, transform_module
+
+    from deadline_lint import codemod
+    from deadline_lint.codemod import InsertBudget
+
     for _ in range(4):
         codemod._CHECKERS.clear()  # each `python -m libcst.tool codemod` is a new process
         changed = False
