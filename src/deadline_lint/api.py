@@ -35,13 +35,13 @@ The contract:
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple, TypeVar
 
 from deadline_lint.config import Checkers, ProfileResolver, silenced
 from deadline_lint.diagnostics import Diagnostic, tool_diagnostic
 from deadline_lint.profile import ProfileError
 from deadline_lint.reading import Read, decode, read_file
+from deadline_lint.records import dataclass
 from deadline_lint.selection import SelectorError, check_selectors
 from deadline_lint.semantics.modules import consulted, forget_projects, start_consulting
 from deadline_lint.semantics.store import flush as flush_store

@@ -79,8 +79,29 @@ def _add_fix_options(parser: argparse.ArgumentParser) -> None:
                         help="exit 1 when anything was fixed, even if nothing remains")
 
 
+def _help_width() -> int:
+    """The width argparse's formatter would ask `shutil.get_terminal_size` for: argparse builds
+    a formatter for every argument added, and importing shutil loads bz2, lzma and more, which
+    a check never uses."""
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return (columns or 80) - 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        return self.formatter_class(prog=self.prog, width=_help_width())  # type: ignore[call-arg]
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="deadline-lint",
         description="Crossing a call boundary never creates more request time.",
     )

@@ -13,12 +13,12 @@ import copy
 import os
 import reprlib
 import tomllib
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Dict, FrozenSet, List, Mapping, Optional, Tuple
 
 from deadline_lint.profile_settings import TIMEOUT_FLOOR_S, Settings, checks, defaults, typed_fields
 from deadline_lint.profile_values import GRPC_STATUS_NAMES, is_expression_template
+from deadline_lint.records import dataclass, field
 from deadline_lint.selector import Selector
 
 __all__ = ["TIMEOUT_FLOOR_S", "GRPC_STATUS_NAMES", "is_expression_template", "Profile", "ProfileError"]

@@ -16,7 +16,6 @@ cannot see.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, FrozenSet, Optional
 
 from deadline_lint.analysis.budget import BudgetAnalysis, budget_in_scope
@@ -29,6 +28,7 @@ from deadline_lint.analysis.scopes import ASSIGN, WITH, is_builtin
 from deadline_lint.catalog import Catalog
 from deadline_lint.catalog.clock import clock_catalog
 from deadline_lint.profile import Profile
+from deadline_lint.records import dataclass
 
 if TYPE_CHECKING:
     from deadline_lint.file_view import FileView

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import ast
 import hashlib
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Tuple
 
 from deadline_lint.analysis.budget import OBJECT, SECONDS
 from deadline_lint.analysis.resolve import dotted_parts
+from deadline_lint.records import dataclass
 from deadline_lint.semantics.facts import Fact, Local
 from deadline_lint.analysis.scopes import Scope
 from deadline_lint.semantics.file import FactUse, FileSemantics

@@ -21,10 +21,10 @@ is never answered from a stale entry.
 from __future__ import annotations
 
 import ast
-import dataclasses
 import hashlib
 from typing import Callable, ClassVar, Dict, FrozenSet, List, Optional, Tuple
 
+from deadline_lint import records
 from deadline_lint.analysis.catalog_imports import catalog_imports
 from deadline_lint.analysis.declared import FUNCTION_DEFS, is_property
 from deadline_lint.analysis.client_types import Instance, client_types
@@ -131,8 +131,8 @@ def catalog_fingerprint(catalog: Catalog) -> str:
 def _canonical(value: object) -> str:
     """A text for `value` that is the same in every process (sets sorted: their order follows
     the per-process string hash)."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return "(" + ",".join(f"{f.name}={_canonical(getattr(value, f.name))}" for f in dataclasses.fields(value)) + ")"
+    if records.is_record(value) and not isinstance(value, type):
+        return "(" + ",".join(f"{f.name}={_canonical(getattr(value, f.name))}" for f in records.fields(value)) + ")"
     if isinstance(value, dict):
         return "{" + ",".join(sorted(f"{_canonical(k)}:{_canonical(v)}" for k, v in value.items())) + "}"
     if isinstance(value, (set, frozenset)):

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Dict, FrozenSet, Hashable, Iterable, List, Mapping, Optional, Set, Tuple
@@ -26,6 +25,7 @@ from deadline_lint.catalog.retry import (
     validate_retry_catalog,
 )
 from deadline_lint.catalog.schema import CALL, WAIT, validate_client_groups  # noqa: F401  (re-exported)
+from deadline_lint.records import dataclass, field
 
 _HERE = Path(__file__).parent
 
