@@ -151,6 +151,9 @@ class Session:
         options.check()
         self.options = options
         forget_projects()  # a new run reads its projects' modules afresh (they may have changed)
+        # With a results cache, what the run parses is kept parsed in its folder: the pyproject
+        # tables profiles are read from (file discovery already asks) and the catalog.
+        _keep_catalog(options.cache_dir)
         self.checkers = Checkers(ProfileResolver(options.profile), options.checker_options())
 
     def checker(self, path: str) -> "Checker":
@@ -390,8 +393,6 @@ def _lint_cached(run: Session, paths: Sequence[str], cache_dir: str) -> Iterator
             misses.append(path)
         else:
             yield FileResult(path, cached)
-    if misses:  # the checkers are built below: from the catalog this cache folder keeps
-        _keep_catalog(cache_dir)
     results = run.each(
         misses, lambda path: run.lint_read(path, read_file(path), owner[path].sent, record=True, stored=owner[path]),
         _lint_chunk_recorded,
@@ -409,7 +410,7 @@ def _lint_cached(run: Session, paths: Sequence[str], cache_dir: str) -> Iterator
             break
 
 
-def _keep_catalog(cache_dir: str) -> None:
+def _keep_catalog(cache_dir: Optional[str]) -> None:
     from deadline_lint.catalog import compiled
 
     compiled.keep_in(cache_dir)

@@ -20,7 +20,6 @@ from deadline_lint.requires import FileAnswers, Need, signature
 from deadline_lint.rules.base import Rule
 from deadline_lint.selector import Selector
 from deadline_lint.source import SourceFile
-from deadline_lint.syntax_versions import newer_syntax_message
 
 _OWN_FRAMES = 10  # thread bootstrap and ast.parse: what a fresh-stack parse adds to a script's
 
@@ -463,6 +462,8 @@ def _syntax_error(exc: SyntaxError, text: str, path: str) -> Diagnostic:
         return tool_diagnostic(
             path, "DL007", "too deeply nested to analyse (beyond the Python parser's limit)", line, column
         )
+    from deadline_lint.syntax_versions import newer_syntax_message  # its patterns: only for syntax errors
+
     newer = newer_syntax_message(SourceFile(text, path).line_text(line))
     return tool_diagnostic(path, "DL001", newer or f"syntax error: {exc.msg}", line, column)
 
