@@ -57,10 +57,14 @@ def tool_fingerprint() -> str:
         parts = [__version__]
         for folder, dirs, files in os.walk(package):
             dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            # The path below the package, as os.path.relpath gives it (which costs more per file
+            # than the stat: a one-file run pays this walk)
+            inside = folder[len(package) + 1:]
             for name in sorted(files):
                 if name.endswith((".py", ".yaml", ".json")):
-                    stat = os.stat(os.path.join(folder, name))
-                    relative = os.path.relpath(os.path.join(folder, name), package)
+                    path = os.path.join(folder, name)
+                    stat = os.stat(path)
+                    relative = os.path.join(inside, name) if inside else name
                     parts.append(f"{relative}:{stat.st_size}:{stat.st_mtime_ns}")
         _TOOL = digests.blake2b("\n".join(parts).encode(), digest_size=16).hexdigest()
     return _TOOL

@@ -79,10 +79,19 @@ def _add_fix_options(parser: argparse.ArgumentParser) -> None:
                         help="exit 1 when anything was fixed, even if nothing remains")
 
 
+_WIDTH: List[int] = []  # asked once per parser built (`build_parser` forgets it)
+
+
 def _help_width() -> int:
     """The width argparse's formatter would ask `shutil.get_terminal_size` for: argparse builds
     a formatter for every argument added, and importing shutil loads bz2, lzma and more, which
     a check never uses."""
+    if not _WIDTH:
+        _WIDTH.append(_terminal_columns() - 2)
+    return _WIDTH[0]
+
+
+def _terminal_columns() -> int:
     try:
         columns = int(os.environ.get("COLUMNS", ""))
     except ValueError:
@@ -92,7 +101,7 @@ def _help_width() -> int:
             columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
         except (AttributeError, ValueError, OSError):
             columns = 0
-    return (columns or 80) - 2
+    return columns or 80
 
 
 class _Parser(argparse.ArgumentParser):
@@ -101,6 +110,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    _WIDTH.clear()
     parser = _Parser(
         prog="deadline-lint",
         description="Crossing a call boundary never creates more request time.",
