@@ -551,6 +551,37 @@ def test_a_check_reading_the_kept_catalog_does_not_import_yaml(tmp_path) -> None
     assert [run.splitlines()[-1] for run in runs] == ["True 1", "False 1", "False 1"]
 
 
+def test_the_pyproject_table_is_kept_beside_the_cache_and_an_invalid_file_still_fails(tmp_path) -> None:
+    """A run with a results cache keeps the `[tool.deadline-lint]` table parsed, keyed by the
+    file's bytes: the next run (one changed file) applies the same settings without importing
+    tomllib; an edited pyproject.toml is parsed again, and one that is not TOML is an error
+    whether a cache folder is given or not."""
+    import subprocess
+    import sys
+
+    source, args = one_file(tmp_path, "import requests\nrequests.get('http://x')\nrequests.post('http://x')\n")
+    pyproject = tmp_path / "project" / "pyproject.toml"
+    pyproject.write_text('[tool.deadline-lint]\nper_path_ignores = {"svc.py" = ["DL101"]}\n')
+    probe = (
+        "import sys\nfrom deadline_lint.cli import main\ncode = main(['check', *sys.argv[1:]])\n"
+        "print('tomllib' in sys.modules, code)\n"
+    )
+
+    def run() -> List[str]:
+        source.write_text(source.read_text() + "# edited\n")
+        out = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True).stdout
+        return out.splitlines()
+
+    first, second = run(), run()
+    assert first[-1] == "True 0" and second[-1] == "False 0"  # DL101 ignored both times
+    assert len(list((tmp_path / "cache").glob("pyproject-*.marshal"))) == 1
+    pyproject.write_text("[tool.deadline-lint]\nselect = ['DL201']\n")
+    assert run()[-1] == "True 0"
+    pyproject.write_text("[tool.deadline-lint\n")
+    failed = subprocess.run([sys.executable, "-m", "deadline_lint", "check", *args], capture_output=True, text=True)
+    assert failed.returncode == 2 and "not valid TOML" in failed.stderr
+
+
 def test_a_caller_added_in_another_module_is_seen_through_the_cache(tmp_path, capsys) -> None:
     """DL302 stays quiet on a retried method only start-up code calls; its answer depends on
     every module of the project (who calls it), so a request handler calling it, added in a

@@ -204,14 +204,13 @@ def test_flake8_rejects_an_unknown_dl_code_in_its_selection(tmp_path: Path) -> N
 def test_every_setting_is_read_by_the_installed_tool() -> None:
     """No drift: every key the settings model describes is read somewhere (so example.yaml,
     which sets them all, gets no "not used yet" warning)."""
-    import dataclasses
-
+    from deadline_lint import records
     from deadline_lint.profile import load_profile_file
     from deadline_lint.profile_checks import RETIRED_KEYS, keys_read
     from deadline_lint.profile_settings import Settings
 
     # Retired keys are accepted and read by nothing (they warn about nothing either).
-    assert keys_read() | RETIRED_KEYS == {f.name for f in dataclasses.fields(Settings)}
+    assert keys_read() | RETIRED_KEYS == {f.name for f in records.fields(Settings)}
     assert not keys_read() & RETIRED_KEYS
     from deadline_lint.profile_checks import readers_by_key
 

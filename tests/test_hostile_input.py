@@ -533,9 +533,8 @@ def test_flags_that_would_do_nothing_are_usage_errors(argv, flag, tmp_path, monk
 
 def test_the_license_is_an_spdx_string_not_the_deprecated_table() -> None:
     """A `project.license` table makes setuptools print a deprecation warning on every install."""
+    import tomllib
     from pathlib import Path
-
-    from deadline_lint.profile import tomllib
 
     project = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text(encoding="utf-8"))
     assert project["project"]["license"] == "MIT"
@@ -627,9 +626,8 @@ def test_a_bad_pyproject_table_names_the_key(table, message, tmp_path, monkeypat
 def test_the_declared_oldest_python_is_the_one_ci_also_runs() -> None:
     import re
     import sys
+    import tomllib
     from pathlib import Path
-
-    from deadline_lint.profile import tomllib
 
     root = Path(__file__).parent.parent
     declared = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]["requires-python"]

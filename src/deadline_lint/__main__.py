@@ -1,5 +1,3 @@
-import sys
+from deadline_lint.cli import run
 
-from deadline_lint.cli import main
-
-sys.exit(main())
+run()

@@ -35,13 +35,13 @@ The contract:
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple, TypeVar
 
 from deadline_lint.config import Checkers, ProfileResolver, silenced
 from deadline_lint.diagnostics import Diagnostic, tool_diagnostic
 from deadline_lint.profile import ProfileError
 from deadline_lint.reading import Read, decode, read_file
+from deadline_lint.records import dataclass
 from deadline_lint.selection import SelectorError, check_selectors
 from deadline_lint.semantics.modules import consulted, forget_projects, start_consulting
 from deadline_lint.semantics.store import flush as flush_store
@@ -151,6 +151,9 @@ class Session:
         options.check()
         self.options = options
         forget_projects()  # a new run reads its projects' modules afresh (they may have changed)
+        # With a results cache, what the run parses is kept parsed in its folder: the pyproject
+        # tables profiles are read from (file discovery already asks) and the catalog.
+        _keep_catalog(options.cache_dir)
         self.checkers = Checkers(ProfileResolver(options.profile), options.checker_options())
 
     def checker(self, path: str) -> "Checker":
@@ -390,8 +393,6 @@ def _lint_cached(run: Session, paths: Sequence[str], cache_dir: str) -> Iterator
             misses.append(path)
         else:
             yield FileResult(path, cached)
-    if misses:  # the checkers are built below: from the catalog this cache folder keeps
-        _keep_catalog(cache_dir)
     results = run.each(
         misses, lambda path: run.lint_read(path, read_file(path), owner[path].sent, record=True, stored=owner[path]),
         _lint_chunk_recorded,
@@ -409,7 +410,7 @@ def _lint_cached(run: Session, paths: Sequence[str], cache_dir: str) -> Iterator
             break
 
 
-def _keep_catalog(cache_dir: str) -> None:
+def _keep_catalog(cache_dir: Optional[str]) -> None:
     from deadline_lint.catalog import compiled
 
     compiled.keep_in(cache_dir)

@@ -12,12 +12,12 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from deadline_lint.diagnostics import Diagnostic
 from deadline_lint.globs import relative_path
 from deadline_lint.profile import ProfileError
+from deadline_lint.records import dataclass
 from deadline_lint.source import DecodeError, SourceFile, decode_source
 
 FORMAT_VERSION = 1

@@ -17,7 +17,6 @@ recorded as unreliable and the file is hashed again.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import marshal
 import os
@@ -26,7 +25,7 @@ import time
 from stat import S_ISDIR
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from deadline_lint import __version__
+from deadline_lint import __version__, digests
 from deadline_lint.diagnostics import Diagnostic
 
 CACHE_DIR_NAME = ".deadline_lint_cache"
@@ -39,7 +38,7 @@ Stamp = Tuple[int, int]  # (size, mtime_ns)
 
 
 def content_hash(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
+    return digests.blake2b(data, digest_size=16).hexdigest()
 
 
 def stamp_of(stat: os.stat_result) -> Stamp:
@@ -58,12 +57,16 @@ def tool_fingerprint() -> str:
         parts = [__version__]
         for folder, dirs, files in os.walk(package):
             dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            # The path below the package, as os.path.relpath gives it (which costs more per file
+            # than the stat: a one-file run pays this walk)
+            inside = folder[len(package) + 1:]
             for name in sorted(files):
                 if name.endswith((".py", ".yaml", ".json")):
-                    stat = os.stat(os.path.join(folder, name))
-                    relative = os.path.relpath(os.path.join(folder, name), package)
+                    path = os.path.join(folder, name)
+                    stat = os.stat(path)
+                    relative = os.path.join(inside, name) if inside else name
                     parts.append(f"{relative}:{stat.st_size}:{stat.st_mtime_ns}")
-        _TOOL = hashlib.blake2b("\n".join(parts).encode(), digest_size=16).hexdigest()
+        _TOOL = digests.blake2b("\n".join(parts).encode(), digest_size=16).hexdigest()
     return _TOOL
 
 
@@ -71,7 +74,7 @@ def settings_key(raw_profile: Mapping[str, Any], profile_root: Optional[str], op
     """One key for everything besides the file that decides its findings."""
     document = {"tool": tool_fingerprint(), "profile": raw_profile, "root": profile_root, "options": options}
     text = json.dumps(document, sort_keys=True, default=repr)
-    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+    return digests.blake2b(text.encode(), digest_size=16).hexdigest()
 
 
 def default_cache_dir() -> str:
@@ -260,7 +263,7 @@ class ResultCache:
         self.folder = folder
         self.key = key
         self.project = project
-        shard = hashlib.blake2b(project.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+        shard = digests.blake2b(project.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
         self.path = os.path.join(folder, f"v{_FORMAT}", key, f"{shard}.marshal")
         self.entries: Dict[str, Dict[str, Any]] = {}
         self.stamps: Dict[str, List[Any]] = {}  # every recorded file: [size, mtime_ns, hash]

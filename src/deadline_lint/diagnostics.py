@@ -1,10 +1,10 @@
 """What a check produces: diagnostics, and the text edits that fix them."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Dict, Optional, Tuple
 
+from deadline_lint.records import dataclass, field
 from deadline_lint.tool_codes import TOOL_CODES
 
 

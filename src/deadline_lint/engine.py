@@ -3,12 +3,12 @@ that asked for its type, and return diagnostics. Every front end sits on `Checke
 from __future__ import annotations
 
 import ast
-import dataclasses
 import os
 import sys
 import threading
 from typing import Callable, Dict, FrozenSet, Hashable, Iterable, List, Optional, Sequence, Tuple, Type
 
+from deadline_lint import records
 from deadline_lint.catalog import Catalog, load_catalog
 from deadline_lint.collector import collector_paused as _collector_paused
 from deadline_lint.context import SCOPE_TYPES, FileContext
@@ -20,7 +20,6 @@ from deadline_lint.requires import FileAnswers, Need, signature
 from deadline_lint.rules.base import Rule
 from deadline_lint.selector import Selector
 from deadline_lint.source import SourceFile
-from deadline_lint.syntax_versions import newer_syntax_message
 
 _OWN_FRAMES = 10  # thread bootstrap and ast.parse: what a fresh-stack parse adds to a script's
 
@@ -326,7 +325,7 @@ class BoundNeeds:
         self.first_looks = {t: look.bind(rule) for t, look in rule.first_looks.items()}
 
 
-@dataclasses.dataclass
+@records.dataclass
 class PrefilterStats:
     """What the walk left out (functions and classes looked at, walked for fewer rules, not
     walked at all), for the benchmark."""
@@ -432,7 +431,7 @@ class FixClasses:
                 if wanted is Applicability.UNSAFE or not any(
                     source.touches_comment(e.start, e.end) for e in fix.edits
                 ):
-                    diagnostic = dataclasses.replace(diagnostic, fix=dataclasses.replace(fix, applicability=wanted))
+                    diagnostic = records.replace(diagnostic, fix=records.replace(fix, applicability=wanted))
             adjusted.append(diagnostic)
         return adjusted
 
@@ -463,6 +462,8 @@ def _syntax_error(exc: SyntaxError, text: str, path: str) -> Diagnostic:
         return tool_diagnostic(
             path, "DL007", "too deeply nested to analyse (beyond the Python parser's limit)", line, column
         )
+    from deadline_lint.syntax_versions import newer_syntax_message  # its patterns: only for syntax errors
+
     newer = newer_syntax_message(SourceFile(text, path).line_text(line))
     return tool_diagnostic(path, "DL001", newer or f"syntax error: {exc.msg}", line, column)
 

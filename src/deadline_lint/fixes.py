@@ -18,7 +18,6 @@ import bisect
 import difflib
 import functools
 import os
-from dataclasses import dataclass
 from typing import List, Optional, Protocol, Sequence, Set, Tuple
 
 from deadline_lint.analysis.imports import parse_import
@@ -26,6 +25,7 @@ from deadline_lint.diagnostics import Applicability, Diagnostic, Edit, Fix
 from deadline_lint.engine import Checker, tool_diagnostic
 from deadline_lint.import_block import add_imports_plainly
 from deadline_lint.reading import read_file, undecodable
+from deadline_lint.records import dataclass
 from deadline_lint.semantics.imported import imports_module_mentioning
 from deadline_lint.source import DecodeError, SourceFile, split_lines
 from deadline_lint.thread_budget import PARAMETER, THREADED_CODES, finding_key, plan_thread_budget

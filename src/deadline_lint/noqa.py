@@ -11,10 +11,10 @@ from __future__ import annotations
 import io
 import re
 import tokenize
-from dataclasses import dataclass
 from typing import Dict, FrozenSet, List, Sequence
 
 from deadline_lint.diagnostics import Diagnostic
+from deadline_lint.records import dataclass
 from deadline_lint.selector import Selector
 from deadline_lint.source import split_lines
 from deadline_lint.tool_codes import TOOL_CODES

@@ -9,16 +9,15 @@ What the keys are, their defaults, checks and docs: profile_settings.py, the one
 """
 from __future__ import annotations
 
-import copy
 import os
 import reprlib
-import tomllib
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Dict, FrozenSet, List, Mapping, Optional, Tuple
 
+from deadline_lint.catalog import compiled
 from deadline_lint.profile_settings import TIMEOUT_FLOOR_S, Settings, checks, defaults, typed_fields
 from deadline_lint.profile_values import GRPC_STATUS_NAMES, is_expression_template
+from deadline_lint.records import dataclass, field
 from deadline_lint.selector import Selector
 
 __all__ = ["TIMEOUT_FLOOR_S", "GRPC_STATUS_NAMES", "is_expression_template", "Profile", "ProfileError"]
@@ -67,13 +66,23 @@ def _validate(data: Any, schema: Mapping[str, Any], where: str, prefix: str = ""
 
 
 def _merge(base: Dict[str, Any], override: Mapping[str, Any]) -> Dict[str, Any]:
-    merged = copy.deepcopy(base)
+    merged = _copied(base)
     for key, value in override.items():
         if isinstance(value, dict) and isinstance(merged.get(key), dict) and key != "per_path_ignores":
             merged[key] = _merge(merged[key], value)
         else:
-            merged[key] = copy.deepcopy(value)
+            merged[key] = _copied(value)
     return merged
+
+
+def _copied(value: Any) -> Any:
+    """A deep copy of parsed YAML or TOML (`copy.deepcopy` for plain data, without importing
+    `copy` and `weakref` on every run): containers are new, scalars are immutable."""
+    if isinstance(value, dict):
+        return {key: _copied(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_copied(item) for item in value]
+    return value
 
 
 @dataclass(frozen=True)
@@ -256,16 +265,25 @@ def has_profile_table(folder: Path) -> bool:
 
 def _pyproject_table(pyproject: Path) -> Optional[Dict[str, Any]]:
     try:
-        with pyproject.open("rb") as handle:
-            data = tomllib.load(handle)
-    except UnicodeDecodeError as exc:
-        raise ProfileError(f"{pyproject}: not valid TOML (not UTF-8: {exc.reason} at byte {exc.start})") from None
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+        data = pyproject.read_bytes()
+    except OSError as exc:
         raise ProfileError(f"{pyproject}: not valid TOML ({exc})") from None
-    table = data.get("tool", {}).get("deadline-lint")
+    table = compiled.kept("pyproject", data, lambda: _parse_table(pyproject, data))
     if table is not None and not isinstance(table, dict):
         raise ProfileError(f"{pyproject}: tool.deadline-lint: expected a table")
     return table
+
+
+def _parse_table(pyproject: Path, data: bytes) -> Any:
+    import tomllib  # only when the file's table was not kept by an earlier run
+
+    try:
+        document = tomllib.loads(data.decode())
+    except UnicodeDecodeError as exc:
+        raise ProfileError(f"{pyproject}: not valid TOML (not UTF-8: {exc.reason} at byte {exc.start})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ProfileError(f"{pyproject}: not valid TOML ({exc})") from None
+    return document.get("tool", {}).get("deadline-lint")
 
 
 def explicit_profile(path: str) -> Profile:

@@ -10,13 +10,13 @@ the cache reads one small file instead of the package's source. Kept apart from 
 which the rules import."""
 from __future__ import annotations
 
-import dataclasses
 import functools
 import json
 import re
 from pathlib import Path
 from typing import Dict, FrozenSet, List, Set
 
+from deadline_lint import records
 from deadline_lint.profile import SELECTOR_KEYS, Profile, ProfileError
 from deadline_lint.profile_roles import role_warnings
 from deadline_lint.profile_settings import Settings
@@ -33,7 +33,7 @@ READERS = _PACKAGE / "profile_readers.json"
 
 def keys_read_in(text: str) -> Set[str]:
     """The top-level settings source `text` reads through a profile."""
-    settings = {f.name for f in dataclasses.fields(Settings)}
+    settings = {f.name for f in records.fields(Settings)}
     read: Set[str] = set()
     for name in _ACCESS.findall(text):
         read.update(Profile.READS.get(name, (name,)))
@@ -42,7 +42,7 @@ def keys_read_in(text: str) -> Set[str]:
 
 def readers_by_key() -> Dict[str, List[str]]:
     """Setting -> the package's modules that read it (scanning the source)."""
-    readers: Dict[str, List[str]] = {f.name: [] for f in dataclasses.fields(Settings)}
+    readers: Dict[str, List[str]] = {f.name: [] for f in records.fields(Settings)}
     for path in sorted(_PACKAGE.rglob("*.py")):
         if path.parent == _PACKAGE and path.name in _OWN:
             continue
@@ -91,4 +91,4 @@ def check_profile(profile: Profile) -> Profile:
     )
     if profile.budget.type_roles:
         warnings += role_warnings(profile)
-    return dataclasses.replace(profile, warnings=warnings)
+    return records.replace(profile, warnings=warnings)

@@ -12,12 +12,12 @@ Schema cannot say: that codes name registered rules and hop_margin_ms < edge_tot
 """
 from __future__ import annotations
 
-import dataclasses
 import json
 import sys
 from pathlib import Path
 from typing import Any, Dict
 
+from deadline_lint import records
 from deadline_lint.profile import MAX_PROFILE_BYTES, MAX_PROFILE_VALUES
 from deadline_lint.profile_settings import Settings, default_of, entries, plain
 
@@ -27,7 +27,7 @@ DOCS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "settings.md"
 
 def _object(cls: type) -> Dict[str, Any]:
     properties: Dict[str, Any] = {}
-    for f in sorted(dataclasses.fields(cls), key=lambda f: f.name):
+    for f in sorted(records.fields(cls), key=lambda f: f.name):
         if "section" in f.metadata:
             node = _object(f.metadata["section"])
         else:

@@ -5,11 +5,11 @@ The loader's validation, the shipped JSON Schema (profile_schema.py), the docs t
 these classes; rules read the typed fields (`profile.budget.parameters`)."""
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass, field
 from typing import Any, Dict, Iterator, Mapping, Optional, Tuple, Type
 
 from deadline_lint import profile_values as v
+from deadline_lint import records
+from deadline_lint.records import dataclass, field
 
 # The least timeout a fix ever inserts. A spent budget must still give a *positive* timeout:
 # requests/urllib3 raise ValueError on 0, a socket timeout of 0 means non-blocking
@@ -176,7 +176,7 @@ class Entry:
 
 def entries(cls: Type[Any] = Settings, prefix: Tuple[str, ...] = ()) -> Iterator[Entry]:
     """Every setting and section, depth first, in declaration order."""
-    for f in dataclasses.fields(cls):
+    for f in records.fields(cls):
         path = (*prefix, f.name)
         if "section" in f.metadata:
             yield Entry(path, f.metadata["doc"], section=f.metadata["section"])
@@ -185,8 +185,8 @@ def entries(cls: Type[Any] = Settings, prefix: Tuple[str, ...] = ()) -> Iterator
             yield Entry(path, f.metadata["doc"], f.metadata["check"], default=default_of(f))
 
 
-def default_of(f: "dataclasses.Field[Any]") -> Any:
-    if f.default is not dataclasses.MISSING:
+def default_of(f: "records.Field[Any]") -> Any:
+    if f.default is not records.MISSING:
         return f.default
     return f.default_factory()  # type: ignore[misc,operator]
 
@@ -203,7 +203,7 @@ def plain(value: Any) -> Any:
 def defaults(cls: Type[Any] = Settings) -> Dict[str, Any]:
     """The built-in defaults as a plain mapping (what a profile file overrides)."""
     result: Dict[str, Any] = {}
-    for f in dataclasses.fields(cls):
+    for f in records.fields(cls):
         if "section" in f.metadata:
             result[f.name] = defaults(f.metadata["section"])
         else:
@@ -215,14 +215,14 @@ def checks(cls: Type[Any] = Settings) -> Dict[str, Any]:
     """Key -> Check, or a nested mapping for a section: what the loader validates against."""
     return {
         f.name: checks(f.metadata["section"]) if "section" in f.metadata else f.metadata["check"]
-        for f in dataclasses.fields(cls)
+        for f in records.fields(cls)
     }
 
 
 def typed_fields(cls: Type[Any], data: Mapping[str, Any]) -> Dict[str, Any]:
     """The constructor arguments of `cls` for a validated, merged mapping."""
     values: Dict[str, Any] = {}
-    for f in dataclasses.fields(cls):
+    for f in records.fields(cls):
         if "section" in f.metadata:
             section_cls = f.metadata["section"]
             values[f.name] = section_cls(**typed_fields(section_cls, data[f.name]))

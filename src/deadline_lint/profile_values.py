@@ -7,9 +7,9 @@ from __future__ import annotations
 import ast
 import keyword
 import re
-from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Mapping, Optional
 
+from deadline_lint.records import dataclass
 from deadline_lint.selector import SELECTOR_PATTERN, is_selector
 
 _MAX_MS = 24 * 60 * 60 * 1000  # a day: no request budget is longer; larger is a typo

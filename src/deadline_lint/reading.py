@@ -3,10 +3,10 @@ reports for a file it cannot use (DL004 too large, DL006 unreadable, DL002 not t
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from typing import Union
 
 from deadline_lint.diagnostics import Diagnostic, tool_diagnostic
+from deadline_lint.records import dataclass
 from deadline_lint.source import DecodeError, decode_source
 
 MAX_FILE_BYTES = 10 * 1024 * 1024

@@ -22,11 +22,11 @@ import asyncio
 import logging
 import os
 import sys
-from dataclasses import dataclass
 from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Sequence
 
 from deadline_lint import __version__
 from deadline_lint.diagnostics import Applicability, Diagnostic
+from deadline_lint.records import dataclass
 from deadline_lint.server_engine import UNSAVED_PATH, BufferCheck, Engine
 from deadline_lint.source import SourceFile
 from deadline_lint.tool_codes import TOOL_CODES

@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import ast
 import os
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, FrozenSet, Optional, Sequence, Set, Tuple
 
 from deadline_lint import api
 from deadline_lint.diagnostics import Diagnostic, Fix, tool_diagnostic
 from deadline_lint.profile import ProfileError
+from deadline_lint.records import dataclass
 from deadline_lint.semantics.modules import consulted, start_consulting
 
 if TYPE_CHECKING:

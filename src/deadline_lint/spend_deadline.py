@@ -13,11 +13,11 @@ first statement has a line of its own to go before.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 from typing import Dict, Optional, Tuple
 
 from deadline_lint.analysis.scopes import PARAM, Binding
 from deadline_lint.diagnostics import Edit
+from deadline_lint.records import dataclass
 from deadline_lint.source import SourceFile
 from deadline_lint.semantics.children import walk as walk_nodes
 

@@ -56,7 +56,6 @@ import copy
 import os
 import re
 import weakref
-from dataclasses import dataclass
 from typing import (
     TYPE_CHECKING,
     Callable,
@@ -76,6 +75,7 @@ from deadline_lint.analysis.scopes import FUNCTION, IMPORT, OTHER, Scope
 from deadline_lint.diagnostics import Applicability, Diagnostic, Edit, Fix
 from deadline_lint.edits import add_keyword_only_parameter, insert_keyword
 from deadline_lint.profile import Profile
+from deadline_lint.records import dataclass
 from deadline_lint.semantics.file import FileSemantics
 from deadline_lint.source import ALL_CODES, SourceFile
 from deadline_lint.spend_deadline import (

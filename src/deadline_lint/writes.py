@@ -18,9 +18,9 @@ import re
 import stat
 import tempfile
 import tokenize
-from dataclasses import dataclass
 from typing import Any, BinaryIO, Optional
 
+from deadline_lint.records import dataclass
 from deadline_lint.source import DecodeError, decode_source
 
 UTF8_BOM = b"\xef\xbb\xbf"

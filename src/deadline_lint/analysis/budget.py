@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Tuple
 
 from deadline_lint.analysis.declared import is_none
@@ -39,6 +38,7 @@ from deadline_lint.analysis.resolve import dotted_parts
 from deadline_lint.analysis.scopes import ASSIGN, FUNCTION, MODULE, PARAM, WITH, Scope
 from deadline_lint.analysis.time_values import DEADLINE, REMAINING, TimeValues
 from deadline_lint.profile import Profile
+from deadline_lint.records import dataclass
 from deadline_lint.semantics.file import FileSemantics
 from deadline_lint.semantics.children import walk as walk_nodes
 

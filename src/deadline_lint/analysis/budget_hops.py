@@ -16,7 +16,6 @@ cannot see.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, FrozenSet, Optional
 
 from deadline_lint.analysis.budget import BudgetAnalysis, budget_in_scope
@@ -30,6 +29,7 @@ from deadline_lint.catalog import Catalog
 from deadline_lint.catalog.clock import clock_catalog
 from deadline_lint.profile import Profile
 from deadline_lint.semantics.children import walk as walk_nodes
+from deadline_lint.records import dataclass
 
 if TYPE_CHECKING:
     from deadline_lint.file_view import FileView

@@ -8,7 +8,6 @@ prove is None, and rules stay quiet."""
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 from typing import Dict, FrozenSet, List, Optional, Protocol, Set, Tuple, TypeGuard, cast
 
 from deadline_lint.analysis.declared import (
@@ -21,6 +20,7 @@ from deadline_lint.analysis.declared import (
 )
 from deadline_lint.analysis.resolve import _MAX_DEPTH, Definition, ProjectTypes, Resolver
 from deadline_lint.analysis.scopes import ANNOTATED, ASSIGN, IMPORT, OTHER, PARAM, WITH, Binding, Scope
+from deadline_lint.records import dataclass
 
 
 @dataclass(frozen=True)

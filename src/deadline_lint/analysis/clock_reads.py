@@ -9,12 +9,12 @@ MONOTONIC one; `datetime.now().timestamp()` is one read in seconds. Everything i
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, FrozenSet, Optional, Set, Tuple
 
 from deadline_lint.analysis.clock_facts import ProjectClocks
 from deadline_lint.analysis.scopes import ASSIGN, NESTED_STATEMENTS, Scope
 from deadline_lint.catalog.clock import MONOTONIC, WALL, ClockCatalog, clock_catalog
+from deadline_lint.records import dataclass
 
 if TYPE_CHECKING:
     from deadline_lint.file_view import AnalysisInputs

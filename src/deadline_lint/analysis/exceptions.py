@@ -39,7 +39,6 @@ CANCELLED status); `asyncio.CancelledError` and trio's `Cancelled` derive from B
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Tuple
 
 from deadline_lint.analysis.exception_facts import EXCEPTION_TUPLE
@@ -58,6 +57,7 @@ from deadline_lint.catalog.exceptions import (
     profile_types,
 )
 
+from deadline_lint.records import dataclass
 from deadline_lint.semantics.file import FileSemantics
 
 if TYPE_CHECKING:

@@ -5,7 +5,6 @@ parameter, whether the call passes it, and what a caller with a budget would pas
 from __future__ import annotations
 
 import ast
-from dataclasses import replace
 from typing import TYPE_CHECKING, Optional, Tuple
 
 from deadline_lint.analysis.budget import OBJECT, SECONDS, Budget, BudgetAnalysis
@@ -16,6 +15,7 @@ from deadline_lint.analysis.forwarding_facts import (
 from deadline_lint.analysis.instances import method_scope
 from deadline_lint.analysis.scopes import OTHER, PARAM, Scope
 from deadline_lint.profile import Profile
+from deadline_lint.records import replace
 
 if TYPE_CHECKING:
     from deadline_lint.file_view import FileView

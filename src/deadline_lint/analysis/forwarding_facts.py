@@ -9,12 +9,12 @@ parameter is the profile's and the catalog's, so the fact is one per vocabulary.
 from __future__ import annotations
 
 import ast
-import hashlib
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Tuple
 
+from deadline_lint import digests
 from deadline_lint.analysis.budget import OBJECT, SECONDS
 from deadline_lint.analysis.resolve import dotted_parts
+from deadline_lint.records import dataclass
 from deadline_lint.semantics.facts import Fact, Local
 from deadline_lint.analysis.scopes import Scope
 from deadline_lint.semantics.file import FactUse, FileSemantics
@@ -68,7 +68,7 @@ class Vocabulary:
 
     def key(self) -> str:
         text = repr((sorted(self.types.items()), sorted(self.parameters), sorted(self.seconds)))
-        return hashlib.sha1(text.encode()).hexdigest()[:12]
+        return digests.sha1(text.encode()).hexdigest()[:12]
 
     def words(self) -> Tuple[str, ...]:
         names = {*self.parameters, *self.seconds, *(t.rpartition(".")[2] for t, k in self.types.items() if k == OBJECT)}

@@ -15,11 +15,11 @@ then `await task` under the handler's `try`), where swallowing the cancellation 
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
 from typing import Callable, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 from deadline_lint.analysis.expressions import last_name
 from deadline_lint.semantics.children import walk as walk_nodes
+from deadline_lint.records import dataclass, field
 
 FALLS_THROUGH, RETURNS, BREAKS, CONTINUES, RAISES_OTHER = (
     "falls through", "returns", "breaks", "continues", "raises another exception"

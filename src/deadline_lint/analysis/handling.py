@@ -22,7 +22,6 @@ handlings of their own.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Sequence, Tuple, Union
 
 from deadline_lint.analysis.exceptions import CANCEL, Admission, Admitted, ExceptionAnalysis, ExceptionType
@@ -30,6 +29,7 @@ from deadline_lint.catalog.exceptions import CATALOG
 from deadline_lint.analysis.scopes import Scope, imports_any
 from deadline_lint.analysis.statuses import ProducedStatus, StatusAnalysis
 from deadline_lint.semantics.children import walk as walk_nodes
+from deadline_lint.records import dataclass
 
 if TYPE_CHECKING:
     from deadline_lint.file_view import FileView

@@ -19,13 +19,13 @@ from __future__ import annotations
 import ast
 import re
 import weakref
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Set, Tuple
 
 from deadline_lint.analysis.clock_reads import ClockRead
 from deadline_lint.analysis.function_body import function_body
 from deadline_lint.analysis.scopes import FUNCTION, IMPORT, MODULE, Scope
 from deadline_lint.catalog.clock import WALL
+from deadline_lint.records import replace
 
 if TYPE_CHECKING:
     from deadline_lint.source import SourceFile

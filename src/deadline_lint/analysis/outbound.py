@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, FrozenSet, Iterator, Optional, Set, Tuple, cast
 
 from deadline_lint.analysis.catalog_imports import STDLIB_MODULES, catalog_imports
@@ -32,6 +31,7 @@ from deadline_lint.analysis.wrappers import (
     spread_into,
 )
 from deadline_lint.catalog import Catalog, ClientClass, OutboundApi, TimeoutObject
+from deadline_lint.records import dataclass
 
 if TYPE_CHECKING:
     from deadline_lint.file_view import FileView

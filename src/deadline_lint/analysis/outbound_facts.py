@@ -21,10 +21,10 @@ is never answered from a stale entry.
 from __future__ import annotations
 
 import ast
-import dataclasses
-import hashlib
 from typing import Callable, ClassVar, Dict, FrozenSet, List, Optional, Tuple
 
+from deadline_lint import digests
+from deadline_lint import records
 from deadline_lint.analysis.catalog_imports import catalog_imports
 from deadline_lint.analysis.declared import FUNCTION_DEFS, is_property
 from deadline_lint.analysis.client_types import Instance, client_types
@@ -98,7 +98,7 @@ def reexport_salt(module: ModuleSource) -> str:
                 outside = names.reexport(target)
                 if outside is not None:
                     pairs.append(f"{bound}={outside.qualname}")
-        digest = hashlib.blake2b("\n".join(pairs).encode(), digest_size=6).hexdigest()
+        digest = digests.blake2b("\n".join(pairs).encode(), digest_size=6).hexdigest()
         found = memo[key] = f"#{digest}" if pairs else ""
     return found
 
@@ -123,7 +123,7 @@ def catalog_fingerprint(catalog: Catalog) -> str:
         parts = (
             catalog.apis, catalog.classes, catalog.factories, catalog.timeout_objects, catalog.aliases, catalog.stubs
         )
-        return hashlib.blake2b(_canonical(parts).encode(), digest_size=8).hexdigest()
+        return digests.blake2b(_canonical(parts).encode(), digest_size=8).hexdigest()
 
     return catalog.cached("outbound_facts.fingerprint", build)  # type: ignore[no-any-return]
 
@@ -131,8 +131,8 @@ def catalog_fingerprint(catalog: Catalog) -> str:
 def _canonical(value: object) -> str:
     """A text for `value` that is the same in every process (sets sorted: their order follows
     the per-process string hash)."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return "(" + ",".join(f"{f.name}={_canonical(getattr(value, f.name))}" for f in dataclasses.fields(value)) + ")"
+    if records.is_record(value) and not isinstance(value, type):
+        return "(" + ",".join(f"{f.name}={_canonical(getattr(value, f.name))}" for f in records.fields(value)) + ")"
     if isinstance(value, dict):
         return "{" + ",".join(sorted(f"{_canonical(k)}:{_canonical(v)}" for k, v in value.items())) + "}"
     if isinstance(value, (set, frozenset)):

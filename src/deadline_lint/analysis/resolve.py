@@ -5,7 +5,6 @@ stay quiet."""
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 from typing import Callable, ClassVar, Dict, FrozenSet, List, Optional, Protocol, Tuple
 
 from deadline_lint.analysis.declared import (
@@ -27,6 +26,7 @@ from deadline_lint.analysis.scopes import (
     is_builtin,
 )
 from deadline_lint.catalog import Catalog
+from deadline_lint.records import dataclass
 
 _MAX_DEPTH = 8  # chains of `a = b` longer than this are left unknown
 

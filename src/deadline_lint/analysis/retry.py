@@ -21,7 +21,6 @@ The library names live in catalog/retry.yaml.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, Iterator, List, Mapping, Optional, Tuple
 
 from deadline_lint.analysis.declared import is_none
@@ -51,6 +50,7 @@ from deadline_lint.catalog.retry import (
     RetryCatalog,
 )
 from deadline_lint.semantics.children import walk as walk_nodes
+from deadline_lint.records import dataclass
 
 if TYPE_CHECKING:
     from deadline_lint.file_view import FileView

@@ -20,11 +20,11 @@ from guessing what an unknown predicate accepts.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 from typing import Callable, Iterator, List, Optional, Tuple
 
 from deadline_lint.analysis.exceptions import Admission
 from deadline_lint.analysis.retry_loops import _leaves, continues
+from deadline_lint.records import dataclass
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,6 @@ executors or cancel tokens. Per file, asked for with `ctx.analysis(Spawns)`."""
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, Optional, Sequence, Tuple
 
 from deadline_lint.analysis.instances import InstanceTest, method_scope
@@ -12,6 +11,7 @@ from deadline_lint.analysis.resolve import dotted_parts
 from deadline_lint.analysis.scopes import OTHER, Scope
 from deadline_lint.catalog.spawn import SpawnCatalog, spawn_catalog
 from deadline_lint.semantics.children import walk as walk_nodes
+from deadline_lint.records import dataclass
 
 if TYPE_CHECKING:
     from deadline_lint.file_view import FileView

@@ -17,12 +17,12 @@ passed, returned or assigned.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Tuple
 
 from deadline_lint.analysis.expressions import argument_at, last_name
 from deadline_lint.analysis.scopes import IMPORT, Scope, imports_any
 from deadline_lint.catalog.statuses import CLASS, CONSTANT, NamedStatus, Status, status_vocabulary
+from deadline_lint.records import dataclass
 
 if TYPE_CHECKING:
     from deadline_lint.file_view import FileView

@@ -4,13 +4,13 @@ asked for with `ctx.analysis(Telemetry)`."""
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, List, Optional
 
 from deadline_lint.analysis.expressions import argument_at
 from deadline_lint.analysis.instances import InstanceTest
 from deadline_lint.analysis.scopes import ASSIGN, Scope
 from deadline_lint.catalog.trace import TraceCatalog, trace_catalog
+from deadline_lint.records import dataclass
 
 if TYPE_CHECKING:
     from deadline_lint.file_view import FileView

@@ -40,7 +40,6 @@ when an instant from elsewhere took part: a parameter, an attribute, a parsed he
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from deadline_lint.analysis.declared import is_none
@@ -49,6 +48,7 @@ from deadline_lint.analysis.kept_deadlines import KeptDeadlines
 from deadline_lint.analysis.function_body import function_body
 from deadline_lint.analysis.scopes import ASSIGN, FUNCTION, Scope
 from deadline_lint.catalog.clock import MONOTONIC, WALL
+from deadline_lint.records import dataclass
 
 if TYPE_CHECKING:
     from deadline_lint.file_view import AnalysisInputs, FileView

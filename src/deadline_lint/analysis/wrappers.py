@@ -4,11 +4,11 @@ and composes summaries; this module reads a function's parameters and body."""
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 from typing import Iterator, List, Optional, Tuple
 
 from deadline_lint.analysis.declared import FUNCTION_DEFS, is_plain_method
 from deadline_lint.analysis.scopes import CLASS, PARAM, Scope
+from deadline_lint.records import dataclass
 from deadline_lint.semantics.children import push_children
 from deadline_lint.semantics.children import walk as walk_nodes
 

@@ -10,12 +10,13 @@ file is written, so what is read back is as valid as what was parsed.
 """
 from __future__ import annotations
 
-import hashlib
 import marshal
 import os
 import sys
 from pathlib import Path
 from typing import Any, Callable, List, Optional, Tuple
+
+from deadline_lint import digests
 
 Documents = List[Tuple[str, Any]]  # (file stem, parsed content), in file name order
 
@@ -34,7 +35,7 @@ def documents(paths: List[Path], parse: Callable[[List[Tuple[Path, bytes]]], Doc
     folder = _folder
     if folder is None:
         return parse(files)
-    digest = hashlib.blake2b(sys.version.encode(), digest_size=16)
+    digest = digests.blake2b(sys.version.encode(), digest_size=16)
     for path, data in files:
         digest.update(b"\0%s\0%d\0" % (path.name.encode(), len(data)))
         digest.update(data)
@@ -51,7 +52,30 @@ def documents(paths: List[Path], parse: Callable[[List[Tuple[Path, bytes]]], Doc
     return parsed
 
 
-def _write(folder: str, target: str, parsed: Documents) -> None:
+def kept(kind: str, data: bytes, parse: Callable[[], Any]) -> Any:
+    """`parse()`, whose result depends only on `data` (and the interpreter), or what an earlier
+    run kept of it: the `[tool.deadline-lint]` table of a pyproject.toml, which every run reads
+    and whose parser (tomllib compiles its patterns on import) costs a one-file run more than
+    the marshalled table does. Errors are raised by `parse` and never kept."""
+    folder = _folder
+    if folder is None:
+        return parse()
+    digest = digests.blake2b(b"%s\0%s\0" % (sys.version.encode(), kind.encode()), digest_size=16)
+    digest.update(data)
+    target = os.path.join(folder, f"{kind}-{digest.hexdigest()}.marshal")
+    try:
+        with open(target, "rb") as handle:
+            found = marshal.load(handle)
+        if isinstance(found, tuple) and len(found) == 1:
+            return found[0]
+    except (OSError, EOFError, ValueError, TypeError):
+        pass
+    parsed = parse()
+    _write(folder, target, (parsed,))
+    return parsed
+
+
+def _write(folder: str, target: str, parsed: Any) -> None:
     """Best effort: a folder we cannot write only costs the next run a parse."""
     try:
         data = marshal.dumps(parsed)

@@ -3,10 +3,10 @@ base classes, the status codes that mean expiry or cancel, and the naming conven
 classes the catalog does not know. The schema is documented at the top of exceptions.yaml."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Tuple
 
 from deadline_lint.catalog.names import canonical_name
+from deadline_lint.records import dataclass, field
 
 EXPIRY, CANCEL, BREAKER = "expiry", "cancel", "breaker"
 KINDS = (EXPIRY, CANCEL, BREAKER)

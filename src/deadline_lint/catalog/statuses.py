@@ -4,10 +4,10 @@ status, and how a family of names spells another status. The schema is documente
 of statuses.yaml."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Dict, FrozenSet, Mapping, Optional, Tuple
 
 from deadline_lint.catalog.names import canonical_name
+from deadline_lint.records import dataclass, field
 
 CONSTANT, CLASS = "constant", "class"  # what a listed name is: a value, or a class to raise
 

@@ -3,7 +3,6 @@ importing it loads no rule (`registry.py` loads them all)."""
 from __future__ import annotations
 
 import ast
-import inspect
 from typing import TYPE_CHECKING, ClassVar, Dict, Mapping, Optional, Tuple, Type
 
 from deadline_lint.catalog import Catalog
@@ -58,6 +57,8 @@ class Rule:
 
     @classmethod
     def documentation(cls) -> str:
+        import inspect  # only the docs and `explain` ask; a check never loads inspect
+
         return inspect.cleandoc(cls.__doc__ or "")
 
 

@@ -4,11 +4,11 @@ and never imported or executed."""
 from __future__ import annotations
 
 import ast
-import hashlib
 import os
 from collections import OrderedDict
 from typing import Callable, Dict, List, Optional, Tuple, TypeVar
 
+from deadline_lint import digests
 from deadline_lint.roots import root_above
 from deadline_lint.source import DecodeError, decode_source
 
@@ -178,7 +178,7 @@ class ModuleSource:
     @property
     def digest(self) -> str:
         if self._digest is None:
-            self._digest = hashlib.blake2b(self.text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+            self._digest = digests.blake2b(self.text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
         return self._digest
 
     @property
