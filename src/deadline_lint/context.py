@@ -64,15 +64,15 @@ class FileContext:
         return found  # type: ignore[return-value]
 
     def close(self) -> None:
-        """Drop what the analyses remembered once the file is done. They hold the context and
-        each scope's bindings hold the scope: left as cycles, the whole tree would wait for
-        the cyclic collector, which walks every node before freeing it."""
+        """Drop what the analyses, the scopes and the resolver remembered once the file is
+        done. They hold the context (the resolver holds it as the file's view): left as
+        cycles, the whole tree would wait for the cyclic collector, which walks every node
+        before freeing it (tests/test_collector.py)."""
         self._analyses.clear()
         self._states.clear()
         release_own_tree()  # the semantics layer's view of this file
-        for scope in self._scopes.values():
-            scope.clear_caches()
-        self.resolver.detach()  # it holds this context back
+        self.resolver.release()  # the scopes are shared with it
+        self.resolver.detach()
 
     @property
     def parent(self) -> Optional[ast.AST]:

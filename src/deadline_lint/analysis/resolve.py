@@ -110,9 +110,10 @@ class Resolver:
         self._project = value
 
     def release(self) -> None:
-        """Forget the scopes built so far: each holds its bindings, which hold it back, so
-        left alone they and the tree they point into wait for the cyclic collector (paused
-        while a file is checked, when facts of other modules are computed)."""
+        """Forget the scopes built so far and what analyses kept on them (`Scope.facts`,
+        which may point back at the scope), so that the tree they point into is freed by
+        reference counting, not left for the cyclic collector (paused while a file is
+        checked, when facts of other modules are computed)."""
         for scope in self._scopes.values():
             scope.clear_caches()
         self._scopes.clear()
