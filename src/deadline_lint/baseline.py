@@ -77,7 +77,7 @@ def write_baseline(path: str, found: Sequence[Diagnostic]) -> int:
     document = {"version": FORMAT_VERSION, "tool": "deadline-lint", "findings": entries}
     try:
         with open(path, "w", encoding="utf-8") as handle:
-            json.dump(document, handle, indent=1)
+            handle.write(json.dumps(document, indent=1))
             handle.write("\n")
     except OSError as exc:
         raise ProfileError(f"{path}: cannot write the baseline: {exc.strerror or exc}") from None

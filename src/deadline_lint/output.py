@@ -40,7 +40,8 @@ def summary_line(found: List[Diagnostic], files_checked: int) -> str:
 
 
 def write_json(found: List[Diagnostic], out: TextIO, files_checked: int) -> None:
-    json.dump([d.to_json() for d in found], out, indent=2)
+    # One write: json.dump is the pure-Python encoder writing every token to the stream.
+    out.write(json.dumps([d.to_json() for d in found], indent=2))
     out.write("\n")
 
 
@@ -147,7 +148,7 @@ def sarif_document(found: List[Diagnostic]) -> Dict[str, Any]:
 
 
 def write_sarif(found: List[Diagnostic], out: TextIO, files_checked: int) -> None:
-    json.dump(sarif_document(found), out, indent=2)
+    out.write(json.dumps(sarif_document(found), indent=2))
     out.write("\n")
 
 
