@@ -194,6 +194,10 @@ class _Verifier:
             known = self._present[key] = current_hash(path, self.stamps.get(path)) == expected
         return known
 
+    def known(self, path: str, digest: str) -> None:
+        """`path` was just hashed (or stat-matched) to `digest`: its reach need not stat it again."""
+        self._present[(path, digest)] = True
+
     def folder_unchanged(self, path: str, mtime_ns: int) -> bool:
         """No entry added, removed or renamed in the folder since it was recorded."""
         known = self._folders.get(path)
@@ -319,6 +323,7 @@ class ResultCache:
             digest, read_at = hash_now(path, self.stamps.get(path))
             if digest != entry["hash"]:
                 return None
+            self._verifier.known(path, digest)
             reach = entry.get("reach")
             summaries = self.modules.get(reach["index"], {}) if reach is not None else {}
             if reach is not None and not self._verifier.reach_holds(reach, summaries, self.paths.paths):
