@@ -175,7 +175,7 @@ def forget_project_facts() -> None:
     for memo in (
         roots._ROOTS, outbound_project._ANSWERS, outbound_facts._SALTS,
         dependencies._MODULE_REACH, dependencies._PREFIXES,
-        dependencies._FOLDERS, dependencies._FILES,
+        dependencies._FOLDERS,
     ):
         memo.clear()
     scan._LAST_TABLE[0] = None

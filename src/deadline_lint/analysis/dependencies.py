@@ -50,7 +50,9 @@ class StoredReaches(Protocol):
         turn)."""
 
 
-_MODULE_REACH: Dict[Tuple[int, str], Tuple[Optional[str], Reach]] = {}
+# Memos by index (its id: an index lives as long as the run, see semantics.modules) and then
+# by dotted name: a key tuple per name held 2.5 MB of a cold corpus run with the cache on.
+_MODULE_REACH: Dict[int, Dict[str, Tuple[Optional[str], Reach]]] = {}
 
 
 def project_reach(
@@ -99,15 +101,15 @@ def project_reach(
 
 
 def _module_reach(index: ProjectModules, module_name: str) -> Tuple[Optional[str], Reach]:
-    key = (id(index), module_name)
-    known = _MODULE_REACH.get(key)
+    memo = _MODULE_REACH.setdefault(id(index), {})
+    known = memo.get(module_name)
     if known is None:
         module = index.module(module_name)
         if module is None:
             known = (None, Reach((), (), ()))
         else:
             known = (module.path, _reach(index, module.name, module.is_package, import_table(module.text)))
-        _MODULE_REACH[key] = known
+        memo[module_name] = known
     return known
 
 
@@ -135,15 +137,15 @@ def _reach(index: ProjectModules, module_name: str, is_package: bool, imports: D
     return Reach(tuple(ordered), tuple(sorted(files)), tuple(sorted(folders)), tuple(follow[p] for p in ordered))
 
 
-_PREFIXES: Dict[Tuple[int, str], Tuple[Optional[str], str, Tuple[str, ...], Tuple[str, ...]]] = {}
+_PREFIXES: Dict[int, Dict[str, Tuple[Optional[str], str, Tuple[str, ...], Tuple[str, ...]]]] = {}
 
 
 def _prefix(index: ProjectModules, name: str) -> Tuple[Optional[str], str, Tuple[str, ...], Tuple[str, ...]]:
     """(module path or None, its name, files tried before it that exist, folders where the
     files tried were absent), once per dotted name per index: thousands of modules import
     the same few names."""
-    key = (id(index), name)
-    known = _PREFIXES.get(key)
+    memo = _PREFIXES.setdefault(id(index), {})
+    known = memo.get(name)
     if known is None:
         module = index.module(name)
         tried: Set[str] = set()
@@ -151,27 +153,19 @@ def _prefix(index: ProjectModules, name: str) -> Tuple[Optional[str], str, Tuple
         for candidate, _ in candidates(index.search_paths, name):
             if module is not None and candidate == module.path:
                 break
-            if _is_file(candidate):
+            # Not memoised per path: such a table (90,000 paths on the corpus, 12 MB of the peak)
+            # spared 58,000 stats, 0.1 s of a 50 s cold run.
+            if os.path.isfile(candidate):
                 tried.add(candidate)
             else:
                 absent_in.add(_existing_folder(candidate))
-        known = _PREFIXES[key] = (
+        known = memo[name] = (
             None if module is None else module.path, name, tuple(tried), tuple(absent_in)
         )
     return known
 
 
 _FOLDERS: Dict[str, str] = {}
-_FILES: Dict[str, bool] = {}
-
-
-def _is_file(path: str) -> bool:
-    """os.path.isfile, once per path per process (the same few names are probed under the
-    same few folders by thousands of modules)."""
-    known = _FILES.get(path)
-    if known is None:
-        known = _FILES[path] = os.path.isfile(path)
-    return known
 
 
 def _existing_folder(path: str) -> str:
