@@ -170,6 +170,7 @@ def recorded_state(path: str, stamps: Optional[Mapping[str, List[Any]]] = None) 
 
 
 UNRELIABLE = -1
+_MISSING = object()
 
 
 def reliable_mtime(stat: os.stat_result) -> int:
@@ -181,37 +182,47 @@ class _Verifier:
 
     def __init__(self, stamps: Dict[str, List[Any]]) -> None:
         self.stamps = stamps  # path -> [size, mtime_ns, hash], from the cache file
-        self._present: Dict[Tuple[str, str], bool] = {}
-        self._folders: Dict[str, int] = {}
+        self._hashes: Dict[str, Optional[str]] = {}  # path -> its content hash now (None: unreadable)
+        self._folders: Dict[str, int] = {}  # path -> its mtime now (-2: gone)
         # By index: module summaries ("path|hash") whose closure holds (a module's reach
         # depends on its index's search paths, so each index has its own).
         self.verified: Dict[str, set] = {}
 
     def present(self, path: str, expected: str) -> bool:
-        key = (path, expected)
-        known = self._present.get(key)
-        if known is None:
-            known = self._present[key] = current_hash(path, self.stamps.get(path)) == expected
+        known = self._hashes.get(path, _MISSING)
+        if known is _MISSING:
+            known = self._hash_now(path)
+        return known == expected
+
+    def _hash_now(self, path: str) -> Optional[str]:
+        known = self._hashes[path] = current_hash(path, self.stamps.get(path))
         return known
 
-    def known(self, path: str, digest: str) -> None:
+    def known(self, path: str, digest: Optional[str]) -> None:
         """`path` was just hashed (or stat-matched) to `digest`: its reach need not stat it again."""
-        self._present[(path, digest)] = True
+        self._hashes[path] = digest
 
     def folder_unchanged(self, path: str, mtime_ns: int) -> bool:
         """No entry added, removed or renamed in the folder since it was recorded."""
         known = self._folders.get(path)
         if known is None:
-            try:
-                known = self._folders[path] = os.stat(path).st_mtime_ns
-            except OSError:
-                known = self._folders[path] = -2
+            known = self._folder_now(path)
         return known == mtime_ns and mtime_ns != UNRELIABLE
+
+    def _folder_now(self, path: str) -> int:
+        try:
+            known = self._folders[path] = os.stat(path).st_mtime_ns
+        except OSError:
+            known = self._folders[path] = -2
+        return known
 
     def reach_holds(self, reach: Mapping[str, Any], summaries: Mapping[str, Any], paths: List[str]) -> bool:
         """A stored reach and, through its index's module summaries, its whole closure: every
         file with its recorded content, every absent path still absent. Summaries whose
         closure was verified in this run are not walked again."""
+        # present() and folder_unchanged() inlined: a warm run asks this of every file, some
+        # 40,000 times over a large project.
+        hashes, folders = self._hashes, self._folders
         pending = [reach]
         visited: List[str] = []
         verified = self.verified.setdefault(reach["index"], set())
@@ -219,10 +230,16 @@ class _Verifier:
             current = pending.pop()
             if current["complete"] is not True:
                 return False  # a file it named could not be read: never trusted
-            if not all(self.present(paths[number], digest) for number, digest in current["files"]):
-                return False
-            if not all(self.folder_unchanged(paths[number], mtime) for number, mtime in current["folders"]):
-                return False
+            for number, digest in current["files"]:
+                path = paths[number]
+                now = hashes.get(path, _MISSING)
+                if (self._hash_now(path) if now is _MISSING else now) != digest:
+                    return False
+            for number, mtime in current["folders"]:
+                path = paths[number]
+                now = folders.get(path)
+                if mtime == UNRELIABLE or (self._folder_now(path) if now is None else now) != mtime:
+                    return False
             for number, digest in current["follow"]:
                 node = f"{number}|{digest}"
                 if node in verified or node in visited:
@@ -269,7 +286,9 @@ class ResultCache:
         self.project = project
         shard = digests.blake2b(project.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
         self.path = os.path.join(folder, f"v{_FORMAT}", key, f"{shard}.marshal")
-        self.entries: Dict[str, Dict[str, Any]] = {}
+        # Values marshalled (as read, or as stored by this run) until used: a cold run over a
+        # large project held 20 MB of entries and module reaches as objects until it saved.
+        self.entries: Dict[str, Any] = _Encoded()
         self.stamps: Dict[str, List[Any]] = {}  # every recorded file: [size, mtime_ns, hash]
         # Module reaches, by project (root and search paths) and then "path|hash".
         self.modules: Dict[str, Dict[str, Any]] = {}
@@ -375,7 +394,7 @@ class ResultCache:
         self.stamps[path] = [stamp[0], UNRELIABLE if fresh else stamp[1], digest]
         if dependencies is not None:
             entry["reach"] = {"index": dependencies.index, **dependencies.reach_document(dependencies.own, self.paths)}
-            table = self.modules.setdefault(dependencies.index, {})
+            table = self.modules.setdefault(dependencies.index, _Encoded())
             for module_path, reach in dependencies.modules.items():
                 state = dependencies.states.get(module_path)
                 if state is not None:
@@ -384,10 +403,10 @@ class ResultCache:
                     # loaded one that was never verified may be damaged, so it is replaced.
                     done = (dependencies.index, node)
                     if done not in self._written and node not in self._verifier.verified.get(dependencies.index, ()):
-                        table[node] = dependencies.reach_document(reach, self.paths)
+                        table[node] = marshal.dumps(dependencies.reach_document(reach, self.paths))
                         self._written.add(done)
             self.stamps.update(dependencies.states)
-        self.entries[path] = entry
+        self.entries[path] = marshal.dumps(entry)
         self._stored.add(path)
         self.changed = True
 
@@ -403,12 +422,14 @@ class ResultCache:
             if large:
                 # A run over most of what is cached (a folder walk, not pre-commit's few files)
                 # drops the entries of files that are gone; a small run spares the stats.
-                live = {path: entry for path, entry in live.items() if path in self._asked or os.path.exists(path)}
+                live = {
+                    path: entry for path, entry in dict.items(live) if path in self._asked or os.path.exists(path)
+                }
             try:
                 modules, needed = _reachable(live, self.modules, self.paths.paths)
             except (KeyError, TypeError, ValueError, AttributeError, IndexError):
                 # Something loaded was malformed: keep only what this run wrote.
-                live = {path: entry for path, entry in live.items() if path in self._stored}
+                live = {path: entry for path, entry in dict.items(live) if path in self._stored}
                 modules, needed = _reachable(live, self.modules, self.paths.paths)
             stamps = {path: stamp for path, stamp in self.stamps.items() if path in needed}
             pruned = sum(len(table) for table in modules.values())
@@ -450,8 +471,6 @@ class ResultCache:
         return None
 
 
-_MISSING = object()
-
 
 class _Encoded(dict):
     """A table of the cache file whose values (a file's entry, a module's reach) stay
@@ -465,10 +484,7 @@ class _Encoded(dict):
         if value is _MISSING:
             return default
         if isinstance(value, bytes):
-            try:
-                value = marshal.loads(value)
-            except (EOFError, ValueError, TypeError):
-                value = None
+            value = _peek(value)
             dict.__setitem__(self, key, value)
         return value
 
@@ -485,6 +501,16 @@ class _Encoded(dict):
         return [(key, self.get(key)) for key in self]
 
 
+def _peek(value: Any) -> Any:
+    """A value of an _Encoded table, decoded without being kept decoded (None: undecodable)."""
+    if not isinstance(value, bytes):
+        return value
+    try:
+        return marshal.loads(value)
+    except (EOFError, ValueError, TypeError):
+        return None
+
+
 def _encoded(table: Dict[str, Any]) -> Dict[str, Any]:
     """A table as the file holds it: each value marshalled (those never decoded as read)."""
     return {
@@ -493,12 +519,12 @@ def _encoded(table: Dict[str, Any]) -> Dict[str, Any]:
     }
 
 
-def _reachable(entries: Mapping[str, Any], modules: Mapping[str, Any], paths: List[str]) -> Tuple[Dict[str, Any], set]:
+def _reachable(entries: Dict[str, Any], modules: Mapping[str, Any], paths: List[str]) -> Tuple[Dict[str, Any], set]:
     """The module summaries some live entry still reaches (older versions are dropped), and
     every path whose stamp is worth keeping."""
     kept: Dict[str, Dict[str, Any]] = {}
     needed = set(entries)
-    for entry in entries.values():
+    for entry in map(_peek, dict.values(entries)):
         reach = entry.get("reach") if isinstance(entry, dict) else None
         if not isinstance(reach, dict):
             continue
@@ -513,8 +539,8 @@ def _reachable(entries: Mapping[str, Any], modules: Mapping[str, Any], paths: Li
                 node = f"{number}|{digest}"
                 needed.add(paths[number])
                 if node not in out and node in table:
-                    out[node] = table[node]
-                    pending.append(table[node])
+                    out[node] = raw = dict.__getitem__(table, node)  # kept as it is: bytes stay bytes
+                    pending.append(_peek(raw))
     return kept, needed
 
 
