@@ -276,6 +276,33 @@ def shop(tmp_path) -> Path:
     return aged(project)
 
 
+def test_reach_memos_dropped_for_older_projects_answer_alike(shop, tmp_path, monkeypatch) -> None:
+    """Only the memos of the projects asked about last are kept; a project asked about again
+    after its memos were dropped gets the same reaches."""
+    from deadline_lint.analysis import dependencies
+    from deadline_lint.catalog import load_catalog
+
+    second = tmp_path / "second"
+    shutil.copytree(shop, second)
+    files = [root / "shop" / name for root in (shop, second) for name in ("orders.py", "compat.py", "transport.py")]
+    files = [path for path in files if path.exists()]
+    assert len(files) >= 4
+    catalog = load_catalog()
+
+    def reaches() -> list:
+        for memo in (dependencies._MODULE_REACH, dependencies._PREFIXES, dependencies._FOLDERS):
+            memo.clear()
+        # Alternating projects: with one kept, every question finds the other's memos gone.
+        order = [path for pair in zip(files[: len(files) // 2], files[len(files) // 2:]) for path in pair]
+        return [dependencies.project_reach(str(path), path.read_text(), catalog) for path in order * 2]
+
+    kept = reaches()
+    monkeypatch.setattr(dependencies, "KEEP_INDEXES", 1)
+    dropped = reaches()
+    assert dependencies._PREFIXES._tables and len(dependencies._PREFIXES._tables) == 1
+    assert dropped == kept and all(reach is not None and reach.own.follow for reach in kept[:2])
+
+
 def test_editing_a_module_the_file_reaches_invalidates_it(shop, tmp_path, capsys, monkeypatch) -> None:
     folder = tmp_path / "cache"
     orders = shop / "shop" / "orders.py"

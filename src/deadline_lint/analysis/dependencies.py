@@ -20,7 +20,8 @@ instead of looking up every import line of every module again.
 from __future__ import annotations
 
 import os
-from typing import Dict, NamedTuple, Optional, Protocol, Set, Tuple
+from collections import OrderedDict
+from typing import Any, Dict, NamedTuple, Optional, Protocol, Set, Tuple
 
 from deadline_lint.catalog import Catalog
 from deadline_lint.semantics.modules import ProjectModules, absolute_name, candidates, place_of, project_of
@@ -50,9 +51,42 @@ class StoredReaches(Protocol):
         turn)."""
 
 
-# Memos by index (its id: an index lives as long as the run, see semantics.modules) and then
-# by dotted name: a key tuple per name held 2.5 MB of a cold corpus run with the cache on.
-_MODULE_REACH: Dict[int, Dict[str, Tuple[Optional[str], Reach]]] = {}
+# Memos are kept for the indexes (projects) most recently asked about: a folder walk takes a
+# project's files together, and keeping every project's (154 indexes, 39,000 dotted names and
+# 48,000 folders on the library corpus) was some 20 MB of a cold run's peak with the cache on.
+# An index lives as long as the run (see semantics.modules), so its id stays its own.
+KEEP_INDEXES = 8
+
+
+class _Recent:
+    """One memo table per index, for the KEEP_INDEXES indexes asked about last."""
+
+    def __init__(self) -> None:
+        self._tables: "OrderedDict[int, Dict[str, Any]]" = OrderedDict()
+        self._last: Tuple[int, Dict[str, Any]] = (0, {})
+
+    def of(self, index: ProjectModules) -> Dict[str, Any]:
+        key = id(index)
+        if self._last[0] == key:
+            return self._last[1]  # most questions in a row are about one index
+        table = self._tables.get(key)
+        if table is None:
+            table = self._tables[key] = {}
+            while len(self._tables) > KEEP_INDEXES:
+                self._tables.popitem(last=False)
+        else:
+            self._tables.move_to_end(key)
+        self._last = (key, table)
+        return table
+
+    def clear(self) -> None:
+        self._tables.clear()
+        self._last = (0, {})
+
+
+_MODULE_REACH = _Recent()  # dotted name -> (its path or None, its Reach)
+_PREFIXES = _Recent()  # dotted name -> see _prefix
+_FOLDERS = _Recent()  # a path's folder -> the deepest folder on it that exists
 
 
 def project_reach(
@@ -76,7 +110,7 @@ def project_reach(
         _, own = _module_reach(index, name)  # shared with the files importing it
     else:
         own = _reach(index, name, is_package, import_table(text))
-    folders = {_existing_folder(path) for path in absent}
+    folders = {_existing_folder(path, _FOLDERS.of(index)) for path in absent}
     own = own._replace(files=tuple(sorted(present.union(own.files))), folders=tuple(sorted(folders.union(own.folders))))
     signature = "\n".join((index.root, *index.search_paths))
     known = None if sent is None else sent.setdefault(signature, set())
@@ -101,7 +135,7 @@ def project_reach(
 
 
 def _module_reach(index: ProjectModules, module_name: str) -> Tuple[Optional[str], Reach]:
-    memo = _MODULE_REACH.setdefault(id(index), {})
+    memo = _MODULE_REACH.of(index)
     known = memo.get(module_name)
     if known is None:
         module = index.module(module_name)
@@ -137,14 +171,11 @@ def _reach(index: ProjectModules, module_name: str, is_package: bool, imports: D
     return Reach(tuple(ordered), tuple(sorted(files)), tuple(sorted(folders)), tuple(follow[p] for p in ordered))
 
 
-_PREFIXES: Dict[int, Dict[str, Tuple[Optional[str], str, Tuple[str, ...], Tuple[str, ...]]]] = {}
-
-
 def _prefix(index: ProjectModules, name: str) -> Tuple[Optional[str], str, Tuple[str, ...], Tuple[str, ...]]:
     """(module path or None, its name, files tried before it that exist, folders where the
     files tried were absent), once per dotted name per index: thousands of modules import
     the same few names."""
-    memo = _PREFIXES.setdefault(id(index), {})
+    memo = _PREFIXES.of(index)
     known = memo.get(name)
     if known is None:
         module = index.module(name)
@@ -158,23 +189,20 @@ def _prefix(index: ProjectModules, name: str) -> Tuple[Optional[str], str, Tuple
             if os.path.isfile(candidate):
                 tried.add(candidate)
             else:
-                absent_in.add(_existing_folder(candidate))
+                absent_in.add(_existing_folder(candidate, _FOLDERS.of(index)))
         known = memo[name] = (
             None if module is None else module.path, name, tuple(tried), tuple(absent_in)
         )
     return known
 
 
-_FOLDERS: Dict[str, str] = {}
-
-
-def _existing_folder(path: str) -> str:
+def _existing_folder(path: str, memo: Dict[str, str]) -> str:
     """The deepest folder on `path` that exists (memoised: thousands of probes share few)."""
     folder = os.path.dirname(path)
-    known = _FOLDERS.get(folder)
+    known = memo.get(folder)
     if known is None:
-        known = folder if os.path.isdir(folder) else _existing_folder(folder)
-        _FOLDERS[folder] = known
+        known = folder if os.path.isdir(folder) else _existing_folder(folder, memo)
+        memo[folder] = known
     return known
 
 
