@@ -380,13 +380,21 @@ def _lint_cached(run: Session, paths: Sequence[str], cache_dir: str) -> Iterator
     caches: Dict[Tuple[str, str], "ResultCache"] = {}
     owner: Dict[str, "ResultCache"] = {}
     misses: List[str] = []
+    # By folder as given (a file's profile, project and so cache file are its folder's): a
+    # warm run over thousands of files spent more on abspath and the lookups than on its hits.
+    folders: Dict[str, Tuple[str, "ResultCache"]] = {}
     for path in paths:
-        absolute = os.path.abspath(path)
-        folder = os.path.dirname(absolute)
-        shard = (checkers.settings_key(checkers.resolver.for_path(path, False)), root_above(folder) or folder)
-        cache = caches.get(shard)
-        if cache is None:
-            cache = caches[shard] = ResultCache(cache_dir, *shard)
+        head, name = os.path.split(path)
+        known = folders.get(head)
+        if known is None:
+            folder = os.path.abspath(head)
+            shard = (checkers.settings_key(checkers.resolver.for_path(path, False)), root_above(folder) or folder)
+            cache = caches.get(shard)
+            if cache is None:
+                cache = caches[shard] = ResultCache(cache_dir, *shard)
+            known = folders[head] = (folder, cache)
+        folder, cache = known
+        absolute = os.path.join(folder, name)
         owner[path] = cache
         cached = cache.lookup(absolute, path)
         if cached is None:
