@@ -471,7 +471,6 @@ class ResultCache:
         return None
 
 
-
 class _Encoded(dict):
     """A table of the cache file whose values (a file's entry, a module's reach) stay
     marshalled as read until one is used: a run over one changed file uses a few hundred of

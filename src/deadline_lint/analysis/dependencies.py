@@ -110,7 +110,8 @@ def project_reach(
         _, own = _module_reach(index, name)  # shared with the files importing it
     else:
         own = _reach(index, name, is_package, import_table(text))
-    folders = {_existing_folder(path, _FOLDERS.of(index)) for path in absent}
+    existing = _FOLDERS.of(index)
+    folders = {_existing_folder(path, existing) for path in absent}
     own = own._replace(files=tuple(sorted(present.union(own.files))), folders=tuple(sorted(folders.union(own.folders))))
     signature = "\n".join((index.root, *index.search_paths))
     known = None if sent is None else sent.setdefault(signature, set())
@@ -181,6 +182,7 @@ def _prefix(index: ProjectModules, name: str) -> Tuple[Optional[str], str, Tuple
         module = index.module(name)
         tried: Set[str] = set()
         absent_in: Set[str] = set()
+        existing = _FOLDERS.of(index)
         for candidate, _ in candidates(index.search_paths, name):
             if module is not None and candidate == module.path:
                 break
@@ -189,7 +191,7 @@ def _prefix(index: ProjectModules, name: str) -> Tuple[Optional[str], str, Tuple
             if os.path.isfile(candidate):
                 tried.add(candidate)
             else:
-                absent_in.add(_existing_folder(candidate, _FOLDERS.of(index)))
+                absent_in.add(_existing_folder(candidate, existing))
         known = memo[name] = (
             None if module is None else module.path, name, tuple(tried), tuple(absent_in)
         )
