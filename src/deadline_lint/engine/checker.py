@@ -384,9 +384,9 @@ def _tables(rules: Sequence[Rule], needs: Sequence[BoundNeeds], selection: Selec
         rule = rules[index]
         for node_type in rule.node_types:
             if node_type not in masked:
-                _join(dispatch.setdefault(node_type, []), needs[index].first_looks.get(node_type), rule)
+                _join(dispatch.setdefault(node_type, []), needs[index].first_looks.get(node_type), rule, node_type)
         for node_type in rule.leave_node_types:
-            leave_dispatch.setdefault(node_type, []).append((rule, rule.leave))
+            leave_dispatch.setdefault(node_type, []).append((rule, rule.leaver(node_type)))
         body = needs[index].body_requires
         if body is not None and open_body:
             bodies.setdefault(signature(body), (body, []))[1].append(index)
@@ -394,15 +394,16 @@ def _tables(rules: Sequence[Rule], needs: Sequence[BoundNeeds], selection: Selec
     return dispatch, leave_dispatch, _SCOPE_TYPES.union(leave_dispatch), grouped
 
 
-def _join(groups: List[Group], first_look: Optional[FirstLook], rule: Rule) -> None:
+def _join(groups: List[Group], first_look: Optional[FirstLook], rule: Rule, node_type: Type[ast.AST]) -> None:
     """Add `rule` to the group of its first look (kept in the order the groups were opened),
     or open a group of its own."""
+    member = (rule, rule.visitor(node_type))
     if first_look is not None:
         for index, (look, members) in enumerate(groups):
             if look is first_look:
-                groups[index] = (look, members + ((rule, rule.visit),))
+                groups[index] = (look, members + (member,))
                 return
-    groups.append((first_look, ((rule, rule.visit),)))
+    groups.append((first_look, (member,)))
 
 
 class FixClasses:

@@ -3,7 +3,7 @@ importing it loads no rule (`families.registry` loads them all)."""
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, ClassVar, Dict, Mapping, Optional, Tuple, Type
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Dict, Mapping, Optional, Tuple, Type
 
 from deadline_lint.catalog import Catalog
 from deadline_lint.support.diagnostics import Applicability
@@ -19,7 +19,8 @@ DOC_SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead", "F
 
 
 class Rule:
-    """Subclass, set the class attributes, implement `visit`, decorate with @register.
+    """Subclass, set the class attributes, implement `visit_<Type>` for each type of
+    `node_types` (or one `visit` for all of them), decorate with @register.
 
     The class docstring is the rule's documentation, in the sections of DOC_SECTIONS, each a
     `## Heading`; `deadline-lint explain` and docs/rules/ are generated from it.
@@ -49,6 +50,18 @@ class Rule:
 
     def visit(self, node: ast.AST, ctx: "FileView") -> None:
         raise NotImplementedError
+
+    def visitor(self, node_type: Type[ast.AST]) -> Callable[[Any, "FileView"], None]:
+        """The method the engine calls for nodes of `node_type`: `visit_<Type>` (for example
+        `visit_Call(self, node: ast.Call, ctx)`, typed with its node) when the rule has one,
+        else `visit`."""
+        handler: Callable[[Any, "FileView"], None] = getattr(self, f"visit_{node_type.__name__}", self.visit)
+        return handler
+
+    def leaver(self, node_type: Type[ast.AST]) -> Callable[[Any, "FileView"], None]:
+        """`leave_<Type>` when the rule has one, else `leave`."""
+        handler: Callable[[Any, "FileView"], None] = getattr(self, f"leave_{node_type.__name__}", self.leave)
+        return handler
 
     def leave(self, node: ast.AST, ctx: "FileView") -> None:
         """Called once every descendant of `node` was visited (types in leave_node_types).
