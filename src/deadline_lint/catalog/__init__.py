@@ -25,7 +25,7 @@ from deadline_lint.catalog.retry import (
 )
 from deadline_lint.catalog.schema import CALL, WAIT, validate_client_groups  # noqa: F401  (re-exported)
 from deadline_lint.support import digests
-from deadline_lint.support.records import dataclass, field
+from dataclasses import dataclass, field
 
 _HERE = Path(__file__).parent
 

@@ -17,7 +17,7 @@ from deadline_lint.engine.rule import Rule, registered_rules
 from deadline_lint.support.source import SourceFile
 from deadline_lint.settings.profile import Profile, default_profile
 from deadline_lint.support.selector import Selector
-from deadline_lint.support import records
+import dataclasses
 from deadline_lint.support.collector import collector_paused as _collector_paused
 
 _OWN_FRAMES = 10  # thread bootstrap and ast.parse: what a fresh-stack parse adds to a script's
@@ -324,7 +324,7 @@ class BoundNeeds:
         self.first_looks = {t: look.bind(rule) for t, look in rule.first_looks.items()}
 
 
-@records.dataclass
+@dataclasses.dataclass
 class PrefilterStats:
     """What the walk left out (functions and classes looked at, walked for fewer rules, not
     walked at all), for the benchmark."""
@@ -431,7 +431,7 @@ class FixClasses:
                 if wanted is Applicability.UNSAFE or not any(
                     source.touches_comment(e.start, e.end) for e in fix.edits
                 ):
-                    diagnostic = records.replace(diagnostic, fix=records.replace(fix, applicability=wanted))
+                    diagnostic = dataclasses.replace(diagnostic, fix=dataclasses.replace(fix, applicability=wanted))
             adjusted.append(diagnostic)
         return adjusted
 

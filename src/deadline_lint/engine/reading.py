@@ -7,7 +7,7 @@ from typing import Union
 
 from deadline_lint.support.diagnostics import Diagnostic, tool_diagnostic
 from deadline_lint.support.source import DecodeError, decode_source
-from deadline_lint.support.records import dataclass
+from dataclasses import dataclass
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
 

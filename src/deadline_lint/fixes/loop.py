@@ -41,7 +41,7 @@ from deadline_lint.fixes.writes import (
 )
 from deadline_lint.semantics.imported import imports_module_mentioning
 from deadline_lint.semantics.local.imports import parse_import
-from deadline_lint.support.records import dataclass
+from dataclasses import dataclass
 
 MAX_ROUNDS = 10
 _PARSE_FAILURES = ("DL001", "DL002")

@@ -21,7 +21,7 @@ import tokenize
 from typing import Any, BinaryIO, Optional
 
 from deadline_lint.support.source import DecodeError, decode_source
-from deadline_lint.support.records import dataclass
+from dataclasses import dataclass
 
 UTF8_BOM = b"\xef\xbb\xbf"
 TEMP_SUFFIX = ".deadline-lint.tmp"  # recognisable, should a SIGKILL ever leave one behind

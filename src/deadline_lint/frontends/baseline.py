@@ -18,7 +18,7 @@ from deadline_lint.support.diagnostics import Diagnostic
 from deadline_lint.support.source import DecodeError, SourceFile, decode_source
 from deadline_lint.settings.globs import relative_path
 from deadline_lint.settings.profile import ProfileError
-from deadline_lint.support.records import dataclass
+from dataclasses import dataclass
 
 FORMAT_VERSION = 1
 

@@ -29,7 +29,7 @@ from deadline_lint.support.diagnostics import Applicability, Diagnostic
 from deadline_lint.support.source import SourceFile
 from deadline_lint.support.tool_codes import TOOL_CODES
 from deadline_lint.frontends.server_engine import UNSAVED_PATH, BufferCheck, Engine
-from deadline_lint.support.records import dataclass
+from dataclasses import dataclass
 
 try:
     from lsprotocol import types

@@ -29,7 +29,7 @@ from deadline_lint.support.diagnostics import Diagnostic, Fix, tool_diagnostic
 from deadline_lint.run import api
 from deadline_lint.semantics.modules import consulted, start_consulting
 from deadline_lint.settings.profile import ProfileError
-from deadline_lint.support.records import dataclass
+from dataclasses import dataclass
 
 if TYPE_CHECKING:
     from deadline_lint.engine.checker import Checker

@@ -44,7 +44,7 @@ from deadline_lint.run.selection import SelectorError, check_selectors
 from deadline_lint.semantics.modules import consulted, forget_projects, start_consulting
 from deadline_lint.semantics.store import flush as flush_store
 from deadline_lint.settings.profile import ProfileError
-from deadline_lint.support.records import dataclass
+from dataclasses import dataclass
 
 if TYPE_CHECKING:
     import ast

@@ -7,7 +7,7 @@ from __future__ import annotations
 from deadline_lint.run.selection import SelectorError, check_selectors
 from deadline_lint.settings.profile import SELECTOR_KEYS, Profile, ProfileError
 from deadline_lint.settings.profile_roles import role_warnings
-from deadline_lint.support import records
+import dataclasses
 
 
 def check_profile(profile: Profile) -> Profile:
@@ -24,4 +24,4 @@ def check_profile(profile: Profile) -> Profile:
         raise ProfileError(str(exc)) from None
     if not profile.budget.type_roles:
         return profile
-    return records.replace(profile, warnings=role_warnings(profile))
+    return dataclasses.replace(profile, warnings=role_warnings(profile))

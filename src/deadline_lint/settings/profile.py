@@ -18,7 +18,7 @@ from deadline_lint.catalog import compiled
 from deadline_lint.settings.profile_settings import TIMEOUT_FLOOR_S, Settings, checks, defaults, typed_fields
 from deadline_lint.settings.profile_values import GRPC_STATUS_NAMES, is_expression_template
 from deadline_lint.support.selector import Selector
-from deadline_lint.support.records import dataclass, field
+from dataclasses import dataclass, field
 
 __all__ = ["TIMEOUT_FLOOR_S", "GRPC_STATUS_NAMES", "is_expression_template", "Profile", "ProfileError"]
 

@@ -19,7 +19,7 @@ from typing import Any, Dict
 
 from deadline_lint.settings.profile import MAX_PROFILE_BYTES, MAX_PROFILE_VALUES
 from deadline_lint.settings.profile_settings import Settings, default_of, entries, plain
-from deadline_lint.support import records
+import dataclasses
 
 SHIPPED = Path(__file__).with_name("profile.schema.json")
 DOCS_PAGE = Path(__file__).resolve().parents[3] / "docs" / "settings.md"
@@ -27,7 +27,7 @@ DOCS_PAGE = Path(__file__).resolve().parents[3] / "docs" / "settings.md"
 
 def _object(cls: type) -> Dict[str, Any]:
     properties: Dict[str, Any] = {}
-    for f in sorted(records.fields(cls), key=lambda f: f.name):
+    for f in sorted(dataclasses.fields(cls), key=lambda f: f.name):
         if "section" in f.metadata:
             node = _object(f.metadata["section"])
         else:

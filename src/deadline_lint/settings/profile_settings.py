@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any, Dict, Iterator, Mapping, Optional, Tuple, Type
 
 from deadline_lint.settings import profile_values as v
-from deadline_lint.support import records
-from deadline_lint.support.records import dataclass, field
+import dataclasses
+from dataclasses import dataclass, field
 
 # The least timeout a fix ever inserts. A spent budget must still give a *positive* timeout:
 # requests/urllib3 raise ValueError on 0, a socket timeout of 0 means non-blocking
@@ -175,7 +175,7 @@ class Entry:
 
 def entries(cls: Type[Any] = Settings, prefix: Tuple[str, ...] = ()) -> Iterator[Entry]:
     """Every setting and section, depth first, in declaration order."""
-    for f in records.fields(cls):
+    for f in dataclasses.fields(cls):
         path = (*prefix, f.name)
         if "section" in f.metadata:
             yield Entry(path, f.metadata["doc"], section=f.metadata["section"])
@@ -184,8 +184,8 @@ def entries(cls: Type[Any] = Settings, prefix: Tuple[str, ...] = ()) -> Iterator
             yield Entry(path, f.metadata["doc"], f.metadata["check"], default=default_of(f))
 
 
-def default_of(f: "records.Field[Any]") -> Any:
-    if f.default is not records.MISSING:
+def default_of(f: "dataclasses.Field[Any]") -> Any:
+    if f.default is not dataclasses.MISSING:
         return f.default
     return f.default_factory()  # type: ignore[misc,operator]
 
@@ -202,7 +202,7 @@ def plain(value: Any) -> Any:
 def defaults(cls: Type[Any] = Settings) -> Dict[str, Any]:
     """The built-in defaults as a plain mapping (what a profile file overrides)."""
     result: Dict[str, Any] = {}
-    for f in records.fields(cls):
+    for f in dataclasses.fields(cls):
         if "section" in f.metadata:
             result[f.name] = defaults(f.metadata["section"])
         else:
@@ -214,14 +214,14 @@ def checks(cls: Type[Any] = Settings) -> Dict[str, Any]:
     """Key -> Check, or a nested mapping for a section: what the loader validates against."""
     return {
         f.name: checks(f.metadata["section"]) if "section" in f.metadata else f.metadata["check"]
-        for f in records.fields(cls)
+        for f in dataclasses.fields(cls)
     }
 
 
 def typed_fields(cls: Type[Any], data: Mapping[str, Any]) -> Dict[str, Any]:
     """The constructor arguments of `cls` for a validated, merged mapping."""
     values: Dict[str, Any] = {}
-    for f in records.fields(cls):
+    for f in dataclasses.fields(cls):
         if "section" in f.metadata:
             section_cls = f.metadata["section"]
             values[f.name] = section_cls(**typed_fields(section_cls, data[f.name]))

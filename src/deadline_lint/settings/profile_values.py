@@ -10,7 +10,7 @@ import re
 from typing import Any, Callable, Dict, List, Mapping, Optional
 
 from deadline_lint.support.selector import SELECTOR_PATTERN, is_selector
-from deadline_lint.support.records import dataclass
+from dataclasses import dataclass
 
 _MAX_MS = 24 * 60 * 60 * 1000  # a day: no request budget is longer; larger is a typo
 _TEMPLATE_FIELDS = ("budget", "margin", "edge")

@@ -5,7 +5,7 @@ from enum import Enum
 from typing import Any, Dict, Optional, Tuple
 
 from deadline_lint.support.tool_codes import TOOL_CODES
-from deadline_lint.support.records import dataclass, field
+from dataclasses import dataclass, field
 
 
 class Applicability(str, Enum):

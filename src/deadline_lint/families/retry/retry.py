@@ -50,7 +50,7 @@ from deadline_lint.semantics.local.children import walk as walk_nodes
 from deadline_lint.semantics.local.declared import is_none
 from deadline_lint.semantics.local.resolve import dotted_parts
 from deadline_lint.semantics.local.scopes import ASSIGN, CLASS, OTHER, Scope
-from deadline_lint.support.records import dataclass
+from dataclasses import dataclass
 
 if TYPE_CHECKING:
     from deadline_lint.semantics.file_view import FileView

@@ -24,7 +24,7 @@ from typing import Callable, Iterator, List, Optional, Tuple
 
 from deadline_lint.families.retry.retry_loops import _leaves, continues
 from deadline_lint.families.shared.errors.exceptions import Admission
-from deadline_lint.support.records import dataclass
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True)

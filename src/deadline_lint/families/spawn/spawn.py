@@ -11,7 +11,7 @@ from deadline_lint.families.spawn.spawn_catalog import SpawnCatalog, spawn_catal
 from deadline_lint.semantics.local.children import walk as walk_nodes
 from deadline_lint.semantics.local.resolve import dotted_parts
 from deadline_lint.semantics.local.scopes import OTHER, Scope
-from deadline_lint.support.records import dataclass
+from dataclasses import dataclass
 
 if TYPE_CHECKING:
     from deadline_lint.semantics.file_view import FileView

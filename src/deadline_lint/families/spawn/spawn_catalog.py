@@ -7,7 +7,7 @@ from typing import Any, FrozenSet, Iterable, Mapping
 
 from deadline_lint.catalog import Catalog
 from deadline_lint.catalog.names import name_set
-from deadline_lint.support.records import dataclass
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True)

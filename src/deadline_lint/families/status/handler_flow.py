@@ -19,7 +19,7 @@ from typing import Callable, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 from deadline_lint.semantics.local.children import walk as walk_nodes
 from deadline_lint.semantics.local.expressions import last_name
-from deadline_lint.support.records import dataclass, field
+from dataclasses import dataclass, field
 
 FALLS_THROUGH, RETURNS, BREAKS, CONTINUES, RAISES_OTHER = (
     "falls through", "returns", "breaks", "continues", "raises another exception"

@@ -10,7 +10,7 @@ from deadline_lint.families.shared.instances import InstanceTest
 from deadline_lint.families.trace.trace_catalog import TraceCatalog, trace_catalog
 from deadline_lint.semantics.local.expressions import argument_at
 from deadline_lint.semantics.local.scopes import ASSIGN, Scope
-from deadline_lint.support.records import dataclass
+from dataclasses import dataclass
 
 if TYPE_CHECKING:
     from deadline_lint.semantics.file_view import FileView

@@ -6,7 +6,7 @@ from typing import Any, FrozenSet, Mapping, Optional
 
 from deadline_lint.catalog import Catalog
 from deadline_lint.catalog.names import name_set
-from deadline_lint.support.records import dataclass
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True)

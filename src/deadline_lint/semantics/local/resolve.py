@@ -26,7 +26,7 @@ from deadline_lint.semantics.local.scopes import (
     import_qualname,
     is_builtin,
 )
-from deadline_lint.support.records import dataclass
+from dataclasses import dataclass
 
 _MAX_DEPTH = 8  # chains of `a = b` longer than this are left unknown
 

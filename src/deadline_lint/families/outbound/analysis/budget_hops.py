@@ -29,7 +29,7 @@ from deadline_lint.semantics.local.children import walk as walk_nodes
 from deadline_lint.semantics.local.expressions import mentions_any
 from deadline_lint.semantics.local.scopes import ASSIGN, WITH, is_builtin
 from deadline_lint.settings.profile import Profile
-from deadline_lint.support.records import dataclass
+from dataclasses import dataclass
 
 if TYPE_CHECKING:
     from deadline_lint.semantics.file_view import FileView

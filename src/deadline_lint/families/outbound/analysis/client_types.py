@@ -20,7 +20,7 @@ from deadline_lint.semantics.local.declared import (
 )
 from deadline_lint.semantics.local.resolve import _MAX_DEPTH, Definition, ProjectTypes, Resolver
 from deadline_lint.semantics.local.scopes import ANNOTATED, ASSIGN, IMPORT, OTHER, PARAM, WITH, Binding, Scope
-from deadline_lint.support.records import dataclass
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from deadline_lint.families.outbound.analysis.wrappers import (
 from deadline_lint.semantics.local.expressions import argument_at, is_unbounded
 from deadline_lint.semantics.local.resolve import Definition, Resolver
 from deadline_lint.semantics.local.scopes import Scope
-from deadline_lint.support.records import dataclass
+from dataclasses import dataclass
 
 if TYPE_CHECKING:
     from deadline_lint.semantics.file_view import FileView

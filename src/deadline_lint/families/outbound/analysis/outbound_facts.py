@@ -35,7 +35,8 @@ from deadline_lint.semantics.local.scopes import ANNOTATED, ASSIGN
 from deadline_lint.semantics.modules import ModuleSource, absolute_name, project_of
 from deadline_lint.semantics.scan import import_table
 from deadline_lint.semantics.summary import FUNCTION, VALUE, ModuleTree, Names, class_members, own_returns
-from deadline_lint.support import digests, records
+import dataclasses
+from deadline_lint.support import digests
 
 ATTRIBUTE, CALL = "attr", "call"  # the symbol holds the client / calling it gives the client
 
@@ -130,8 +131,8 @@ def catalog_fingerprint(catalog: Catalog) -> str:
 def _canonical(value: object) -> str:
     """A text for `value` that is the same in every process (sets sorted: their order follows
     the per-process string hash)."""
-    if records.is_record(value) and not isinstance(value, type):
-        return "(" + ",".join(f"{f.name}={_canonical(getattr(value, f.name))}" for f in records.fields(value)) + ")"
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return "(" + ",".join(f"{f.name}={_canonical(getattr(value, f.name))}" for f in dataclasses.fields(value)) + ")"
     if isinstance(value, dict):
         return "{" + ",".join(sorted(f"{_canonical(k)}:{_canonical(v)}" for k, v in value.items())) + "}"
     if isinstance(value, (set, frozenset)):

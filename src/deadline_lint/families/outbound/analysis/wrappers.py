@@ -10,7 +10,7 @@ from deadline_lint.semantics.local.children import push_children
 from deadline_lint.semantics.local.children import walk as walk_nodes
 from deadline_lint.semantics.local.declared import FUNCTION_DEFS, is_plain_method
 from deadline_lint.semantics.local.scopes import CLASS, PARAM, Scope
-from deadline_lint.support.records import dataclass
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True)

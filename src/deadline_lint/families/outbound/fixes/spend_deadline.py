@@ -19,7 +19,7 @@ from deadline_lint.support.diagnostics import Edit
 from deadline_lint.support.source import SourceFile
 from deadline_lint.semantics.local.children import walk as walk_nodes
 from deadline_lint.semantics.local.scopes import PARAM, Binding
-from deadline_lint.support.records import dataclass
+from dataclasses import dataclass
 
 THREADED_PARAMETER = "budget_s"  # what --thread-budget adds; its deadline has a fixed name
 THREADED_DEADLINE = "budget_deadline_s"

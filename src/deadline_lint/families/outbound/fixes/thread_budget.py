@@ -91,7 +91,7 @@ from deadline_lint.semantics.local.children import walk as walk_nodes
 from deadline_lint.semantics.local.resolve import Resolver
 from deadline_lint.semantics.local.scopes import FUNCTION, IMPORT, OTHER, Scope
 from deadline_lint.settings.profile import Profile
-from deadline_lint.support.records import dataclass
+from dataclasses import dataclass
 
 if TYPE_CHECKING:
     from deadline_lint.engine.checker import Checker

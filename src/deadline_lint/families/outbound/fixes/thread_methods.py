@@ -27,7 +27,7 @@ from typing import Dict, List, Optional, Set, Tuple
 
 from deadline_lint.semantics.local.children import walk as walk_nodes
 from deadline_lint.semantics.local.scopes import ASSIGN, OTHER, PARAM, Scope
-from deadline_lint.support.records import dataclass
+from dataclasses import dataclass
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _HIDDEN_LOOKUP = frozenset({"__getattr__", "__getattribute__"})

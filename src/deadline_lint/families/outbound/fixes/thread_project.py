@@ -24,7 +24,7 @@ from typing import Dict, Iterable, List, Optional, Protocol, Sequence, Tuple, Ty
 from deadline_lint.support.diagnostics import Diagnostic
 from deadline_lint.semantics.facts import forget_facts
 from deadline_lint.semantics.modules import forget_projects, use_unsaved_text
-from deadline_lint.support.records import replace
+from dataclasses import replace
 
 
 class Result(Protocol):

@@ -40,7 +40,7 @@ from deadline_lint.semantics.local.function_body import function_body
 from deadline_lint.semantics.local.resolve import dotted_parts
 from deadline_lint.semantics.local.scopes import ASSIGN, FUNCTION, MODULE, PARAM, WITH, Scope
 from deadline_lint.settings.profile import Profile
-from deadline_lint.support.records import dataclass
+from dataclasses import dataclass
 
 if TYPE_CHECKING:
     from deadline_lint.semantics.file_view import AnalysisInputs, FileView

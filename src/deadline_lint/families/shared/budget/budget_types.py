@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Mapping, Optional, 
 from deadline_lint.catalog import Catalog
 from deadline_lint.semantics.local.resolve import dotted_parts
 from deadline_lint.settings.profile import Profile
-from deadline_lint.support.records import dataclass
+from dataclasses import dataclass
 
 if TYPE_CHECKING:
     from deadline_lint.semantics.local.resolve import Resolver

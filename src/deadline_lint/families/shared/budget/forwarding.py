@@ -18,7 +18,7 @@ from deadline_lint.families.shared.instances import method_scope
 from deadline_lint.semantics.local.expressions import dotted_text
 from deadline_lint.semantics.local.scopes import OTHER, PARAM, Scope
 from deadline_lint.settings.profile import Profile
-from deadline_lint.support.records import replace
+from dataclasses import replace
 
 if TYPE_CHECKING:
     from deadline_lint.semantics.file_view import FileView

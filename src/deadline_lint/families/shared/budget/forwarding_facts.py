@@ -18,7 +18,7 @@ from deadline_lint.semantics.local.resolve import dotted_parts
 from deadline_lint.semantics.local.scopes import Scope
 from deadline_lint.semantics.summary import FUNCTIONS, ModuleTree
 from deadline_lint.support import digests
-from deadline_lint.support.records import dataclass
+from dataclasses import dataclass
 
 if TYPE_CHECKING:
     from deadline_lint.semantics.file_view import FileView

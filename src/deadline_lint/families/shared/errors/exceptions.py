@@ -57,7 +57,7 @@ from deadline_lint.families.shared.errors.exception_facts import EXCEPTION_TUPLE
 from deadline_lint.semantics.file import FileSemantics
 from deadline_lint.semantics.local.resolve import dotted_parts
 from deadline_lint.semantics.local.scopes import ASSIGN, CLASS, OTHER, PARAM, Binding, Scope
-from deadline_lint.support.records import dataclass
+from dataclasses import dataclass
 
 if TYPE_CHECKING:
     from deadline_lint.semantics.file_view import FileView

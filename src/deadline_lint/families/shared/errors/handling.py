@@ -35,7 +35,7 @@ from deadline_lint.families.shared.errors.exceptions import (
 from deadline_lint.families.shared.errors.statuses import ProducedStatus, StatusAnalysis
 from deadline_lint.semantics.local.children import walk as walk_nodes
 from deadline_lint.semantics.local.scopes import Scope, imports_any
-from deadline_lint.support.records import dataclass
+from dataclasses import dataclass
 
 if TYPE_CHECKING:
     from deadline_lint.semantics.file_view import FileView

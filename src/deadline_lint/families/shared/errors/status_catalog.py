@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, Dict, FrozenSet, Mapping, Optional, Tuple
 
 from deadline_lint.catalog.names import canonical_name
-from deadline_lint.support.records import dataclass, field
+from dataclasses import dataclass, field
 
 CONSTANT, CLASS = "constant", "class"  # what a listed name is: a value, or a class to raise
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, FrozenSet, Mapping, Optional, Tuple
 
 from deadline_lint.catalog import Catalog
-from deadline_lint.support.records import dataclass
+from dataclasses import dataclass
 
 WALL, MONOTONIC = "wall", "monotonic"
 UNITS = ("s", "ns", "datetime", "text")

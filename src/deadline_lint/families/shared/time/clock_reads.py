@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Dict, FrozenSet, Optional, Set, Tuple
 from deadline_lint.families.shared.time.clock_catalog import MONOTONIC, WALL, ClockCatalog, clock_catalog
 from deadline_lint.families.shared.time.clock_facts import ProjectClocks
 from deadline_lint.semantics.local.scopes import ASSIGN, NESTED_STATEMENTS, Scope
-from deadline_lint.support.records import dataclass
+from dataclasses import dataclass
 
 if TYPE_CHECKING:
     from deadline_lint.semantics.file_view import AnalysisInputs

@@ -25,7 +25,7 @@ from deadline_lint.families.shared.time.clock_catalog import WALL
 from deadline_lint.families.shared.time.clock_reads import ClockRead
 from deadline_lint.semantics.local.function_body import function_body
 from deadline_lint.semantics.local.scopes import FUNCTION, IMPORT, MODULE, Scope
-from deadline_lint.support.records import replace
+from dataclasses import replace
 
 if TYPE_CHECKING:
     from deadline_lint.support.source import SourceFile

@@ -48,7 +48,7 @@ from deadline_lint.families.shared.time.kept_deadlines import KeptDeadlines
 from deadline_lint.semantics.local.declared import is_none
 from deadline_lint.semantics.local.function_body import function_body
 from deadline_lint.semantics.local.scopes import ASSIGN, FUNCTION, Scope
-from deadline_lint.support.records import dataclass
+from dataclasses import dataclass
 
 if TYPE_CHECKING:
     from deadline_lint.semantics.file_view import AnalysisInputs, FileView
