@@ -27,7 +27,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from deadline_lint import __version__
 from deadline_lint.support.diagnostics import Diagnostic
-from deadline_lint.support import digests
+import hashlib
 
 CACHE_DIR_NAME = ".deadline_lint_cache"
 CACHE_DIR_ENV = "DEADLINE_LINT_CACHE_DIR"
@@ -39,7 +39,7 @@ Stamp = Tuple[int, int]  # (size, mtime_ns)
 
 
 def content_hash(data: bytes) -> str:
-    return digests.blake2b(data, digest_size=16).hexdigest()
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
 def stamp_of(stat: os.stat_result) -> Stamp:
@@ -67,7 +67,7 @@ def tool_fingerprint() -> str:
                     stat = os.stat(path)
                     relative = os.path.join(inside, name) if inside else name
                     parts.append(f"{relative}:{stat.st_size}:{stat.st_mtime_ns}")
-        _TOOL = digests.blake2b("\n".join(parts).encode(), digest_size=16).hexdigest()
+        _TOOL = hashlib.blake2b("\n".join(parts).encode(), digest_size=16).hexdigest()
     return _TOOL
 
 
@@ -75,7 +75,7 @@ def settings_key(raw_profile: Mapping[str, Any], profile_root: Optional[str], op
     """One key for everything besides the file that decides its findings."""
     document = {"tool": tool_fingerprint(), "profile": raw_profile, "root": profile_root, "options": options}
     text = json.dumps(document, sort_keys=True, default=repr)
-    return digests.blake2b(text.encode(), digest_size=16).hexdigest()
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
 
 
 def default_cache_dir() -> str:
@@ -285,7 +285,7 @@ class ResultCache:
         self.folder = folder
         self.key = key
         self.project = project
-        shard = digests.blake2b(project.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+        shard = hashlib.blake2b(project.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
         self.path = os.path.join(folder, f"v{_FORMAT}", key, f"{shard}.marshal")
         # Values marshalled (as read, or as stored by this run) until used: a cold run over a
         # large project held 20 MB of entries and module reaches as objects until it saved.

@@ -24,7 +24,7 @@ from deadline_lint.catalog.retry import (
     validate_retry_catalog,
 )
 from deadline_lint.catalog.schema import CALL, WAIT, validate_client_groups  # noqa: F401  (re-exported)
-from deadline_lint.support import digests
+import hashlib
 from dataclasses import dataclass, field
 
 _HERE = Path(__file__).parent
@@ -391,7 +391,7 @@ def _builtin_retry() -> RetryCatalog:
 
 @lru_cache(maxsize=None)
 def _builtin_digest() -> str:
-    digest = digests.blake2b(digest_size=16)
+    digest = hashlib.blake2b(digest_size=16)
     for path in sorted(_HERE.glob("*.yaml")):
         data = path.read_bytes()
         digest.update(b"\0%s\0%d\0" % (path.name.encode(), len(data)))
@@ -406,6 +406,6 @@ def load_catalog(extra_groups: Iterable[Mapping[str, Any]] = ()) -> Catalog:
     # The same inputs build the same catalog in this build of the tool (whatever is stored
     # under a digest lives in a folder named by the tool's own fingerprint).
     extra_text = json.dumps(extra, sort_keys=True, default=repr)
-    inputs = digests.blake2b(f"{_builtin_digest()}\0{extra_text}".encode(), digest_size=16).hexdigest()
+    inputs = hashlib.blake2b(f"{_builtin_digest()}\0{extra_text}".encode(), digest_size=16).hexdigest()
     object.__setattr__(built, "inputs", inputs)
     return built

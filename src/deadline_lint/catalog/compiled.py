@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, List, Optional, Tuple
 
-from deadline_lint.support import digests
+import hashlib
 
 Documents = List[Tuple[str, Any]]  # (file stem, parsed content), in file name order
 
@@ -35,7 +35,7 @@ def documents(paths: List[Path], parse: Callable[[List[Tuple[Path, bytes]]], Doc
     folder = _folder
     if folder is None:
         return parse(files)
-    digest = digests.blake2b(sys.version.encode(), digest_size=16)
+    digest = hashlib.blake2b(sys.version.encode(), digest_size=16)
     for path, data in files:
         digest.update(b"\0%s\0%d\0" % (path.name.encode(), len(data)))
         digest.update(data)
@@ -60,7 +60,7 @@ def kept(kind: str, data: bytes, parse: Callable[[], Any]) -> Any:
     folder = _folder
     if folder is None:
         return parse()
-    digest = digests.blake2b(b"%s\0%s\0" % (sys.version.encode(), kind.encode()), digest_size=16)
+    digest = hashlib.blake2b(b"%s\0%s\0" % (sys.version.encode(), kind.encode()), digest_size=16)
     digest.update(data)
     target = os.path.join(folder, f"{kind}-{digest.hexdigest()}.marshal")
     try:

@@ -468,30 +468,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 def run() -> None:
-    """The console script and `python -m deadline_lint`: `main`, then the process ends without
-    tearing the interpreter down. Finalizing deallocates every module's objects (the catalog,
-    the rules, the cache's entries) one by one, about a fifth of a one-file run's CPU, and
-    nothing is left to do by then: outputs are written and closed by `main`. The exit functions
-    still run (`atexit`: coverage, logging, multiprocessing). Any doubt takes the usual exit:
-    an exception from `main`, a stream that cannot be flushed (a closed pipe), another thread
-    still running."""
-    code = main()
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        sys.exit(code)
-    if any(not thread.daemon for thread in threading.enumerate() if thread is not threading.main_thread()):
-        sys.exit(code)
-    import atexit
-
-    atexit._run_exitfuncs()
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        pass
-    os._exit(code)
+    """The console script and `python -m deadline_lint`."""
+    sys.exit(main())
 
 
 def _fixing_writes():

@@ -10,7 +10,7 @@ from typing import Callable, Dict, List, Optional, Tuple, TypeVar
 
 from deadline_lint.support.source import DecodeError, decode_source
 from deadline_lint.semantics.roots import root_above
-from deadline_lint.support import digests
+import hashlib
 
 MAX_MODULE_BYTES = 2 * 1024 * 1024  # larger project modules are not followed
 
@@ -178,7 +178,7 @@ class ModuleSource:
     @property
     def digest(self) -> str:
         if self._digest is None:
-            self._digest = digests.blake2b(self.text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+            self._digest = hashlib.blake2b(self.text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
         return self._digest
 
     @property

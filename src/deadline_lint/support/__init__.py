@@ -1,2 +1,2 @@
-"""Small building blocks with no knowledge of deadlines: source text, diagnostics, digests, the collector
+"""Small building blocks with no knowledge of deadlines: source text, diagnostics, the collector
 pause."""

@@ -36,7 +36,7 @@ from deadline_lint.semantics.modules import ModuleSource, absolute_name, project
 from deadline_lint.semantics.scan import import_table
 from deadline_lint.semantics.summary import FUNCTION, VALUE, ModuleTree, Names, class_members, own_returns
 import dataclasses
-from deadline_lint.support import digests
+import hashlib
 
 ATTRIBUTE, CALL = "attr", "call"  # the symbol holds the client / calling it gives the client
 
@@ -98,7 +98,7 @@ def reexport_salt(module: ModuleSource) -> str:
                 outside = names.reexport(target)
                 if outside is not None:
                     pairs.append(f"{bound}={outside.qualname}")
-        digest = digests.blake2b("\n".join(pairs).encode(), digest_size=6).hexdigest()
+        digest = hashlib.blake2b("\n".join(pairs).encode(), digest_size=6).hexdigest()
         found = memo[key] = f"#{digest}" if pairs else ""
     return found
 
@@ -123,7 +123,7 @@ def catalog_fingerprint(catalog: Catalog) -> str:
         parts = (
             catalog.apis, catalog.classes, catalog.factories, catalog.timeout_objects, catalog.aliases, catalog.stubs
         )
-        return digests.blake2b(_canonical(parts).encode(), digest_size=8).hexdigest()
+        return hashlib.blake2b(_canonical(parts).encode(), digest_size=8).hexdigest()
 
     return catalog.cached("outbound_facts.fingerprint", build)  # type: ignore[no-any-return]
 

@@ -17,7 +17,7 @@ from deadline_lint.semantics.file import FactUse, FileSemantics
 from deadline_lint.semantics.local.resolve import dotted_parts
 from deadline_lint.semantics.local.scopes import Scope
 from deadline_lint.semantics.summary import FUNCTIONS, ModuleTree
-from deadline_lint.support import digests
+import hashlib
 from dataclasses import dataclass
 
 if TYPE_CHECKING:
@@ -68,7 +68,7 @@ class Vocabulary:
 
     def key(self) -> str:
         text = repr((sorted(self.types.items()), sorted(self.parameters), sorted(self.seconds)))
-        return digests.sha1(text.encode()).hexdigest()[:12]
+        return hashlib.sha1(text.encode()).hexdigest()[:12]
 
     def words(self) -> Tuple[str, ...]:
         names = {*self.parameters, *self.seconds, *(t.rpartition(".")[2] for t, k in self.types.items() if k == OBJECT)}
