@@ -1,0 +1,124 @@
+"""The results cache's side of a run: files whose cached answer still holds are answered
+without building a checker; the others are checked and recorded with what their answer was
+computed from (their content and the project files it read)."""
+from __future__ import annotations
+
+import os
+import sys
+from typing import TYPE_CHECKING, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
+
+from deadline_lint.cache.dependencies import project_reach
+from deadline_lint.cache.results import (
+    Dependencies,
+    ResultCache,
+    content_hash,
+    recorded_state,
+    stamp_of,
+    tool_fingerprint,
+)
+from deadline_lint.catalog import compiled
+from deadline_lint.engine.reading import Read, decode
+from deadline_lint.run.config import Checkers
+from deadline_lint.run.options import FileResult, Record
+from deadline_lint.semantics.callers import consulted as callers_consulted
+from deadline_lint.semantics.modules import consulted
+from deadline_lint.semantics.roots import root_above
+from deadline_lint.semantics.store import use_store
+from deadline_lint.support.collector import collector_paused
+from deadline_lint.support.diagnostics import Diagnostic
+
+if TYPE_CHECKING:
+    from deadline_lint.engine.checker import Checker
+
+# Checks the files the cache could not answer, given the cache file each belongs to.
+CheckMisses = Callable[[List[str], Dict[str, ResultCache]], Iterable[Tuple[FileResult, Optional[Record]]]]
+
+_WORKER_SENT: Dict[str, Dict[str, Set[str]]] = {}  # per project root, see sent_by_worker
+
+
+def recorded(
+    checker: "Checker", path: str, read: Read, sent: Optional[Dict[str, Set[str]]] = None,
+    stored: Optional[ResultCache] = None,
+) -> Record:
+    """What `checker`'s answer for `read` was computed from. `sent`: module reaches its cache
+    file already has this run; `stored`: that cache file, whose earlier reaches and file
+    states still count where they hold."""
+    dependencies = None
+    if consulted():  # the answer depends on other project files
+        text = decode(read.data, path)
+        reach = None
+        if not isinstance(text, Diagnostic):
+            with collector_paused():  # the index holds every module's facts: a full pass is slow
+                reach = project_reach(path, text, checker.catalog, sent, stored)
+        if reach is not None:
+            files, folders = callers_consulted()  # who calls a def: every module of the project
+            if files or folders:
+                own = reach.own
+                reach = reach._replace(own=own._replace(
+                    files=tuple(sorted({*own.files, *files})), folders=tuple(sorted({*own.folders, *folders}))
+                ))
+            named = {*reach.own.follow, *reach.own.files, *reach.own.folders, *reach.modules}
+            for module in reach.modules.values():
+                named.update(module.follow)  # some may have gone to the cache file already
+                named.update(module.files)
+                named.update(module.folders)
+            earlier = None if stored is None else stored.stamps
+            states = {dep: state for dep in named for state in [recorded_state(dep, earlier)] if state is not None}
+            dependencies = Dependencies(reach.index, reach.own, reach.modules, states)
+    return stamp_of(read.stat), content_hash(read.data), dependencies
+
+
+def lint_cached(
+    checkers: Checkers, paths: Sequence[str], cache_dir: str, check_misses: CheckMisses
+) -> Iterator[FileResult]:
+    """The cached answers, then the misses checked (`check_misses`) and stored."""
+    use_summary_store(cache_dir)
+    caches: Dict[Tuple[str, str], ResultCache] = {}
+    owner: Dict[str, ResultCache] = {}
+    misses: List[str] = []
+    # By folder as given (a file's profile, project and so cache file are its folder's): a
+    # warm run over thousands of files spent more on abspath and the lookups than on its hits.
+    folders: Dict[str, Tuple[str, ResultCache]] = {}
+    for path in paths:
+        head, name = os.path.split(path)
+        known = folders.get(head)
+        if known is None:
+            folder = os.path.abspath(head)
+            shard = (checkers.settings_key(checkers.resolver.for_path(path, False)), root_above(folder) or folder)
+            cache = caches.get(shard)
+            if cache is None:
+                cache = caches[shard] = ResultCache(cache_dir, *shard)
+            known = folders[head] = (folder, cache)
+        folder, cache = known
+        absolute = os.path.join(folder, name)
+        owner[path] = cache
+        cached = cache.lookup(absolute, path)
+        if cached is None:
+            misses.append(path)
+        else:
+            yield FileResult(path, cached)
+    for result, record in check_misses(misses, owner):
+        if record is not None:
+            owner[result.path].store(os.path.abspath(result.path), *record[:2], result.diagnostics, record[2])
+        yield result
+    for cache in caches.values():
+        problem = cache.save()
+        if problem is not None:
+            print(f"deadline-lint: warning: {problem}", file=sys.stderr)
+            break
+
+
+def keep_catalog(cache_dir: Optional[str]) -> None:
+    compiled.keep_in(cache_dir)
+
+
+def use_summary_store(cache_dir: str) -> None:
+    """Module summaries and facts go to the results cache folder, under this build's name."""
+    use_store(os.path.join(cache_dir, "v1", "summaries", tool_fingerprint()))
+
+
+def sent_by_worker(path: str) -> Dict[str, Set[str]]:
+    """The module reaches this worker has already returned, per project root (a root has one
+    profile, so one cache file), so each goes to the main process once per run."""
+    folder = os.path.dirname(os.path.abspath(path))
+    return _WORKER_SENT.setdefault(root_above(folder) or folder, {})
