@@ -6,10 +6,14 @@ built-in groups: a later entry with the same qualified name replaces an earlier 
 """
 from __future__ import annotations
 
+import hashlib
 import json
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Dict, FrozenSet, Hashable, Iterable, List, Mapping, Optional, Set, Tuple
+
+import yaml
 
 from deadline_lint.catalog import compiled
 from deadline_lint.catalog.exceptions import (
@@ -24,8 +28,6 @@ from deadline_lint.catalog.retry import (
     validate_retry_catalog,
 )
 from deadline_lint.catalog.schema import CALL, WAIT, validate_client_groups  # noqa: F401  (re-exported)
-import hashlib
-from dataclasses import dataclass, field
 
 _HERE = Path(__file__).parent
 
@@ -365,8 +367,6 @@ def _builtin_files() -> Tuple[List[Dict[str, Any]], Dict[str, Any]]:
 def _parse_builtin(files: List[Tuple[Path, bytes]]) -> "compiled.Documents":
     """Each built-in file parsed and checked against its schema (a problem is a packaging bug,
     not a user error)."""
-    import yaml  # only here: a run that reads the kept documents never imports PyYAML
-
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     parsed: "compiled.Documents" = []
     for path, raw in files:

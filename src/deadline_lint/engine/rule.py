@@ -3,12 +3,13 @@ importing it loads no rule (`families.registry` loads them all)."""
 from __future__ import annotations
 
 import ast
+import inspect
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Dict, Mapping, Optional, Tuple, Type
 
 from deadline_lint.catalog import Catalog
-from deadline_lint.support.diagnostics import Applicability
 from deadline_lint.engine.requires import Look, Need
 from deadline_lint.settings.profile import Profile
+from deadline_lint.support.diagnostics import Applicability
 
 if TYPE_CHECKING:
     from deadline_lint.semantics.file_view import FileView
@@ -70,8 +71,6 @@ class Rule:
 
     @classmethod
     def documentation(cls) -> str:
-        import inspect  # only the docs and `explain` ask; a check never loads inspect
-
         return inspect.cleandoc(cls.__doc__ or "")
 
 

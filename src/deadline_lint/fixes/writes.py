@@ -13,15 +13,16 @@ from __future__ import annotations
 
 import contextlib
 import io
+import multiprocessing
 import os
 import re
 import stat
 import tempfile
 import tokenize
+from dataclasses import dataclass
 from typing import Any, BinaryIO, Optional
 
 from deadline_lint.support.source import DecodeError, decode_source
-from dataclasses import dataclass
 
 UTF8_BOM = b"\xef\xbb\xbf"
 TEMP_SUFFIX = ".deadline-lint.tmp"  # recognisable, should a SIGKILL ever leave one behind
@@ -38,8 +39,6 @@ _written: Optional[Any] = None
 def count_writes() -> None:
     """Start counting writes (in this process and in workers forked from now on)."""
     global _written
-    import multiprocessing
-
     try:
         _written = multiprocessing.Value("q", 0)
     except (OSError, ImportError):  # no shared memory here: say nothing rather than guess

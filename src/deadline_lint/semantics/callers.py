@@ -27,6 +27,7 @@ import os
 from bisect import bisect_right
 from typing import Dict, Iterator, List, NamedTuple, Optional, Set, Tuple
 
+from deadline_lint.semantics import modules as places
 from deadline_lint.semantics import store
 from deadline_lint.semantics.local.children import child_nodes
 from deadline_lint.semantics.local.resolve import unwrap_optional
@@ -480,8 +481,6 @@ class Callers:
         if listing is None:
             return None
         _CONSULTED[0].add((project.root, project.search_paths))
-        from deadline_lint.semantics import modules as places
-
         places._CONSULTED[0] = True  # the answer depends on other files
         found: List[Caller] = []
         for module in self._modules(project, listing, symbol):

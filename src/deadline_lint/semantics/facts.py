@@ -16,7 +16,9 @@ import ast
 from typing import Dict, FrozenSet, Generic, NamedTuple, Optional, Tuple, TypeVar
 
 from deadline_lint.semantics import store
+from deadline_lint.semantics.callers import forget_callers
 from deadline_lint.semantics.modules import ModuleSource, absolute_name
+from deadline_lint.semantics.receivers import forget_attribute_tables
 from deadline_lint.semantics.scan import import_table
 from deadline_lint.semantics.summary import (
     FUNCTION,
@@ -26,6 +28,7 @@ from deadline_lint.semantics.summary import (
     Symbol,
     class_members,
     content_key,
+    forget_summaries,
     tree_of,
 )
 
@@ -171,10 +174,6 @@ def _decoded(data: object) -> Optional[Dict[str, Local]]:
 
 
 def forget_facts() -> None:
-    from deadline_lint.semantics.callers import forget_callers
-    from deadline_lint.semantics.receivers import forget_attribute_tables
-    from deadline_lint.semantics.summary import forget_summaries
-
     forget_callers()
     forget_attribute_tables()
     _LOCALS.clear()

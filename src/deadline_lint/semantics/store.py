@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import threading
 import time
 from typing import Any, Dict, Optional, Set
@@ -122,6 +123,4 @@ def _drop_other_builds(folder: str) -> None:
         except OSError:
             used = 0.0  # never marked (an older layout): as old as can be
         if now - used > KEEP_OTHER_BUILDS_SECONDS:
-            import shutil
-
             shutil.rmtree(other, ignore_errors=True)

@@ -10,16 +10,13 @@ from __future__ import annotations
 
 import functools
 import os
-from typing import TYPE_CHECKING, Optional, Sequence, Tuple
+from typing import Optional, Sequence, Tuple
 
-if TYPE_CHECKING:
-    import pathspec
+import pathspec
 
 
 @functools.lru_cache(maxsize=256)
-def compile_patterns(patterns: Tuple[str, ...]) -> "pathspec.PathSpec":
-    import pathspec  # here: most runs have no pattern to compile, and it costs an import
-
+def compile_patterns(patterns: Tuple[str, ...]) -> pathspec.PathSpec:
     return pathspec.GitIgnoreSpec.from_lines(patterns)
 
 

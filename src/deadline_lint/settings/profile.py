@@ -11,14 +11,18 @@ from __future__ import annotations
 
 import os
 import reprlib
+import tomllib
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Tuple
 
+import yaml
+
 from deadline_lint.catalog import compiled
+from deadline_lint.settings.globs import matches
 from deadline_lint.settings.profile_settings import TIMEOUT_FLOOR_S, Settings, checks, defaults, typed_fields
 from deadline_lint.settings.profile_values import GRPC_STATUS_NAMES, is_expression_template
 from deadline_lint.support.selector import Selector
-from dataclasses import dataclass, field
 
 __all__ = ["TIMEOUT_FLOOR_S", "GRPC_STATUS_NAMES", "is_expression_template", "Profile", "ProfileError"]
 
@@ -167,7 +171,6 @@ def load_profile_file(path: os.PathLike) -> Dict[str, Any]:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ProfileError(f"{where}: cannot be read: {exc}") from None
-    import yaml
 
     try:
         loaded = yaml.load(text, Loader=_unique_key_loader())
@@ -217,10 +220,9 @@ _LOADER: Optional[type] = None
 
 def _unique_key_loader() -> type:
     """YAML keeps the last of two equal keys without a word; a profile must not. Built on
-    first use: a run with no profile file (or answered from the cache) never imports YAML."""
+    first use."""
     global _LOADER
     if _LOADER is None:
-        import yaml
 
         class UniqueKeyLoader(yaml.SafeLoader):
             def construct_mapping(self, node, deep=False):  # type: ignore[override]
@@ -268,8 +270,6 @@ def _pyproject_table(pyproject: Path) -> Optional[Dict[str, Any]]:
 
 
 def _parse_table(pyproject: Path, data: bytes) -> Any:
-    import tomllib  # only when the file's table was not kept by an earlier run
-
     try:
         document = tomllib.loads(data.decode())
     except UnicodeDecodeError as exc:
@@ -324,8 +324,6 @@ def pyproject_profile(pyproject: Path) -> Profile:
 def path_ignores(profile: Profile, relpath: str) -> Selector:
     """Codes `per_path_ignores` silences for `relpath` (relative to the profile's folder),
     matched with the same gitignore-style rule as `exclude` (see globs.py)."""
-    from deadline_lint.settings.globs import matches
-
     codes: List[str] = []
     for pattern, listed in profile.per_path_ignores.items():
         if matches((pattern,), relpath):

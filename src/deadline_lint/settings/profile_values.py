@@ -7,10 +7,12 @@ from __future__ import annotations
 import ast
 import keyword
 import re
+from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Mapping, Optional
 
+from deadline_lint.catalog import schema as catalog
+from deadline_lint.catalog import validate_client_groups
 from deadline_lint.support.selector import SELECTOR_PATTERN, is_selector
-from dataclasses import dataclass
 
 _MAX_MS = 24 * 60 * 60 * 1000  # a day: no request budget is longer; larger is a typo
 _TEMPLATE_FIELDS = ("budget", "margin", "edge")
@@ -113,8 +115,6 @@ def _template(value: Any) -> Optional[str]:
 
 
 def _client_list(value: Any) -> Any:
-    from deadline_lint.catalog import validate_client_groups
-
     return validate_client_groups(value) or _client_spelling_problem(value)
 
 
@@ -149,8 +149,6 @@ def _client_spelling_problem(groups: List[Mapping[str, Any]]):
 
 
 def _outbound_json() -> Dict[str, Any]:
-    from deadline_lint.catalog import schema as catalog
-
     def closed(keys) -> Dict[str, Any]:
         return {"type": "object", "properties": {k: {} for k in sorted(keys)}, "additionalProperties": False}
 
