@@ -22,6 +22,22 @@ from deadline_lint.catalog.exceptions import (
     validate_vocabulary,
 )
 from deadline_lint.catalog.names import canonical_name
+from deadline_lint.catalog.outbound import (  # noqa: F401  (CLIENT re-exported)
+    CLIENT,
+    ClientClass,
+    OutboundApi,
+    StubPattern,
+    TimeoutObject,
+    as_mapping,
+    inherited_value,
+    outbound_api,
+)
+from deadline_lint.catalog.sections import (
+    BudgetCatalog,
+    CancellationCatalog,
+    build_budget_catalog,
+    build_cancellation_catalog,
+)
 from deadline_lint.catalog.retry import (
     RetryCatalog,
     build_retry_catalog,
@@ -30,86 +46,6 @@ from deadline_lint.catalog.retry import (
 from deadline_lint.catalog.schema import CALL, WAIT, validate_client_groups  # noqa: F401  (re-exported)
 
 _HERE = Path(__file__).parent
-
-CLIENT = "client"  # besides CALL and WAIT, what an API does: see OutboundApi.kind
-
-_UNSET: Any = object()
-
-
-@dataclass(frozen=True)
-class OutboundApi:
-    qualname: str
-    library: str
-    keyword: Optional[str]  # None: the API takes no timeout at all
-    position: Optional[int]  # positional index of the timeout, counting from 0
-    default_timeout: Optional[float]  # None: waits forever
-    # CALL goes over the wire; WAIT bounds the awaitable at `wraps` (asyncio.wait_for);
-    # CLIENT builds a client whose timeout bounds its later calls (a constructor).
-    kind: str = CALL
-    wraps: Optional[int] = None
-    wrap: Optional[str] = None  # no timeout parameter: how a fix bounds it ({call}, {timeout})
-    timeout_template: str = "{timeout}"  # how this library spells N seconds as a timeout
-    imports: Tuple[str, ...] = ()  # modules `timeout_template` / `wrap` need
-    headers_keyword: Optional[str] = None  # HTTP APIs: where request headers go
-    headers_position: Optional[int] = None
-    blocking: bool = True  # False: starts the call and returns a future (grpc `.future`)
-    checked: bool = True  # CLIENT only: a constructor reported itself when its timeout is missing
-
-    def render_timeout(self, seconds_expression: str) -> str:
-        return self.timeout_template.format(timeout=seconds_expression)
-
-
-@dataclass(frozen=True)
-class ClientClass:
-    qualname: str
-    library: str
-    constructor_keyword: Optional[str]
-    constructor_position: Optional[int]
-    default_timeout: Optional[float]
-    methods: Mapping[str, OutboundApi] = field(default_factory=dict)
-    checked: bool = False  # the constructor is reported when it sets no timeout (redis.Redis)
-    none_is_default: bool = False  # `timeout=None` at construction means the library default
-    configured_by: FrozenSet[str] = frozenset()  # keywords that hand over a configured connection
-    returns: Mapping[str, Tuple[str, bool]] = field(default_factory=dict)  # method -> (class, inherits)
-    # Instance attributes holding another client (`locust.HttpUser.client`): name -> class.
-    attributes: Mapping[str, str] = field(default_factory=dict)
-    any_method: bool = False  # a gRPC stub: every attribute is a remote method
-    timeout_template: str = "{timeout}"
-    imports: Tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class StubPattern:
-    """Generated gRPC stubs: `<module ending in module_suffix>.<Name ending in class_suffix>`."""
-
-    library: str
-    module_suffix: str
-    class_suffix: str
-    keyword: Optional[str]
-    position: Optional[int]  # of the timeout in a method call: `stub.Method(request, timeout)`
-    default_timeout: Optional[float]
-    blocking_attributes: FrozenSet[str]  # `stub.Method.with_call(...)`: the same call
-    future_attributes: FrozenSet[str]  # `stub.Method.future(...)`: started, not waited for
-
-    def matches(self, qualname: str) -> bool:
-        module, _, name = qualname.rpartition(".")
-        return bool(module) and name.endswith(self.class_suffix) and module.endswith(self.module_suffix)
-
-
-@dataclass(frozen=True)
-class TimeoutObject:
-    """A value object that carries a timeout (`httpx.Timeout`, `aiohttp.ClientTimeout`)."""
-
-    qualname: str
-    library: str
-    fields: Mapping[str, Optional[int]]  # argument name -> positional index (None: keyword only)
-    unbounded_if_none: FrozenSet[str]  # any of these given as None / inf: no limit at all
-    unbounded_if_empty: bool  # built with no field at all: no limit at all
-
-    @property
-    def primary_field(self) -> str:
-        return next(iter(self.fields))
-
 
 @dataclass(frozen=True)
 class Catalog:
@@ -127,6 +63,8 @@ class Catalog:
     final_names: FrozenSet[str] = frozenset()
     exceptions: ExceptionVocabulary = field(default_factory=lambda: build_vocabulary(None))  # exceptions.yaml
     retry: RetryCatalog = field(default_factory=RetryCatalog)  # retry.yaml
+    budget: BudgetCatalog = field(default_factory=BudgetCatalog)  # budget.yaml
+    cancellation: CancellationCatalog = field(default_factory=CancellationCatalog)  # cancellation.yaml
     _synthesized: Dict[Hashable, Any] = field(default_factory=dict, compare=False, repr=False)
     # A digest of what the catalog was built from (the built-in files' bytes and a profile's
     # groups), set by `load_catalog`; "" for a catalog built otherwise.
@@ -223,34 +161,6 @@ class Catalog:
 
 
 # -- building ----------------------------------------------------------------------
-def _pick(spec: Mapping[str, Any], key: str, inherited: Any) -> Any:
-    value = spec.get(key, _UNSET)
-    return inherited if value is _UNSET else value
-
-
-def _api(spec: Mapping[str, Any], qualname: str, library: str, base: Mapping[str, Any]) -> OutboundApi:
-    """An API from an entry, inheriting what it does not say from `base` (group or class)."""
-    imports = tuple(spec.get("imports", ())) or tuple(base.get("imports", ()))
-    return OutboundApi(
-        qualname=qualname,
-        library=library,
-        keyword=_pick(spec, "keyword", base.get("keyword", "timeout")),
-        position=spec.get("position"),
-        default_timeout=_pick(spec, "default_timeout", base.get("default_timeout")),
-        kind=spec.get("kind", CALL),
-        wraps=spec.get("wraps"),
-        wrap=spec.get("wrap"),
-        timeout_template=base.get("timeout_template", "{timeout}"),
-        imports=imports,
-        headers_keyword=base.get("headers_keyword"),
-        headers_position=spec.get("headers_position"),
-    )
-
-
-def _as_mapping(entry: Any) -> Dict[str, Any]:
-    return {"name": entry} if isinstance(entry, str) else dict(entry)
-
-
 def _build(groups: Iterable[Mapping[str, Any]], data: Mapping[str, Any]) -> Catalog:
     apis: Dict[str, OutboundApi] = {}
     classes: Dict[str, ClientClass] = {}
@@ -268,21 +178,21 @@ def _build(groups: Iterable[Mapping[str, Any]], data: Mapping[str, Any]) -> Cata
             "headers_keyword": group.get("headers_keyword"),
         }
         for entry in group.get("functions", []) or []:
-            spec = _as_mapping(entry)
-            apis[spec["name"]] = _api(spec, spec["name"], library, base)
+            spec = as_mapping(entry)
+            apis[spec["name"]] = outbound_api(spec, spec["name"], library, base)
         for class_name, spec in (group.get("classes", {}) or {}).items():
             class_base = dict(base)
-            class_base["default_timeout"] = _pick(spec, "default_timeout", base["default_timeout"])
-            class_base["keyword"] = _pick(spec, "keyword", base["keyword"])
+            class_base["default_timeout"] = inherited_value(spec, "default_timeout", base["default_timeout"])
+            class_base["keyword"] = inherited_value(spec, "keyword", base["keyword"])
             methods: Dict[str, OutboundApi] = {}
             returns: Dict[str, Tuple[str, bool]] = {}
             for method in spec.get("methods", []) or []:
-                method_spec = _as_mapping(method)
+                method_spec = as_mapping(method)
                 name = method_spec["name"]
                 if method_spec.get("returns"):
                     returns[name] = (method_spec["returns"], bool(method_spec.get("inherits_timeout", False)))
                     continue  # a method that hands out another client is not itself a call
-                methods[name] = _api(method_spec, f"{class_name}.{name}", library, class_base)
+                methods[name] = outbound_api(method_spec, f"{class_name}.{name}", library, class_base)
             apis.update({api.qualname: api for api in methods.values()})
             classes[class_name] = ClientClass(
                 qualname=class_name,
@@ -346,6 +256,8 @@ def _build(groups: Iterable[Mapping[str, Any]], data: Mapping[str, Any]) -> Cata
         | frozenset(method_names),
         exceptions=_builtin_vocabulary(),
         retry=_builtin_retry(),
+        budget=_builtin_budget(),
+        cancellation=_builtin_cancellation(),
     )
 
 
@@ -387,6 +299,16 @@ def _builtin_vocabulary() -> ExceptionVocabulary:
 @lru_cache(maxsize=None)
 def _builtin_retry() -> RetryCatalog:
     return build_retry_catalog(_builtin_files()[1].get("retry"))
+
+
+@lru_cache(maxsize=None)
+def _builtin_budget() -> BudgetCatalog:
+    return build_budget_catalog(_builtin_files()[1].get("budget"))
+
+
+@lru_cache(maxsize=None)
+def _builtin_cancellation() -> CancellationCatalog:
+    return build_cancellation_catalog(_builtin_files()[1].get("cancellation"))
 
 
 @lru_cache(maxsize=None)

@@ -171,7 +171,7 @@ class InboundBudgetNotCapped(Rule):
                     and not wire.is_container(target.value, ctx.scope)  # type: ignore[union-attr]
                 ):
                     return shown(ctx, target)
-        cancel_scopes = (ctx.catalog.data.get("budget", {}) or {}).get("cancel_scopes", {}) or {}
+        cancel_scopes = ctx.catalog.budget.cancel_scopes
         for call in body.nodes(ast.Call):
             for keyword in call.keywords:
                 if keyword.arg and any(w in keyword.arg.lower() for w in words) and carries(keyword.value):

@@ -8,7 +8,6 @@ from deadline_lint.engine.rule import Rule, register
 from deadline_lint.families.retry.common import (
     RetryRule,
     budget_of,
-    budget_words,
     called_policy,
     decorated_policies,
     enclosing_function,
@@ -28,13 +27,15 @@ from deadline_lint.families.retry.retry import (
     walk_here,
 )
 from deadline_lint.families.shared.budget.budget import BudgetAnalysis, mentions_any
+from deadline_lint.families.shared.budget.budget_text import budget_words
 
 _KNOWN_STOPS = (ATTEMPTS, DELAY, NEVER)
 
 
 
 def _budget_words(rule: Rule) -> FrozenSet[str]:
-    return budget_words(rule.catalog, rule.profile)
+    """A budgeted function spells one of these, or a budget accessor's method."""
+    return budget_words(rule.profile, rule.catalog) | rule.catalog.budget.context_methods
 
 
 def _sleep_words(rule: Rule) -> FrozenSet[str]:

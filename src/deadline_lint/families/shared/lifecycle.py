@@ -422,7 +422,7 @@ def task_spec(ctx: "FileView") -> OutsideRequests:
     base = ctx.catalog.retry.outside_requests
     found = _TASK_SPECS.get(id(base))
     if found is None or found[0] is not base:
-        mains = (ctx.catalog.data.get("cancellation") or {}).get("task_roots") or ()
+        mains = ctx.catalog.cancellation.task_roots
         derived = OutsideRequests(base.names, base.background | frozenset(mains), base.spawns, scripts=False)
         found = _TASK_SPECS[id(base)] = (base, derived)
     return found[1]

@@ -222,12 +222,12 @@ class CancellationSwallowed(Rule):
     def _someone_else_decides(handler, ctx) -> bool:
         """The handler asks whether its own task is being cancelled (`task.cancelling()`),
         hands the exception object to other code, or fetches it with `sys.exc_info()`."""
-        data = ctx.catalog.data.get("cancellation") or {}
-        if calls_any(handler.body, frozenset(data.get("own_cancellation") or ())):
+        cancellation = ctx.catalog.cancellation
+        if calls_any(handler.body, cancellation.own_cancellation):
             return True
-        if passes_caught_on(handler, frozenset(data.get("reporting_calls") or ())):
+        if passes_caught_on(handler, cancellation.reporting_calls):
             return True
-        access = set(data.get("exception_access") or ())
+        access = cancellation.exception_access
         return any(
             isinstance(node, ast.Call) and ctx.resolver.qualified_name(node.func, ctx.scope) in access
             for stmt in handler.body
@@ -235,7 +235,7 @@ class CancellationSwallowed(Rule):
         )
 
     def _suppress(self, node, ctx):
-        suppressors = set((ctx.catalog.data.get("cancellation") or {}).get("suppressors") or ())
+        suppressors = ctx.catalog.cancellation.suppressors
         handling = ctx.analysis(HandlingAnalysis)
         exceptions = ctx.analysis(ExceptionAnalysis)
         last_names = {name.rpartition(".")[2] for name in suppressors}
@@ -313,7 +313,7 @@ class CancellationSwallowed(Rule):
         if not isinstance(statement, _TRY_TYPES + (ast.With, ast.AsyncWith)):
             return False
         waits = frozenset(
-            name.rpartition(".")[2] for name in (ctx.catalog.data.get("cancellation") or {}).get("waits_on") or ()
+            name.rpartition(".")[2] for name in ctx.catalog.cancellation.waits_on
         )
         owner = above[-1] if above else None
         found = _block_of(owner, statement)
@@ -369,8 +369,7 @@ def _ending_calls(ctx) -> Callable[[str], bool]:
     per catalog."""
 
     def build() -> Callable[[str], bool]:
-        data = ctx.catalog.data.get("cancellation") or {}
-        patterns = [re.compile(p) for p in data.get("ending_calls") or ()]
+        patterns = [re.compile(p) for p in ctx.catalog.cancellation.ending_calls]
 
         def ending(name: str) -> bool:
             bare = name.lstrip("_").lower()

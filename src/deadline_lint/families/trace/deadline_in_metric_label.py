@@ -135,8 +135,7 @@ class DeadlineInMetricLabel(Rule):
                 return True  # `budget.remaining()`, `request.state.budget.timeout()`: by its type's roles
             if not isinstance(receiver, ast.Name):
                 return False
-            data = ctx.catalog.data.get("budget", {}) or {}
-            if method in (data.get("context_methods", []) or []):
+            if method in ctx.catalog.budget.context_methods:
                 return True
             if budget is None or receiver.id not in budget.names:
                 return False

@@ -51,7 +51,7 @@ def local_waits(catalog: Catalog) -> FrozenSet[str]:
 
 
 def _budget_names(catalog: Catalog, key: str) -> FrozenSet[str]:
-    return frozenset((catalog.data.get("budget", {}) or {}).get(key, []) or [])
+    return frozenset(getattr(catalog.budget, key))
 
 
 def budget_hop(ctx: "FileView", call: ast.Call) -> Optional[BudgetHop]:

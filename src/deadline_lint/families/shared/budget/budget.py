@@ -112,20 +112,19 @@ class BudgetAnalysis:
     def __init__(self, ctx: "AnalysisInputs"):
         resolver, catalog, profile = ctx.resolver, ctx.catalog, ctx.profile
         self.resolver = resolver
-        data = catalog.data.get("budget", {}) or {}
-        self.context_methods = frozenset(data.get("context_methods", []) or [])
+        self.context_methods = catalog.budget.context_methods
         self.budget_types = BudgetTypes(catalog, profile)
         analysis = getattr(ctx, "analysis", None)  # a file being checked: its project counts
         if analysis is not None:
             self.budget_types.see_project(lambda: analysis(FileSemantics).names)
         self.types: Dict[str, str] = self.budget_types.kinds()
         self.sources = BudgetSources(resolver, catalog, profile, self.budget_types)
-        self.lambda_handlers = frozenset(data.get("lambda_handlers", []) or [])
-        self.refuse_methods = frozenset(data.get("refuse_methods", []) or [])
+        self.lambda_handlers = catalog.budget.lambda_handlers
+        self.refuse_methods = catalog.budget.refuse_methods
         self.parameters = frozenset(profile.budget.parameters)
         self.seconds_parameters = frozenset(profile.budget.seconds_parameters)
         self.timeout_parameters = frozenset(profile.budget.timeout_parameters)
-        self.accessors: Dict[str, str] = dict(data.get("accessors", {}) or {})
+        self.accessors: Dict[str, str] = dict(catalog.budget.accessors)
         # Methods that read the raw remainder on some budget type (a name assigned from one
         # holds remaining seconds), and those that check or refuse (DL106).
         known = [self.budget_types.default, self.budget_types.grpc, self.budget_types.aws_lambda]
@@ -135,7 +134,7 @@ class BudgetAnalysis:
         self.check_methods = self.refuse_methods | frozenset(m for t in known for m in t.methods(*CHECK_ROLES))
         for accessor in profile.budget.accessors:
             self.accessors.setdefault(accessor, SECONDS)
-        self.servicer_suffix = data.get("servicer_base_suffix", "Servicer")
+        self.servicer_suffix = catalog.budget.servicer_base_suffix
         # Deadlines a function computes itself (`deadline = time.monotonic() + t`).
         self.times = ctx.analysis(TimeValues) if hasattr(ctx, "analysis") else TimeValues(ctx)  # type: ignore[attr-defined]
         self._source = getattr(ctx, "source", None)

@@ -42,8 +42,7 @@ class BudgetSources:
         self.object_names = frozenset(budget.parameters)
         self.seconds_names = frozenset(budget.seconds_parameters)
         self.context_vars = frozenset(budget.context_vars)
-        data = catalog.data.get("budget", {}) or {}
-        self.flask_globals = frozenset(data.get("flask_globals", []) or [])
+        self.flask_globals = catalog.budget.flask_globals
         self._vars: Optional[Dict[str, Found]] = None
         self._type_tails = frozenset(name.rpartition(".")[2] for name in types.names)
 

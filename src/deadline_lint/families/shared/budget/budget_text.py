@@ -17,13 +17,12 @@ if TYPE_CHECKING:
 def budget_words(profile: Profile, catalog: Catalog) -> FrozenSet[str]:
     """A budget parameter name or type, a gRPC servicer, or a budget accessor."""
     budget = profile.budget
-    data = catalog.data.get("budget", {}) or {}
     names = [*budget.parameters, *budget.seconds_parameters, *budget.types, *budget.accessors, *budget.context_vars]
-    names.extend(data.get("types", {}) or {})
-    names.extend(data.get("accessors", {}) or {})
-    names.append(data.get("servicer_base_suffix", "Servicer"))
+    names.extend(catalog.budget.types)
+    names.extend(catalog.budget.accessors)
+    names.append(catalog.budget.servicer_base_suffix)
     # A built-in context (AWS Lambda's) is worth a look where its remainder is read.
-    for roles in (data.get("roles", {}) or {}).values():
+    for roles in catalog.budget.roles.values():
         names.extend((roles or {}).get("raw_remainder_ms", ()) or ())
     return frozenset(name.rpartition(".")[2] for name in names if name)
 
@@ -32,7 +31,7 @@ def budget_parameter_words(profile: Profile, catalog: Catalog) -> FrozenSet[str]
     """What a parameter that *receives* a budget is called or annotated with: a callee
     DL503 can forward to spells one of these (a servicer or an accessor only makes callers)."""
     budget = profile.budget
-    types = dict((catalog.data.get("budget", {}) or {}).get("types", {}) or {})
+    types = catalog.budget.types
     names = [*budget.parameters, *budget.seconds_parameters, *budget.types]
     names.extend(name for name, kind in types.items() if kind == "object")
     return frozenset(name.rpartition(".")[2] for name in names if name)

@@ -70,10 +70,9 @@ class BudgetTypes:
     """The budget types a check knows, by qualified name and by bare class name."""
 
     def __init__(self, catalog: Catalog, profile: Profile) -> None:
-        data = catalog.data.get("budget", {}) or {}
-        kind_roles = data.get("roles", {}) or {}
+        kind_roles = catalog.budget.roles
         self._types: Dict[str, BudgetType] = {}
-        for name, kind in (data.get("types", {}) or {}).items():
+        for name, kind in catalog.budget.types.items():
             self.add(name, BudgetType(name, kind, _roles(kind_roles.get(kind, {}) or {})))
         for name in profile.budget.types:
             roles = profile.budget.type_roles.get(name) or profile.budget.roles

@@ -20,8 +20,7 @@ class CancelScopes:
 
     def __init__(self, ctx: "FileView") -> None:
         self.ctx = ctx
-        data = ctx.catalog.data.get("budget", {}) or {}
-        self.specs: Dict[str, dict] = dict(data.get("cancel_scopes", {}) or {})
+        self.specs: Dict[str, dict] = dict(ctx.catalog.budget.cancel_scopes)
         self._opens: Dict[Tuple[int, bool], bool] = {}
 
     def is_cancel_scope(self, item: ast.withitem, scope: Scope, blocking: bool = False) -> bool:
@@ -99,7 +98,7 @@ def shielded(ctx: "FileView") -> bool:
     """The walk is inside `with anyio.CancelScope(shield=True):` (or another of the catalog's
     `cancellation.shields` called with `shield=True`) in the current function: no outer
     cancellation is delivered there."""
-    shields = frozenset((ctx.catalog.data.get("cancellation") or {}).get("shields") or ())
+    shields = ctx.catalog.cancellation.shields
     for ancestor in reversed(ctx.parents):
         if isinstance(ancestor, _SCOPE_BOUNDARIES):
             return False
