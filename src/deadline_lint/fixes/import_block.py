@@ -1,8 +1,8 @@
 """Adding `import time` (or `from M import N`) the way LibCST's AddImportsVisitor does, without
 LibCST, for the common case: a module whose top import block is plain.
 
-LibCST parses and regenerates the whole file to add one line; in `bench/simulate.py` that was
-16 of 37 CPU s of fixing. Its placement rule, which this module reproduces exactly:
+LibCST parses and regenerates the whole file to add one line, the larger part of a fix's time.
+Its placement rule, which this module reproduces exactly:
 
 - the *top block* is the run of statements that are each alone on a line and each an import,
   after an optional first-statement docstring (a single string literal);
