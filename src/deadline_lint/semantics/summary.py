@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import ast
 from collections import OrderedDict
-from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Dict, List, NamedTuple, Optional, Tuple, Union
 
 from deadline_lint.semantics import store
-from deadline_lint.semantics.local.children import push_children
+from deadline_lint.semantics.local.definitions import FUNCTIONS, class_members, own_returns  # noqa: F401  (re-exported)
 from deadline_lint.semantics.local.scopes import ASSIGN, IMPORT, OTHER, Scope
 from deadline_lint.semantics.modules import ModuleSource, ProjectModules, absolute_name, longest_prefix
 from deadline_lint.semantics.scan import import_table
 
-FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 MAX_CHAIN = 8  # re-exports and bases followed before a name is left unknown
 FUNCTION, CLASS, VALUE = "function", "class", "value"
 
@@ -127,56 +126,6 @@ def _kind(node: ast.AST) -> str:
     if isinstance(node, FUNCTIONS):
         return FUNCTION
     return CLASS if isinstance(node, ast.ClassDef) else VALUE
-
-
-def class_members(node: ast.ClassDef) -> Dict[str, ast.AST]:
-    """The names a class body binds once (methods, properties, attributes: their def or
-    value); a `@property` getter and its setter count once, as the getter."""
-    found: Dict[str, ast.AST] = {}
-    seen: Dict[str, int] = {}
-    for stmt in node.body:
-        names: List[Tuple[str, ast.AST]] = []
-        if isinstance(stmt, (*FUNCTIONS, ast.ClassDef)):
-            names.append((stmt.name, stmt))
-        elif isinstance(stmt, ast.Assign):
-            names.extend((t.id, stmt.value) for t in stmt.targets if isinstance(t, ast.Name))
-        elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-            names.append((stmt.target.id, stmt.value if stmt.value is not None else stmt.annotation))
-        for name, value in names:
-            seen[name] = seen.get(name, 0) + 1
-            found.setdefault(name, value)
-    for name, count in seen.items():
-        if count > 1:
-            defs = [s for s in node.body if isinstance(s, FUNCTIONS) and s.name == name]
-            if not (len(defs) == count and _is_property_pair(defs)):
-                del found[name]
-    return found
-
-
-def _is_property_pair(defs: Sequence[ast.AST]) -> bool:
-    return all(
-        any(isinstance(d, ast.Attribute) and d.attr in ("setter", "deleter") for d in node.decorator_list)  # type: ignore[attr-defined]
-        for node in defs[1:]
-    )
-
-
-def own_returns(function: ast.AST) -> List[ast.expr]:
-    """The values of the function's own `return`s (not nested defs'); empty when one returns
-    nothing or the function is a generator."""
-    found: List[ast.expr] = []
-    stack: List[ast.AST] = list(function.body)  # type: ignore[attr-defined]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            continue
-        if isinstance(node, (ast.Yield, ast.YieldFrom)):
-            return []
-        if isinstance(node, ast.Return):
-            if node.value is None:
-                return []
-            found.append(node.value)
-        push_children(stack, node)
-    return found
 
 
 class ModuleTree:
