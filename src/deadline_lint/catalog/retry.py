@@ -127,7 +127,7 @@ class RetryCatalog:
         return self.stop_builders.get(self.canonical(qualname)) if qualname else None
 
     def is_sleep(self, qualname: Optional[str]) -> bool:
-        return bool(qualname) and self.canonical(qualname) in self.sleeps  # type: ignore[arg-type]
+        return bool(qualname) and self.canonical(qualname or "") in self.sleeps
 
     def timeout_flag(self, qualname: Optional[str]) -> Optional[str]:
         return self.timeout_flags.get(self.canonical(qualname)) if qualname else None

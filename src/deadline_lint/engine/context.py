@@ -4,7 +4,7 @@ family's facts live in `analysis/` and are asked for with `ctx.analysis(Kind)`."
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Set, Tuple, Type, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, Type, TypeVar, cast
 
 from deadline_lint.catalog import Catalog
 from deadline_lint.support.diagnostics import Applicability, Diagnostic, Edit, Fix
@@ -40,16 +40,17 @@ class FileContext:
         self.parents: List[ast.AST] = []  # ancestors of the node being visited, innermost last
         self.diagnostics: List[Diagnostic] = []
         self._reported: Set[Tuple[str, int, int, int, int, str]] = set()
-        self._analyses: Dict[type, object] = {}
-        self._states: Dict[Scope, Dict[object, object]] = {}
+        self._analyses: Dict[type, Any] = {}
+        self._states: Dict[Scope, Dict[object, Any]] = {}
 
     def analysis(self, kind: Type[_A]) -> _A:
         """The per-file instance of a shared analysis, built on first request as `kind(ctx)`.
         Analyses live in `analysis/`; the context knows none of them."""
         found = self._analyses.get(kind)
         if found is None:
-            found = self._analyses[kind] = kind(self)  # type: ignore[call-arg]
-        return found  # type: ignore[return-value]
+            build = cast(Callable[[FileContext], _A], kind)  # every analysis is built from the context
+            found = self._analyses[kind] = build(self)
+        return found
 
     def state(self, owner: object, factory: Callable[[], _S], scope: Optional[Scope] = None) -> _S:
         """`owner`'s state (a rule's, by the rule) in the scope being walked, or in `scope`:
@@ -61,7 +62,7 @@ class FileContext:
         found = slots.get(owner)
         if found is None:
             found = slots[owner] = factory()
-        return found  # type: ignore[return-value]
+        return found
 
     def close(self) -> None:
         """Drop what the analyses, the scopes and the resolver remembered once the file is
@@ -125,7 +126,7 @@ def node_diagnostic(
         line, col, end_line, end_col = 1, 0, 1, 0
     else:
         line = node.lineno  # type: ignore[attr-defined]
-        col = source.char_column(line, node.col_offset)  # type: ignore[attr-defined]
+        col = source.char_column(line, getattr(node, "col_offset", 0))
         end_line = getattr(node, "end_lineno", None) or line
         end_col = source.char_column(end_line, getattr(node, "end_col_offset", None) or 0)
     return Diagnostic(code, name, source.path, line, col + 1, end_line, end_col + 1, message, fix)

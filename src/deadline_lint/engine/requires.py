@@ -235,11 +235,14 @@ class FileAnswers:
         if isinstance(need, AnyOf):
             return any(self.holds(p) for p in need.parts)
         if isinstance(need, Text):
-            return self._asked(need.test, lambda: need.test(self.text))  # type: ignore[misc]
+            text_test = need.test
+            assert text_test is not None  # bound: `Text.bind` sets it
+            return self._asked(text_test, lambda: text_test(self.text))
         if isinstance(need, Project):
             if need.test is None:
                 return False
-            return self._asked(need.test, lambda: need.test(self.text, self.path))  # type: ignore[misc]
+            path_test = need.test
+            return self._asked(path_test, lambda: path_test(self.text, self.path))
         raise TypeError(f"not a need: {need!r}")
 
     def _asked(self, test: object, answer: Callable[[], bool]) -> bool:

@@ -44,7 +44,7 @@ class Local(NamedTuple):
     via: Tuple[str, ...] = ()  # absolute names: the fact holds here when it holds for one of them
 
 
-class Answer(NamedTuple, Generic[P]):  # type: ignore[misc]
+class Answer(NamedTuple, Generic[P]):
     payload: P
     chain: Tuple[str, ...]  # from the symbol asked about to where the fact holds
 

@@ -74,7 +74,7 @@ class Receivers:
                 break
             answer = self._own_attribute(table, attr)
             if answer is not False:
-                found = answer  # type: ignore[assignment]
+                found = answer
                 break
         self._attributes[key] = found
         return found

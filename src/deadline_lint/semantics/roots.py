@@ -16,7 +16,7 @@ def root_above(folder: str) -> Optional[str]:
     """The nearest folder at or above `folder` with a root marker (memoised per folder)."""
     found = _ROOTS.get(folder, ...)
     if found is not ...:
-        return found  # type: ignore[return-value]
+        return found
     result = None
     if any(os.path.exists(os.path.join(folder, marker)) for marker in ROOT_MARKERS):
         result = folder

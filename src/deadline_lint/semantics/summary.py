@@ -188,8 +188,8 @@ def summary_of(module: ModuleSource) -> Optional[ModuleSummary]:
     scope = Scope(tree, None) if tree is not None else None
     found = _SUMMARIES[key] = ModuleSummary(module, scope) if scope is not None else None
     store.put(key, "summary", found.to_data() if found is not None else None)
-    if found is not None and module.rereadable:
-        _hold(module, ModuleTree(module, found, tree, scope))  # type: ignore[arg-type]
+    if found is not None and tree is not None and module.rereadable:
+        _hold(module, ModuleTree(module, found, tree, scope))
     return found
 
 

@@ -187,7 +187,8 @@ def entries(cls: Type[Any] = Settings, prefix: Tuple[str, ...] = ()) -> Iterator
 def default_of(f: "dataclasses.Field[Any]") -> Any:
     if f.default is not dataclasses.MISSING:
         return f.default
-    return f.default_factory()  # type: ignore[misc,operator]
+    assert f.default_factory is not dataclasses.MISSING, f"{f.name} has no default"
+    return f.default_factory()
 
 
 def plain(value: Any) -> Any:

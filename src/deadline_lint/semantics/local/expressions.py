@@ -43,9 +43,9 @@ def mentions_any(expr: ast.AST, names) -> bool:
     tails = _dotted_tails(names) if isinstance(names, frozenset) else None
     for node in walk_nodes(expr):
         if type(node) is ast.Name:
-            if node.id in names:  # type: ignore[attr-defined]
+            if node.id in names:
                 return True
-        elif tails and type(node) is ast.Attribute and node.attr in tails:  # type: ignore[attr-defined]
+        elif tails and type(node) is ast.Attribute and node.attr in tails:
             if dotted_text(node) in names:
                 return True
     return False

@@ -33,8 +33,8 @@ class FunctionBody:
                 self.nested.add(id(node))
             else:
                 self._by_type.setdefault(type(node), []).append(node)
-            if type(node) is ast.Name and type(node.ctx) is ast.Load:  # type: ignore[attr-defined]
-                self.loads.setdefault(node.id, []).append(node)  # type: ignore[attr-defined]
+            if type(node) is ast.Name and type(node.ctx) is ast.Load:
+                self.loads.setdefault(node.id, []).append(node)
             inner = nested or isinstance(node, _SCOPES)
             for child in child_nodes(node):
                 self.parents[id(child)] = node
@@ -52,4 +52,4 @@ def function_body(scope: Scope) -> FunctionBody:
     found = scope.facts.get("function_body")
     if found is None:
         found = scope.facts["function_body"] = FunctionBody(scope.node)
-    return found  # type: ignore[return-value]
+    return found

@@ -173,14 +173,14 @@ class Resolver:
         no scope lookup at all."""
         if self._imported_names is None:
             self._collect_imports(scope)
-        return self._imported_names  # type: ignore[return-value]
+        return self._imported_names or frozenset()
 
     def catalog_imports(self, scope: Scope) -> FrozenSet[str]:
         """The imported names that can stand for something in the catalog: imported from one
         of its modules, or from a generated gRPC stub module."""
         if self._catalog_imports is None:
             self._collect_imports(scope)
-        return self._catalog_imports  # type: ignore[return-value]
+        return self._catalog_imports or frozenset()
 
     def _collect_imports(self, scope: Scope) -> None:
         modules = self.catalog.outbound_modules
@@ -321,7 +321,7 @@ class Resolver:
         """`self.x = value` in every method of the class, each resolved in its method's scope."""
         cached = class_scope.facts.get("self_attributes")
         if cached is not None:
-            return cached  # type: ignore[return-value]
+            return cached
         table: Dict[str, List[Binding]] = {}
         for stmt in class_scope.node.body:  # type: ignore[attr-defined]
             if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 import builtins
 import weakref
-from typing import Collection, Dict, List, Optional
+from typing import Any, Collection, Dict, List, Optional
 
 from deadline_lint.semantics.local.children import push_children
 from deadline_lint.semantics.local.children import walk as walk_nodes
@@ -63,7 +63,7 @@ class Scope:
         else:
             self.kind = MODULE
         self._bindings: Optional[Dict[str, List[Binding]]] = None
-        self.facts: Dict[str, object] = {}  # per-scope caches owned by analyses
+        self.facts: Dict[str, Any] = {}  # per-scope caches, each key owned by one analysis
 
     def clear_caches(self) -> None:
         """Forget the bindings and facts computed so far (they are rebuilt when asked again)."""
@@ -257,7 +257,7 @@ def import_qualname(bindings: List[Binding]) -> Optional[str]:
     if first.kind != IMPORT:
         return None
     if all(b.kind == IMPORT and b.value == first.value for b in bindings):
-        return first.value  # type: ignore[return-value]
+        return first.value if isinstance(first.value, str) else None
     return None
 
 

@@ -22,7 +22,7 @@ def loaded_names(scope: Scope) -> FrozenSet[str]:
             if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store)
         )
         scope.facts["loaded_names"] = cached
-    return cached  # type: ignore[return-value]
+    return cached
 
 
 def string_constants(scope: Scope) -> FrozenSet[str]:
@@ -37,4 +37,4 @@ def string_constants(scope: Scope) -> FrozenSet[str]:
             if isinstance(n, ast.Constant) and isinstance(n.value, str)
         )
         scope.facts["string_constants"] = cached
-    return cached  # type: ignore[return-value]
+    return cached
