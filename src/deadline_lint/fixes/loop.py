@@ -183,7 +183,7 @@ def _non_overlapping(groups: List[_Group], length: int) -> List[_Group]:
 
     Taken edits never touch each other, so kept sorted by start their ends are sorted too and
     only the last one starting at or before an edit's end can touch it: a binary search per
-    edit, not a scan of all taken ones (a file with 17,000 fixes was quadratic)."""
+    edit, not a scan of all taken ones (which is quadratic in a file with many fixes)."""
     starts: List[int] = []
     ends: List[int] = []
     chosen: List[_Group] = []

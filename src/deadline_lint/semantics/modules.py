@@ -199,8 +199,8 @@ class ModuleSource:
 
 
 # Texts of modules read from their files, least recently read first: most questions about a
-# module are answered from memos keyed by its hash, so holding every text read in a run (over
-# 100 MB on the services corpus, where many texts hold non-ASCII characters) buys little.
+# module are answered from memos keyed by its hash, so holding every text read in a run (a
+# large corpus's texts are many times its size on disk) buys little.
 KEEP_TEXTS = 256
 _TEXTS: "OrderedDict[int, ModuleSource]" = OrderedDict()
 
