@@ -13,8 +13,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Dict, FrozenSet, Hashable, Iterable, List, Mapping, Optional, Set, Tuple
 
-import yaml
-
 from deadline_lint.catalog import compiled
 from deadline_lint.catalog.exceptions import (
     ExceptionVocabulary,
@@ -279,6 +277,9 @@ def _builtin_files() -> Tuple[List[Dict[str, Any]], Dict[str, Any]]:
 def _parse_builtin(files: List[Tuple[Path, bytes]]) -> "compiled.Documents":
     """Each built-in file parsed and checked against its schema (a problem is a packaging bug,
     not a user error)."""
+    # Deferred: a check that reads the kept documents (the pre-commit case) never loads PyYAML.
+    import yaml
+
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     parsed: "compiled.Documents" = []
     for path, raw in files:

@@ -11,12 +11,10 @@ from __future__ import annotations
 
 import os
 import reprlib
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Tuple
 
-import yaml
 
 from deadline_lint.catalog import compiled
 from deadline_lint.settings.globs import matches
@@ -171,6 +169,7 @@ def load_profile_file(path: os.PathLike) -> Dict[str, Any]:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ProfileError(f"{where}: cannot be read: {exc}") from None
+    import yaml  # deferred: see _unique_key_loader
 
     try:
         loaded = yaml.load(text, Loader=_unique_key_loader())
@@ -220,9 +219,11 @@ _LOADER: Optional[type] = None
 
 def _unique_key_loader() -> type:
     """YAML keeps the last of two equal keys without a word; a profile must not. Built on
-    first use."""
+    first use: a run with no profile file (or answered from the cache) never imports YAML, and
+    tests/test_cache.py holds the pre-commit path to that."""
     global _LOADER
     if _LOADER is None:
+        import yaml
 
         class UniqueKeyLoader(yaml.SafeLoader):
             def construct_mapping(self, node, deep=False):  # type: ignore[override]
@@ -270,6 +271,8 @@ def _pyproject_table(pyproject: Path) -> Optional[Dict[str, Any]]:
 
 
 def _parse_table(pyproject: Path, data: bytes) -> Any:
+    import tomllib  # deferred: only when the file's table was not kept by an earlier run (tests/test_cache.py)
+
     try:
         document = tomllib.loads(data.decode())
     except UnicodeDecodeError as exc:
