@@ -1,14 +1,49 @@
-"""Import lines read from a module's text, without parsing it."""
+"""Import lines read from a module's text, without parsing it: the one place the package
+scans text for imports. `import_table` reads every import line; the prefilters ask narrower
+questions through the patterns below (does the text import one of these modules, which
+aliases does `import time as t` bind), each as loose as its caller's soundness needs."""
 from __future__ import annotations
 
 import re
-from typing import Dict, Iterator, List, Optional, Tuple
+from typing import Dict, Iterable, Iterator, List, Optional, Tuple
 
 # Each statement starts with its keyword, which is what the regex engine searches for fast; that
 # only blanks stand before it on its line is checked for each candidate (`_statements`): a
 # pattern led by `^[ \t]*` is tried at every character, several times slower.
 _FROM_IMPORT = re.compile(r"from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n;#]*)")
 _PLAIN_IMPORT = re.compile(r"import[ \t]+([^\n;#]+)")
+
+
+# Modules listed before the one looked for in the same `import` statement: `import os, requests`.
+_EARLIER_IN_LIST = r"(?:[\w.]+(?:[ \t]+as[ \t]+\w+)?[ \t]*,[ \t]*)*"
+# Where a statement starts: a line's start (any line ending, CR-only files too) or after a `;`;
+# Python's tokenizer takes form feeds as indentation.
+STATEMENT_START = r"(?:^|(?<=[\r;]))[ \t\f]*"
+
+
+def plain_import_pattern(module: str) -> "re.Pattern[str]":
+    """`import module` (also in a list, or `module.sub`) anywhere in the text."""
+    return re.compile(rf"import[ \t]+{_EARLIER_IN_LIST}{re.escape(module)}\b")
+
+
+def from_import_pattern(module: str) -> "re.Pattern[str]":
+    """`from module[.sub] import names` anywhere in the text: group 1 the module, group 2 the
+    names (parenthesised, or the rest of the line)."""
+    return re.compile(rf"from[ \t]+({re.escape(module)}(?:\.\w+)*)[ \t]+import[ \t]*(\([^)]*\)|[^\n;#]*)")
+
+
+def line_import_pattern(modules: Iterable[str]) -> "re.Pattern[str]":
+    """A line that starts by importing one of `modules` (`from m...`, `import os, m`)."""
+    alternatives = "|".join(re.escape(m) for m in modules)
+    return re.compile(
+        rf"(?m)^[ \t]*(?:from[ \t]+(?:{alternatives})\b"
+        rf"|import[ \t]+{_EARLIER_IN_LIST}(?:{alternatives})\b)"
+    )
+
+
+def statement_pattern(statement: str) -> "re.Pattern[str]":
+    """`statement` (a regular expression) where a statement starts."""
+    return re.compile(STATEMENT_START + statement, re.MULTILINE)
 
 
 def import_table(text: str) -> Dict[str, str]:

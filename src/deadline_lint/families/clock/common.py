@@ -12,6 +12,7 @@ from deadline_lint.families.shared.time.clock_catalog import clock_catalog
 from deadline_lint.families.shared.time.clock_facts import reaches_wall_clock, reads_wall_clock
 from deadline_lint.families.shared.time.time_values import TimeValues
 from deadline_lint.semantics.local.scopes import FUNCTION, IMPORT, Scope, import_qualname
+from deadline_lint.semantics.scan import statement_pattern
 
 if TYPE_CHECKING:
     from deadline_lint.semantics.file_view import FileView
@@ -48,11 +49,8 @@ def inbound_header_read(node: ast.AST, ctx: "FileView") -> Optional[Tuple[WireVa
     return None if key is None else (wire, key)
 
 
-# A statement starts a line (any line ending: CR-only files too) or follows a `;`; Python's
-# tokenizer takes form feeds as indentation whitespace.
-_STATEMENT_START = r"(?:^|(?<=[\r;]))[ \t\f]*"
-_FROM_TIME = re.compile(_STATEMENT_START + r"from time import (?:\(|[^\r\n]*\btime(?:_ns)?\b)", re.MULTILINE)
-_TIME_ALIAS = re.compile(_STATEMENT_START + r"import time as (\w+)", re.MULTILINE)
+_FROM_TIME = statement_pattern(r"from time import (?:\(|[^\r\n]*\btime(?:_ns)?\b)")
+_TIME_ALIAS = statement_pattern(r"import time as (\w+)")
 
 
 def wall_clock_project_test(catalog: Catalog) -> Callable[[str, str], bool]:

@@ -3,10 +3,10 @@ scope, and dropping one class from a tuple (DL301's fix)."""
 from __future__ import annotations
 
 import ast
-import re
 from typing import TYPE_CHECKING, Callable, ClassVar, FrozenSet, Mapping, Optional, Sequence, Set, Tuple, Type
 
 from deadline_lint.catalog import Catalog
+from deadline_lint.semantics.scan import line_import_pattern
 from deadline_lint.catalog.retry import RetryCatalog
 from deadline_lint.support.diagnostics import Edit
 from deadline_lint.engine.requires import Need, Project, Text, Words
@@ -89,11 +89,7 @@ class PolicyImports:
     def __init__(self, retry: RetryCatalog, profile: Profile) -> None:
         prefixes = sorted(_import_prefixes(retry))
         self._words = tuple(sorted({p.rpartition(".")[2] for p in prefixes}))
-        alternatives = "|".join(re.escape(p) for p in prefixes)
-        self._imports = re.compile(
-            rf"(?m)^[ \t]*(?:from[ \t]+(?:{alternatives})\b"
-            rf"|import[ \t]+(?:[\w.]+(?:[ \t]+as[ \t]+\w+)?[ \t]*,[ \t]*)*(?:{alternatives})\b)"
-        )
+        self._imports = line_import_pattern(prefixes)
         self._own = tuple(name.rpartition(".")[2] for name in profile.retry_decorators)
 
     def __call__(self, text: str) -> bool:

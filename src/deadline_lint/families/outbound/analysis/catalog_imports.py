@@ -7,6 +7,7 @@ import sys
 from typing import Dict, FrozenSet, Optional, Set, Tuple
 
 from deadline_lint.catalog import Catalog
+from deadline_lint.semantics.scan import from_import_pattern, plain_import_pattern
 
 STDLIB_MODULES = frozenset(getattr(sys, "stdlib_module_names", ())) | {"asyncio", "socket", "http", "urllib"}
 
@@ -67,11 +68,7 @@ class ImportTextFilter:
     def _imports(self, module: str, text: str) -> bool:
         patterns = self._patterns.get(module)
         if patterns is None:
-            name = re.escape(module)
-            patterns = self._patterns[module] = (
-                re.compile(rf"import[ \t]+(?:[\w.]+(?:[ \t]+as[ \t]+\w+)?[ \t]*,[ \t]*)*{name}\b"),
-                re.compile(rf"from[ \t]+({name}(?:\.\w+)*)[ \t]+import[ \t]*(\([^)]*\)|[^\n;#]*)"),
-            )
+            patterns = self._patterns[module] = (plain_import_pattern(module), from_import_pattern(module))
         plain, from_import = patterns
         if plain.search(text):
             return True  # `import redis` binds the module: anything in it can follow
