@@ -10,6 +10,7 @@ from typing import (
     ClassVar,
     FrozenSet,
     Iterator,
+    List,
     Mapping,
     Optional,
     Tuple,
@@ -19,7 +20,7 @@ from typing import (
 from deadline_lint.catalog import WAIT, Catalog
 from deadline_lint.engine.requires import Look, Project, Text, Words
 from deadline_lint.engine.rule import Rule
-from deadline_lint.families.outbound.analysis.budget_hops import hop_keywords, hop_text_filter
+from deadline_lint.families.outbound.analysis.budget_hops import BudgetHop, budget_hop, hop_keywords, hop_text_filter
 from deadline_lint.families.outbound.analysis.catalog_imports import STDLIB_MODULES, catalog_imports, is_method
 from deadline_lint.families.outbound.analysis.outbound import (
     FROM_CALL,
@@ -84,6 +85,20 @@ def bounded_externally(node: ast.Call, ctx: "FileView") -> bool:
     if wrapper.source != FROM_CALL:
         return False
     return not is_unbounded(wrapper.timeout, ctx.scope, ctx.resolver)  # type: ignore[arg-type]
+
+
+def timeouts_passed_on(ctx: "FileView", node: ast.Call) -> List[BudgetHop]:
+    """The timeouts the call passes on: those it gives as an outbound call, else a value
+    derived from the budget at a hop keyword of a call of unknown type (`budget_hop`)."""
+    passed = [
+        BudgetHop(call.node, call.timeout, call.display_name)
+        for call in outbound_sites(ctx, node)
+        if call.source == FROM_CALL and call.timeout is not None
+    ]
+    if passed:
+        return passed
+    hop = budget_hop(ctx, node)
+    return [hop] if hop is not None else []
 
 
 def is_sequential(node: ast.Call, call: OutboundCall, ctx: "FileView") -> bool:
