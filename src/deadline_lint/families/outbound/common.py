@@ -82,9 +82,9 @@ def bounded_externally(node: ast.Call, ctx: "FileView") -> bool:
         return False
     if wrapper.source == HIDDEN:
         return True  # cannot tell: stay quiet
-    if wrapper.source != FROM_CALL:
+    if wrapper.source != FROM_CALL or wrapper.timeout is None:
         return False
-    return not is_unbounded(wrapper.timeout, ctx.scope, ctx.resolver)  # type: ignore[arg-type]
+    return not is_unbounded(wrapper.timeout, ctx.scope, ctx.resolver)
 
 
 def timeouts_passed_on(ctx: "FileView", node: ast.Call) -> List[BudgetHop]:
@@ -198,9 +198,10 @@ def is_fixed_timeout(expr: ast.expr, scope: Scope, ctx: "FileView", depth: int =
                 if _REMAINDER_WORDS.search(value.attr):
                     return False  # `self.remaining`, `req.deadline_left`: taken from a budget
                 continue
-            if follows >= _MAX_FOLLOW or any(v is None for v, _ in assigned):
-                return False
-            pending.extend((v, s, follows + 1) for v, s in assigned)  # type: ignore[misc]
+            seen = [(v, s) for v, s in assigned if v is not None]
+            if follows >= _MAX_FOLLOW or len(seen) < len(assigned):
+                return False  # too deep, or a value it cannot see (`self.x += 1`)
+            pending.extend((v, s, follows + 1) for v, s in seen)
             continue
         if isinstance(value, ast.Tuple) and value.elts:
             pending.extend((e, where, follows) for e in value.elts)
@@ -229,7 +230,9 @@ def is_fixed_timeout(expr: ast.expr, scope: Scope, ctx: "FileView", depth: int =
 _REMAINDER_WORDS = re.compile(r"remain|budget|deadline|left", re.I)
 
 
-def _self_attribute_values(expr: ast.Attribute, scope: Scope, ctx: "FileView"):
+def _self_attribute_values(
+    expr: ast.Attribute, scope: Scope, ctx: "FileView"
+) -> Optional[List[Tuple[Optional[ast.expr], Scope]]]:
     """For `self.x`: each value the class assigns to it (None for one it cannot see, such as
     `self.x += 1`) with its scope; None when `expr` is not such an attribute or is never assigned."""
     method = scope
@@ -237,13 +240,15 @@ def _self_attribute_values(expr: ast.Attribute, scope: Scope, ctx: "FileView"):
         if method.kind == "class" or method.parent is None:
             return None
         method = method.parent  # a closure inside a method still sees `self`
+    klass = method.enclosing_class if method is not None else None
     params = method.function_params() if method is not None else []
-    if not params or not isinstance(expr.value, ast.Name) or expr.value.id != params[0].arg:
+    if klass is None or not params or not isinstance(expr.value, ast.Name) or expr.value.id != params[0].arg:
         return None
-    bindings = ctx.resolver.attribute_bindings(method.enclosing_class).get(expr.attr)  # type: ignore[union-attr,arg-type]
+    bindings = ctx.resolver.attribute_bindings(klass).get(expr.attr)
     if not bindings:
         return None
-    return [(b.value if b.kind == ASSIGN else None, b.scope) for b in bindings]
+    # An assignment's value is an expression.
+    return [(b.value if b.kind == ASSIGN and isinstance(b.value, ast.expr) else None, b.scope) for b in bindings]
 
 
 def timeout_values(expr: ast.expr, ctx: "FileView") -> Iterator[ast.expr]:
@@ -296,7 +301,7 @@ def _leads_to_a_client(rule: Rule) -> Optional[Callable[[str, str], bool]]:
     """A file whose text imports nothing listed may still import a project name that leads to
     a client: one its project's facts say is, gives or holds one, or wraps an outbound call."""
     catalog = rule.catalog
-    return catalog.cached(  # type: ignore[no-any-return]
+    return catalog.cached(
         "outbound.path_filter", lambda: lambda text, path: leads_to_a_client(path, text, catalog)
     )
 

@@ -84,10 +84,10 @@ class Telemetry:
                 and self.meters.matches(func.value, scope)
             )
         if isinstance(expr, ast.Name):
-            bindings = scope.lookup(expr.id)
+            bindings = scope.lookup(expr.id) or []
             return bool(bindings) and all(
                 b.kind == ASSIGN and isinstance(b.value, ast.Call) and self._is_instrument(b.value, b.scope)
-                for b in bindings  # type: ignore[union-attr]
+                for b in bindings
             )
         return False
 

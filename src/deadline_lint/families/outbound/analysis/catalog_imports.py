@@ -13,7 +13,7 @@ STDLIB_MODULES = frozenset(getattr(sys, "stdlib_module_names", ())) | {"asyncio"
 
 def catalog_imports(catalog: Catalog) -> "ImportTextFilter":
     """The catalog's one `ImportTextFilter`."""
-    return catalog.cached(ImportTextFilter, lambda: ImportTextFilter(catalog))  # type: ignore[arg-type]
+    return catalog.cached(ImportTextFilter, lambda: ImportTextFilter(catalog))
 
 
 class ImportTextFilter:

@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import TYPE_CHECKING, Dict, FrozenSet, Iterator, Optional, Set, Tuple, cast
+from typing import TYPE_CHECKING, AbstractSet, Dict, FrozenSet, Iterator, List, Optional, Set, Tuple, cast
 
 from deadline_lint.catalog import Catalog, ClientClass, OutboundApi, TimeoutObject
 from deadline_lint.families.outbound.analysis.catalog_imports import STDLIB_MODULES, catalog_imports
 from deadline_lint.families.outbound.analysis.client_types import Instance, client_types
-from deadline_lint.families.outbound.analysis.outbound_facts import ForwardsTimeout
+from deadline_lint.families.outbound.analysis.outbound_facts import MODULE_TEXT, ForwardsTimeout
 from deadline_lint.families.outbound.analysis.outbound_project import OutboundProject
 from deadline_lint.families.outbound.analysis.wrappers import (
+    SummaryCommon,
     WrapperSummary,
     calls_in,
     display_name,
@@ -28,6 +29,7 @@ from deadline_lint.families.outbound.analysis.wrappers import (
     is_method,
     spread_into,
 )
+from deadline_lint.semantics.local.declared import FUNCTION_DEFS
 from deadline_lint.semantics.local.expressions import argument_at, is_unbounded
 from deadline_lint.semantics.local.resolve import Definition, Resolver
 from deadline_lint.semantics.local.scopes import Scope
@@ -60,6 +62,7 @@ class OutboundCall:
 MAX_HOPS = 3  # wrappers composed between a call and the library call it reaches, at most
 _IN_PROGRESS = object()  # a summary being computed: a recursive chain ends here, unknown
 _CUT = [0]  # how many summaries a recursive chain has cut short so far
+_NO_CUTS: FrozenSet[int] = frozenset()
 
 
 def wrapper_summary(definition: Definition, catalog: Catalog, depth: int = 0) -> Optional[WrapperSummary]:
@@ -78,11 +81,13 @@ def wrapper_summary(definition: Definition, catalog: Catalog, depth: int = 0) ->
     # By depth: a chain cut short deeper down must not hide a wrapper seen from nearer.
     key = f"wrapper_summary@{depth}"
     cached = facts.get(key, None)
-    if cached is _IN_PROGRESS or (cached is None and key in facts and depth in facts.get("wrapper_cut_at", ())):  # type: ignore[operator]
+    if cached is _IN_PROGRESS or (
+        cached is None and key in facts and depth in cast(AbstractSet[int], facts.get("wrapper_cut_at", _NO_CUTS))
+    ):
         _CUT[0] += 1
         return None
     if key in facts:
-        return cached  # type: ignore[return-value]
+        return cast(Optional[WrapperSummary], cached)  # written below only
     facts[key] = _IN_PROGRESS
     cuts = _CUT[0]
     found = None
@@ -100,7 +105,9 @@ def wrapper_summary(definition: Definition, catalog: Catalog, depth: int = 0) ->
 
 def _summarize(definition: Definition, scope: Scope, catalog: Catalog, depth: int) -> Optional[WrapperSummary]:
     function, resolver = definition.node, definition.resolver
-    candidates = scope.facts.get("wrapper_candidates")
+    if not isinstance(function, FUNCTION_DEFS):
+        return None  # `wrapper_summary` asks of functions only
+    candidates = cast(Optional[List[ast.Call]], scope.facts.get("wrapper_candidates"))  # written here only
     if candidates is None:  # the same at every depth: one walk of the body
         params = {p.arg for p in scope.function_params()}
         # A call that forwards nothing of the wrapper's is not the one its timeout reaches.
@@ -109,7 +116,7 @@ def _summarize(definition: Definition, scope: Scope, catalog: Catalog, depth: in
     if not candidates:
         return None
     stubs_possible, methods = _module_reach(resolver, catalog)
-    for call in candidates:  # type: ignore[attr-defined]
+    for call in candidates:
         site = classify_call(call, scope, resolver, catalog, stubs_possible, methods)
         inner: Optional[WrapperSummary] = None
         if site is None:
@@ -122,7 +129,7 @@ def _summarize(definition: Definition, scope: Scope, catalog: Catalog, depth: in
         else:
             qualname, default, library = site.api.qualname, site.api.default_timeout, site.api.library
             template, imports = site.api.timeout_template, site.api.imports
-        common = dict(
+        common = SummaryCommon(
             name=display_name(function, definition.scope),
             is_method=is_method(function, definition.scope),
             inner_qualname=qualname,
@@ -137,7 +144,7 @@ def _summarize(definition: Definition, scope: Scope, catalog: Catalog, depth: in
                 name, position, param_default, required = forwarded
                 return WrapperSummary(
                     keyword=name, position=position, default=param_default, required=required, via_kwargs=False,
-                    **common,  # type: ignore[arg-type]
+                    **common,
                 )
         elif forwards_kwargs(function, call, site.api.keyword, site.api.position):
             return spread_into(site.api.keyword, inner, common)
@@ -147,16 +154,20 @@ def _summarize(definition: Definition, scope: Scope, catalog: Catalog, depth: in
 def _module_reach(resolver: Resolver, catalog: Catalog) -> Tuple[bool, FrozenSet[str]]:
     """For the calls of a module's functions: whether a gRPC stub may be a receiver, and the
     client methods the module can reach (once per module)."""
-    cached = getattr(resolver, "outbound_reach", None)
+    cached = cast(Optional[Tuple[bool, FrozenSet[str]]], resolver.memo.get(_REACH))
     if cached is None:
-        text = getattr(resolver, "text", None)
+        text = cast(Optional[str], resolver.memo.get(MODULE_TEXT))
         stubs_possible = text is None or any(p.module_suffix in text for p in catalog.stubs)
         methods = catalog.method_names if text is None else file_methods(catalog, text)
-        cached = resolver.outbound_reach = (stubs_possible, methods)  # type: ignore[attr-defined]
+        cached = (stubs_possible, methods)
+        resolver.memo[_REACH] = cached
     return cached
 
 
-def _passes_a_parameter(call: ast.Call, params) -> bool:
+_REACH = "outbound.module_reach"  # in `Resolver.memo`
+
+
+def _passes_a_parameter(call: ast.Call, params: AbstractSet[str]) -> bool:
     values = [*call.args, *(kw.value for kw in call.keywords)]
     return any(isinstance(v, ast.Name) and v.id in params for v in values)
 
@@ -170,13 +181,15 @@ def _wrapper_site(
     api: Optional[OutboundApi]
     if definition is None:
         project = resolver.project
-        remote = project.wrapper_at(call.func, scope) if isinstance(project, OutboundProject) else None
+        if not isinstance(project, OutboundProject):
+            return None, None
+        remote = project.wrapper_at(call.func, scope)
         if remote is None:
             return None, None
         summary, key = remote
-        api = cast(Optional[OutboundApi], project.apis.get(key))  # type: ignore[union-attr]
+        api = project.apis.get(key)
         if api is None:
-            api = project.apis[key] = _wrapper_api(summary)  # type: ignore[union-attr]
+            api = project.apis[key] = _wrapper_api(summary)
     else:
         if not definition.is_function:
             return None, None

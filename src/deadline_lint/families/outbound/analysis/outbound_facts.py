@@ -102,10 +102,15 @@ def reexport_salt(module: ModuleSource) -> str:
     return found
 
 
+# Kept in `Resolver.memo` of a project module's resolver (a checked file's has none): the
+# text, from which `outbound._module_reach` reads the clients the module can reach.
+MODULE_TEXT = "outbound.module_text"
+
+
 def module_resolver(tree: ModuleTree, catalog: Catalog) -> Resolver:
     """The module's own name resolution, as a fact reads it."""
     resolver = Resolver(catalog, {id(tree.tree): tree.scope})
-    resolver.text = tree.module.text  # type: ignore[attr-defined]  # for `outbound._module_reach`
+    resolver.memo[MODULE_TEXT] = tree.module.text
     project = project_of(tree.module.path)
     resolver.project = ReexportNames(Names(project[0], tree.module), tree.module) if project is not None else None
     return resolver
@@ -124,7 +129,7 @@ def catalog_fingerprint(catalog: Catalog) -> str:
         )
         return digests.blake2b(_canonical(parts).encode(), digest_size=8).hexdigest()
 
-    return catalog.cached("outbound_facts.fingerprint", build)  # type: ignore[no-any-return]
+    return catalog.cached("outbound_facts.fingerprint", build)
 
 
 def _canonical(value: object) -> str:
@@ -229,8 +234,9 @@ class IsClient(_OutboundFact):
                     found[name] = Local(encode_client(CALL, instance), name)
                     continue
                 targets = {imported(value) for value in own_returns(node)}
-                if len(targets) == 1 and None not in targets:
-                    found[name] = Local(None, name, tuple(targets))  # type: ignore[arg-type]
+                target = targets.pop() if len(targets) == 1 else None
+                if target is not None:
+                    found[name] = Local(None, name, (target,))
             elif isinstance(node, ast.ClassDef):
                 # bases in other modules: see `OutboundProject.client`
                 base = client_types(resolver).client_base(definition, 0)

@@ -11,9 +11,9 @@ from __future__ import annotations
 import ast
 import re
 import weakref
-from typing import TYPE_CHECKING, Dict, FrozenSet, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Dict, FrozenSet, Optional, Set, Tuple, cast
 
-from deadline_lint.catalog import Catalog
+from deadline_lint.catalog import Catalog, OutboundApi
 from deadline_lint.families.outbound.analysis.client_types import Instance
 from deadline_lint.families.outbound.analysis.outbound_facts import (
     ATTRIBUTE,
@@ -56,7 +56,7 @@ class OutboundProject(ReexportNames):
         self._clients: Dict[Tuple[str, Tuple[str, ...]], Optional[Client]] = {}
         self._brings: Optional[bool] = None
         self._wrapper_names: Optional[FrozenSet[str]] = None
-        self.apis: Dict[Tuple[str, Tuple[str, ...]], object] = {}  # a wrapper's OutboundApi, by symbol
+        self.apis: Dict[Tuple[str, Tuple[str, ...]], OutboundApi] = {}  # a wrapper's, by symbol
         self._stored: Dict[int, Tuple[ast.AST, FrozenSet[str]]] = {}  # by class node
 
     # -- ProjectTypes ----------------------------------------------------------------
@@ -98,15 +98,17 @@ class OutboundProject(ReexportNames):
     def base_instance(self, resolver: Resolver, class_def: Definition) -> Optional[Instance]:
         node = class_def.node
         summary = self.semantics.summary
-        if class_def.resolver is not resolver or summary.defs.get(getattr(node, "name", "")) is not node:
-            return None  # a nested class, or another module's
-        chain = self.names.mro(Symbol(self.module, (node.name,), CLASS))  # type: ignore[attr-defined]
+        if not isinstance(node, ast.ClassDef) or class_def.resolver is not resolver:
+            return None  # another module's
+        if summary.defs.get(node.name) is not node:
+            return None  # a nested class
+        chain = self.names.mro(Symbol(self.module, (node.name,), CLASS))
         for owner in chain[1:]:
             if owner.module is self.module:
                 continue
             found = self.client(owner)
             if found is not None and found[0] == CALL:
-                own = frozenset(defined_names(node))  # type: ignore[arg-type]
+                own = frozenset(defined_names(node))
                 return Instance(found[1], None, overridden=found[2] | own | _members(chain))
         return None
 
@@ -150,7 +152,7 @@ class OutboundProject(ReexportNames):
         if local is None:
             return None
         if local.payload is not None:
-            return decode_client(local.payload)  # type: ignore[arg-type]
+            return decode_client(cast(str, local.payload))  # `IsClient` payloads: `encode_client`
         if symbol.is_class:
             return None  # its bases are followed by the caller, through the MRO
         for name in local.via:
@@ -205,7 +207,7 @@ class OutboundProject(ReexportNames):
         local = locals_of(self.forwards, symbol.module).get(".".join(symbol.path))
         if local is None or local.payload is None:
             return None
-        payload: tuple = local.payload  # type: ignore[assignment]
+        payload = cast(tuple, local.payload)  # `ForwardsTimeout` payloads are tuples
         if payload[0] == VIA:
             return composed(payload, self._summary_named, depth)
         return _summary(payload)
@@ -251,7 +253,7 @@ class OutboundProject(ReexportNames):
 
 
 def project_types(file: object) -> Optional[OutboundProject]:
-    ctx: "FileView" = file  # type: ignore[assignment]
+    ctx = cast("FileView", file)  # what every `Resolver` is built with
     return OutboundProject(ctx) if project_of(ctx.source.path) is not None else None
 
 
