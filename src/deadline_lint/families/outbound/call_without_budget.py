@@ -7,7 +7,8 @@ from deadline_lint.catalog import CLIENT
 from deadline_lint.support.diagnostics import Applicability
 from deadline_lint.engine.edits import insert_keyword, replace_node
 from deadline_lint.engine.rule import register
-from deadline_lint.families.outbound.analysis.outbound import FROM_DEFAULT, OutboundCall, outbound_sites
+from deadline_lint.families.outbound.analysis.outbound import outbound_sites
+from deadline_lint.families.outbound.analysis.outbound_calls import FROM_DEFAULT, OutboundCall
 from deadline_lint.families.outbound.common import (
     OutboundRule,
     bounded_externally,

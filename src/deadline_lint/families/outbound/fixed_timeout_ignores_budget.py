@@ -7,16 +7,14 @@ from deadline_lint.catalog import CLIENT
 from deadline_lint.support.diagnostics import Applicability, Edit
 from deadline_lint.engine.edits import insert_keyword, replace_node
 from deadline_lint.engine.rule import register
-from deadline_lint.families.outbound.analysis.outbound import (
+from deadline_lint.families.outbound.analysis.outbound import outbound_sites
+from deadline_lint.families.outbound.analysis.outbound_calls import (
     FROM_CALL,
     FROM_CONSTRUCTOR,
     FROM_DEFAULT,
     OutboundCall,
-    is_unbounded,
-    outbound_sites,
-    timeout_fields,
-    timeout_object,
 )
+from deadline_lint.families.outbound.analysis.timeout_objects import timeout_fields, timeout_object
 from deadline_lint.families.outbound.common import (
     OutboundRule,
     bounded_externally,
@@ -27,7 +25,7 @@ from deadline_lint.families.outbound.common import (
     single_assignment,
 )
 from deadline_lint.families.shared.budget.budget import Budget, budget_in_scope, given_timeout, given_timeout_polls
-from deadline_lint.semantics.local.expressions import mentions_any
+from deadline_lint.semantics.local.expressions import is_unbounded, mentions_any
 
 if TYPE_CHECKING:
     from deadline_lint.semantics.file_view import FileView

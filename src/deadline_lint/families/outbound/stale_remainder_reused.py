@@ -8,7 +8,9 @@ from deadline_lint.support.diagnostics import Applicability, Edit
 from deadline_lint.engine.edits import replace_node
 from deadline_lint.engine.requires import Look
 from deadline_lint.engine.rule import Rule, register
-from deadline_lint.families.outbound.analysis.outbound import FROM_CALL, OutboundCall, outbound_call, timeout_object
+from deadline_lint.families.outbound.analysis.outbound import outbound_call
+from deadline_lint.families.outbound.analysis.outbound_calls import FROM_CALL, OutboundCall
+from deadline_lint.families.outbound.analysis.timeout_objects import timeout_object
 from deadline_lint.families.outbound.common import (
     OutboundRule,
     is_sequential,

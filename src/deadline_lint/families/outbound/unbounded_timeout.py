@@ -7,13 +7,9 @@ from deadline_lint.catalog import TimeoutObject
 from deadline_lint.support.diagnostics import Applicability, Edit
 from deadline_lint.engine.edits import insert_keyword, replace_node
 from deadline_lint.engine.rule import register
-from deadline_lint.families.outbound.analysis.outbound import (
-    FROM_CALL,
-    OutboundCall,
-    outbound_sites,
-    timeout_object,
-    unbounded_fields,
-)
+from deadline_lint.families.outbound.analysis.outbound import outbound_sites
+from deadline_lint.families.outbound.analysis.outbound_calls import FROM_CALL, OutboundCall
+from deadline_lint.families.outbound.analysis.timeout_objects import timeout_object, unbounded_fields
 from deadline_lint.families.outbound.analysis.unbounded_settings import setting_unset
 from deadline_lint.families.outbound.common import OutboundRule, bounded_externally, fix_timeout
 from deadline_lint.semantics.local.expressions import is_unbounded

@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, FrozenSet, Optional
 
 from deadline_lint.catalog import Catalog
 from deadline_lint.families.outbound.analysis.client_types import client_types
-from deadline_lint.families.outbound.analysis.outbound import STDLIB_MODULES, outbound_sites
+from deadline_lint.families.outbound.analysis.catalog_imports import STDLIB_MODULES
+from deadline_lint.families.outbound.analysis.outbound import outbound_sites
 from deadline_lint.families.shared.budget.budget import BudgetAnalysis, budget_in_scope
 from deadline_lint.families.shared.budget.budget_text import budget_words
 from deadline_lint.families.shared.instances import self_attribute_bindings

@@ -103,7 +103,7 @@ def reexport_salt(module: ModuleSource) -> str:
 
 
 # Kept in `Resolver.memo` of a project module's resolver (a checked file's has none): the
-# text, from which `outbound._module_reach` reads the clients the module can reach.
+# text, from which `wrapper_sites._module_reach` reads the clients the module can reach.
 MODULE_TEXT = "outbound.module_text"
 
 
@@ -291,7 +291,7 @@ class ForwardsTimeout(_OutboundFact):
         # The listed calls' timeout keywords, which a spread `**kwargs` may carry on.
         self._keywords = frozenset(api.keyword for api in catalog.apis.values() if api.keyword)
 
-    # `outbound.wrapper_summary`, which composes summaries with the call classification (set
+    # `wrapper_sites.wrapper_summary`, which composes summaries with the call classification (set
     # by that module, which imports this one).
     summarize: ClassVar[Optional[Callable[[Definition, Catalog], Optional[WrapperSummary]]]] = None
 

@@ -1,6 +1,7 @@
 """Wrapper summaries, the syntax half: a project function whose parameter (by name, or
-through `**kwargs`) reaches an outbound call's timeout. `outbound.py` classifies the calls
-and composes summaries; this module reads a function's parameters and body."""
+through `**kwargs`) reaches an outbound call's timeout. `outbound_calls.py` classifies the
+calls and `wrapper_sites.py` composes summaries; this module reads a function's parameters and
+body."""
 from __future__ import annotations
 
 import ast
