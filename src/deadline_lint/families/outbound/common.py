@@ -8,10 +8,12 @@ from typing import (
     TYPE_CHECKING,
     Callable,
     ClassVar,
+    Collection,
     FrozenSet,
     Iterator,
     List,
     Mapping,
+    NamedTuple,
     Optional,
     Tuple,
     Type,
@@ -56,7 +58,7 @@ def outbound_words(catalog: Catalog) -> FrozenSet[str]:
     return frozenset(words)
 
 
-def describe_default(default_timeout) -> str:
+def describe_default(default_timeout: Optional[float]) -> str:
     if default_timeout is None:
         return "never times out by default"
     return f"waits {default_timeout:g} s by default"
@@ -129,12 +131,18 @@ def fix_timeout(ctx: "FileView", at: Optional[ast.AST] = None) -> Tuple[str, boo
 
 
 # -- what a timeout expression is made of ---------------------------------------------
-def single_assignment(name: str, scope: Scope):
+class Assignment(NamedTuple):
+    value: ast.expr
+    scope: Scope  # where the name is bound
+
+
+def single_assignment(name: str, scope: Scope) -> Optional[Assignment]:
     """The one `name = value` binding `name` has where it is looked up, or None."""
     bindings = scope.lookup(name)
-    if not bindings or len(bindings) != 1 or bindings[0].kind != ASSIGN or bindings[0].value is None:
+    if not bindings or len(bindings) != 1 or bindings[0].kind != ASSIGN:
         return None
-    return bindings[0]
+    value = bindings[0].value  # an assignment's: an expression, or None when it has none
+    return Assignment(value, bindings[0].scope) if isinstance(value, ast.expr) else None
 
 
 def is_number_constant(expr: ast.expr) -> bool:
@@ -273,7 +281,7 @@ def timeout_values(expr: ast.expr, ctx: "FileView") -> Iterator[ast.expr]:
         yield value
 
 
-def name_occurrences(expr: ast.expr, names) -> Iterator[ast.Name]:
+def name_occurrences(expr: ast.expr, names: Collection[str]) -> Iterator[ast.Name]:
     for node in walk_nodes(expr):
         if isinstance(node, ast.Name) and node.id in names:
             yield node

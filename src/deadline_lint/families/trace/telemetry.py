@@ -4,7 +4,7 @@ asked for with `ctx.analysis(Telemetry)`."""
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, List, Optional
+from typing import TYPE_CHECKING, Iterable, List, Optional
 
 from deadline_lint.families.shared.instances import InstanceTest
 from deadline_lint.families.trace.trace_catalog import TraceCatalog, trace_catalog
@@ -92,7 +92,7 @@ class Telemetry:
         return False
 
 
-def _mentions_module(text: str, qualnames) -> bool:
+def _mentions_module(text: str, qualnames: Iterable[str]) -> bool:
     return any(module in text for module in {name.split(".")[0] for name in qualnames})
 
 

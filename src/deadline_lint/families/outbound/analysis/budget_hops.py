@@ -28,7 +28,7 @@ from deadline_lint.families.shared.instances import self_attribute_bindings
 from deadline_lint.families.shared.time.clock_catalog import clock_catalog
 from deadline_lint.semantics.local.children import walk as walk_nodes
 from deadline_lint.semantics.local.expressions import mentions_any
-from deadline_lint.semantics.local.scopes import ASSIGN, WITH, is_builtin
+from deadline_lint.semantics.local.scopes import ASSIGN, WITH, Scope, is_builtin
 from deadline_lint.settings.profile import Profile
 from deadline_lint.support.records import dataclass
 
@@ -128,7 +128,7 @@ def _built_by_standard_library(receiver: ast.expr, ctx: "FileView") -> bool:
     return bool(bindings) and all(b.kind in (ASSIGN, WITH) and _standard_value(b.value, b.scope, ctx) for b in bindings)
 
 
-def _standard_value(value, scope, ctx: "FileView") -> bool:
+def _standard_value(value: object, scope: Scope, ctx: "FileView") -> bool:
     if isinstance(value, _LITERALS):
         return True
     return isinstance(value, ast.Call) and _standard(ctx.resolver.qualified_name(value.func, scope))

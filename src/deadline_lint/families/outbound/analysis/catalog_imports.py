@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import sys
-from typing import Dict, FrozenSet, Optional, Set, Tuple
+from typing import Dict, FrozenSet, Iterable, Optional, Set, Tuple
 
 from deadline_lint.catalog import Catalog
 
@@ -86,7 +86,7 @@ class ImportTextFilter:
         return False
 
 
-def _prefixes(qualnames) -> FrozenSet[str]:
+def _prefixes(qualnames: Iterable[str]) -> FrozenSet[str]:
     """Every dotted prefix of every name: `redis.asyncio` leads to `redis.asyncio.Redis`."""
     found: Set[str] = set()
     for qualname in qualnames:

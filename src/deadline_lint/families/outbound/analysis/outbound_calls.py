@@ -45,6 +45,10 @@ class OutboundCall:
         return self.api.qualname
 
 
+# Per listed class: the words a file using it spells, and the method names it then reaches.
+ClassWords = Tuple[Tuple[Tuple[str, ...], FrozenSet[str]], ...]
+
+
 def may_be_listed(
     func: ast.expr, scope: Scope, resolver: Resolver, catalog: Catalog, methods: Optional[FrozenSet[str]]
 ) -> bool:
@@ -126,7 +130,9 @@ def _names_project_value(qualname: str, resolver: Resolver) -> bool:
     return project is not None and project.is_project_name(resolver, qualname)
 
 
-def _stub_call_variant(func: ast.Attribute, scope: Scope, resolver: Resolver, catalog: Catalog):
+def _stub_call_variant(
+    func: ast.Attribute, scope: Scope, resolver: Resolver, catalog: Catalog
+) -> Tuple[Optional[Instance], Optional[OutboundApi], bool]:
     """`stub.Method.future(...)` / `stub.Method.with_call(...)`: the stub method, called."""
     method = func.value
     assert isinstance(method, ast.Attribute)
@@ -206,11 +212,11 @@ def file_methods(catalog: Catalog, text: str) -> FrozenSet[str]:
     return frozenset(methods)
 
 
-def _word_set(by_class) -> Tuple[str, ...]:
+def _word_set(by_class: ClassWords) -> Tuple[str, ...]:
     return tuple(sorted({word for words, _ in by_class for word in words}))
 
 
-def _class_words(catalog: Catalog) -> Tuple[Tuple[Tuple[str, ...], FrozenSet[str]], ...]:
+def _class_words(catalog: Catalog) -> ClassWords:
     """Per listed class, once per catalog: the words a file using it spells and the method
     names it then makes reachable."""
     built_by: Dict[str, Set[str]] = {}

@@ -31,7 +31,7 @@ from deadline_lint.families.outbound.analysis.wrappers import WrapperSummary
 from deadline_lint.semantics.facts import Fact, Local
 from deadline_lint.semantics.local.declared import FUNCTION_DEFS, is_property
 from deadline_lint.semantics.local.resolve import Definition, Resolver
-from deadline_lint.semantics.local.scopes import ANNOTATED, ASSIGN
+from deadline_lint.semantics.local.scopes import ANNOTATED, ASSIGN, Scope
 from deadline_lint.semantics.modules import ModuleSource, absolute_name, project_of
 from deadline_lint.semantics.scan import import_table
 from deadline_lint.semantics.summary import FUNCTION, VALUE, ModuleTree, Names, class_members, own_returns
@@ -61,10 +61,10 @@ class ReexportNames:
     def value_instance(self, resolver: Resolver, qualname: str) -> Optional[Instance]:
         return None
 
-    def called_instance(self, resolver: Resolver, func: ast.expr, scope) -> Optional[Instance]:
+    def called_instance(self, resolver: Resolver, func: ast.expr, scope: Scope) -> Optional[Instance]:
         return None
 
-    def attribute_instance(self, resolver: Resolver, value: ast.expr, attr: str, scope) -> Optional[Instance]:
+    def attribute_instance(self, resolver: Resolver, value: ast.expr, attr: str, scope: Scope) -> Optional[Instance]:
         return None
 
     def base_instance(self, resolver: Resolver, class_def: Definition) -> Optional[Instance]:
@@ -318,7 +318,7 @@ class ForwardsTimeout(_OutboundFact):
         )
         return Local(payload, found.name)
 
-    def _project_function(self, resolver: Resolver, func: ast.expr, scope) -> Optional[str]:
+    def _project_function(self, resolver: Resolver, func: ast.expr, scope: Scope) -> Optional[str]:
         """The absolute name of what `func` names in another project module."""
         project = resolver.project
         qualname = resolver.qualified_name(func, scope)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import weakref
-from typing import TYPE_CHECKING, Dict, FrozenSet, Optional, Set, Tuple, cast
+from typing import TYPE_CHECKING, Dict, FrozenSet, Optional, Sequence, Set, Tuple, cast
 
 from deadline_lint.catalog import OutboundApi
 from deadline_lint.families.outbound.analysis.client_types import Instance
@@ -30,7 +30,7 @@ from deadline_lint.semantics.local.children import walk as walk_nodes
 from deadline_lint.semantics.local.declared import defined_names
 from deadline_lint.semantics.local.resolve import Definition, Resolver
 from deadline_lint.semantics.local.scopes import IMPORT, Scope
-from deadline_lint.semantics.modules import project_of
+from deadline_lint.semantics.modules import ModuleSource, project_of
 from deadline_lint.semantics.summary import CLASS, FUNCTION, VALUE, Symbol, summary_of
 
 if TYPE_CHECKING:
@@ -218,7 +218,7 @@ class OutboundProject(ReexportNames):
             seen: Set[str] = set()
             own = self.semantics.summary.summary
 
-            def add(module) -> None:
+            def add(module: Optional[ModuleSource]) -> None:
                 if module is None or module.path in seen or module is self.module:
                     return
                 seen.add(module.path)
@@ -260,7 +260,7 @@ def _instance(found: Optional[Client], kind: str) -> Optional[Instance]:
     return Instance(found[1], None, overridden=found[2])
 
 
-def _members(chain) -> FrozenSet[str]:
+def _members(chain: Sequence[Symbol]) -> FrozenSet[str]:
     """The names the project classes of an MRO bind in their bodies."""
     names: Set[str] = set()
     for owner in chain:
