@@ -213,7 +213,7 @@ def test_internal_error_becomes_a_diagnostic(monkeypatch, tmp_path: Path) -> Non
     def explode(self, node, ctx):
         raise ValueError("boom")
 
-    monkeypatch.setattr(OutboundCallWithoutBudget, "visit", explode)
+    monkeypatch.setattr(OutboundCallWithoutBudget, "visit_Call", explode)
     checker = Checker()
     found = checker.check_text("import requests\nrequests.get(u)\nrequests.get(u, timeout=None)\n", "x.py")
     assert [(d.code, d.line) for d in found] == [("DL003", 2), ("DL103", 3)]

@@ -220,7 +220,7 @@ def test_a_rule_that_runs_out_of_stack_reports_dl007_not_an_internal_error(monke
     def overflow(self, node, ctx):
         raise RecursionError("maximum recursion depth exceeded")
 
-    monkeypatch.setattr(FixedTimeoutIgnoresBudget, "visit", overflow)
+    monkeypatch.setattr(FixedTimeoutIgnoresBudget, "visit_Call", overflow)
     found = Checker().check_text(_deep(10), "deep.py")
     assert [(d.code, d.message) for d in found] == [
         ("DL007", "too deeply nested to analyse; DL102 was skipped for this file")

@@ -12,7 +12,7 @@ import pytest
 from deadline_lint.catalog import load_catalog
 from deadline_lint.engine.checker import Checker
 from deadline_lint.families.outbound.analysis.outbound_facts import facts_for
-from deadline_lint.families.outbound.analysis.outbound_project import leads_to_a_client
+from deadline_lint.families.outbound.analysis.project_prefilter import leads_to_a_client
 from deadline_lint.semantics.facts import forget_facts, locals_of
 from deadline_lint.semantics.modules import absolute_name, place_of, project_of
 from deadline_lint.semantics.summary import Names
@@ -263,7 +263,7 @@ def test_facts_are_keyed_by_what_the_module_reexports(tmp_path: Path) -> None:
 def test_attributes_spelled_are_what_a_search_per_name_finds(text, name, expected) -> None:
     import re
 
-    from deadline_lint.families.outbound.analysis.outbound_project import attributes_spelled
+    from deadline_lint.families.outbound.analysis.project_prefilter import attributes_spelled
 
     assert attributes_spelled(text).get(name, set()) == expected
     assert set(re.findall(rf"\b{re.escape(name)}\.([A-Za-z_]\w*)", text)) == expected

@@ -166,7 +166,7 @@ def forget_project_facts() -> None:
     answers), the dependency records, the answers of the project prefilter, and where files'
     projects start. A run of the CLI never needs this: files do not change during it."""
     from deadline_lint.cache import dependencies
-    from deadline_lint.families.outbound.analysis import outbound_facts, outbound_project
+    from deadline_lint.families.outbound.analysis import outbound_facts, project_prefilter
     from deadline_lint.semantics import roots
     from deadline_lint.semantics import callers, facts, modules, scan
 
@@ -174,7 +174,7 @@ def forget_project_facts() -> None:
     facts.forget_facts()
     callers.forget_callers()
     for memo in (
-        roots._ROOTS, outbound_project._ANSWERS, outbound_facts._SALTS,
+        roots._ROOTS, project_prefilter._ANSWERS, outbound_facts._SALTS,
         dependencies._MODULE_REACH, dependencies._PREFIXES,
         dependencies._FOLDERS,
     ):

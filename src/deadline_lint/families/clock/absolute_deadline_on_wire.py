@@ -1,12 +1,16 @@
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING, Optional, Union
 
 from deadline_lint.engine.requires import Look, Text, Words
 from deadline_lint.engine.rule import Rule, register
 from deadline_lint.families.clock.common import WIRE_WORDS, WRITE, key_text_filter, shown
 from deadline_lint.families.clock.wire import WireValues
 from deadline_lint.families.shared.time.time_values import is_absolute_instant
+
+if TYPE_CHECKING:
+    from deadline_lint.semantics.file_view import FileView
 
 
 @register
@@ -67,7 +71,16 @@ class AbsoluteDeadlineOnWire(Rule):
     )
     first_looks = dict.fromkeys(node_types, Look.of(lambda rule: _may_write_headers))
 
-    def visit(self, node, ctx):
+    def visit_Assign(self, node: ast.Assign, ctx: "FileView") -> None:
+        self._check_writes(node, ctx)
+
+    def visit_keyword(self, node: ast.keyword, ctx: "FileView") -> None:
+        self._check_writes(node, ctx)
+
+    def visit_Call(self, node: ast.Call, ctx: "FileView") -> None:
+        self._check_writes(node, ctx)
+
+    def _check_writes(self, node: Union[ast.Assign, ast.keyword, ast.Call], ctx: "FileView") -> None:
         if not _may_write_headers(node):
             return
         wire = ctx.analysis(WireValues)
@@ -85,13 +98,13 @@ _WRITING_METHODS = frozenset({"update", "append"})
 _CONTAINER_LITERALS = (ast.Dict, ast.List, ast.Tuple)
 
 
-def _may_write_headers(node: ast.AST, ctx=None) -> bool:
+def _may_write_headers(node: ast.AST, ctx: Optional["FileView"] = None) -> bool:
     """A cheap first look before asking the wire analysis (most nodes stop here)."""
     if isinstance(node, ast.Call):
         func = node.func
         return isinstance(func, ast.Attribute) and func.attr in _WRITING_METHODS and len(node.args) == 1
     if isinstance(node, ast.keyword):
         return isinstance(node.value, _CONTAINER_LITERALS)
-    return isinstance(node.value, _CONTAINER_LITERALS) or any(  # type: ignore[attr-defined]
-        isinstance(t, ast.Subscript) for t in node.targets  # type: ignore[attr-defined]
-    )
+    if isinstance(node, ast.Assign):
+        return isinstance(node.value, _CONTAINER_LITERALS) or any(isinstance(t, ast.Subscript) for t in node.targets)
+    return False

@@ -125,7 +125,7 @@ def key_text_filter(catalog: Catalog, profile_header: str, words: FrozenSet[str]
     return catalog.cached(f"clock.key_text_filter:{profile_header}:{shape}:{sorted(words)}", build)
 
 
-def shown(ctx: "FileView", node) -> str:
+def shown(ctx: "FileView", node: ast.AST) -> str:
     """The node's source for a message: one line, at most 60 characters."""
     text = " ".join(ctx.source.segment(node).split())
     return text if len(text) <= 60 else text[:57] + "..."

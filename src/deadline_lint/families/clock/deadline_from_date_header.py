@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING, AbstractSet, Optional, Sequence, Union
 
 from deadline_lint.engine.requires import Look, Text, Words
 from deadline_lint.engine.rule import Rule, register
@@ -13,7 +14,10 @@ from deadline_lint.families.clock.common import (
 )
 from deadline_lint.semantics.local.children import walk as walk_nodes
 from deadline_lint.semantics.local.expressions import mentions_any
-from deadline_lint.semantics.local.function_body import function_body
+from deadline_lint.semantics.local.function_body import FunctionBody, function_body
+
+if TYPE_CHECKING:
+    from deadline_lint.semantics.file_view import FileView
 
 _STATEMENTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Expr, ast.If, ast.While, ast.Assert)
 
@@ -74,7 +78,13 @@ class DeadlineFromDateHeader(Rule):
     requires = Words(*DATE_WORDS) & Text(lambda rule: header_text_filter(rule.catalog))
     first_looks = dict.fromkeys(node_types, Look(reads_literal_key_in_function))
 
-    def visit(self, node, ctx):
+    def visit_Subscript(self, node: ast.Subscript, ctx: "FileView") -> None:
+        self._check_read(node, ctx)
+
+    def visit_Call(self, node: ast.Call, ctx: "FileView") -> None:
+        self._check_read(node, ctx)
+
+    def _check_read(self, node: Union[ast.Subscript, ast.Call], ctx: "FileView") -> None:
         read = inbound_header_read(node, ctx)
         if read is None or not read[0].is_date_key(read[1]):
             return
@@ -98,12 +108,12 @@ class DeadlineFromDateHeader(Rule):
                 return
 
 
-def _from_read(expr: ast.expr, read: ast.AST, derived) -> bool:
+def _from_read(expr: ast.expr, read: ast.AST, derived: AbstractSet[str]) -> bool:
     return any(sub is read for sub in walk_nodes(expr)) or mentions_any(expr, derived)
 
 
-def _statement_of(node: ast.AST, body):
-    current = node
+def _statement_of(node: ast.AST, body: FunctionBody) -> Optional[ast.AST]:
+    current: Optional[ast.AST] = node
     while current is not None and not isinstance(current, _STATEMENTS):
         current = body.parent(current)
         if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
@@ -111,7 +121,7 @@ def _statement_of(node: ast.AST, body):
     return current
 
 
-def _names_a_deadline(statement: ast.AST, words) -> bool:
+def _names_a_deadline(statement: ast.AST, words: Sequence[str]) -> bool:
     """Any name, attribute or keyword in the statement (the target included) that says
     deadline, timeout, budget or remaining."""
     if isinstance(statement, (ast.If, ast.While, ast.Assert)):

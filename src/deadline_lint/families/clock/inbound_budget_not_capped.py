@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import ast
-from typing import Optional, Tuple
+from typing import TYPE_CHECKING, Callable, Optional, Tuple, Union
 
 from deadline_lint.engine.requires import Look, Text, Words
 from deadline_lint.engine.rule import Rule, register
@@ -16,8 +16,14 @@ from deadline_lint.families.clock.common import (
 from deadline_lint.families.clock.inbound_readers import InboundReaders, Reader
 from deadline_lint.families.clock.wire import WireValues
 from deadline_lint.semantics.local.expressions import argument_at
-from deadline_lint.semantics.local.function_body import function_body
-from deadline_lint.semantics.local.scopes import FUNCTION
+from deadline_lint.semantics.local.function_body import FunctionBody, function_body
+from deadline_lint.semantics.local.scopes import FUNCTION, Scope
+
+if TYPE_CHECKING:
+    from deadline_lint.semantics.file_view import FileView
+
+# Whether an expression carries the inbound value (`WireValues.carrier`).
+Carries = Callable[[ast.AST], bool]
 
 _SINK_WORDS = ("timeout", "deadline", "budget")
 _TIME_SINK_WORDS = ("timeout", "deadline")
@@ -92,19 +98,36 @@ class InboundBudgetNotCapped(Rule):
         ast.Call: Look(lambda node, ctx: reads_literal_key_in_function(node, ctx) or bool(_reader_call(node, ctx))),
     }
 
-    def visit(self, node, ctx):
-        read = inbound_header_read(node, ctx)
-        if read is not None:
-            wire, key = read
-            if wire.is_budget_key(key):
-                self._judge(node, key, wire, ctx, f"`{shown(ctx, node)}`")
+    def visit_Subscript(self, node: ast.Subscript, ctx: "FileView") -> None:
+        self._judge_header_read(node, ctx)
+
+    def visit_Call(self, node: ast.Call, ctx: "FileView") -> None:
+        if self._judge_header_read(node, ctx):
             return
         reader = _reader_call(node, ctx)
         if reader is not None:  # `_get_timeout_from_request(headers)`: the read is in there
             wire = ctx.analysis(WireValues)
             self._judge(node, reader.key, wire, ctx, f"`{shown(ctx, node)}` (header `{reader.key}`)", reader)
 
-    def _judge(self, node, key: str, wire: WireValues, ctx, shown_as: str, reader: Optional[Reader] = None) -> None:
+    def _judge_header_read(self, node: Union[ast.Subscript, ast.Call], ctx: "FileView") -> bool:
+        """Judges the node when it reads an inbound header; False when it reads none."""
+        read = inbound_header_read(node, ctx)
+        if read is None:
+            return False
+        wire, key = read
+        if wire.is_budget_key(key):
+            self._judge(node, key, wire, ctx, f"`{shown(ctx, node)}`")
+        return True
+
+    def _judge(
+        self,
+        node: ast.expr,
+        key: str,
+        wire: WireValues,
+        ctx: "FileView",
+        shown_as: str,
+        reader: Optional[Reader] = None,
+    ) -> None:
         body = function_body(ctx.scope)
         carries = wire.carrier(ctx.scope, node)
         sink = self._sink(body, carries, wire, ctx, money=wire.may_be_money(key))
@@ -124,7 +147,9 @@ class InboundBudgetNotCapped(Rule):
         )
         ctx.report(self, node, f"the inbound budget {shown_as} reaches `{sink}` unchecked: {missing}")
 
-    def _checks(self, body, carries, wire: WireValues, ctx, scope=None) -> Tuple[bool, bool]:
+    def _checks(
+        self, body: FunctionBody, carries: Carries, wire: WireValues, ctx: "FileView", scope: Optional[Scope] = None
+    ) -> Tuple[bool, bool]:
         """(capped, rejected): `min(value, cap)`, `max(0, value)`, a clamp, a comparison that
         can reject a negative value (`is None` cannot)."""
         capped = rejected = False
@@ -145,7 +170,7 @@ class InboundBudgetNotCapped(Rule):
         return capped, rejected
 
     @staticmethod
-    def _is_clamp(call: ast.Call, wire: WireValues, ctx, scope=None) -> bool:
+    def _is_clamp(call: ast.Call, wire: WireValues, ctx: "FileView", scope: Optional[Scope] = None) -> bool:
         clamps = wire.vocabulary.clamps | frozenset(ctx.profile.budget.clamps)
         qualname = ctx.resolver.qualified_name(call.func, scope or ctx.scope)
         if qualname is not None:
@@ -155,7 +180,9 @@ class InboundBudgetNotCapped(Rule):
         # A helper defined in this module, or reached through an object: its bare name counts.
         return any(clamp.rpartition(".")[2] == name for clamp in clamps)
 
-    def _sink(self, body, carries, wire: WireValues, ctx, money: bool = False) -> Optional[str]:
+    def _sink(
+        self, body: FunctionBody, carries: Carries, wire: WireValues, ctx: "FileView", money: bool = False
+    ) -> Optional[str]:
         """Where the value is used as a timeout or budget, shown for the message. A value that
         may be money reaches no `*budget*` argument."""
         types = {t.rsplit(".", 1)[-1] for t in ctx.profile.budget.types}
@@ -164,11 +191,13 @@ class InboundBudgetNotCapped(Rule):
             if not carries(assign.value):
                 continue
             for target in assign.targets:
-                key = target.slice if isinstance(target, ast.Subscript) else None
+                if not isinstance(target, ast.Subscript):
+                    continue
+                key = target.slice
                 if (
                     isinstance(key, ast.Constant) and isinstance(key.value, str)
                     and any(w in key.value.lower() for w in words)
-                    and not wire.is_container(target.value, ctx.scope)  # type: ignore[union-attr]
+                    and not wire.is_container(target.value, ctx.scope)
                 ):
                     return shown(ctx, target)
         cancel_scopes = ctx.catalog.budget.cancel_scopes
@@ -193,13 +222,13 @@ class InboundBudgetNotCapped(Rule):
         return None
 
 
-def _reader_call(node: ast.AST, ctx) -> Optional[Reader]:
+def _reader_call(node: ast.Call, ctx: "FileView") -> Optional[Reader]:
     """A call, in a function, of this module's function that returns an inbound budget read."""
-    if type(node) is not ast.Call or ctx.scope.kind != FUNCTION:
+    if ctx.scope.kind != FUNCTION:
         return None
     readers = ctx.analysis(InboundReaders)
-    func = node.func  # type: ignore[attr-defined]
+    func = node.func
     name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
     if name not in readers.names:
         return None
-    return readers.reader_at(node, ctx.scope)  # type: ignore[arg-type]
+    return readers.reader_at(node, ctx.scope)

@@ -10,7 +10,7 @@ call names them as `helper(...)`, `self.helper(...)`, `cls.helper(...)` or
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Dict, NamedTuple, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, NamedTuple, Optional, Tuple, Union
 
 from deadline_lint.families.clock.wire import WireValues, literal_key_read
 from deadline_lint.semantics.local.function_body import function_body
@@ -47,7 +47,9 @@ class InboundReaders:
                         self._consider(node.name, member, Scope(member, class_scope))
         self.names = frozenset(name for _, name in self._readers)
 
-    def _consider(self, owner: Optional[str], function: ast.AST, scope: Scope) -> None:
+    def _consider(
+        self, owner: Optional[str], function: Union[ast.FunctionDef, ast.AsyncFunctionDef], scope: Scope
+    ) -> None:
         returns = own_returns(function)
         if not returns:
             return
@@ -60,7 +62,7 @@ class InboundReaders:
                 continue
             carries = self._wire.carrier(scope, node)
             if any(carries(value) for value in returns):
-                name = function.name  # type: ignore[attr-defined]
+                name = function.name
                 self._readers[(owner, name)] = Reader(name, key, node, scope)
                 return
 
@@ -85,4 +87,4 @@ def _enclosing_class(scope: Scope) -> Optional[str]:
     owner = scope.enclosing_class
     if owner is None or owner.parent is None or owner.parent.parent is not None:
         return None  # only methods of top-level classes are readers
-    return owner.node.name  # type: ignore[attr-defined]
+    return owner.node.name if isinstance(owner.node, ast.ClassDef) else None

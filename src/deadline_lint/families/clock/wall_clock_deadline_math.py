@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import ast
-from typing import FrozenSet, List, Optional, Tuple
+from typing import TYPE_CHECKING, FrozenSet, List, Optional, Tuple
 
 from deadline_lint.support.diagnostics import Applicability, Edit
 from deadline_lint.engine.edits import replace_node
@@ -26,6 +26,9 @@ from deadline_lint.families.shared.time.time_values import (
     FunctionTimes,
     TimeValues,
 )
+
+if TYPE_CHECKING:
+    from deadline_lint.semantics.file_view import FileView
 
 _PRIORITY = (REMAINING, COMPARE, SPAN_CHECK, TIMEOUT)  # the use a message names first
 _WHAT = {
@@ -142,7 +145,7 @@ class WallClockDeadlineMath(Rule):
     # module, under its own name or another, or a call through the project.
     body_requires = Names.of(_clock_names) | Aliases() | _through_project
 
-    def visit(self, node, ctx):
+    def visit_Call(self, node: ast.Call, ctx: "FileView") -> None:
         analysis = ctx.analysis(TimeValues)
         read = analysis.clock_read(node, ctx.scope)
         if read is None or read.clock != WALL:
@@ -178,7 +181,7 @@ class WallClockDeadlineMath(Rule):
         ctx.report(self, node, message, edits, applicability=safety, description=f"use {replacement}", imports=imports)
 
     def _fix(
-        self, read: ClockRead, times: FunctionTimes, ctx
+        self, read: ClockRead, times: FunctionTimes, ctx: "FileView"
     ) -> Optional[Tuple[List[Edit], Tuple[str, ...], Applicability, str]]:
         group = times.linked_reads(read)
         if any(not u.local for u in times.deadline_uses if any(_involves(u, r) for r in group)):

@@ -40,11 +40,11 @@ def literal_key_read(expr: ast.AST) -> Optional[ast.expr]:
     """The string literal `expr` looks up, for a cheap first look: `x["k"]`, `x.get("k")`
     and the other getters. None for anything else."""
     if type(expr) is ast.Subscript:
-        key = expr.slice  # type: ignore[attr-defined]
-    elif type(expr) is ast.Call and type(expr.func) is ast.Attribute and expr.args:  # type: ignore[attr-defined]
-        if expr.func.attr not in _GETTERS:  # type: ignore[attr-defined]
+        key = expr.slice
+    elif type(expr) is ast.Call and type(expr.func) is ast.Attribute and expr.args:
+        if expr.func.attr not in _GETTERS:
             return None
-        key = expr.args[0]  # type: ignore[attr-defined]
+        key = expr.args[0]
     else:
         return None
     return key if type(key) is ast.Constant and isinstance(key.value, (str, bytes)) else None
@@ -101,7 +101,7 @@ class WireValues:
                 depth < _MAX_FOLLOW
                 and len(bindings) == 1
                 and bindings[0].kind == ASSIGN
-                and self._is_metadata_dict(bindings[0].value)  # type: ignore[arg-type]
+                and self._is_metadata_dict(bindings[0].value)
             )
         return self._is_metadata_dict(expr)
 
@@ -109,7 +109,7 @@ class WireValues:
         lowered = name.lower()
         return any(part in lowered for part in self.vocabulary.containers)
 
-    def _is_metadata_dict(self, expr: ast.expr) -> bool:
+    def _is_metadata_dict(self, expr: object) -> bool:
         """`dict(context.invocation_metadata())`."""
         if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "dict"):
             return False
@@ -121,7 +121,7 @@ class WireValues:
     # -- reads ---------------------------------------------------------------------
     def header_read(self, expr: ast.AST, scope: Scope) -> Optional[str]:
         if isinstance(expr, ast.Subscript) and isinstance(expr.ctx, ast.Load):
-            key = _key_of(expr.slice)  # type: ignore[arg-type]
+            key = _key_of(expr.slice)
             return key if key is not None and self.is_container(expr.value, scope) else None
         if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in _GETTERS:
             key = _key_of(expr.args[0]) if expr.args else None
@@ -134,8 +134,8 @@ class WireValues:
         pairs: List[Tuple[str, ast.expr]] = []
         for name, bindings in scope.bindings().items():
             for binding in bindings:
-                if binding.kind == ASSIGN and binding.value is not None:
-                    pairs.append((name, binding.value))  # type: ignore[arg-type]
+                if binding.kind == ASSIGN and isinstance(binding.value, ast.expr):
+                    pairs.append((name, binding.value))
         names = {name for name, value in pairs if _contains(value, read)}
         changed = True
         while changed:
@@ -163,9 +163,9 @@ class WireValues:
             found: List[Tuple[str, ast.expr, ast.expr]] = []
             for target in node.targets:
                 if isinstance(target, ast.Subscript):
-                    key = _key_of(target.slice)  # type: ignore[arg-type]
+                    key = _key_of(target.slice)
                     if key is not None and self.is_container(target.value, scope):
-                        found.append((key, target.slice, node.value))  # type: ignore[arg-type]
+                        found.append((key, target.slice, node.value))
                 elif isinstance(target, (ast.Name, ast.Attribute)) and isinstance(
                     node.value, (ast.Dict, ast.List, ast.Tuple)
                 ) and self.is_container(target, scope):
@@ -183,8 +183,8 @@ class WireValues:
         if isinstance(expr, ast.Dict):
             for key_node, value in zip(expr.keys, expr.values):
                 key = _key_of(key_node)
-                if key is not None:
-                    found.append((key, key_node, value))  # type: ignore[arg-type]
+                if key is not None and key_node is not None:  # `**spread` has no key
+                    found.append((key, key_node, value))
         elif isinstance(expr, (ast.List, ast.Tuple)):
             for element in expr.elts:
                 if isinstance(element, ast.Tuple) and len(element.elts) == 2:

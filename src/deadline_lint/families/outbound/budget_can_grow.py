@@ -1,21 +1,23 @@
 from __future__ import annotations
 
 import ast
-from typing import Dict, Iterator, List, Set
+from typing import TYPE_CHECKING, Collection, Dict, Iterator, List, Set, Tuple
 
 from deadline_lint.engine.rule import register
-from deadline_lint.families.outbound.analysis.budget_hops import budget_hop
-from deadline_lint.families.outbound.analysis.outbound import FROM_CALL, outbound_sites
 from deadline_lint.families.outbound.common import (
     BudgetValueRule,
     is_clamp_floor,
     is_non_positive_constant,
     is_number_constant,
     single_assignment,
+    timeouts_passed_on,
 )
 from deadline_lint.families.shared.budget.budget import budget_in_scope
 from deadline_lint.families.shared.time.time_values import INSTANT, time_value
 from deadline_lint.semantics.local.children import walk as walk_nodes
+
+if TYPE_CHECKING:
+    from deadline_lint.semantics.file_view import FileView
 
 _MAX_FOLLOW = 4
 
@@ -69,11 +71,9 @@ class BudgetCanGrow(BudgetValueRule):
     code = "DL105"
     name = "budget-can-grow"
     summary = "the timeout expression can exceed the remainder (max, +, or)"
-    def visit(self, node, ctx):
-        sites = [call for call in outbound_sites(ctx, node) if call.source == FROM_CALL]
-        if not sites:
-            hop = budget_hop(ctx, node)  # a call of unknown type that the budget shows is a hop
-            sites = [hop] if hop is not None else []
+
+    def visit_Call(self, node: ast.Call, ctx: "FileView") -> None:
+        sites = timeouts_passed_on(ctx, node)
         budget = budget_in_scope(ctx) if sites else None
         if budget is None:
             return
@@ -89,7 +89,7 @@ class BudgetCanGrow(BudgetValueRule):
                 ctx.report(self, growth, message)
 
 
-def _growth(expr: ast.expr, names, ctx) -> Iterator:
+def _growth(expr: ast.expr, names: Collection[str], ctx: "FileView") -> Iterator[Tuple[ast.AST, str]]:
     """(node, why) for every part of `expr` (and of the assignments of the names it uses)
     that can make it larger than the budget it is computed from."""
     pending: List[ast.expr] = [expr]
@@ -123,7 +123,7 @@ def _inner_additions(node: ast.AST, mentions: Dict[int, bool]) -> Iterator[int]:
         node = inner
 
 
-def _mentions_by_node(nodes: List[ast.AST], names) -> Dict[int, bool]:
+def _mentions_by_node(nodes: List[ast.AST], names: Collection[str]) -> Dict[int, bool]:
     """For each node of a walked expression: does it mention a budget name? One pass from the
     leaves up (a walk lists parents before children), not one walk per node: a chain of
     2,500 additions was quadratic."""
@@ -135,7 +135,7 @@ def _mentions_by_node(nodes: List[ast.AST], names) -> Dict[int, bool]:
     return mentions
 
 
-def _grows(node: ast.AST, mentions: Dict[int, bool], ctx) -> str:
+def _grows(node: ast.AST, mentions: Dict[int, bool], ctx: "FileView") -> str:
     def mentioned(expr: ast.AST) -> bool:
         return mentions.get(id(expr), False)
 
@@ -165,6 +165,6 @@ def _grows(node: ast.AST, mentions: Dict[int, bool], ctx) -> str:
     return ""
 
 
-def _is_clock_instant(expr: ast.expr, ctx) -> bool:
+def _is_clock_instant(expr: ast.expr, ctx: "FileView") -> bool:
     found = time_value(ctx, expr)
     return found is not None and found.role == INSTANT

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import ast
-from typing import Optional
+from typing import TYPE_CHECKING, Optional, Set
 
 from deadline_lint.catalog import CALL
 from deadline_lint.engine.rule import register
@@ -11,6 +11,9 @@ from deadline_lint.families.shared.budget.budget import budget_in_scope
 from deadline_lint.semantics.local.children import walk as walk_nodes
 from deadline_lint.semantics.local.expressions import argument_at
 from deadline_lint.semantics.local.scopes import ASSIGN
+
+if TYPE_CHECKING:
+    from deadline_lint.semantics.file_view import FileView
 
 _UNKNOWN = None  # the headers' keys cannot be listed: stay quiet
 
@@ -60,7 +63,8 @@ class BudgetHeaderNotForwarded(OutboundRule):
     name = "budget-header-not-forwarded"
     summary = "an HTTP call in a budgeted function sends headers without the budget header"
     default_enabled = False
-    def visit(self, node, ctx):
+
+    def visit_Call(self, node: ast.Call, ctx: "FileView") -> None:
         call = outbound_call(ctx, node)
         if call is None or call.api.kind != CALL or call.api.headers_keyword is None:
             return
@@ -78,7 +82,7 @@ class BudgetHeaderNotForwarded(OutboundRule):
         ctx.report(self, headers, message)
 
 
-def _header_keys(headers: ast.expr, ctx) -> Optional[set]:
+def _header_keys(headers: ast.expr, ctx: "FileView") -> Optional[Set[str]]:
     if isinstance(headers, ast.Dict):
         return _literal_keys(headers)
     if not isinstance(headers, ast.Name):
@@ -90,13 +94,13 @@ def _header_keys(headers: ast.expr, ctx) -> Optional[set]:
     if not isinstance(value, ast.Dict):
         return _UNKNOWN
     keys = _literal_keys(value)
-    if keys is _UNKNOWN:
+    if keys is None:
         return _UNKNOWN
     added = _keys_added_later(headers.id, ctx.scope.node)
-    return _UNKNOWN if added is _UNKNOWN else keys | added
+    return _UNKNOWN if added is None else keys | added
 
 
-def _literal_keys(mapping: ast.Dict) -> Optional[set]:
+def _literal_keys(mapping: ast.Dict) -> Optional[Set[str]]:
     keys = set()
     for key in mapping.keys:
         if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
@@ -105,7 +109,7 @@ def _literal_keys(mapping: ast.Dict) -> Optional[set]:
     return keys
 
 
-def _keys_added_later(name: str, function: ast.AST) -> Optional[set]:
+def _keys_added_later(name: str, function: ast.AST) -> Optional[Set[str]]:
     """`headers["X"] = ...` adds a known key; any other use that may change the dict
     (`headers.update(...)`, passing it to a helper) makes the keys unknown."""
     keys = set()

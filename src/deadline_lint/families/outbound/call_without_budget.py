@@ -1,16 +1,23 @@
 from __future__ import annotations
 
+import ast
+from typing import TYPE_CHECKING
+
 from deadline_lint.catalog import CLIENT
 from deadline_lint.support.diagnostics import Applicability
 from deadline_lint.engine.edits import insert_keyword, replace_node
 from deadline_lint.engine.rule import register
-from deadline_lint.families.outbound.analysis.outbound import FROM_DEFAULT, outbound_sites
+from deadline_lint.families.outbound.analysis.outbound import outbound_sites
+from deadline_lint.families.outbound.analysis.outbound_calls import FROM_DEFAULT, OutboundCall
 from deadline_lint.families.outbound.common import (
     OutboundRule,
     bounded_externally,
     describe_default,
     fix_timeout,
 )
+
+if TYPE_CHECKING:
+    from deadline_lint.semantics.file_view import FileView
 
 
 @register
@@ -82,7 +89,8 @@ class OutboundCallWithoutBudget(OutboundRule):
     name = "outbound-call-without-budget"
     summary = "outbound call with no timeout where the library default is unbounded"
     fix_applicability = Applicability.SAFE
-    def visit(self, node, ctx):
+
+    def visit_Call(self, node: ast.Call, ctx: "FileView") -> None:
         for call in outbound_sites(ctx, node):
             api = call.api
             if call.source != FROM_DEFAULT or (api.kind == CLIENT and not api.checked):
@@ -96,7 +104,7 @@ class OutboundCallWithoutBudget(OutboundRule):
                 continue
             self._report(node, call, ctx)
 
-    def _report(self, node, call, ctx):
+    def _report(self, node: ast.Call, call: OutboundCall, ctx: "FileView") -> None:
         api = call.api
         expression, from_budget = fix_timeout(ctx, node)
         source = "the budget in scope" if from_budget else "the edge default (no budget in scope)"
@@ -104,10 +112,12 @@ class OutboundCallWithoutBudget(OutboundRule):
             argument = f"{api.keyword}={api.render_timeout(expression)}"
             edit = insert_keyword(ctx.source, node, api.keyword, api.render_timeout(expression))
             advice = f"pass `{argument}`"
-        else:
+        elif api.wrap is not None:
             argument = api.wrap.format(call="...", timeout=expression)
             edit = replace_node(ctx.source, node, api.wrap.format(call=ctx.source.segment(node), timeout=expression))
             advice = f"bound it: `{argument}`"
+        else:
+            return  # takes no timeout at all: `visit_Call` passed it over
         message = f"`{call.display_name}` {describe_default(call.default_timeout)}: {advice} from {source}"
         ctx.report(
             self,

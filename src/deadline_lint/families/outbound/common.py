@@ -8,9 +8,12 @@ from typing import (
     TYPE_CHECKING,
     Callable,
     ClassVar,
+    Collection,
     FrozenSet,
     Iterator,
+    List,
     Mapping,
+    NamedTuple,
     Optional,
     Tuple,
     Type,
@@ -19,25 +22,21 @@ from typing import (
 from deadline_lint.catalog import WAIT, Catalog
 from deadline_lint.engine.requires import Look, Project, Text, Words
 from deadline_lint.engine.rule import Rule
-from deadline_lint.families.outbound.analysis.budget_hops import hop_keywords, hop_text_filter
+from deadline_lint.families.outbound.analysis.budget_hops import BudgetHop, budget_hop, hop_keywords, hop_text_filter
 from deadline_lint.families.outbound.analysis.catalog_imports import STDLIB_MODULES, catalog_imports, is_method
-from deadline_lint.families.outbound.analysis.outbound import (
-    FROM_CALL,
-    HIDDEN,
-    OutboundCall,
-    OutboundSites,
-    is_unbounded,
+from deadline_lint.families.outbound.analysis.outbound import OutboundSites, outbound_sites
+from deadline_lint.families.outbound.analysis.outbound_calls import FROM_CALL, HIDDEN, OutboundCall, mention_word
+from deadline_lint.families.outbound.analysis.timeout_objects import (
     may_build_timeout_object,
-    mention_word,
-    outbound_sites,
     timeout_fields,
     timeout_object,
 )
-from deadline_lint.families.outbound.analysis.outbound_project import leads_to_a_client
+from deadline_lint.families.outbound.analysis.project_prefilter import leads_to_a_client
 from deadline_lint.families.shared.budget.budget import Budget, budget_in_scope, timeout_expression
 from deadline_lint.families.shared.budget.forwarding import local_alias
 from deadline_lint.families.shared.errors.cancel_scopes import bounded_by_cancel_scope, is_awaited
 from deadline_lint.semantics.local.children import walk as walk_nodes
+from deadline_lint.semantics.local.expressions import is_unbounded
 from deadline_lint.semantics.local.scopes import ASSIGN, IMPORT, Scope
 from deadline_lint.settings.profile import TIMEOUT_FLOOR_S
 
@@ -59,7 +58,7 @@ def outbound_words(catalog: Catalog) -> FrozenSet[str]:
     return frozenset(words)
 
 
-def describe_default(default_timeout) -> str:
+def describe_default(default_timeout: Optional[float]) -> str:
     if default_timeout is None:
         return "never times out by default"
     return f"waits {default_timeout:g} s by default"
@@ -81,9 +80,23 @@ def bounded_externally(node: ast.Call, ctx: "FileView") -> bool:
         return False
     if wrapper.source == HIDDEN:
         return True  # cannot tell: stay quiet
-    if wrapper.source != FROM_CALL:
+    if wrapper.source != FROM_CALL or wrapper.timeout is None:
         return False
-    return not is_unbounded(wrapper.timeout, ctx.scope, ctx.resolver)  # type: ignore[arg-type]
+    return not is_unbounded(wrapper.timeout, ctx.scope, ctx.resolver)
+
+
+def timeouts_passed_on(ctx: "FileView", node: ast.Call) -> List[BudgetHop]:
+    """The timeouts the call passes on: those it gives as an outbound call, else a value
+    derived from the budget at a hop keyword of a call of unknown type (`budget_hop`)."""
+    passed = [
+        BudgetHop(call.node, call.timeout, call.display_name)
+        for call in outbound_sites(ctx, node)
+        if call.source == FROM_CALL and call.timeout is not None
+    ]
+    if passed:
+        return passed
+    hop = budget_hop(ctx, node)
+    return [hop] if hop is not None else []
 
 
 def is_sequential(node: ast.Call, call: OutboundCall, ctx: "FileView") -> bool:
@@ -118,12 +131,18 @@ def fix_timeout(ctx: "FileView", at: Optional[ast.AST] = None) -> Tuple[str, boo
 
 
 # -- what a timeout expression is made of ---------------------------------------------
-def single_assignment(name: str, scope: Scope):
+class Assignment(NamedTuple):
+    value: ast.expr
+    scope: Scope  # where the name is bound
+
+
+def single_assignment(name: str, scope: Scope) -> Optional[Assignment]:
     """The one `name = value` binding `name` has where it is looked up, or None."""
     bindings = scope.lookup(name)
-    if not bindings or len(bindings) != 1 or bindings[0].kind != ASSIGN or bindings[0].value is None:
+    if not bindings or len(bindings) != 1 or bindings[0].kind != ASSIGN:
         return None
-    return bindings[0]
+    value = bindings[0].value  # an assignment's: an expression, or None when it has none
+    return Assignment(value, bindings[0].scope) if isinstance(value, ast.expr) else None
 
 
 def is_number_constant(expr: ast.expr) -> bool:
@@ -183,9 +202,10 @@ def is_fixed_timeout(expr: ast.expr, scope: Scope, ctx: "FileView", depth: int =
                 if _REMAINDER_WORDS.search(value.attr):
                     return False  # `self.remaining`, `req.deadline_left`: taken from a budget
                 continue
-            if follows >= _MAX_FOLLOW or any(v is None for v, _ in assigned):
-                return False
-            pending.extend((v, s, follows + 1) for v, s in assigned)  # type: ignore[misc]
+            seen = [(v, s) for v, s in assigned if v is not None]
+            if follows >= _MAX_FOLLOW or len(seen) < len(assigned):
+                return False  # too deep, or a value it cannot see (`self.x += 1`)
+            pending.extend((v, s, follows + 1) for v, s in seen)
             continue
         if isinstance(value, ast.Tuple) and value.elts:
             pending.extend((e, where, follows) for e in value.elts)
@@ -214,7 +234,9 @@ def is_fixed_timeout(expr: ast.expr, scope: Scope, ctx: "FileView", depth: int =
 _REMAINDER_WORDS = re.compile(r"remain|budget|deadline|left", re.I)
 
 
-def _self_attribute_values(expr: ast.Attribute, scope: Scope, ctx: "FileView"):
+def _self_attribute_values(
+    expr: ast.Attribute, scope: Scope, ctx: "FileView"
+) -> Optional[List[Tuple[Optional[ast.expr], Scope]]]:
     """For `self.x`: each value the class assigns to it (None for one it cannot see, such as
     `self.x += 1`) with its scope; None when `expr` is not such an attribute or is never assigned."""
     method = scope
@@ -222,13 +244,15 @@ def _self_attribute_values(expr: ast.Attribute, scope: Scope, ctx: "FileView"):
         if method.kind == "class" or method.parent is None:
             return None
         method = method.parent  # a closure inside a method still sees `self`
+    klass = method.enclosing_class if method is not None else None
     params = method.function_params() if method is not None else []
-    if not params or not isinstance(expr.value, ast.Name) or expr.value.id != params[0].arg:
+    if klass is None or not params or not isinstance(expr.value, ast.Name) or expr.value.id != params[0].arg:
         return None
-    bindings = ctx.resolver.attribute_bindings(method.enclosing_class).get(expr.attr)  # type: ignore[union-attr,arg-type]
+    bindings = ctx.resolver.attribute_bindings(klass).get(expr.attr)
     if not bindings:
         return None
-    return [(b.value if b.kind == ASSIGN else None, b.scope) for b in bindings]
+    # An assignment's value is an expression.
+    return [(b.value if b.kind == ASSIGN and isinstance(b.value, ast.expr) else None, b.scope) for b in bindings]
 
 
 def timeout_values(expr: ast.expr, ctx: "FileView") -> Iterator[ast.expr]:
@@ -257,7 +281,7 @@ def timeout_values(expr: ast.expr, ctx: "FileView") -> Iterator[ast.expr]:
         yield value
 
 
-def name_occurrences(expr: ast.expr, names) -> Iterator[ast.Name]:
+def name_occurrences(expr: ast.expr, names: Collection[str]) -> Iterator[ast.Name]:
     for node in walk_nodes(expr):
         if isinstance(node, ast.Name) and node.id in names:
             yield node
@@ -281,7 +305,7 @@ def _leads_to_a_client(rule: Rule) -> Optional[Callable[[str, str], bool]]:
     """A file whose text imports nothing listed may still import a project name that leads to
     a client: one its project's facts say is, gives or holds one, or wraps an outbound call."""
     catalog = rule.catalog
-    return catalog.cached(  # type: ignore[no-any-return]
+    return catalog.cached(
         "outbound.path_filter", lambda: lambda text, path: leads_to_a_client(path, text, catalog)
     )
 

@@ -1,21 +1,20 @@
 from __future__ import annotations
 
 import ast
-from typing import List, Optional
+from typing import TYPE_CHECKING, List, Optional
 
 from deadline_lint.catalog import CLIENT
 from deadline_lint.support.diagnostics import Applicability, Edit
 from deadline_lint.engine.edits import insert_keyword, replace_node
 from deadline_lint.engine.rule import register
-from deadline_lint.families.outbound.analysis.outbound import (
+from deadline_lint.families.outbound.analysis.outbound import outbound_sites
+from deadline_lint.families.outbound.analysis.outbound_calls import (
     FROM_CALL,
     FROM_CONSTRUCTOR,
     FROM_DEFAULT,
-    is_unbounded,
-    outbound_sites,
-    timeout_fields,
-    timeout_object,
+    OutboundCall,
 )
+from deadline_lint.families.outbound.analysis.timeout_objects import timeout_fields, timeout_object
 from deadline_lint.families.outbound.common import (
     OutboundRule,
     bounded_externally,
@@ -25,8 +24,11 @@ from deadline_lint.families.outbound.common import (
     proven_number,
     single_assignment,
 )
-from deadline_lint.families.shared.budget.budget import budget_in_scope, given_timeout, given_timeout_polls
-from deadline_lint.semantics.local.expressions import mentions_any
+from deadline_lint.families.shared.budget.budget import Budget, budget_in_scope, given_timeout, given_timeout_polls
+from deadline_lint.semantics.local.expressions import is_unbounded, mentions_any
+
+if TYPE_CHECKING:
+    from deadline_lint.semantics.file_view import FileView
 
 
 @register
@@ -88,7 +90,8 @@ class FixedTimeoutIgnoresBudget(OutboundRule):
     name = "fixed-timeout-ignores-budget"
     summary = "a budget is in scope but the call's timeout does not derive from it"
     fix_applicability = Applicability.UNSAFE
-    def visit(self, node, ctx):
+
+    def visit_Call(self, node: ast.Call, ctx: "FileView") -> None:
         sites = outbound_sites(ctx, node)
         budget = budget_in_scope(ctx) if sites else None
         why = "although a budget is in scope"
@@ -112,8 +115,10 @@ class FixedTimeoutIgnoresBudget(OutboundRule):
             elif call.source == FROM_CONSTRUCTOR:
                 self._client_timeout(node, call, budget, ctx, why)
 
-    def _fixed_argument(self, node, call, budget, ctx, why):
+    def _fixed_argument(self, node: ast.Call, call: OutboundCall, budget: Budget, ctx: "FileView", why: str) -> None:
         timeout = call.timeout
+        if timeout is None:
+            return  # passed to the call: never None
         if mentions_any(timeout, budget.names) or is_unbounded(timeout, ctx.scope, ctx.resolver):
             return  # derived from the budget, or DL103's
         if not is_fixed_timeout(timeout, ctx.scope, ctx):
@@ -143,7 +148,7 @@ class FixedTimeoutIgnoresBudget(OutboundRule):
         )
         ctx.report(self, timeout, message, edits or (), description="cap the timeout by the budget")
 
-    def _library_default(self, node, call, budget, ctx, why):
+    def _library_default(self, node: ast.Call, call: OutboundCall, budget: Budget, ctx: "FileView", why: str) -> None:
         api = call.api
         default = call.default_timeout
         if api.keyword is None or default is None or default > self.profile.max_bounded_default_s:
@@ -160,10 +165,10 @@ class FixedTimeoutIgnoresBudget(OutboundRule):
         ctx.report(self, node, message, [edit] if edit else (), description=description, imports=imports,
                    inserts_budget=True)
 
-    def _client_timeout(self, node, call, budget, ctx, why):
+    def _client_timeout(self, node: ast.Call, call: OutboundCall, budget: Budget, ctx: "FileView", why: str) -> None:
         api = call.api
         ctor_timeout = call.timeout
-        if api.keyword is None or mentions_any(ctor_timeout, budget.names):
+        if ctor_timeout is None or api.keyword is None or mentions_any(ctor_timeout, budget.names):
             return  # nothing to pass per call, or the client was built from this budget
         if is_unbounded(ctor_timeout, ctx.scope, ctx.resolver):
             return  # DL103, at the constructor
@@ -182,7 +187,7 @@ class FixedTimeoutIgnoresBudget(OutboundRule):
         ctx.report(self, node, message, [edit] if edit else (), description=description, imports=imports)
 
 
-def _capped(timeout: ast.expr, derived: str, ctx) -> Optional[List[Edit]]:
+def _capped(timeout: ast.expr, derived: str, ctx: "FileView") -> Optional[List[Edit]]:
     """`min(<number>, <budget>)` for every number the timeout is made of; None when any part
     is not provably a number."""
     numbers: List[ast.expr] = []
@@ -191,7 +196,7 @@ def _capped(timeout: ast.expr, derived: str, ctx) -> Optional[List[Edit]]:
     return [replace_node(ctx.source, n, f"min({ctx.source.segment(n)}, {derived})") for n in numbers]
 
 
-def _collect_numbers(expr: ast.expr, ctx, numbers: List[ast.expr]) -> bool:
+def _collect_numbers(expr: ast.expr, ctx: "FileView", numbers: List[ast.expr]) -> bool:
     """Adds to `numbers` the parts of a timeout that are provably numbers; False when some
     part is not. (A function, not a closure calling itself: that closure would be a cycle
     holding the file's context, and with it the tree, until the cyclic collector runs.)"""
@@ -201,13 +206,13 @@ def _collect_numbers(expr: ast.expr, ctx, numbers: List[ast.expr]) -> bool:
     if isinstance(expr, ast.Tuple):
         return all(_collect_numbers(element, ctx, numbers) for element in expr.elts)
     spec = timeout_object(expr, ctx.scope, ctx.resolver, ctx.catalog)
-    if spec is not None:
-        values = [value for _, value in timeout_fields(expr, spec)]  # type: ignore[arg-type]
+    if spec is not None and isinstance(expr, ast.Call):  # only a call builds a timeout object
+        values = [value for _, value in timeout_fields(expr, spec)]
         return bool(values) and all(_collect_numbers(value, ctx, numbers) for value in values)
     return False
 
 
-def _timeout_object_without_limits(timeout: ast.expr, ctx) -> Optional[str]:
+def _timeout_object_without_limits(timeout: ast.expr, ctx: "FileView") -> Optional[str]:
     """For a timeout object built with none of its timeout fields: those fields, for advice."""
     if not isinstance(timeout, ast.Call):
         return None
@@ -217,7 +222,7 @@ def _timeout_object_without_limits(timeout: ast.expr, ctx) -> Optional[str]:
     return " and ".join(f"`{name}`" for name in spec.fields)
 
 
-def _has_parts(timeout: ast.expr, ctx) -> bool:
+def _has_parts(timeout: ast.expr, ctx: "FileView") -> bool:
     """A (connect, read) tuple or a timeout object, seen through a name bound once to one."""
     for _ in range(4):
         if isinstance(timeout, ast.Name):

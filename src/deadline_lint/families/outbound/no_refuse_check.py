@@ -1,17 +1,20 @@
 from __future__ import annotations
 
 import ast
-from typing import ClassVar, List, Mapping, Optional, Tuple, Type
+from typing import TYPE_CHECKING, ClassVar, List, Mapping, Optional, Tuple, Type, Union
 
 from deadline_lint.catalog import CALL
 from deadline_lint.engine.requires import Look
 from deadline_lint.engine.rule import register
 from deadline_lint.families.outbound.analysis.outbound import outbound_call
 from deadline_lint.families.outbound.common import OutboundRule
-from deadline_lint.families.shared.budget.budget import BudgetAnalysis, budget_in_scope
+from deadline_lint.families.shared.budget.budget import Budget, BudgetAnalysis, budget_in_scope
 from deadline_lint.families.shared.budget.budget_types import CHECK_ROLES
 from deadline_lint.semantics.local.expressions import mentions_any
 from deadline_lint.semantics.local.scopes import FUNCTION
+
+if TYPE_CHECKING:
+    from deadline_lint.semantics.file_view import FileView
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 Position = Tuple[int, int]
@@ -83,16 +86,15 @@ class NoRefuseCheck(OutboundRule):
     leave_node_types = _FUNCTIONS
     first_looks: ClassVar[Mapping[Type[ast.AST], Look]] = {}  # its refuse checks are no outbound calls
 
-    def visit(self, node, ctx):
+    def visit_Compare(self, node: ast.Compare, ctx: "FileView") -> None:
+        if ctx.scope.kind == FUNCTION:
+            self._note_refuse_check(node, ctx)
+
+    def visit_Call(self, node: ast.Call, ctx: "FileView") -> None:
         if ctx.scope.kind != FUNCTION:
             return
-        if isinstance(node, ast.Compare) or _on_a_refuse_method(node, ctx):
-            budget = budget_in_scope(ctx)
-            if budget is not None and _is_refuse_check(node, budget, ctx) and _in_body(node, ctx):
-                function = ctx.state(self, _Function)
-                position = (node.lineno, node.col_offset)
-                if function.first_check is None or position < function.first_check:
-                    function.first_check = position
+        if _on_a_refuse_method(node, ctx):
+            self._note_refuse_check(node, ctx)
             return
         call = outbound_call(ctx, node)
         if call is None or call.api.kind != CALL:
@@ -102,7 +104,24 @@ class NoRefuseCheck(OutboundRule):
             return
         ctx.state(self, _Function).calls.append((node, call.display_name))
 
-    def leave(self, node, ctx):
+    def _note_refuse_check(self, node: Union[ast.Compare, ast.Call], ctx: "FileView") -> None:
+        budget = budget_in_scope(ctx)
+        if budget is not None and _is_refuse_check(node, budget, ctx) and _in_body(node, ctx):
+            function = ctx.state(self, _Function)
+            position = (node.lineno, node.col_offset)
+            if function.first_check is None or position < function.first_check:
+                function.first_check = position
+
+    def leave_FunctionDef(self, node: ast.FunctionDef, ctx: "FileView") -> None:
+        self._report_unchecked(ctx)
+
+    def leave_AsyncFunctionDef(self, node: ast.AsyncFunctionDef, ctx: "FileView") -> None:
+        self._report_unchecked(ctx)
+
+    def leave_Lambda(self, node: ast.Lambda, ctx: "FileView") -> None:
+        self._report_unchecked(ctx)
+
+    def _report_unchecked(self, ctx: "FileView") -> None:
         """One finding per function, at its first call to downstream that no refuse check
         precedes: the check belongs at its top."""
         function = ctx.state(self, _Function)
@@ -129,19 +148,19 @@ class _Function:
         self.first_check: Optional[Position] = None
 
 
-def _has_own_budget(budget, ctx) -> bool:
+def _has_own_budget(budget: Budget, ctx: "FileView") -> bool:
     """The function reads its own budget (a closure only borrowing one is its outer
     function's business); a source it reads itself (`request.state.budget`) counts."""
     own = ctx.scope.bindings()
     return any(name in own or "." in name for name, _ in budget.kinds)
 
 
-def _on_a_refuse_method(call: ast.Call, ctx) -> bool:
+def _on_a_refuse_method(call: ast.Call, ctx: "FileView") -> bool:
     func = call.func
     return isinstance(func, ast.Attribute) and func.attr in ctx.analysis(BudgetAnalysis).check_methods
 
 
-def _in_body(node: ast.AST, ctx) -> bool:
+def _in_body(node: ast.AST, ctx: "FileView") -> bool:
     """The node is in the body of the function being walked (not in its decorators, defaults
     or annotations, which are evaluated outside it)."""
     function = ctx.scope.node
@@ -149,12 +168,15 @@ def _in_body(node: ast.AST, ctx) -> bool:
     for index in range(len(parents) - 1, -1, -1):
         if parents[index] is function:
             child = parents[index + 1] if index + 1 < len(parents) else node
-            body = function.body
-            return any(child is stmt for stmt in body) if isinstance(body, list) else child is body
+            if isinstance(function, ast.Lambda):
+                return child is function.body
+            if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                return any(child is stmt for stmt in function.body)
+            return False
     return False
 
 
-def _is_refuse_check(node: ast.AST, budget, ctx) -> bool:
+def _is_refuse_check(node: ast.AST, budget: Budget, ctx: "FileView") -> bool:
     """A comparison that reads the budget, or a budget method in the `expired_check` or
     `refuse_check` role (`budget.check()`, `if not context.is_active():`)."""
     if isinstance(node, ast.Compare):

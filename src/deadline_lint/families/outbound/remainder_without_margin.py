@@ -1,21 +1,25 @@
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING, Optional
 
 from deadline_lint.support.diagnostics import Applicability
 from deadline_lint.engine.edits import replace_node
 from deadline_lint.engine.rule import register
-from deadline_lint.families.outbound.analysis.budget_hops import budget_hop
-from deadline_lint.families.outbound.analysis.outbound import FROM_CALL, outbound_sites
+from deadline_lint.families.outbound.analysis.budget_hops import BudgetHop
 from deadline_lint.families.outbound.common import (
     BudgetValueRule,
     is_clamp_floor,
     single_assignment,
     timeout_values,
+    timeouts_passed_on,
 )
-from deadline_lint.families.shared.budget.budget import SECONDS, BudgetAnalysis, budget_in_scope
+from deadline_lint.families.shared.budget.budget import SECONDS, Budget, BudgetAnalysis, budget_in_scope
 from deadline_lint.semantics.local.children import walk as walk_nodes
 from deadline_lint.settings.profile import seconds_literal
+
+if TYPE_CHECKING:
+    from deadline_lint.semantics.file_view import FileView
 
 
 @register
@@ -100,11 +104,8 @@ class RemainderForwardedWithoutMargin(BudgetValueRule):
     name = "remainder-forwarded-without-margin"
     summary = "the raw remainder is passed on with no hop margin subtracted"
     fix_applicability = Applicability.UNSAFE
-    def visit(self, node, ctx):
-        sites = [call for call in outbound_sites(ctx, node) if call.source == FROM_CALL]
-        if not sites:
-            hop = budget_hop(ctx, node)  # a call of unknown type that the budget shows is a hop
-            sites = [hop] if hop is not None else []
+    def visit_Call(self, node: ast.Call, ctx: "FileView") -> None:
+        sites = timeouts_passed_on(ctx, node)
         margin = ctx.profile.hop_margin_s
         if not sites or margin <= 0:
             return
@@ -114,7 +115,7 @@ class RemainderForwardedWithoutMargin(BudgetValueRule):
                 if self._is_raw_remainder(value, budget, ctx):
                     self._report(value, call, margin, ctx, budget, _inside_clamp(value, call.timeout, ctx))
 
-    def _is_raw_remainder(self, value, budget, ctx) -> bool:
+    def _is_raw_remainder(self, value: ast.expr, budget: Optional[Budget], ctx: "FileView") -> bool:
         analysis = ctx.analysis(BudgetAnalysis)
         if isinstance(value, ast.Name):
             # Assigned once, straight from an accessor (`rem = context.time_remaining()`).
@@ -128,10 +129,14 @@ class RemainderForwardedWithoutMargin(BudgetValueRule):
         name = ctx.resolver.qualified_name(value.func, ctx.scope)
         return name is not None and analysis.accessors.get(name) == SECONDS
 
-    def _report(self, value, call, margin, ctx, budget, clamped):
+    def _report(
+        self, value: ast.expr, call: BudgetHop, margin: float, ctx: "FileView", budget: Optional[Budget], clamped: bool
+    ) -> None:
         shown = ctx.source.segment(value)
         hop_timeout = ctx.analysis(BudgetAnalysis).hop_timeout_method(value, budget)
-        if hop_timeout is not None:  # the budget type's own method has the margin off already
+        # The budget type's own method has the margin off already; only a method call
+        # (`budget.remaining()`) has such a role.
+        if hop_timeout is not None and isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
             replacement = f"{ctx.source.segment(value.func.value)}.{hop_timeout}()"
             message = (
                 f"`{call.display_name}` is given the raw remainder `{shown}`: "
@@ -152,7 +157,7 @@ class RemainderForwardedWithoutMargin(BudgetValueRule):
         ctx.report(self, value, message, [edit], description=f"use {replacement}")
 
 
-def _inside_clamp(value, timeout, ctx) -> bool:
+def _inside_clamp(value: ast.expr, timeout: ast.expr, ctx: "FileView") -> bool:
     """`max(0.0, value)` already keeps the result from going below its floor."""
     for node in walk_nodes(timeout):
         if isinstance(node, ast.Call) and any(a is value for a in node.args) and len(node.args) == 2:

@@ -1,28 +1,37 @@
 from __future__ import annotations
 
 import ast
-from typing import Callable, Dict, List, Optional, Tuple, cast
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Tuple, Union, cast
 
 from deadline_lint.catalog import CLIENT
 from deadline_lint.support.diagnostics import Applicability, Edit
 from deadline_lint.engine.edits import replace_node
 from deadline_lint.engine.requires import Look
-from deadline_lint.engine.rule import register
-from deadline_lint.families.outbound.analysis.outbound import FROM_CALL, outbound_call, timeout_object
+from deadline_lint.engine.rule import Rule, register
+from deadline_lint.families.outbound.analysis.outbound import outbound_call
+from deadline_lint.families.outbound.analysis.outbound_calls import FROM_CALL, OutboundCall
+from deadline_lint.families.outbound.analysis.timeout_objects import timeout_object
 from deadline_lint.families.outbound.common import (
     OutboundRule,
     is_sequential,
     name_occurrences,
     outbound_first_look,
 )
-from deadline_lint.families.outbound.fixes.spend_deadline import spend_from_a_deadline
-from deadline_lint.families.shared.budget.budget import INSTANT, SECONDS, BudgetAnalysis, budget_in_scope
+from deadline_lint.families.outbound.fixes.spend_deadline import Deadline, spend_from_a_deadline
+from deadline_lint.families.shared.budget.budget import INSTANT, SECONDS, Budget, BudgetAnalysis, budget_in_scope
 from deadline_lint.families.shared.errors.cancel_scopes import is_awaited
 from deadline_lint.semantics.local.children import walk as walk_nodes
 from deadline_lint.semantics.local.expressions import mentions_any
 from deadline_lint.semantics.local.flow import enclosing_loop, runs_before
 from deadline_lint.semantics.local.function_body import function_body
 from deadline_lint.semantics.local.scopes import ASSIGN, IMPORT, PARAM, Binding, is_builtin
+
+if TYPE_CHECKING:
+    from deadline_lint.semantics.file_view import FileView
+
+# A fresh read of the remainder: its text, and whether it needs no parentheses inside a
+# larger expression.
+FreshRead = Tuple[str, bool]
 
 _TRANSPARENT_CALLS = frozenset({"min", "max", "float", "int"})
 _ATOMIC = (ast.Name, ast.Attribute, ast.Call, ast.Constant, ast.Subscript)
@@ -102,7 +111,7 @@ class StaleRemainderReused(OutboundRule):
     fix_applicability = Applicability.UNSAFE
     first_looks = {ast.Call: Look.of(lambda rule: _first_look(rule))}
 
-    def visit(self, node, ctx):
+    def visit_Call(self, node: ast.Call, ctx: "FileView") -> None:
         hop = _hop(node, ctx)
         if hop is None:
             return
@@ -132,29 +141,40 @@ class StaleRemainderReused(OutboundRule):
         stale = None
         for read in reads:
             earlier = uses.setdefault(read, [])
-            loop = enclosing_loop(chain, node, ctx.scope.node, snapshots[read].value)
+            loop = enclosing_loop(chain, node, ctx.scope.node, _read_node(snapshots[read]))
             if stale is None and (loop or any(runs_before(p, p_chain, node, chain) for p, p_chain in earlier)):
                 stale = (read, loop)
             earlier.append((node, chain))
         if stale is not None:
             self._report(timeout, used, snapshots, stale[0], stale[1], ctx, budget)
 
-    def _report(self, timeout, used, snapshots, read, loop, ctx, budget):
+    def _report(
+        self,
+        timeout: ast.expr,
+        used: List[str],
+        snapshots: Dict[str, Binding],
+        read: str,
+        loop: Optional[ast.AST],
+        ctx: "FileView",
+        budget: Budget,
+    ) -> None:
         occurrences = [n for n in name_occurrences(timeout, used)]
         name = occurrences[0].id
-        line = snapshots[read].value.lineno
+        line = _read_node(snapshots[read]).lineno
         why = "is reused on every iteration of this loop" if loop else "was already used by an earlier call"
         deadline = spend_from_a_deadline(ctx, snapshots)
         fresh = {n: _fresh_read(n, snapshots, ctx, budget, deadline) for n in set(o.id for o in occurrences)}
+        reads = {n: f for n, f in fresh.items() if f is not None}
         imports: Tuple[str, ...] = ()
-        if all(fresh.values()):
-            advice = f"read it again here (`{_bare(fresh[name])}`)"
+        edits: List[Edit]
+        if len(reads) == len(fresh):
+            advice = f"read it again here (`{_bare(reads[name])}`)"
             # As the whole argument the expression needs no parentheses of its own.
             edits = [
-                replace_node(ctx.source, o, _bare(fresh[o.id]) if o is timeout else _wrapped(fresh[o.id]))
+                replace_node(ctx.source, o, _bare(reads[o.id]) if o is timeout else _wrapped(reads[o.id]))
                 for o in occurrences
             ]
-            if deadline is not None and any(deadline.name in _bare(f) for f in fresh.values() if f):
+            if deadline is not None and any(deadline.name in _bare(f) for f in reads.values()):
                 edits += deadline.opening
                 imports = deadline.imports
             else:
@@ -174,22 +194,22 @@ class StaleRemainderReused(OutboundRule):
                    imports=imports)
 
 
-def _first_look(rule) -> Callable[[ast.Call, object], bool]:
+def _first_look(rule: Rule) -> Callable[[ast.Call, "FileView"], bool]:
     """The outbound calls' look, and calls that pass a budget's seconds on by keyword."""
     keywords = frozenset(rule.profile.budget.seconds_parameters)
 
-    def look(node: ast.Call, ctx) -> bool:
+    def look(node: ast.Call, ctx: "FileView") -> bool:
         return any(k.arg in keywords for k in node.keywords) or outbound_first_look(node, ctx)
 
     return look
 
 
-def _hop(node: ast.Call, ctx):
+def _hop(node: ast.Call, ctx: "FileView") -> Optional[Tuple[ast.expr, Optional[OutboundCall]]]:
     """(the value that bounds the hop, its outbound view or None) for an outbound call, or a
     call handing a budget's seconds on (`fetch(url, budget_s=...)`: the callee spends them)."""
     call = outbound_call(ctx, node)
     if call is not None:
-        if call.source != FROM_CALL or call.api.kind == CLIENT:
+        if call.source != FROM_CALL or call.timeout is None or call.api.kind == CLIENT:
             return None
         return call.timeout, call
     keywords = ctx.profile.budget.seconds_parameters
@@ -197,7 +217,7 @@ def _hop(node: ast.Call, ctx):
     return (forwarded[0], None) if len(forwarded) == 1 else None
 
 
-def _sequential(node: ast.Call, call, ctx) -> bool:
+def _sequential(node: ast.Call, call: Optional[OutboundCall], ctx: "FileView") -> bool:
     if call is not None:
         if call.blocking and isinstance(ctx.parent, ast.Expr):
             return True  # a statement of its own: it blocks (a sync client in async code too)
@@ -208,11 +228,11 @@ def _sequential(node: ast.Call, call, ctx) -> bool:
     return isinstance(function, ast.FunctionDef)
 
 
-def _drop_if_dead(name: str, occurrences, snapshots, ctx) -> List[Edit]:
+def _drop_if_dead(name: str, occurrences: List[ast.Name], snapshots: Dict[str, Binding], ctx: "FileView") -> List[Edit]:
     """The fix also removes `name = <read>` when this call held its only uses, so no dead
     local is left (pyflakes F841). Only a plain `name = value` statement on lines of its own
     with no comment; a name read anywhere else in the function (a nested one too) stays."""
-    value = getattr(snapshots[name], "value", None)
+    value = snapshots[name].value
     body = function_body(ctx.scope)  # the function's one shared walk (loads include nested scopes')
     statement = next((n for n in body.nodes(ast.Assign) if n.value is value), None)
     if statement is None or len(statement.targets) != 1 or not isinstance(statement.targets[0], ast.Name):
@@ -243,16 +263,27 @@ class _Function:
         self.uses: Dict[str, List[Tuple[ast.AST, Tuple[ast.AST, ...]]]] = {}
 
 
+def _read_node(snapshot: Binding) -> Union[ast.expr, ast.arg]:
+    """Where a snapshot was read: the value assigned (`remaining = budget.timeout()`), or the
+    seconds parameter itself (`budget_s`), as `_snapshots` collects them."""
+    return cast(Union[ast.expr, ast.arg], snapshot.value)
+
+
+def _assigned_value(snapshot: Binding) -> ast.expr:
+    """The value of a snapshot that is no parameter: `_snapshots` keeps ASSIGN bindings with one."""
+    return cast(ast.expr, snapshot.value)
+
+
 def _roots(name: str, snapshots: Dict[str, Binding]) -> List[str]:
     """The reads a snapshot name is computed from (itself, when it reads the budget)."""
-    value = cast(ast.expr, snapshots[name].value)  # snapshots are ASSIGN bindings with a value
+    value = _assigned_value(snapshots[name])
     inner = [n.id for n in walk_nodes(value) if isinstance(n, ast.Name) and n.id in snapshots and n.id != name]
     if not inner:
         return [name]
     return [root for other in inner for root in _roots(other, snapshots)]
 
 
-def _snapshots(ctx, budget) -> Dict[str, Binding]:
+def _snapshots(ctx: "FileView", budget: Budget) -> Dict[str, Binding]:
     """Names of this function bound once to a value read from the budget at that moment: the
     value mentions the budget and calls something (`budget.timeout()`, an accessor, a helper
     given the budget), or is computed from another such name."""
@@ -264,21 +295,20 @@ def _snapshots(ctx, budget) -> Dict[str, Binding]:
         bindings = own.get(name, [])
         if kind == SECONDS and len(bindings) == 1 and bindings[0].kind == PARAM:
             found[name] = bindings[0]
-    candidates = []
+    candidates: List[Tuple[str, Binding, ast.expr]] = []
     for name, bindings in ctx.scope.bindings().items():
         if name in budget.names and len(bindings) == 1 and bindings[0].kind == ASSIGN and bindings[0].value is not None:
             if budget.kind_of(name) != INSTANT:
-                candidates.append((name, bindings[0]))
-    candidates.sort(key=lambda pair: (pair[1].value.lineno, pair[1].value.col_offset))
-    for name, binding in candidates:
-        value = binding.value
+                candidates.append((name, bindings[0], _assigned_value(bindings[0])))
+    candidates.sort(key=lambda found: (found[2].lineno, found[2].col_offset))
+    for name, binding, value in candidates:
         reads_now = mentions_any(value, budget.names) and any(isinstance(n, ast.Call) for n in walk_nodes(value))
         if reads_now or mentions_any(value, found):
             found[name] = binding
     return found
 
 
-def _recomputed_here(timeout: ast.expr, ctx) -> bool:
+def _recomputed_here(timeout: ast.expr, ctx: "FileView") -> bool:
     """A timeout that calls something itself (`deadline - time.monotonic()`) is fresh."""
     for node in walk_nodes(timeout):
         if isinstance(node, ast.Call):
@@ -291,16 +321,23 @@ def _recomputed_here(timeout: ast.expr, ctx) -> bool:
 
 
 # -- the fix ---------------------------------------------------------------------
-def _fresh_read(name: str, snapshots, ctx, budget, deadline, depth: int = 0) -> Optional[Tuple[str, bool]]:
+def _fresh_read(
+    name: str,
+    snapshots: Dict[str, Binding],
+    ctx: "FileView",
+    budget: Budget,
+    deadline: Optional[Deadline],
+    depth: int = 0,
+) -> Optional[FreshRead]:
     """Text that reads the remainder again instead of `name` (and whether it is atomic), or
     None when re-evaluating its value could do anything else (call a helper, read a local
     that may have changed). A seconds parameter is read again as what is left of the
     deadline taken on entry (`deadline`), when there can be one."""
     if snapshots[name].kind == PARAM:
         return (deadline.remaining, False) if deadline is not None and deadline.parameter == name else None
-    value = snapshots[name].value
+    value = _assigned_value(snapshots[name])
     own = ctx.scope.bindings()
-    inner = []  # snapshot names inside the value: expanded in turn
+    inner: List[ast.Name] = []  # snapshot names inside the value: expanded in turn
     for node in walk_nodes(value):
         if isinstance(node, ast.Call):
             func = node.func
@@ -323,7 +360,8 @@ def _fresh_read(name: str, snapshots, ctx, budget, deadline, depth: int = 0) -> 
             return None
     start, end = ctx.source.node_span(value)
     text = ctx.source.text
-    pieces, position = [], start
+    pieces: List[str] = []
+    position = start
     for occurrence in sorted(inner, key=lambda n: ctx.source.node_span(n)[0]):
         expanded = _fresh_read(occurrence.id, snapshots, ctx, budget, deadline, depth + 1) if depth < 4 else None
         if expanded is None:
@@ -338,11 +376,11 @@ def _fresh_read(name: str, snapshots, ctx, budget, deadline, depth: int = 0) -> 
     return rendered, isinstance(value, _ATOMIC)
 
 
-def _bare(fresh) -> str:
+def _bare(fresh: FreshRead) -> str:
     return fresh[0]
 
 
-def _wrapped(fresh) -> str:
+def _wrapped(fresh: FreshRead) -> str:
     """Parenthesised unless atomic, to sit safely inside a larger expression."""
     text, atomic = fresh
     return text if atomic else f"({text})"

@@ -1,20 +1,21 @@
 from __future__ import annotations
 
 import ast
-from typing import List
+from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 
-from deadline_lint.support.diagnostics import Applicability
+from deadline_lint.catalog import TimeoutObject
+from deadline_lint.support.diagnostics import Applicability, Edit
 from deadline_lint.engine.edits import insert_keyword, replace_node
 from deadline_lint.engine.rule import register
-from deadline_lint.families.outbound.analysis.outbound import (
-    FROM_CALL,
-    outbound_sites,
-    timeout_object,
-    unbounded_fields,
-)
+from deadline_lint.families.outbound.analysis.outbound import outbound_sites
+from deadline_lint.families.outbound.analysis.outbound_calls import FROM_CALL, OutboundCall
+from deadline_lint.families.outbound.analysis.timeout_objects import timeout_object, unbounded_fields
 from deadline_lint.families.outbound.analysis.unbounded_settings import setting_unset
 from deadline_lint.families.outbound.common import OutboundRule, bounded_externally, fix_timeout
 from deadline_lint.semantics.local.expressions import is_unbounded
+
+if TYPE_CHECKING:
+    from deadline_lint.semantics.file_view import FileView
 
 
 @register
@@ -73,11 +74,12 @@ class UnboundedTimeout(OutboundRule):
     name = "unbounded-timeout"
     summary = "timeout=None, float('inf'), ClientTimeout(total=None) and friends"
     fix_applicability = Applicability.UNSAFE
-    def visit(self, node, ctx):
+
+    def visit_Call(self, node: ast.Call, ctx: "FileView") -> None:
         for call in outbound_sites(ctx, node):
             # Calls through a client built unbounded are FROM_CONSTRUCTOR: reported at the
             # constructor, which is itself a site.
-            if call.source != FROM_CALL:
+            if call.source != FROM_CALL or call.timeout is None:
                 continue
             if not is_unbounded(call.timeout, ctx.scope, ctx.resolver):
                 self._check_setting(call, ctx)
@@ -91,7 +93,7 @@ class UnboundedTimeout(OutboundRule):
                 parts = [e for e in call.timeout.elts if is_unbounded(e, ctx.scope, ctx.resolver)]
                 edits = [replace_node(ctx.source, part, expression) for part in parts]
                 value = _apply_edits(ctx, call.timeout, edits)
-                imports: tuple = ()
+                imports: Tuple[str, ...] = ()
             else:
                 value = call.api.render_timeout(expression)
                 edits = [replace_node(ctx.source, call.timeout, value)]
@@ -100,22 +102,22 @@ class UnboundedTimeout(OutboundRule):
             ctx.report(self, call.timeout, message, edits, description=f"replace with {value}", imports=imports)
         self._check_timeout_object(node, ctx)
 
-    def _check_setting(self, call, ctx) -> None:
+    def _check_setting(self, call: OutboundCall, ctx: "FileView") -> None:
         """`timeout=TIMEOUT` where the module's `TIMEOUT` is None unless configured. No fix:
         the bound to use when it is not set is the service's choice."""
-        if call.timeout is None:
-            return
+        if not isinstance(call.timeout, ast.Name):
+            return  # only a module's setting, spelled by its name, can be unset
         unset = setting_unset(call.timeout, ctx)
         if unset is None or bounded_externally(call.node, ctx):
             return
-        name = call.timeout.id  # type: ignore[attr-defined]
+        name = call.timeout.id
         message = (
             f"`{call.display_name}` is given `{name}`, which is unbounded when not configured "
             f"({unset.shown()}): give it a bound for that case"
         )
         ctx.report(self, call.timeout, message)
 
-    def _check_timeout_object(self, node, ctx):
+    def _check_timeout_object(self, node: ast.Call, ctx: "FileView") -> None:
         spec = timeout_object(node, ctx.scope, ctx.resolver, ctx.catalog)
         if spec is None:
             return
@@ -124,7 +126,7 @@ class UnboundedTimeout(OutboundRule):
             self._check_setting_fields(node, spec, ctx)
             return
         expression, _ = fix_timeout(ctx, node)
-        edits = []
+        edits: List[Optional[Edit]] = []
         for field, value in unbounded:
             if value is None:
                 edits.append(insert_keyword(ctx.source, node, field, expression))
@@ -134,24 +136,27 @@ class UnboundedTimeout(OutboundRule):
         message = f"`{spec.qualname}` sets no limit ({names}): set `{unbounded[0][0]}={expression}`"
         if len(unbounded) > 1:
             message = f"`{spec.qualname}` sets no limit ({names}): set each to `{expression}`"
-        fixable = all(e is not None for e in edits)
-        ctx.report(self, node, message, edits if fixable else (), description=f"set {names} to {expression}")
+        fixable = [e for e in edits if e is not None]
+        if len(fixable) < len(edits):
+            fixable = []  # a field could not be set: no partial fix
+        ctx.report(self, node, message, fixable, description=f"set {names} to {expression}")
 
-
-    def _check_setting_fields(self, node, spec, ctx) -> None:
+    def _check_setting_fields(self, node: ast.Call, spec: TimeoutObject, ctx: "FileView") -> None:
         """`ClientTimeout(total=TIMEOUT)` where the module's `TIMEOUT` is None unless set."""
         for keyword in node.keywords:  # a field given by name is what it says, `**kwargs` or not
             field, value = keyword.arg, keyword.value
-            unset = setting_unset(value, ctx) if field in spec.unbounded_if_none else None
+            if field not in spec.unbounded_if_none or not isinstance(value, ast.Name):
+                continue  # only a module's setting, spelled by its name, can be unset
+            unset = setting_unset(value, ctx)
             if unset is not None:
                 message = (
-                    f"`{spec.qualname}` sets `{field}={value.id}`, which is unbounded when not configured "  # type: ignore[attr-defined]
+                    f"`{spec.qualname}` sets `{field}={value.id}`, which is unbounded when not configured "
                     f"({unset.shown()}): give it a bound for that case"
                 )
                 ctx.report(self, value, message)
 
 
-def _apply_edits(ctx, node, edits) -> str:
+def _apply_edits(ctx: "FileView", node: ast.AST, edits: Sequence[Edit]) -> str:
     """How `node` reads once `edits` (inside it) are applied: for the message."""
     start, end = ctx.source.node_span(node)
     text = ctx.source.text

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING
 
 from deadline_lint.support.diagnostics import Applicability
 from deadline_lint.engine.edits import insert_keyword
@@ -10,6 +11,9 @@ from deadline_lint.families.shared.budget.budget import budget_in_scope
 from deadline_lint.families.shared.budget.budget_text import BudgetText, budget_parameter_words
 from deadline_lint.families.shared.budget.forwarding import Forwarding, forwarded_value
 from deadline_lint.semantics.local.expressions import mentions_any
+
+if TYPE_CHECKING:
+    from deadline_lint.semantics.file_view import FileView
 
 
 @register
@@ -80,7 +84,7 @@ class BudgetNotForwarded(Rule):
     requires = Words.of(lambda rule: budget_parameter_words(rule.profile, rule.catalog))
     first_looks = {ast.Call: Look.of(lambda rule: may_forward)}
 
-    def visit(self, node, ctx):
+    def visit_Call(self, node: ast.Call, ctx: "FileView") -> None:
         if not isinstance(node.func, (ast.Name, ast.Attribute)):
             return
         if not ctx.analysis(BudgetText).receivers:
@@ -112,7 +116,7 @@ class BudgetNotForwarded(Rule):
                    inserts_budget=True)
 
 
-def may_forward(node: ast.Call, ctx) -> bool:
+def may_forward(node: ast.Call, ctx: "FileView") -> bool:
     """The first look: a call by name in a file where a function can receive a budget."""
-    return isinstance(node.func, (ast.Name, ast.Attribute)) and ctx.analysis(BudgetText).receivers
+    return isinstance(node.func, (ast.Name, ast.Attribute)) and bool(ctx.analysis(BudgetText).receivers)
 

@@ -1,15 +1,21 @@
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING
 
+from deadline_lint.catalog import Catalog
 from deadline_lint.engine.requires import Aliases, Look, Names, Words
 from deadline_lint.engine.rule import Rule, register
 from deadline_lint.families.shared.budget.budget import budget_in_scope
-from deadline_lint.families.shared.budget.budget_text import BudgetText
-from deadline_lint.families.spawn.common import budget_words, child_words, may_start, start_first_look
+from deadline_lint.families.shared.budget.budget_text import BudgetText, budget_words
+from deadline_lint.families.spawn.common import child_words, may_start, start_first_look
 from deadline_lint.families.spawn.spawn import CHILD_KINDS, Spawns
 from deadline_lint.semantics.local.children import walk as walk_nodes
 from deadline_lint.semantics.local.expressions import mentions_any
+from deadline_lint.settings.profile import Profile
+
+if TYPE_CHECKING:
+    from deadline_lint.semantics.file_view import FileView
 
 
 @register
@@ -69,11 +75,11 @@ class ChildWithoutCancelToken(Rule):
     # imported name, under its own name (a word) or another.
     body_requires = Names.of(lambda rule: child_words(rule.profile, rule.catalog)) | Aliases()
 
-    def __init__(self, profile, catalog):
+    def __init__(self, profile: Profile, catalog: Catalog) -> None:
         super().__init__(profile, catalog)
         self._words = child_words(profile, catalog)
 
-    def visit(self, node, ctx):
+    def visit_Call(self, node: ast.Call, ctx: "FileView") -> None:
         if not may_start(node.func, self._words, ctx):
             return  # most calls: nothing that starts a child (checked before any lookup)
         if not ctx.analysis(BudgetText).possible:
@@ -101,7 +107,7 @@ class ChildWithoutCancelToken(Rule):
                    "nor a cancel token: it outlives the request; pass the budget or an Event it checks")
 
 
-def _reads_token(function, spawns, ctx) -> bool:
+def _reads_token(function: ast.AST, spawns: Spawns, ctx: "FileView") -> bool:
     """A closure that reads a cancel token of the enclosing scope."""
     return any(
         isinstance(node, ast.Name) and spawns.tokens.matches(node, ctx.scope)

@@ -4,7 +4,7 @@ executors or cancel tokens. Per file, asked for with `ctx.analysis(Spawns)`."""
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Dict, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
 from deadline_lint.families.shared.instances import InstanceTest, method_scope
 from deadline_lint.families.spawn.spawn_catalog import SpawnCatalog, spawn_catalog
@@ -139,7 +139,7 @@ def _first(args: Sequence[ast.expr]) -> Optional[ast.expr]:
     return args[0] if args and not isinstance(args[0], ast.Starred) else None
 
 
-def _all_arguments(call: ast.Call):
+def _all_arguments(call: ast.Call) -> List[ast.expr]:
     return [*call.args, *(k.value for k in call.keywords)]
 
 

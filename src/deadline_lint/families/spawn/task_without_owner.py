@@ -1,8 +1,9 @@
 from __future__ import annotations
 
 import ast
-from typing import List, Tuple
+from typing import TYPE_CHECKING, Callable, List, Optional, Sequence, Tuple
 
+from deadline_lint.catalog import Catalog
 from deadline_lint.engine.requires import Aliases, Look, Names, Project, Words
 from deadline_lint.engine.rule import Rule, register
 from deadline_lint.families.spawn.common import imports_task_wrapper, may_start, start_first_look, task_words
@@ -11,6 +12,14 @@ from deadline_lint.families.spawn.spawn_catalog import spawn_catalog
 from deadline_lint.families.spawn.spawn_facts import TaskWrappers
 from deadline_lint.semantics.local.scopes import FUNCTION, GLOBAL
 from deadline_lint.semantics.local.usage import loaded_names
+from deadline_lint.settings.profile import Profile
+
+if TYPE_CHECKING:
+    from deadline_lint.semantics.file_view import FileView
+
+# A task bound to a local name, judged when the walk leaves its function: (the name, the
+# call, how a message shows the call).
+Pending = Tuple[str, ast.Call, str]
 
 
 @register
@@ -85,12 +94,12 @@ class TaskWithoutOwner(Rule):
     body_requires = Names.of(lambda rule: task_words(rule.profile, rule.catalog)) | Aliases() | _wrappers
     first_looks = {ast.Call: Look.of(lambda rule: _lose_first_look(rule.profile, rule.catalog))}
 
-    def __init__(self, profile, catalog):
+    def __init__(self, profile: Profile, catalog: Catalog) -> None:
         super().__init__(profile, catalog)
         self._words = task_words(profile, catalog)
         self._discarding = spawn_catalog(catalog, profile.spawn_helpers).discarding_callbacks
 
-    def visit(self, node, ctx):
+    def visit_Call(self, node: ast.Call, ctx: "FileView") -> None:
         spawn = None
         if may_start(node.func, self._words, ctx):
             spawn = ctx.analysis(Spawns).classify(node, ctx.scope)
@@ -118,9 +127,10 @@ class TaskWithoutOwner(Rule):
         scope = ctx.scope
         if scope.kind != FUNCTION or any(b.kind == GLOBAL for b in scope.bindings().get(target, [])):
             return  # a module, class or global name may be read from anywhere
-        ctx.state(self, list).append((target, node, display))  # judged when the walk leaves the function
+        pending: List[Pending] = ctx.state(self, list)
+        pending.append((target, node, display))  # judged when the walk leaves the function
 
-    def _returned_to_a_discarding_callback(self, call, parents) -> bool:
+    def _returned_to_a_discarding_callback(self, call: ast.Call, parents: Sequence[ast.AST]) -> bool:
         """`fut.add_done_callback(lambda _: asyncio.create_task(...))`, `loop.call_later(5,
         lambda: asyncio.ensure_future(...))`: the lambda returns the task to a caller that
         throws it away."""
@@ -134,8 +144,14 @@ class TaskWithoutOwner(Rule):
             and any(arg is parents[-1] for arg in registering.args)
         )
 
-    def leave(self, node, ctx):
-        pending: List[Tuple[str, ast.Call, str]] = ctx.state(self, list)
+    def leave_FunctionDef(self, node: ast.FunctionDef, ctx: "FileView") -> None:
+        self._judge_pending(ctx)
+
+    def leave_AsyncFunctionDef(self, node: ast.AsyncFunctionDef, ctx: "FileView") -> None:
+        self._judge_pending(ctx)
+
+    def _judge_pending(self, ctx: "FileView") -> None:
+        pending: List[Pending] = ctx.state(self, list)
         if not pending:
             return
         used = loaded_names(ctx.scope)
@@ -145,7 +161,7 @@ class TaskWithoutOwner(Rule):
                            "awaits or cancels the task; await it, keep it, or start it in a TaskGroup")
 
 
-def _lose_first_look(profile, catalog):
+def _lose_first_look(profile: Profile, catalog: Catalog) -> Callable[[ast.Call, "FileView"], bool]:
     """The first look: the call may start a task by its name, or its value is dropped or bound
     to a name (it may be a project wrapper's task)."""
     start = start_first_look(profile, catalog)
@@ -154,7 +170,7 @@ def _lose_first_look(profile, catalog):
     )
 
 
-def _may_lose(call, parents) -> bool:
+def _may_lose(call: ast.Call, parents: Sequence[ast.AST]) -> bool:
     """A cheap look before asking the project: the call's value is dropped, or bound to one
     plain name."""
     return _dropped(call, parents) or _single_name_target(parents[-1] if parents else None, call) is not None
@@ -167,11 +183,11 @@ _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp)
 _TESTS = (ast.If, ast.While, ast.IfExp, ast.Assert)
 
 
-def _dropped(call, parents) -> bool:
+def _dropped(call: ast.Call, parents: Sequence[ast.AST]) -> bool:
     """The task ends up nowhere: an expression statement (also inside a list, tuple,
     conditional or comprehension that is itself a statement), or only tested for truth
     (`if`, `while`, `x if task else y`, a comprehension's `if`, `not`, a comparison)."""
-    child = call
+    child: ast.AST = call
     for parent in reversed(parents):
         if isinstance(parent, ast.Expr):
             return True
@@ -191,8 +207,9 @@ def _dropped(call, parents) -> bool:
     return False
 
 
-def _single_name_target(parent, call):
+def _single_name_target(parent: Optional[ast.AST], call: ast.Call) -> Optional[str]:
     """`t = call` / `t: Task = call`: the one plain name the task is bound to."""
+    target: ast.expr
     if isinstance(parent, ast.Assign) and parent.value is call and len(parent.targets) == 1:
         target = parent.targets[0]
     elif isinstance(parent, ast.AnnAssign) and parent.value is call:

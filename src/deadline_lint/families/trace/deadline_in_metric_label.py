@@ -4,15 +4,17 @@ import ast
 import re
 from typing import TYPE_CHECKING, Optional
 
+from deadline_lint.catalog import Catalog
 from deadline_lint.engine.requires import Words
 from deadline_lint.engine.rule import Rule, register
 from deadline_lint.families.shared.budget.budget import INSTANT as BUDGET_INSTANT
-from deadline_lint.families.shared.budget.budget import SECONDS, BudgetAnalysis, budget_in_scope
+from deadline_lint.families.shared.budget.budget import SECONDS, Budget, BudgetAnalysis, budget_in_scope
 from deadline_lint.families.shared.budget.budget_types import HOP_TIMEOUT, RAW_REMAINDER, RAW_REMAINDER_MS
 from deadline_lint.families.shared.time.time_values import DEADLINE, INSTANT, SPAN, is_absolute_instant, time_value
 from deadline_lint.families.trace.common import metric_modules, metric_words
 from deadline_lint.families.trace.telemetry import Telemetry
 from deadline_lint.families.trace.trace_catalog import trace_catalog
+from deadline_lint.settings.profile import Profile
 
 if TYPE_CHECKING:
     from deadline_lint.semantics.file_view import FileView
@@ -90,12 +92,12 @@ class DeadlineInMetricLabel(Rule):
         lambda rule: trace_catalog(rule.catalog).label_methods | trace_catalog(rule.catalog).record_methods
     )
 
-    def __init__(self, profile, catalog):
+    def __init__(self, profile: Profile, catalog: Catalog) -> None:
         super().__init__(profile, catalog)
         trace = trace_catalog(catalog)
         self._methods = trace.label_methods | trace.record_methods
 
-    def visit(self, node, ctx):
+    def visit_Call(self, node: ast.Call, ctx: "FileView") -> None:
         func = node.func
         if type(func) is not ast.Attribute or func.attr not in self._methods:
             return
@@ -123,7 +125,7 @@ class DeadlineInMetricLabel(Rule):
             return self._time_value(ctx, scaled)
         return None
 
-    def _remaining(self, value: ast.expr, budget, ctx) -> bool:
+    def _remaining(self, value: ast.expr, budget: Optional[Budget], ctx: "FileView") -> bool:
         """A remaining-seconds name of the budget, `<budget>.timeout()` (the profile's
         template method), or a raw remainder method (`context.time_remaining()`) on any name:
         the catalog's method names are specific to budgets."""

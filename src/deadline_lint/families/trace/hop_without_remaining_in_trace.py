@@ -2,8 +2,10 @@ from __future__ import annotations
 
 import ast
 import json
+from typing import TYPE_CHECKING, Optional
 
 from deadline_lint.support.diagnostics import Applicability, Edit
+from deadline_lint.catalog import Catalog
 from deadline_lint.engine.edits import insert_keyword
 from deadline_lint.engine.requires import Words
 from deadline_lint.engine.rule import Rule, register
@@ -13,6 +15,10 @@ from deadline_lint.families.trace.common import span_words, tracer_modules
 from deadline_lint.families.trace.telemetry import Telemetry
 from deadline_lint.families.trace.trace_catalog import trace_catalog
 from deadline_lint.semantics.local.usage import string_constants
+from deadline_lint.settings.profile import Profile
+
+if TYPE_CHECKING:
+    from deadline_lint.semantics.file_view import FileView
 
 
 @register
@@ -80,11 +86,11 @@ class HopWithoutRemainingInTrace(Rule):
     # Every finding is at a call of a span method, which spells the method's name.
     body_requires = Words.of(lambda rule: trace_catalog(rule.catalog).span_methods)
 
-    def __init__(self, profile, catalog):
+    def __init__(self, profile: Profile, catalog: Catalog) -> None:
         super().__init__(profile, catalog)
         self._methods = trace_catalog(catalog).span_methods
 
-    def visit(self, node, ctx):
+    def visit_Call(self, node: ast.Call, ctx: "FileView") -> None:
         func = node.func
         if type(func) is not ast.Attribute or func.attr not in self._methods:
             return
@@ -125,7 +131,9 @@ def _atomic(expression: str) -> bool:
         return False
 
 
-def _attribute_edit(ctx, call, attributes, entry, catalog):
+def _attribute_edit(
+    ctx: "FileView", call: ast.Call, attributes: Optional[ast.Dict], entry: str, catalog: Catalog
+) -> Optional[Edit]:
     if attributes is None:
         return insert_keyword(ctx.source, call, trace_catalog(catalog).attributes_keyword, "{" + entry + "}")
     start, end = ctx.source.node_span(attributes)

@@ -4,7 +4,7 @@ asked for with `ctx.analysis(Telemetry)`."""
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, List, Optional
+from typing import TYPE_CHECKING, Iterable, List, Optional
 
 from deadline_lint.families.shared.instances import InstanceTest
 from deadline_lint.families.trace.trace_catalog import TraceCatalog, trace_catalog
@@ -84,15 +84,15 @@ class Telemetry:
                 and self.meters.matches(func.value, scope)
             )
         if isinstance(expr, ast.Name):
-            bindings = scope.lookup(expr.id)
+            bindings = scope.lookup(expr.id) or []
             return bool(bindings) and all(
                 b.kind == ASSIGN and isinstance(b.value, ast.Call) and self._is_instrument(b.value, b.scope)
-                for b in bindings  # type: ignore[union-attr]
+                for b in bindings
             )
         return False
 
 
-def _mentions_module(text: str, qualnames) -> bool:
+def _mentions_module(text: str, qualnames: Iterable[str]) -> bool:
     return any(module in text for module in {name.split(".")[0] for name in qualnames})
 
 

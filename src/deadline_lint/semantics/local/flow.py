@@ -67,7 +67,7 @@ def runs_before(
     return True
 
 
-def enclosing_loop(chain: Sequence[ast.AST], node: ast.AST, function: ast.AST, value: ast.expr) -> Optional[ast.AST]:
+def enclosing_loop(chain: Sequence[ast.AST], node: ast.AST, function: ast.AST, value: ast.AST) -> Optional[ast.AST]:
     """The innermost loop of this function that repeats `node` but not the read of `value`."""
     path = (*chain, node)
     inside = False

@@ -16,20 +16,21 @@ cannot see.
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, FrozenSet, Optional
 
 from deadline_lint.catalog import Catalog
+from deadline_lint.families.outbound.analysis.catalog_imports import STDLIB_MODULES
 from deadline_lint.families.outbound.analysis.client_types import client_types
-from deadline_lint.families.outbound.analysis.outbound import STDLIB_MODULES, outbound_sites
+from deadline_lint.families.outbound.analysis.outbound import outbound_sites
 from deadline_lint.families.shared.budget.budget import BudgetAnalysis, budget_in_scope
 from deadline_lint.families.shared.budget.budget_text import budget_words
 from deadline_lint.families.shared.instances import self_attribute_bindings
 from deadline_lint.families.shared.time.clock_catalog import clock_catalog
 from deadline_lint.semantics.local.children import walk as walk_nodes
 from deadline_lint.semantics.local.expressions import mentions_any
-from deadline_lint.semantics.local.scopes import ASSIGN, WITH, is_builtin
+from deadline_lint.semantics.local.scopes import ASSIGN, WITH, Scope, is_builtin
 from deadline_lint.settings.profile import Profile
-from dataclasses import dataclass
 
 if TYPE_CHECKING:
     from deadline_lint.semantics.file_view import FileView
@@ -127,7 +128,7 @@ def _built_by_standard_library(receiver: ast.expr, ctx: "FileView") -> bool:
     return bool(bindings) and all(b.kind in (ASSIGN, WITH) and _standard_value(b.value, b.scope, ctx) for b in bindings)
 
 
-def _standard_value(value, scope, ctx: "FileView") -> bool:
+def _standard_value(value: object, scope: Scope, ctx: "FileView") -> bool:
     if isinstance(value, _LITERALS):
         return True
     return isinstance(value, ast.Call) and _standard(ctx.resolver.qualified_name(value.func, scope))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import sys
-from typing import Dict, FrozenSet, Optional, Set, Tuple
+from typing import Dict, FrozenSet, Iterable, Optional, Set, Tuple
 
 from deadline_lint.catalog import Catalog
 from deadline_lint.semantics.scan import from_import_pattern, plain_import_pattern
@@ -14,7 +14,7 @@ STDLIB_MODULES = frozenset(getattr(sys, "stdlib_module_names", ())) | {"asyncio"
 
 def catalog_imports(catalog: Catalog) -> "ImportTextFilter":
     """The catalog's one `ImportTextFilter`."""
-    return catalog.cached(ImportTextFilter, lambda: ImportTextFilter(catalog))  # type: ignore[arg-type]
+    return catalog.cached(ImportTextFilter, lambda: ImportTextFilter(catalog))
 
 
 class ImportTextFilter:
@@ -83,7 +83,7 @@ class ImportTextFilter:
         return False
 
 
-def _prefixes(qualnames) -> FrozenSet[str]:
+def _prefixes(qualnames: Iterable[str]) -> FrozenSet[str]:
     """Every dotted prefix of every name: `redis.asyncio` leads to `redis.asyncio.Redis`."""
     found: Set[str] = set()
     for qualname in qualnames:

@@ -8,7 +8,8 @@ prove is None, and rules stay quiet."""
 from __future__ import annotations
 
 import ast
-from typing import Dict, FrozenSet, List, Optional, Protocol, Set, Tuple, TypeGuard, cast
+from dataclasses import dataclass
+from typing import Dict, FrozenSet, List, Literal, Optional, Protocol, Set, Tuple, TypeGuard, Union, cast
 
 from deadline_lint.semantics.local.declared import (
     FUNCTION_DEFS,
@@ -20,7 +21,6 @@ from deadline_lint.semantics.local.declared import (
 )
 from deadline_lint.semantics.local.resolve import _MAX_DEPTH, Definition, ProjectTypes, Resolver
 from deadline_lint.semantics.local.scopes import ANNOTATED, ASSIGN, IMPORT, OTHER, PARAM, WITH, Binding, Scope
-from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
@@ -157,16 +157,18 @@ class ClientTypes:
         key = ("client_base", id(class_def.node))
         cached = self._definitions.get(key)
         if cached is not None:
-            return cached[1]  # type: ignore[return-value]
+            return cached[1]
         self._definitions[key] = (class_def.node, None)  # a cycle ends here
         found: Optional[Instance] = None
         chain = self.resolver.project_mro(class_def, depth)
         for klass in chain:
-            for base in klass.node.bases:  # type: ignore[attr-defined]
+            for base in _bases(klass):
                 qualname = klass.resolver.qualified_name(base, klass.scope)
                 client = self.catalog.client_class(qualname) if qualname is not None else None
                 if client is not None and found is None:
-                    overridden = frozenset().union(*(defined_names(k.node) for k in chain))  # type: ignore[arg-type]
+                    overridden = frozenset().union(
+                        *(defined_names(k.node) for k in chain if isinstance(k.node, ast.ClassDef))
+                    )
                     found = Instance(client.qualname, None, overridden=overridden)
         project = self._project
         if found is None and project is not None:
@@ -180,7 +182,7 @@ class ClientTypes:
         key = ("returns", id(function.node))
         cached = self._definitions.get(key)
         if cached is not None:
-            return cached[1]  # type: ignore[return-value]
+            return cached[1]
         self._definitions[key] = (function.node, None)  # recursion ends here: unknown
         found: Optional[Instance] = None
         node = function.node
@@ -189,13 +191,14 @@ class ClientTypes:
             if node.returns is not None:
                 qualname = self.resolver.annotation_class(node.returns, function.scope)
                 if self.known_class(qualname):
-                    found = Instance(qualname, None)  # type: ignore[arg-type]
+                    found = Instance(qualname, None)
             if found is None and depth <= _MAX_DEPTH:
                 values = returned_values(node)
                 if values:
                     results = [self.instance(value, own, depth + 1) for value in values]
-                    if all(r is not None for r in results) and len({r.qualname for r in results}) == 1:  # type: ignore[union-attr]
-                        found = results[0] if len(results) == 1 else Instance(results[0].qualname, None)  # type: ignore[union-attr]
+                    known = [r for r in results if r is not None]
+                    if len(known) == len(results) and len({r.qualname for r in known}) == 1:
+                        found = known[0] if len(known) == 1 else Instance(known[0].qualname, None)
         self._definitions[key] = (node, found)
         return found
 
@@ -209,7 +212,8 @@ class ClientTypes:
                 return None
             return project.value_instance(self.resolver, imported)
         if binding.kind in (ASSIGN, WITH):
-            found = self.instance(binding.value, binding.scope, depth + 1)  # type: ignore[arg-type]
+            value = binding.value  # what was assigned, or the `with` item's context expression
+            found = self.instance(value, binding.scope, depth + 1) if isinstance(value, ast.expr) else None
             if found is None and binding.annotation is not None:
                 # `self.client: httpx.Client = make_client()`: the annotation names the class,
                 # though not how it was built.
@@ -220,7 +224,7 @@ class ClientTypes:
         if binding.kind in (PARAM, ANNOTATED):
             qualname = self.resolver.annotation_class(binding.annotation, binding.scope)
             if self.known_class(qualname):
-                return Instance(qualname, None)  # type: ignore[arg-type]
+                return Instance(qualname, None)
             if binding.kind == PARAM:
                 owner = self.resolver.binding_class(binding, depth + 1)  # `self` in a client subclass
                 if owner is not None:
@@ -229,13 +233,14 @@ class ClientTypes:
 
     def _from_bindings(self, bindings: List[Binding], depth: int) -> Optional[Instance]:
         """Every binding must agree on the class; constructors are kept only when there is one."""
-        found = [self._from_binding(b, depth) for b in bindings]
-        if not found or any(f is None for f in found):
+        answers = [self._from_binding(b, depth) for b in bindings]
+        found = [f for f in answers if f is not None]
+        if not found or len(found) < len(answers):
             return None
-        classes = {(f.qualname, f.overridden) for f in found}  # type: ignore[union-attr]
+        classes = {(f.qualname, f.overridden) for f in found}
         if len(classes) != 1:
             return None
-        return found[0] if len(found) == 1 else Instance(found[0].qualname, None, overridden=found[0].overridden)  # type: ignore[union-attr]
+        return found[0] if len(found) == 1 else Instance(found[0].qualname, None, overridden=found[0].overridden)
 
     def class_attribute(self, owner: Definition, attr: str, depth: int) -> Optional[Instance]:
         """`obj.attr` on an instance of a project class: what its methods assign to
@@ -247,16 +252,16 @@ class ClientTypes:
         for klass in chain:
             found = self._own_attribute(klass, attr, depth)
             if found is not False:
-                return found  # type: ignore[return-value]
+                return found
         for klass in chain:  # a framework base that hands its users a client (locust)
-            for base in klass.node.bases:  # type: ignore[attr-defined]
+            for base in _bases(klass):
                 qualname = klass.resolver.qualified_name(base, klass.scope)
                 client = self.catalog.client_class(qualname) if qualname is not None else None
                 if client is not None and attr in client.attributes:
                     return Instance(self.catalog.canonical(client.attributes[attr]), None)
         return None
 
-    def _own_attribute(self, klass: Definition, attr: str, depth: int):
+    def _own_attribute(self, klass: Definition, attr: str, depth: int) -> Union[Instance, None, Literal[False]]:
         """The attribute's type as one class declares it; False when it says nothing of it."""
         class_scope = klass.own_scope
         assigned = list(klass.resolver.attribute_bindings(class_scope).get(attr, []))
@@ -294,6 +299,11 @@ class ClientTypes:
         if len(results) == 1 and known and known[0].constructor is not None:
             return known[0]
         return Instance(classes.pop(), None)
+
+
+def _bases(klass: Definition) -> List[ast.expr]:
+    """The bases a class of a project MRO names."""
+    return klass.node.bases if isinstance(klass.node, ast.ClassDef) else []
 
 
 def _placeholder(binding: Binding) -> bool:

@@ -21,6 +21,8 @@ is never answered from a stale entry.
 from __future__ import annotations
 
 import ast
+import dataclasses
+import hashlib
 from typing import Callable, ClassVar, Dict, FrozenSet, List, Optional, Tuple
 
 from deadline_lint.catalog import Catalog
@@ -31,12 +33,10 @@ from deadline_lint.families.outbound.analysis.wrappers import WrapperSummary
 from deadline_lint.semantics.facts import Fact, Local
 from deadline_lint.semantics.local.declared import FUNCTION_DEFS, is_property
 from deadline_lint.semantics.local.resolve import Definition, Resolver
-from deadline_lint.semantics.local.scopes import ANNOTATED, ASSIGN
+from deadline_lint.semantics.local.scopes import ANNOTATED, ASSIGN, Scope
 from deadline_lint.semantics.modules import ModuleSource, absolute_name, project_of
 from deadline_lint.semantics.scan import import_table
 from deadline_lint.semantics.summary import FUNCTION, VALUE, ModuleTree, Names, class_members, own_returns
-import dataclasses
-import hashlib
 
 ATTRIBUTE, CALL = "attr", "call"  # the symbol holds the client / calling it gives the client
 
@@ -62,10 +62,10 @@ class ReexportNames:
     def value_instance(self, resolver: Resolver, qualname: str) -> Optional[Instance]:
         return None
 
-    def called_instance(self, resolver: Resolver, func: ast.expr, scope) -> Optional[Instance]:
+    def called_instance(self, resolver: Resolver, func: ast.expr, scope: Scope) -> Optional[Instance]:
         return None
 
-    def attribute_instance(self, resolver: Resolver, value: ast.expr, attr: str, scope) -> Optional[Instance]:
+    def attribute_instance(self, resolver: Resolver, value: ast.expr, attr: str, scope: Scope) -> Optional[Instance]:
         return None
 
     def base_instance(self, resolver: Resolver, class_def: Definition) -> Optional[Instance]:
@@ -103,10 +103,15 @@ def reexport_salt(module: ModuleSource) -> str:
     return found
 
 
+# Kept in `Resolver.memo` of a project module's resolver (a checked file's has none): the
+# text, from which `wrapper_sites._module_reach` reads the clients the module can reach.
+MODULE_TEXT = "outbound.module_text"
+
+
 def module_resolver(tree: ModuleTree, catalog: Catalog) -> Resolver:
     """The module's own name resolution, as a fact reads it."""
     resolver = Resolver(catalog, {id(tree.tree): tree.scope})
-    resolver.text = tree.module.text  # type: ignore[attr-defined]  # for `outbound._module_reach`
+    resolver.memo[MODULE_TEXT] = tree.module.text
     project = project_of(tree.module.path)
     resolver.project = ReexportNames(Names(project[0], tree.module), tree.module) if project is not None else None
     return resolver
@@ -125,7 +130,7 @@ def catalog_fingerprint(catalog: Catalog) -> str:
         )
         return hashlib.blake2b(_canonical(parts).encode(), digest_size=8).hexdigest()
 
-    return catalog.cached("outbound_facts.fingerprint", build)  # type: ignore[no-any-return]
+    return catalog.cached("outbound_facts.fingerprint", build)
 
 
 def _canonical(value: object) -> str:
@@ -230,8 +235,9 @@ class IsClient(_OutboundFact):
                     found[name] = Local(encode_client(CALL, instance), name)
                     continue
                 targets = {imported(value) for value in own_returns(node)}
-                if len(targets) == 1 and None not in targets:
-                    found[name] = Local(None, name, tuple(targets))  # type: ignore[arg-type]
+                target = targets.pop() if len(targets) == 1 else None
+                if target is not None:
+                    found[name] = Local(None, name, (target,))
             elif isinstance(node, ast.ClassDef):
                 # bases in other modules: see `OutboundProject.client`
                 base = client_types(resolver).client_base(definition, 0)
@@ -286,7 +292,7 @@ class ForwardsTimeout(_OutboundFact):
         # The listed calls' timeout keywords, which a spread `**kwargs` may carry on.
         self._keywords = frozenset(api.keyword for api in catalog.apis.values() if api.keyword)
 
-    # `outbound.wrapper_summary`, which composes summaries with the call classification (set
+    # `wrapper_sites.wrapper_summary`, which composes summaries with the call classification (set
     # by that module, which imports this one).
     summarize: ClassVar[Optional[Callable[[Definition, Catalog], Optional[WrapperSummary]]]] = None
 
@@ -313,7 +319,7 @@ class ForwardsTimeout(_OutboundFact):
         )
         return Local(payload, found.name)
 
-    def _project_function(self, resolver: Resolver, func: ast.expr, scope) -> Optional[str]:
+    def _project_function(self, resolver: Resolver, func: ast.expr, scope: Scope) -> Optional[str]:
         """The absolute name of what `func` names in another project module."""
         project = resolver.project
         qualname = resolver.qualified_name(func, scope)

@@ -9,35 +9,29 @@ are that module's to judge, and a fix never edits another file."""
 from __future__ import annotations
 
 import ast
-import re
 import weakref
-from typing import TYPE_CHECKING, Dict, FrozenSet, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Dict, FrozenSet, Optional, Sequence, Set, Tuple, cast
 
-from deadline_lint.catalog import Catalog
+from deadline_lint.catalog import OutboundApi
 from deadline_lint.families.outbound.analysis.client_types import Instance
 from deadline_lint.families.outbound.analysis.outbound_facts import (
     ATTRIBUTE,
     CALL,
-    ForwardsTimeout,
-    IsClient,
     ReexportNames,
     decode_client,
     facts_for,
 )
+from deadline_lint.families.outbound.analysis.project_prefilter import leads_to_a_client
 from deadline_lint.families.outbound.analysis.wrapper_chains import NOT_NONE, VIA, composed
 from deadline_lint.families.outbound.analysis.wrappers import WrapperSummary
 from deadline_lint.semantics.facts import MAX_HOPS, locals_of, text_may_hold
 from deadline_lint.semantics.file import FileSemantics
-from deadline_lint.semantics.imported import imports_fact_holder
 from deadline_lint.semantics.local.children import walk as walk_nodes
 from deadline_lint.semantics.local.declared import defined_names
 from deadline_lint.semantics.local.resolve import Definition, Resolver
 from deadline_lint.semantics.local.scopes import IMPORT, Scope
-from deadline_lint.semantics.modules import ModuleSource, absolute_name, project_of
-from deadline_lint.semantics.scan import import_table
-from deadline_lint.semantics.summary import CLASS, FUNCTION, MAX_CHAIN, VALUE, Names, Symbol, summary_of
-from deadline_lint.semantics.summary import _import_table_of as import_lines
-from deadline_lint.support.collector import collector_paused
+from deadline_lint.semantics.modules import ModuleSource, project_of
+from deadline_lint.semantics.summary import CLASS, FUNCTION, VALUE, Symbol, summary_of
 
 if TYPE_CHECKING:
     from deadline_lint.semantics.file_view import FileView
@@ -56,7 +50,7 @@ class OutboundProject(ReexportNames):
         self._clients: Dict[Tuple[str, Tuple[str, ...]], Optional[Client]] = {}
         self._brings: Optional[bool] = None
         self._wrapper_names: Optional[FrozenSet[str]] = None
-        self.apis: Dict[Tuple[str, Tuple[str, ...]], object] = {}  # a wrapper's OutboundApi, by symbol
+        self.apis: Dict[Tuple[str, Tuple[str, ...]], OutboundApi] = {}  # a wrapper's, by symbol
         self._stored: Dict[int, Tuple[ast.AST, FrozenSet[str]]] = {}  # by class node
 
     # -- ProjectTypes ----------------------------------------------------------------
@@ -98,15 +92,17 @@ class OutboundProject(ReexportNames):
     def base_instance(self, resolver: Resolver, class_def: Definition) -> Optional[Instance]:
         node = class_def.node
         summary = self.semantics.summary
-        if class_def.resolver is not resolver or summary.defs.get(getattr(node, "name", "")) is not node:
-            return None  # a nested class, or another module's
-        chain = self.names.mro(Symbol(self.module, (node.name,), CLASS))  # type: ignore[attr-defined]
+        if not isinstance(node, ast.ClassDef) or class_def.resolver is not resolver:
+            return None  # another module's
+        if summary.defs.get(node.name) is not node:
+            return None  # a nested class
+        chain = self.names.mro(Symbol(self.module, (node.name,), CLASS))
         for owner in chain[1:]:
             if owner.module is self.module:
                 continue
             found = self.client(owner)
             if found is not None and found[0] == CALL:
-                own = frozenset(defined_names(node))  # type: ignore[arg-type]
+                own = frozenset(defined_names(node))
                 return Instance(found[1], None, overridden=found[2] | own | _members(chain))
         return None
 
@@ -150,7 +146,7 @@ class OutboundProject(ReexportNames):
         if local is None:
             return None
         if local.payload is not None:
-            return decode_client(local.payload)  # type: ignore[arg-type]
+            return decode_client(cast(str, local.payload))  # `IsClient` payloads: `encode_client`
         if symbol.is_class:
             return None  # its bases are followed by the caller, through the MRO
         for name in local.via:
@@ -205,7 +201,7 @@ class OutboundProject(ReexportNames):
         local = locals_of(self.forwards, symbol.module).get(".".join(symbol.path))
         if local is None or local.payload is None:
             return None
-        payload: tuple = local.payload  # type: ignore[assignment]
+        payload = cast(tuple, local.payload)  # `ForwardsTimeout` payloads are tuples
         if payload[0] == VIA:
             return composed(payload, self._summary_named, depth)
         return _summary(payload)
@@ -222,7 +218,7 @@ class OutboundProject(ReexportNames):
             seen: Set[str] = set()
             own = self.semantics.summary.summary
 
-            def add(module) -> None:
+            def add(module: Optional[ModuleSource]) -> None:
                 if module is None or module.path in seen or module is self.module:
                     return
                 seen.add(module.path)
@@ -251,7 +247,7 @@ class OutboundProject(ReexportNames):
 
 
 def project_types(file: object) -> Optional[OutboundProject]:
-    ctx: "FileView" = file  # type: ignore[assignment]
+    ctx = cast("FileView", file)  # what every `Resolver` is built with
     return OutboundProject(ctx) if project_of(ctx.source.path) is not None else None
 
 
@@ -264,7 +260,7 @@ def _instance(found: Optional[Client], kind: str) -> Optional[Instance]:
     return Instance(found[1], None, overridden=found[2])
 
 
-def _members(chain) -> FrozenSet[str]:
+def _members(chain: Sequence[Symbol]) -> FrozenSet[str]:
     """The names the project classes of an MRO bind in their bodies."""
     names: Set[str] = set()
     for owner in chain:
@@ -297,122 +293,3 @@ def _summary(payload: tuple) -> WrapperSummary:
         required=required, via_kwargs=via_kwargs, is_method=is_method, inner_qualname=inner,
         inner_default=inner_default, inner_library=library, timeout_template=template, imports=tuple(imports),
     )
-
-
-# -- the prefilter's project half ------------------------------------------------------
-_ANSWERS: Dict[Tuple[str, int, int], Tuple[Catalog, bool]] = {}
-
-
-def leads_to_a_client(path: str, text: str, catalog: Catalog) -> bool:
-    """The file imports a project name that is or gives a client, a class holding one or a
-    wrapper of an outbound call (`IsClient`, `ForwardsTimeout`), or a listed module or object
-    re-exported by a project module. Once per file (the prefilter and the walk both ask)."""
-    key = (path, hash(text), id(catalog))
-    known = _ANSWERS.get(key)
-    if known is None or known[0] is not catalog:
-        if len(_ANSWERS) > 4096:
-            _ANSWERS.clear()
-        is_client, forwards = facts_for(catalog)
-        with collector_paused():  # it may parse project modules: see `collector_paused`
-            found = (
-                reexports_listed(text, path, catalog)
-                or imports_fact_holder(is_client, text, path)
-                or imports_fact_holder(forwards, text, path)
-            )
-        known = _ANSWERS[key] = (catalog, found)
-    return known[1]
-
-
-def reexports_listed(text: str, path: str, catalog: Catalog) -> bool:
-    """A name the file imports from the project, or an attribute of an imported project
-    module it spells (`compat.http`), stands for a listed module or object."""
-    found = project_of(path)
-    if found is None:
-        return False
-    modules, name, is_package = found
-    names = Names(modules, ModuleSource(name, path, is_package, text))
-    spelled: Optional[Dict[str, Set[str]]] = None
-    for bound, target in import_table(text).items():
-        target = absolute_name(name, is_package, target)
-        if not names.is_project_name(target):
-            continue
-        if _reexports_listed(names, target, catalog):
-            return True
-        split = names.split(target)
-        if split is not None and not split[1]:  # a module: judge the attributes this file spells
-            if bound.isidentifier():
-                if spelled is None:
-                    spelled = attributes_spelled(text)
-                attrs = spelled.get(bound, set())
-            else:  # what the import-line scan took for a name (text in a docstring, say)
-                attrs = set(re.findall(rf"\b{re.escape(bound)}\.([A-Za-z_]\w*)", text))
-            for attr in attrs:
-                if _reexports_listed(names, f"{target}.{attr}", catalog):
-                    return True
-    return False
-
-
-# `name.attr` wherever the text spells it (comments and strings too), chains included: the
-# attribute is matched inside a lookahead, so `a.b.c` gives (a, b) and then (b, c).
-_NAME_DOT_ATTR = re.compile(r"\b([^\W\d]\w*)(?=\.([A-Za-z_]\w*))")
-
-
-def attributes_spelled(text: str) -> Dict[str, Set[str]]:
-    """Every name the text spells followed by `.attr`, with those attributes, as a search for
-    `\\bNAME\\.([A-Za-z_]\\w*)` per name finds them (one scan of the text, where one search per
-    imported project module was 1.3 CPU s of a cold check of the services corpus). That
-    search consumes what it matched, so in `NAME.NAME.x` it finds only `NAME.NAME`: a pair
-    starting inside the name's previous match is left out here too."""
-    found: Dict[str, Set[str]] = {}
-    ends: Dict[str, int] = {}
-    for match in _NAME_DOT_ATTR.finditer(text):
-        name, attr = match[1], match[2]
-        start = match.start()
-        if start < ends.get(name, 0):
-            continue
-        ends[name] = start + len(name) + 1 + len(attr)
-        attrs = found.get(name)
-        if attrs is None:
-            attrs = found[name] = set()
-        attrs.add(attr)
-    return found
-
-
-def _reexports_listed(names: Names, qualname: str, catalog: Catalog) -> bool:
-    """`qualname` is bound by import lines, through project modules, to a listed name outside
-    the project: judged from the modules' import lines alone (no parse; a name an import
-    binds twice counts too, which only lets a file in)."""
-    for _ in range(MAX_CHAIN):
-        split = names.split(qualname)
-        if split is None or not split[1]:
-            return False
-        module, rest = split
-        table = import_lines(module)
-        if rest[0] not in table:
-            return False
-        qualname = ".".join((absolute_name(module.name, module.is_package, table[rest[0]]), *rest[1:]))
-        if not names.is_project_name(qualname):
-            return listed(catalog, qualname)
-    return False
-
-
-def listed(catalog: Catalog, qualname: str) -> bool:
-    """A module or object outside the project that is, holds or leads to a listed name
-    (`requests`, `requests.Session`, `urllib.request`); `requests.exceptions` does not."""
-    leading, names = catalog.cached("outbound_project.listed_prefixes", lambda: _prefixes_of(catalog))
-    parts = catalog.canonical(qualname).split(".")
-    if ".".join(parts) in leading:
-        return True  # the name itself, or a module on the way to one
-    return any(".".join(parts[:cut]) in names for cut in range(1, len(parts)))  # an attribute of one
-
-
-def _prefixes_of(catalog: Catalog) -> Tuple[FrozenSet[str], FrozenSet[str]]:
-    names = [*catalog.apis, *catalog.classes, *catalog.factories, *catalog.timeout_objects, *catalog.aliases]
-    leading: Set[str] = set()
-    for qualname in names:
-        parts = qualname.split(".")
-        leading.update(".".join(parts[:cut]) for cut in range(1, len(parts) + 1))
-    return frozenset(leading), frozenset(names)
-
-
-__all__ = ["ForwardsTimeout", "IsClient", "OutboundProject", "leads_to_a_client", "listed"]

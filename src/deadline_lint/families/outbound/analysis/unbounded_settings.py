@@ -12,7 +12,7 @@ read from the defining module alone and memoised by its content."""
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Dict, FrozenSet, Iterator, List, NamedTuple, Optional
+from typing import TYPE_CHECKING, Dict, FrozenSet, Iterator, List, NamedTuple, Optional, Tuple, cast
 
 from deadline_lint.semantics.facts import Fact, Local, locals_of
 from deadline_lint.semantics.file import FileSemantics
@@ -87,7 +87,7 @@ def setting_unset(expr: ast.expr, ctx: "FileView") -> Optional[Unset]:
     held = locals_of(UNBOUNDED_SETTING, module).get(name)
     if held is None:
         return None
-    payload: tuple = held.payload  # type: ignore[assignment]
+    payload = cast(Tuple[str, int], held.payload)  # (how it reads, its line): the fact's payload
     return Unset(str(payload[0]), int(payload[1]), module.name)
 
 
@@ -113,8 +113,9 @@ def _unset_value(name: str, bindings: List[Binding]) -> Optional[ast.expr]:
     if name in _rebound_globally(bindings[0].scope):
         return None
     for binding in bindings:
-        if _unbounded_branch(binding.value, binding.scope) is not None:  # type: ignore[arg-type]
-            return binding.value  # type: ignore[return-value]
+        value = binding.value  # an assignment's: an expression
+        if isinstance(value, ast.expr) and _unbounded_branch(value, binding.scope) is not None:
+            return value
     return None
 
 
@@ -153,7 +154,8 @@ def _truthiness(test: ast.expr, scope: Scope, depth: int) -> Optional[bool]:
         bindings = scope.lookup(test.id) or []
         if len(bindings) != 1 or bindings[0].kind != ASSIGN or bindings[0].scope.parent is not None:
             return None
-        return _truthiness(bindings[0].value, scope, depth + 1)  # type: ignore[arg-type]
+        value = bindings[0].value  # an assignment's: an expression
+        return _truthiness(value, scope, depth + 1) if isinstance(value, ast.expr) else None
     if isinstance(test, ast.Call) and _dotted(test.func) in _ENV_READS and test.args:
         default = test.args[1] if len(test.args) > 1 else None
         for keyword in test.keywords:
@@ -191,9 +193,9 @@ def _statements(tree: ast.AST) -> Iterator[ast.AST]:
 
 def _rebound_globally(module: Scope) -> FrozenSet[str]:
     """Names some function rebinds with `global` (a configure step sets them later)."""
-    found = module.facts.get("settings.global_names")
+    found = cast(Optional[FrozenSet[str]], module.facts.get("settings.global_names"))  # written here only
     if found is None:
         globals_ = (node for node in _statements(module.node) if isinstance(node, ast.Global))
         found = frozenset(name for node in globals_ for name in node.names)
         module.facts["settings.global_names"] = found
-    return found  # type: ignore[return-value]
+    return found

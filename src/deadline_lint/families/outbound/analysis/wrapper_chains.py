@@ -11,7 +11,9 @@ from __future__ import annotations
 import ast
 from typing import Callable, FrozenSet, Iterator, Optional, Tuple
 
+from deadline_lint.engine.edits import FunctionNode
 from deadline_lint.families.outbound.analysis.wrappers import (
+    SummaryCommon,
     WrapperSummary,
     calls_in,
     display_name,
@@ -37,7 +39,9 @@ def forwarding_payload(
     of the function to a function of another project module that passes it a parameter or
     its `**kwargs`; `absolute` names the callee (None: not a project function)."""
     function, scope = definition.node, definition.own_scope
-    own_kwargs = function.args.kwarg.arg if function.args.kwarg is not None else None  # type: ignore[attr-defined]
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None  # only a function forwards
+    own_kwargs = function.args.kwarg.arg if function.args.kwarg is not None else None
     for call in calls_in(function):
         if not isinstance(call.func, (ast.Name, ast.Attribute)):
             continue
@@ -61,7 +65,7 @@ def forwarding_payload(
     return None
 
 
-def _handed(function: ast.AST, scope: Scope, call: ast.Call) -> Iterator[Handed]:
+def _handed(function: FunctionNode, scope: Scope, call: ast.Call) -> Iterator[Handed]:
     for index, arg in enumerate(call.args):
         if isinstance(arg, ast.Starred):
             return
@@ -84,7 +88,7 @@ def composed(
     inner = summary_of(callee, depth + 1)
     if inner is None:
         return None
-    common = dict(
+    common = SummaryCommon(
         name=name, is_method=method, inner_qualname=inner.inner_qualname, inner_default=inner.inner_default,
         inner_library=inner.inner_library, timeout_template=inner.timeout_template, imports=inner.imports,
     )
@@ -92,7 +96,7 @@ def composed(
         if (keyword is not None and keyword == inner.keyword) or (position is not None and position == inner.position):
             return WrapperSummary(
                 keyword=own, position=own_position, default=ast.Constant(None) if default_none else NOT_NONE,
-                required=required, via_kwargs=False, **common,  # type: ignore[arg-type]
+                required=required, via_kwargs=False, **common,
             )
     return spread_into(inner.keyword, inner, common) if inner.keyword in spread else None
 

@@ -1,16 +1,18 @@
 """Wrapper summaries, the syntax half: a project function whose parameter (by name, or
-through `**kwargs`) reaches an outbound call's timeout. `outbound.py` classifies the calls
-and composes summaries; this module reads a function's parameters and body."""
+through `**kwargs`) reaches an outbound call's timeout. `outbound_calls.py` classifies the
+calls and `wrapper_sites.py` composes summaries; this module reads a function's parameters and
+body."""
 from __future__ import annotations
 
 import ast
-from typing import Iterator, List, Optional, Tuple
+from dataclasses import dataclass
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple, TypedDict
 
+from deadline_lint.engine.edits import FunctionNode
 from deadline_lint.semantics.local.children import push_children
 from deadline_lint.semantics.local.children import walk as walk_nodes
 from deadline_lint.semantics.local.declared import FUNCTION_DEFS, is_plain_method
 from deadline_lint.semantics.local.scopes import CLASS, PARAM, Scope
-from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,19 @@ class WrapperSummary:
     imports: Tuple[str, ...]
 
 
+class SummaryCommon(TypedDict):
+    """The fields of a `WrapperSummary` that do not depend on which parameter carries the
+    timeout: the wrapper's own, and those of the library API at the end of the chain."""
+
+    name: str
+    is_method: bool
+    inner_qualname: str
+    inner_default: Optional[float]
+    inner_library: str
+    timeout_template: str
+    imports: Tuple[str, ...]
+
+
 def calls_in(function: ast.AST) -> Iterator[ast.Call]:
     """The calls a function makes itself (not those of functions or lambdas nested in it)."""
     stack: List[ast.AST] = list(getattr(function, "body", []))
@@ -45,7 +60,7 @@ def calls_in(function: ast.AST) -> Iterator[ast.Call]:
 
 def display_name(function: ast.AST, defined_in: Scope) -> str:
     name = getattr(function, "name", "?")
-    return f"{defined_in.node.name}.{name}" if defined_in.kind == CLASS else name  # type: ignore[attr-defined]
+    return f"{defined_in.node.name}.{name}" if isinstance(defined_in.node, ast.ClassDef) else name
 
 
 def is_method(function: ast.AST, defined_in: Scope) -> bool:
@@ -53,7 +68,7 @@ def is_method(function: ast.AST, defined_in: Scope) -> bool:
 
 
 def forwarded_parameter(
-    function: ast.AST, scope: Scope, value: ast.expr
+    function: FunctionNode, scope: Scope, value: ast.expr
 ) -> Optional[Tuple[str, Optional[int], Optional[ast.expr], bool]]:
     """When `value` is one of the function's own parameters, never rebound in it: (name,
     positional index at a call, default, required); else None."""
@@ -62,9 +77,10 @@ def forwarded_parameter(
     bindings = scope.bindings().get(value.id)
     if not bindings or len(bindings) != 1 or bindings[0].kind != PARAM:
         return None
-    args = function.args  # type: ignore[attr-defined]
+    args = function.args
     positional = [*args.posonlyargs, *args.args]
-    defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+    defaults: List[Optional[ast.expr]] = [None] * (len(positional) - len(args.defaults))
+    defaults.extend(args.defaults)
     skip = 1 if scope.enclosing_class is not None and is_plain_method(function) else 0
     for index, (param, default) in enumerate(zip(positional, defaults)):
         if param.arg == value.id:
@@ -80,13 +96,15 @@ def forwarded_parameter(
     return None
 
 
-def forwards_kwargs(function: ast.AST, call: ast.Call, keyword: Optional[str], position: Optional[int] = None) -> bool:
+def forwards_kwargs(
+    function: FunctionNode, call: ast.Call, keyword: Optional[str], position: Optional[int] = None
+) -> bool:
     """`call` spreads the function's own `**kwargs` untouched and sets `keyword` neither
     itself nor anywhere else (`kwargs.setdefault("timeout", 5)` makes it the wrapper's own).
     A spread `*args` may carry the timeout only to an API that takes it by `position`
     (`requests.request(method, url, *args, **kwargs)`: `requests.request` takes no more
     positional arguments, so only the keywords can)."""
-    args = function.args  # type: ignore[attr-defined]
+    args = function.args
     if keyword is None or args.kwarg is None:
         return False
     name = args.kwarg.arg
@@ -110,7 +128,7 @@ def forwards_kwargs(function: ast.AST, call: ast.Call, keyword: Optional[str], p
     return True
 
 
-def _other_key_only(node: ast.Name, parents, keyword: str) -> bool:
+def _other_key_only(node: ast.Name, parents: Dict[int, ast.AST], keyword: str) -> bool:
     """`kwargs.pop("verify", None)`, `kwargs.get("x")`, `kwargs["x"]`, `"x" in kwargs`: a use
     of another key, which leaves the timeout keyword as the caller passed it."""
     parent = parents.get(id(node))
@@ -124,13 +142,13 @@ def _other_key_only(node: ast.Name, parents, keyword: str) -> bool:
     return False
 
 
-def _other_literal(values, keyword: str) -> bool:
+def _other_literal(values: Sequence[ast.expr], keyword: str) -> bool:
     return len(values) == 1 and isinstance(values[0], ast.Constant) and isinstance(values[0].value, str) and (
         values[0].value != keyword
     )
 
 
-def spread_into(keyword: str, inner: Optional[WrapperSummary], common: dict) -> WrapperSummary:
+def spread_into(keyword: str, inner: Optional[WrapperSummary], common: SummaryCommon) -> WrapperSummary:
     """A wrapper spreading its `**kwargs` into a call whose timeout keyword is `keyword`. Into
     a wrapper with a parameter of its own (`inner`), a caller not passing it gets that
     parameter's default (`timeout=120`), not the library's."""
