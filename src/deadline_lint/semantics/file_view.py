@@ -27,11 +27,16 @@ class AnalysisInputs(Protocol):
 
 
 class Reporter(Protocol):
-    """What a finding needs of the rule making it."""
+    """What a finding needs of the rule making it (read-only: a rule sets them on its class)."""
 
-    code: str
-    name: str
-    fix_applicability: Optional["Applicability"]
+    @property
+    def code(self) -> str: ...
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def fix_applicability(self) -> Optional["Applicability"]: ...
 
 
 class FileView(Protocol):

@@ -116,10 +116,10 @@ def budget_words(catalog: Catalog, profile: Profile) -> FrozenSet[str]:
 
 
 def except_clause(handler: ast.ExceptHandler) -> Span:
-    end = handler.type if handler.type is not None else None
+    end = handler.type
     if end is None:
         return Span(handler.lineno, handler.col_offset, handler.lineno, handler.col_offset + len("except"))
-    return Span(handler.lineno, handler.col_offset, end.end_lineno or end.lineno, end.end_col_offset or 0)  # type: ignore[attr-defined]
+    return Span(handler.lineno, handler.col_offset, end.end_lineno or end.lineno, end.end_col_offset or 0)
 
 
 def policy_head(policy: RetryPolicy) -> ast.AST:

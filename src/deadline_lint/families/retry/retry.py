@@ -46,6 +46,7 @@ from deadline_lint.families.retry.polling import only_waits_locally
 from deadline_lint.families.retry.retry_guards import Narrowing, RoundPath, round_paths
 from deadline_lint.families.retry.retry_loops import _exits_on_success, _goes_round, _leaves, _loop_level
 from deadline_lint.families.shared.errors.exceptions import Admission, ExceptionAnalysis, StatusTest
+from deadline_lint.families.shared.function_nodes import Function
 from deadline_lint.semantics.local.children import walk as walk_nodes
 from deadline_lint.semantics.local.declared import is_none
 from deadline_lint.semantics.local.resolve import dotted_parts
@@ -604,7 +605,7 @@ class RetryAnalysis:
             self._around = around
         return self._around.get(id(function))
 
-    def called_function(self, call: ast.Call, scope: Scope) -> Optional[ast.AST]:
+    def called_function(self, call: ast.Call, scope: Scope) -> Optional[Function]:
         """The def a call reaches in this file: a module-level function, or a method of the
         enclosing class called on `self` / `cls`."""
         func = call.func
@@ -626,7 +627,7 @@ class RetryAnalysis:
                 return None
             found = method.enclosing_class.bindings().get(func.attr)  # type: ignore[union-attr]
             if found and len(found) == 1 and isinstance(found[0].value, _FUNCTIONS):
-                return found[0].value  # type: ignore[return-value]
+                return found[0].value
         return None
 
     def own_retries(self, call: ast.Call, scope: Scope) -> Optional[ast.Call]:
