@@ -12,8 +12,9 @@ from deadline_lint.support.diagnostics import Edit
 from deadline_lint.engine.requires import Need, Project, Text, Words
 from deadline_lint.engine.rule import Rule
 from deadline_lint.support.source import SourceFile
-from deadline_lint.families.retry.retry import RetryAnalysis, RetryPolicy
+from deadline_lint.families.retry.retry import RetryAnalysis
 from deadline_lint.families.retry.retry_helpers import parameter_filter_need
+from deadline_lint.families.retry.retry_policy import RetryPolicy
 from deadline_lint.families.shared.budget.budget import Budget, budget_in_scope
 from deadline_lint.families.shared.errors.handling import Span
 from deadline_lint.families.shared.lifecycle import Lifecycle, ProjectLifecycle

@@ -21,8 +21,10 @@ from deadline_lint.families.retry.common import (
     reported_once,
     shown,
 )
-from deadline_lint.families.retry.retry import TYPES, RetryAnalysis, RetryPolicy
+from deadline_lint.catalog.retry import TYPES
+from deadline_lint.families.retry.retry import RetryAnalysis
 from deadline_lint.families.retry.retry_guards import Narrowing
+from deadline_lint.families.retry.retry_policy import RetryPolicy
 from deadline_lint.families.shared.errors.exceptions import (
     CANCEL,
     EXPIRY,

@@ -3,6 +3,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, FrozenSet, Iterable, Optional
 
+from deadline_lint.catalog.retry import ATTEMPTS, DELAY, NEVER
 from deadline_lint.engine.requires import Text, Words
 from deadline_lint.engine.rule import Rule, register
 from deadline_lint.families.retry.common import (
@@ -17,16 +18,8 @@ from deadline_lint.families.retry.common import (
     reported_once,
     shown,
 )
-from deadline_lint.families.retry.retry import (
-    ATTEMPTS,
-    DELAY,
-    NEVER,
-    RetryAnalysis,
-    RetryLoop,
-    RetryPolicy,
-    Stop,
-    walk_here,
-)
+from deadline_lint.families.retry.retry import RetryAnalysis
+from deadline_lint.families.retry.retry_policy import RetryLoop, RetryPolicy, Stop, walk_here
 from deadline_lint.families.shared.budget.budget import BudgetAnalysis, mentions_any
 from deadline_lint.families.shared.function_nodes import Function
 

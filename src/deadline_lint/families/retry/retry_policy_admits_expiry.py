@@ -3,6 +3,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Iterable, Optional
 
+from deadline_lint.catalog.retry import ALL, ALL_BUT, TYPES
 from deadline_lint.engine.rule import register
 from deadline_lint.families.retry.common import (
     RetryRule,
@@ -13,7 +14,7 @@ from deadline_lint.families.retry.common import (
     policy_head,
     reported_once,
 )
-from deadline_lint.families.retry.retry import ALL, ALL_BUT, TYPES, RetryPolicy
+from deadline_lint.families.retry.retry_policy import RetryPolicy
 from deadline_lint.families.shared.budget.budget import BudgetAnalysis
 from deadline_lint.families.shared.errors.exceptions import EXPIRY, Admitted, ExceptionAnalysis
 from deadline_lint.families.shared.function_nodes import Function
