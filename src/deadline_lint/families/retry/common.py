@@ -103,19 +103,6 @@ class PolicyImports:
         )
 
 
-def budget_words(catalog: Catalog, profile: Profile) -> FrozenSet[str]:
-    """A budgeted function spells one of these: a budget parameter or type, a budget accessor,
-    a gRPC servicer (its `context` carries the deadline)."""
-    budget = profile.budget
-    data = catalog.data.get("budget", {}) or {}
-    words = {*budget.parameters, *budget.seconds_parameters}
-    words.update(name.rpartition(".")[2] for name in [*budget.types, *budget.accessors])
-    words.update(name.rpartition(".")[2] for name in [*(data.get("types") or {}), *(data.get("accessors") or {})])
-    words.update(data.get("context_methods") or ())
-    words.add(data.get("servicer_base_suffix") or "Servicer")
-    return frozenset(w for w in words if w)
-
-
 def except_clause(handler: ast.ExceptHandler) -> Span:
     end = handler.type
     if end is None:

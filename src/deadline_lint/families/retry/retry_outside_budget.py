@@ -9,7 +9,6 @@ from deadline_lint.engine.rule import Rule, register
 from deadline_lint.families.retry.common import (
     RetryRule,
     budget_of,
-    budget_words,
     called_policy,
     decorated_policies,
     enclosing_function,
@@ -21,6 +20,7 @@ from deadline_lint.families.retry.common import (
 from deadline_lint.families.retry.retry import RetryAnalysis
 from deadline_lint.families.retry.retry_policy import RetryLoop, RetryPolicy, Stop, walk_here
 from deadline_lint.families.shared.budget.budget import BudgetAnalysis, mentions_any
+from deadline_lint.families.shared.budget.budget_text import budget_words
 from deadline_lint.families.shared.function_nodes import Function
 
 if TYPE_CHECKING:
@@ -30,7 +30,7 @@ _KNOWN_STOPS = (ATTEMPTS, DELAY, NEVER)
 
 
 def _budget_words(rule: Rule) -> FrozenSet[str]:
-    return budget_words(rule.catalog, rule.profile)
+    return budget_words(rule.profile, rule.catalog)
 
 
 def _sleep_words(rule: Rule) -> FrozenSet[str]:

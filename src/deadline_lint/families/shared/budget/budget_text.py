@@ -15,12 +15,14 @@ if TYPE_CHECKING:
 
 
 def budget_words(profile: Profile, catalog: Catalog) -> FrozenSet[str]:
-    """A budget parameter name or type, a gRPC servicer, or a budget accessor."""
+    """A budget parameter name or type, a gRPC servicer and the methods of its context, or a
+    budget accessor: a budgeted function spells one of these."""
     budget = profile.budget
     data = catalog.data.get("budget", {}) or {}
     names = [*budget.parameters, *budget.seconds_parameters, *budget.types, *budget.accessors, *budget.context_vars]
     names.extend(data.get("types", {}) or {})
     names.extend(data.get("accessors", {}) or {})
+    names.extend(data.get("context_methods", ()) or ())
     names.append(data.get("servicer_base_suffix", "Servicer"))
     # A built-in context (AWS Lambda's) is worth a look where its remainder is read.
     for roles in (data.get("roles", {}) or {}).values():
