@@ -17,7 +17,8 @@ from deadline_lint.families.retry.retry_helpers import parameter_filter_need
 from deadline_lint.families.retry.retry_policy import RetryPolicy
 from deadline_lint.families.shared.budget.budget import Budget, budget_in_scope
 from deadline_lint.families.shared.errors.handling import Span
-from deadline_lint.families.shared.lifecycle import Lifecycle, ProjectLifecycle
+from deadline_lint.families.shared.lifecycle import Lifecycle
+from deadline_lint.families.shared.project_lifecycle import ProjectLifecycle
 from deadline_lint.settings.profile import Profile
 
 if TYPE_CHECKING:

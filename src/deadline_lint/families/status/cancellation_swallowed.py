@@ -364,7 +364,7 @@ def _ending_calls(ctx: "FileView") -> Callable[[str], bool]:
 
 def _runs_on_its_own(ctx: "FileView") -> bool:
     """The async def the walk is in runs as a task nobody waits for (`ProjectTaskRoots`)."""
-    from deadline_lint.families.shared.lifecycle import ProjectTaskRoots
+    from deadline_lint.families.shared.project_lifecycle import ProjectTaskRoots
 
     function = next((a for a in reversed(ctx.parents) if isinstance(a, _FUNCTIONS)), None)
     return isinstance(function, ast.AsyncFunctionDef) and ctx.analysis(ProjectTaskRoots).outside(function)
