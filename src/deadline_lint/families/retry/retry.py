@@ -19,7 +19,7 @@ catalog/retry.yaml.
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Tuple, Union
 
 from deadline_lint.catalog.retry import RetryCatalog
 from deadline_lint.families.retry.client_retries import ClientRetries
@@ -200,7 +200,7 @@ class RetryAnalysis:
         literal = ast.Compare(left=test.left, ops=test.ops, comparators=[value])
         return self.exceptions.status_test(literal, bound[1])
 
-    def _qualname_here(self, scope: Scope):
+    def _qualname_here(self, scope: Scope) -> Callable[[ast.expr], Optional[str]]:
         return lambda expr: self._qualname(expr, scope)
 
     def _counting(self, iterable: ast.expr, scope: Scope) -> bool:

@@ -22,7 +22,7 @@ handlings of their own.
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple, Union
 
 from deadline_lint.catalog.exceptions import CATALOG
 from deadline_lint.families.shared.errors.exceptions import (
@@ -367,7 +367,7 @@ def _compared_count(test: ast.Compare) -> int:
     return len(right.elts) if isinstance(right, (ast.Tuple, ast.List, ast.Set)) else 1
 
 
-def _header_expressions(stmt: ast.stmt):
+def _header_expressions(stmt: ast.stmt) -> Iterator[ast.AST]:
     """The expressions of a statement itself, not of the blocks nested in it (nor of lambdas)."""
     stack: List[ast.AST] = []
     for field, value in ast.iter_fields(stmt):

@@ -40,7 +40,7 @@ class ClockRead:
 class ClockReads:
     """Per file: which calls read which clock (each call judged once)."""
 
-    def __init__(self, ctx: "AnalysisInputs"):
+    def __init__(self, ctx: "AnalysisInputs") -> None:
         self.ctx = ctx
         self.resolver = ctx.resolver
         self.clocks: ClockCatalog = clock_catalog(ctx.catalog)
