@@ -4,7 +4,7 @@ retries mounted on it (`session.mount(prefix, HTTPAdapter(max_retries=3))`)."""
 from __future__ import annotations
 
 import ast
-from typing import Callable, List, Optional, Tuple
+from typing import List, Optional, Tuple
 
 from deadline_lint.catalog.retry import RetryCatalog
 from deadline_lint.families.retry.retry_policy import (
@@ -19,12 +19,13 @@ from deadline_lint.semantics.local.scopes import CLASS, Scope
 
 
 class ClientRetries:
-    def __init__(
-        self, resolver: Resolver, catalog: RetryCatalog, qualname: Callable[[ast.expr, Scope], Optional[str]]
-    ) -> None:
+    def __init__(self, resolver: Resolver, catalog: RetryCatalog) -> None:
         self.resolver = resolver
         self.catalog = catalog
-        self._qualname = qualname
+
+    def _qualname(self, expr: ast.expr, scope: Scope) -> Optional[str]:
+        found = self.resolver.qualified_name(expr, scope)
+        return self.catalog.canonical(found) if found else None
 
     def own_retries(self, call: ast.Call, scope: Scope) -> Optional[ast.Call]:
         """For `client.method(...)` / `self.client.method(...)`: the call that gave the client

@@ -58,7 +58,7 @@ class RetryAnalysis:
         )
         self.exceptions = ctx.analysis(ExceptionAnalysis)
         self.policies = PolicyReader(ctx, self.catalog, self.exceptions)
-        self.clients = ClientRetries(self.resolver, self.catalog, self._qualname)
+        self.clients = ClientRetries(self.resolver, self.catalog)
         self._loops: Dict[int, Optional[RetryLoop]] = {}
         self._paths: Dict[int, Tuple[RoundPath, ...]] = {}
         self._retrying: Dict[int, Optional[ast.expr]] = {}
