@@ -20,13 +20,13 @@ from deadline_lint.support.source import SourceFile
 from deadline_lint.families.registry import all_rules
 from deadline_lint.families.shared.errors.status_catalog import Status, build_statuses, validate_statuses
 from deadline_lint.families.shared.errors.statuses import CANCELLED, EXPIRED, QUOTA, StatusAnalysis
+from deadline_lint.families.status.cancellation_flow import cancels_then_awaits
 from deadline_lint.families.status.handler_flow import (
     BREAKS,
     CONTINUES,
     FALLS_THROUGH,
     RAISES_OTHER,
     RETURNS,
-    cancels_then_awaits,
     handler_leaks,
 )
 from deadline_lint.fixes.loop import apply_edits

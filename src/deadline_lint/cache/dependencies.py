@@ -24,8 +24,8 @@ from collections import OrderedDict
 from typing import Any, Dict, NamedTuple, Optional, Protocol, Set, Tuple
 
 from deadline_lint.catalog import Catalog
-from deadline_lint.semantics.roots import ROOT_MARKERS
 from deadline_lint.semantics.modules import ProjectModules, absolute_name, candidates, place_of, project_of
+from deadline_lint.semantics.roots import ROOT_MARKERS
 from deadline_lint.semantics.scan import import_table
 
 

@@ -17,6 +17,7 @@ recorded as unreliable and the file is hashed again.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import marshal
 import os
@@ -27,7 +28,6 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from deadline_lint import __version__
 from deadline_lint.support.diagnostics import Diagnostic
-import hashlib
 
 CACHE_DIR_NAME = ".deadline_lint_cache"
 CACHE_DIR_ENV = "DEADLINE_LINT_CACHE_DIR"

@@ -30,18 +30,18 @@ from deadline_lint.catalog.outbound import (  # noqa: F401  (CLIENT re-exported)
     inherited_value,
     outbound_api,
 )
-from deadline_lint.catalog.sections import (
-    BudgetCatalog,
-    CancellationCatalog,
-    build_budget_catalog,
-    build_cancellation_catalog,
-)
 from deadline_lint.catalog.retry import (
     RetryCatalog,
     build_retry_catalog,
     validate_retry_catalog,
 )
 from deadline_lint.catalog.schema import CALL, WAIT, validate_client_groups  # noqa: F401  (re-exported)
+from deadline_lint.catalog.sections import (
+    BudgetCatalog,
+    CancellationCatalog,
+    build_budget_catalog,
+    build_cancellation_catalog,
+)
 
 _HERE = Path(__file__).parent
 

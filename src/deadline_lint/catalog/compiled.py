@@ -10,13 +10,12 @@ file is written, so what is read back is as valid as what was parsed.
 """
 from __future__ import annotations
 
+import hashlib
 import marshal
 import os
 import sys
 from pathlib import Path
 from typing import Any, Callable, List, Optional, Tuple
-
-import hashlib
 
 Documents = List[Tuple[str, Any]]  # (file stem, parsed content), in file name order
 

@@ -3,10 +3,11 @@ base classes, the status codes that mean expiry or cancel, and the naming conven
 classes the catalog does not know. The schema is documented at the top of exceptions.yaml."""
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Tuple
 
 from deadline_lint.catalog.names import canonical_name
-from dataclasses import dataclass, field
+from deadline_lint.catalog.schema import is_names
 
 EXPIRY, CANCEL, BREAKER = "expiry", "cancel", "breaker"
 KINDS = (EXPIRY, CANCEL, BREAKER)
@@ -122,10 +123,6 @@ def build_vocabulary(content: Optional[Mapping[str, Any]]) -> ExceptionVocabular
     return ExceptionVocabulary(types, aliases, conventions)
 
 
-def _is_names(value: Any) -> bool:
-    return isinstance(value, list) and all(isinstance(v, str) and v.strip() for v in value)
-
-
 def validate_vocabulary(content: Any) -> Optional[str]:
     """What was expected, or None when `content` follows the exceptions.yaml schema."""
     if not isinstance(content, dict) or set(content) - _FILE_KEYS:
@@ -140,7 +137,7 @@ def validate_vocabulary(content: Any) -> Optional[str]:
             return f"`types.{name}` as a mapping with keys among {sorted(_TYPE_KEYS)}"
         if spec.get("kind") not in (None, *KINDS):
             return f"`types.{name}.kind` as one of {', '.join(KINDS)}"
-        if "bases" in spec and not _is_names(spec["bases"]):
+        if "bases" in spec and not is_names(spec["bases"]):
             return f"`types.{name}.bases` as a list of names"
         unknown = [b for b in spec.get("bases") or () if b not in types]
         if unknown:
@@ -149,7 +146,7 @@ def validate_vocabulary(content: Any) -> Optional[str]:
         if not isinstance(spec, dict) or set(spec) - _STATUS_KEYS or spec.get("kind") not in KINDS:
             return f"`statuses.{name}` as a mapping with `kind` ({', '.join(KINDS)}) and `carried_by`"
         carriers = spec.get("carried_by") or []
-        if not _is_names(carriers) or any(c not in types for c in carriers):
+        if not is_names(carriers) or any(c not in types for c in carriers):
             return f"`statuses.{name}.carried_by` as a list of listed types"
     aliases = content.get("aliases") or {}
     if not isinstance(aliases, dict) or not all(isinstance(v, str) for v in aliases.values()):
@@ -157,7 +154,7 @@ def validate_vocabulary(content: Any) -> Optional[str]:
     conventions = content.get("conventions") or {}
     if not isinstance(conventions, dict) or set(conventions) - set(KINDS):
         return f"`conventions` as a mapping with keys among {list(KINDS)}"
-    if not all(_is_names(v) for v in conventions.values()):
+    if not all(is_names(v) for v in conventions.values()):
         return "`conventions` values as lists of name fragments"
     return _cycle_problem(types)
 

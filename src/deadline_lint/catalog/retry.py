@@ -4,10 +4,10 @@ The schema is documented at the top of retry.yaml."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from typing import Any, FrozenSet, Mapping, Optional, Tuple
 
 from deadline_lint.catalog.names import canonical_name
-from dataclasses import dataclass, field
 
 DECORATOR, OBJECT = "decorator", "object"
 TYPES, PREDICATE, CALLABLE = "types", "predicate", "callable"

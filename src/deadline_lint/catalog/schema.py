@@ -31,7 +31,7 @@ def _is_index(value: Any) -> bool:
     return value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 0)
 
 
-def _is_names(value: Any) -> bool:
+def is_names(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(v, str) and v.strip() for v in value)
 
 
@@ -59,7 +59,7 @@ def _common_problem(spec: Mapping[str, Any]) -> Optional[str]:
     if not _is_seconds(spec.get("default_timeout")):
         return "`default_timeout` as seconds above 0 or null"
     for key in ("imports", "factories", "configured_by"):
-        if key in spec and not _is_names(spec[key]):
+        if key in spec and not is_names(spec[key]):
             return f"`{key}` as a list of names"
     for key in ("checked", "inherits_timeout", "unbounded_if_empty", "none_is_default"):
         if key in spec and not isinstance(spec[key], bool):
@@ -115,7 +115,7 @@ def _stub_problem(spec: Any) -> Optional[str]:
     if not _is_index(spec.get("position")):
         return "`position` as a whole number from 0"
     for key in ("blocking_attributes", "future_attributes"):
-        if key in spec and not _is_names(spec[key]):
+        if key in spec and not is_names(spec[key]):
             return f"`{key}` as a list of names"
     return None
 
@@ -127,7 +127,7 @@ def _timeout_object_problem(spec: Any) -> Optional[str]:
     if not isinstance(fields, dict) or not fields or not all(_is_index(v) for v in fields.values()):
         return "`fields` as a mapping of argument name to positional index (or null)"
     unbounded = spec.get("unbounded_if_none", list(fields))
-    if not _is_names(unbounded) or set(unbounded) - set(fields):
+    if not is_names(unbounded) or set(unbounded) - set(fields):
         return "`unbounded_if_none` as a list of names from `fields`"
     return _common_problem(spec)
 

@@ -7,13 +7,13 @@ import ast
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, Type, TypeVar, cast
 
 from deadline_lint.catalog import Catalog
-from deadline_lint.support.diagnostics import Applicability, Diagnostic, Edit, Fix
-from deadline_lint.support.source import SourceFile
 from deadline_lint.semantics.local.imports import bind_imports
 from deadline_lint.semantics.local.resolve import Resolver
 from deadline_lint.semantics.local.scopes import Scope
 from deadline_lint.semantics.summary import release_own_tree
 from deadline_lint.settings.profile import Profile
+from deadline_lint.support.diagnostics import Applicability, Diagnostic, Edit, Fix
+from deadline_lint.support.source import SourceFile
 
 if TYPE_CHECKING:
     from deadline_lint.engine.rule import Rule

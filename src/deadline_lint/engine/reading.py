@@ -3,11 +3,11 @@ reports for a file it cannot use (DL004 too large, DL006 unreadable, DL002 not t
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from typing import Union
 
 from deadline_lint.support.diagnostics import Diagnostic, tool_diagnostic
 from deadline_lint.support.source import DecodeError, decode_source
-from dataclasses import dataclass
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
 

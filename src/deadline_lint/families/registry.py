@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Dict, Tuple, Type
 
 from deadline_lint.engine.rule import Rule, registered_rules
-from deadline_lint.support.tool_codes import TOOL_CODES
 from deadline_lint.families import clock, outbound, retry, spawn, status, trace  # noqa: F401  (registers them)
+from deadline_lint.support.tool_codes import TOOL_CODES
 
 
 def all_rules() -> Dict[str, Type[Rule]]:

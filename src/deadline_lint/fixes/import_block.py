@@ -26,8 +26,8 @@ import io
 import tokenize
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
-from deadline_lint.support.source import split_lines
 from deadline_lint.semantics.local.imports import parse_import
+from deadline_lint.support.source import split_lines
 
 _STATEMENT_ALONE_TAIL = ("", "#")
 

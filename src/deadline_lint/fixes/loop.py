@@ -17,12 +17,11 @@ import ast
 import bisect
 import difflib
 import os
+from dataclasses import dataclass
 from typing import List, Optional, Protocol, Sequence, Tuple
 
 from deadline_lint.engine.checker import Checker, tool_diagnostic
-from deadline_lint.support.diagnostics import Applicability, Diagnostic, Edit, Fix
 from deadline_lint.engine.reading import read_file, undecodable
-from deadline_lint.support.source import DecodeError, SourceFile, split_lines
 from deadline_lint.families.outbound.fixes.thread_budget import (
     PARAMETER,
     THREADED_CODES,
@@ -31,7 +30,6 @@ from deadline_lint.families.outbound.fixes.thread_budget import (
 )
 from deadline_lint.fixes.adding_imports import add_imports, insert_import_lines
 from deadline_lint.fixes.import_block import add_imports_plainly
-from deadline_lint.semantics.local.imports import parse_import  # noqa: F401  (re-exported)
 from deadline_lint.fixes.writes import (
     SourceSnapshot,
     WriteRefused,
@@ -41,7 +39,9 @@ from deadline_lint.fixes.writes import (
     write_atomic,
 )
 from deadline_lint.semantics.imported import imports_module_mentioning
-from dataclasses import dataclass
+from deadline_lint.semantics.local.imports import parse_import  # noqa: F401  (re-exported)
+from deadline_lint.support.diagnostics import Applicability, Diagnostic, Edit, Fix
+from deadline_lint.support.source import DecodeError, SourceFile, split_lines
 
 MAX_ROUNDS = 10
 _PARSE_FAILURES = ("DL001", "DL002")

@@ -12,13 +12,13 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
+from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
-from deadline_lint.support.diagnostics import Diagnostic
-from deadline_lint.support.source import DecodeError, SourceFile, decode_source
 from deadline_lint.settings.globs import relative_path
 from deadline_lint.settings.profile import ProfileError
-from dataclasses import dataclass
+from deadline_lint.support.diagnostics import Diagnostic
+from deadline_lint.support.source import DecodeError, SourceFile, decode_source
 
 FORMAT_VERSION = 1
 

@@ -22,12 +22,12 @@ from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 
 from deadline_lint import __version__
 from deadline_lint.cache.results import CACHE_DIR_ENV, CACHE_DIR_NAME, default_cache_dir
-from deadline_lint.support.diagnostics import Diagnostic
-from deadline_lint.support.tool_codes import TOOL_CODES
 from deadline_lint.frontends.output import DOCUMENT_FORMATS, WRITERS, write_statistics
 from deadline_lint.run.api import FixResult, Options, Session
 from deadline_lint.run.selection import parse_selectors
 from deadline_lint.settings.profile import ProfileError
+from deadline_lint.support.diagnostics import Diagnostic
+from deadline_lint.support.tool_codes import TOOL_CODES
 
 if TYPE_CHECKING:
     from deadline_lint.frontends.baseline import Entry
@@ -253,9 +253,9 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def _add_noqa(found: Sequence[Diagnostic]) -> int:
-    from deadline_lint.support.source import DecodeError
     from deadline_lint.fixes.writes import WriteRefused, match_newlines, read_snapshot, write_atomic
     from deadline_lint.frontends.noqa import add_noqa
+    from deadline_lint.support.source import DecodeError
 
     by_path: dict = {}
     for diagnostic in found:
@@ -344,9 +344,9 @@ def cmd_fix(args: argparse.Namespace) -> int:
 def _fix_stdin(session: Session, args: argparse.Namespace) -> int:
     """For editors: the fixed source (or, with --diff, the diff) on stdout, what remains on
     stderr. Undecodable input is passed through unchanged with its DL002 on stderr."""
-    from deadline_lint.support.source import DecodeError
     from deadline_lint.fixes.loop import diff_like
     from deadline_lint.fixes.writes import WriteRefused, encode_like, snapshot_of
+    from deadline_lint.support.source import DecodeError
 
     data = sys.stdin.buffer.read()
     name = _stdin_name(args)

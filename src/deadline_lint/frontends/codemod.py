@@ -25,11 +25,11 @@ import libcst.codemod._cli as _libcst_cli
 from libcst.codemod import CodemodCommand, CodemodContext, SkipFile
 
 from deadline_lint.engine.checker import parse_source
-from deadline_lint.support.diagnostics import Diagnostic
-from deadline_lint.support.source import DecodeError, decode_source
 from deadline_lint.run.api import Options, Session
 from deadline_lint.run.selection import parse_selectors
 from deadline_lint.settings.profile import ProfileError
+from deadline_lint.support.diagnostics import Diagnostic
+from deadline_lint.support.source import DecodeError, decode_source
 
 # Checkers are costly to build (rules, catalog) and the same for every file under one
 # profile: one session per options per process, each file resolving its own profile as the

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Type
 
 from deadline_lint.engine.rule import Rule
-from deadline_lint.support.tool_codes import TOOL_CODES, ToolCode
 from deadline_lint.families.registry import all_rules
 from deadline_lint.frontends.rule_ids import message_id, symbol
+from deadline_lint.support.tool_codes import TOOL_CODES, ToolCode
 
 # Where the project lives; SARIF `helpUri`s point at the pages under docs/rules/ there.
 PROJECT_URL = "https://github.com/deadline-lint/deadline-lint"

@@ -32,11 +32,11 @@ from typing import Dict, Iterator, List, Optional, Tuple
 
 from deadline_lint import __version__
 from deadline_lint.engine.checker import Checker
-from deadline_lint.support.source import DecodeError, decode_source
 from deadline_lint.families.registry import all_rules
 from deadline_lint.run.api import Options, Session
 from deadline_lint.run.selection import SelectorError, check_selectors
 from deadline_lint.settings.profile import ProfileError
+from deadline_lint.support.source import DecodeError, decode_source
 
 Result = Tuple[int, int, str, type]
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 import io
 import re
 import tokenize
+from dataclasses import dataclass
 from typing import Dict, FrozenSet, List, Sequence
 
 from deadline_lint.support.diagnostics import Diagnostic
+from deadline_lint.support.selector import Selector
 from deadline_lint.support.source import split_lines
 from deadline_lint.support.tool_codes import TOOL_CODES
-from deadline_lint.support.selector import Selector
-from dataclasses import dataclass
 
 _NOQA_CODES = re.compile(r"#\s*noqa:\s?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*)", re.I)
 _BARE_NOQA = re.compile(r"#\s*noqa(?!:)", re.I)

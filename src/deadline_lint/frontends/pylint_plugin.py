@@ -34,12 +34,12 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, Type
 
-from deadline_lint.support.diagnostics import Diagnostic
-from deadline_lint.support.tool_codes import TOOL_CODES
 from deadline_lint.families.registry import all_rules
 from deadline_lint.frontends.rule_ids import PYLINT_CHECKER, message_id, symbol
 from deadline_lint.run.api import Options, Session
 from deadline_lint.settings.profile import ProfileError
+from deadline_lint.support.diagnostics import Diagnostic
+from deadline_lint.support.tool_codes import TOOL_CODES
 
 if TYPE_CHECKING:  # pragma: no cover
     from pylint.lint import PyLinter

@@ -22,14 +22,14 @@ import asyncio
 import logging
 import os
 import sys
+from dataclasses import dataclass
 from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Sequence
 
 from deadline_lint import __version__
+from deadline_lint.frontends.server_engine import UNSAVED_PATH, BufferCheck, Engine
 from deadline_lint.support.diagnostics import Applicability, Diagnostic
 from deadline_lint.support.source import SourceFile
 from deadline_lint.support.tool_codes import TOOL_CODES
-from deadline_lint.frontends.server_engine import UNSAVED_PATH, BufferCheck, Engine
-from dataclasses import dataclass
 
 try:
     from lsprotocol import types

@@ -23,13 +23,13 @@ from __future__ import annotations
 
 import ast
 import os
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, FrozenSet, Optional, Sequence, Set, Tuple
 
-from deadline_lint.support.diagnostics import Diagnostic, Fix, tool_diagnostic
 from deadline_lint.run import api
 from deadline_lint.semantics.modules import consulted, start_consulting
 from deadline_lint.settings.profile import ProfileError
-from dataclasses import dataclass
+from deadline_lint.support.diagnostics import Diagnostic, Fix, tool_diagnostic
 
 if TYPE_CHECKING:
     from deadline_lint.engine.checker import Checker
@@ -167,8 +167,7 @@ def forget_project_facts() -> None:
     projects start. A run of the CLI never needs this: files do not change during it."""
     from deadline_lint.cache import dependencies
     from deadline_lint.families.outbound.analysis import outbound_facts, project_prefilter
-    from deadline_lint.semantics import roots
-    from deadline_lint.semantics import callers, facts, modules, scan
+    from deadline_lint.semantics import callers, facts, modules, roots, scan
 
     modules.forget_projects()
     facts.forget_facts()

@@ -4,10 +4,11 @@ themselves; that is why this check belongs to the run and not to the settings, w
 rule. Unknown keys are the loader's to reject (settings/profile.py)."""
 from __future__ import annotations
 
+import dataclasses
+
 from deadline_lint.run.selection import SelectorError, check_selectors
 from deadline_lint.settings.profile import SELECTOR_KEYS, Profile, ProfileError
 from deadline_lint.settings.profile_roles import role_warnings
-import dataclasses
 
 
 def check_profile(profile: Profile) -> Profile:

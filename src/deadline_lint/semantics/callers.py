@@ -27,8 +27,8 @@ from bisect import bisect_right
 from typing import Dict, Iterator, List, NamedTuple, Optional, Set, Tuple
 
 from deadline_lint.semantics import modules as places
-from deadline_lint.semantics.modules import ModuleSource, ProjectModules, place_of, read_module_text
 from deadline_lint.semantics.call_sites import UNKNOWN, Site, forget_call_sites, uses_of
+from deadline_lint.semantics.modules import ModuleSource, ProjectModules, place_of, read_module_text
 from deadline_lint.semantics.receivers import Receivers
 from deadline_lint.semantics.summary import CLASS, Names, Symbol
 

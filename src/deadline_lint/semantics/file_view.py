@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING, Callable, List, Optional, Protocol, Sequence, 
 
 if TYPE_CHECKING:
     from deadline_lint.catalog import Catalog
-    from deadline_lint.support.diagnostics import Applicability, Diagnostic, Edit
-    from deadline_lint.support.source import SourceFile
     from deadline_lint.semantics.local.resolve import Resolver
     from deadline_lint.semantics.local.scopes import Scope
     from deadline_lint.settings.profile import Profile
+    from deadline_lint.support.diagnostics import Applicability, Diagnostic, Edit
+    from deadline_lint.support.source import SourceFile
 
 _A = TypeVar("_A")
 _S = TypeVar("_S")

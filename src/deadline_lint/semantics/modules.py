@@ -4,13 +4,13 @@ and never imported or executed."""
 from __future__ import annotations
 
 import ast
+import hashlib
 import os
 from collections import OrderedDict
 from typing import Callable, Dict, List, Optional, Tuple, TypeVar
 
-from deadline_lint.support.source import DecodeError, decode_source
 from deadline_lint.semantics.roots import root_above
-import hashlib
+from deadline_lint.support.source import DecodeError, decode_source
 
 MAX_MODULE_BYTES = 2 * 1024 * 1024  # larger project modules are not followed
 

@@ -12,6 +12,7 @@ Schema cannot say: that codes name registered rules and hop_margin_ms < edge_tot
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -19,7 +20,6 @@ from typing import Any, Dict
 
 from deadline_lint.settings.profile import MAX_PROFILE_BYTES, MAX_PROFILE_VALUES
 from deadline_lint.settings.profile_settings import Settings, default_of, entries, plain
-import dataclasses
 
 SHIPPED = Path(__file__).with_name("profile.schema.json")
 DOCS_PAGE = Path(__file__).resolve().parents[3] / "docs" / "settings.md"

@@ -4,11 +4,11 @@ The loader's validation, the shipped JSON Schema (profile_schema.py) and the doc
 (docs/settings.md) are all derived from these classes; rules read the typed fields (`profile.budget.parameters`)."""
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass, field
 from typing import Any, Dict, Iterator, Mapping, Optional, Tuple, Type
 
 from deadline_lint.settings import profile_values as v
-import dataclasses
-from dataclasses import dataclass, field
 
 # The least timeout a fix ever inserts. A spent budget must still give a *positive* timeout:
 # requests/urllib3 raise ValueError on 0, a socket timeout of 0 means non-blocking

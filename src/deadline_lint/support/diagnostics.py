@@ -1,11 +1,11 @@
 """What a check produces: diagnostics, and the text edits that fix them."""
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Dict, Optional, Tuple
 
 from deadline_lint.support.tool_codes import TOOL_CODES
-from dataclasses import dataclass, field
 
 
 class Applicability(str, Enum):

@@ -3,7 +3,6 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, FrozenSet, List, Optional, Tuple
 
-from deadline_lint.support.diagnostics import Applicability, Edit
 from deadline_lint.engine.edits import replace_node
 from deadline_lint.engine.requires import Aliases, Look, Names, Project, Text, Words
 from deadline_lint.engine.rule import Rule, register
@@ -26,6 +25,7 @@ from deadline_lint.families.shared.time.time_values import (
     FunctionTimes,
     TimeValues,
 )
+from deadline_lint.support.diagnostics import Applicability, Edit
 
 if TYPE_CHECKING:
     from deadline_lint.semantics.file_view import FileView

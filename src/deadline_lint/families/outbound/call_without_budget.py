@@ -4,7 +4,6 @@ import ast
 from typing import TYPE_CHECKING
 
 from deadline_lint.catalog import CLIENT
-from deadline_lint.support.diagnostics import Applicability
 from deadline_lint.engine.edits import insert_keyword, replace_node
 from deadline_lint.engine.rule import register
 from deadline_lint.families.outbound.analysis.outbound import outbound_sites
@@ -15,6 +14,7 @@ from deadline_lint.families.outbound.common import (
     describe_default,
     fix_timeout,
 )
+from deadline_lint.support.diagnostics import Applicability
 
 if TYPE_CHECKING:
     from deadline_lint.semantics.file_view import FileView

@@ -26,12 +26,12 @@ from deadline_lint.families.outbound.analysis.budget_hops import BudgetHop, budg
 from deadline_lint.families.outbound.analysis.catalog_imports import STDLIB_MODULES, catalog_imports, is_method
 from deadline_lint.families.outbound.analysis.outbound import OutboundSites, outbound_sites
 from deadline_lint.families.outbound.analysis.outbound_calls import FROM_CALL, HIDDEN, OutboundCall, mention_word
+from deadline_lint.families.outbound.analysis.project_prefilter import leads_to_a_client
 from deadline_lint.families.outbound.analysis.timeout_objects import (
     may_build_timeout_object,
     timeout_fields,
     timeout_object,
 )
-from deadline_lint.families.outbound.analysis.project_prefilter import leads_to_a_client
 from deadline_lint.families.shared.budget.budget import Budget, budget_in_scope, timeout_expression
 from deadline_lint.families.shared.budget.forwarding import local_alias
 from deadline_lint.families.shared.errors.cancel_scopes import bounded_by_cancel_scope, is_awaited

@@ -4,7 +4,6 @@ import ast
 from typing import TYPE_CHECKING, List, Optional
 
 from deadline_lint.catalog import CLIENT
-from deadline_lint.support.diagnostics import Applicability, Edit
 from deadline_lint.engine.edits import insert_keyword, replace_node
 from deadline_lint.engine.rule import register
 from deadline_lint.families.outbound.analysis.outbound import outbound_sites
@@ -26,6 +25,7 @@ from deadline_lint.families.outbound.common import (
 )
 from deadline_lint.families.shared.budget.budget import Budget, budget_in_scope, given_timeout, given_timeout_polls
 from deadline_lint.semantics.local.expressions import is_unbounded, mentions_any
+from deadline_lint.support.diagnostics import Applicability, Edit
 
 if TYPE_CHECKING:
     from deadline_lint.semantics.file_view import FileView

@@ -3,7 +3,6 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Optional
 
-from deadline_lint.support.diagnostics import Applicability
 from deadline_lint.engine.edits import replace_node
 from deadline_lint.engine.rule import register
 from deadline_lint.families.outbound.analysis.budget_hops import BudgetHop
@@ -17,6 +16,7 @@ from deadline_lint.families.outbound.common import (
 from deadline_lint.families.shared.budget.budget import SECONDS, Budget, BudgetAnalysis, budget_in_scope
 from deadline_lint.semantics.local.children import walk as walk_nodes
 from deadline_lint.settings.profile import seconds_literal
+from deadline_lint.support.diagnostics import Applicability
 
 if TYPE_CHECKING:
     from deadline_lint.semantics.file_view import FileView

@@ -4,7 +4,6 @@ import ast
 from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Tuple, Union, cast
 
 from deadline_lint.catalog import CLIENT
-from deadline_lint.support.diagnostics import Applicability, Edit
 from deadline_lint.engine.edits import replace_node
 from deadline_lint.engine.requires import Look
 from deadline_lint.engine.rule import Rule, register
@@ -25,6 +24,7 @@ from deadline_lint.semantics.local.expressions import mentions_any
 from deadline_lint.semantics.local.flow import enclosing_loop, runs_before
 from deadline_lint.semantics.local.function_body import function_body
 from deadline_lint.semantics.local.scopes import ASSIGN, IMPORT, PARAM, Binding, is_builtin
+from deadline_lint.support.diagnostics import Applicability, Edit
 
 if TYPE_CHECKING:
     from deadline_lint.semantics.file_view import FileView

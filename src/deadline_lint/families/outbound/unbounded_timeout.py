@@ -4,7 +4,6 @@ import ast
 from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 
 from deadline_lint.catalog import TimeoutObject
-from deadline_lint.support.diagnostics import Applicability, Edit
 from deadline_lint.engine.edits import insert_keyword, replace_node
 from deadline_lint.engine.rule import register
 from deadline_lint.families.outbound.analysis.outbound import outbound_sites
@@ -13,6 +12,7 @@ from deadline_lint.families.outbound.analysis.timeout_objects import timeout_obj
 from deadline_lint.families.outbound.analysis.unbounded_settings import setting_unset
 from deadline_lint.families.outbound.common import OutboundRule, bounded_externally, fix_timeout
 from deadline_lint.semantics.local.expressions import is_unbounded
+from deadline_lint.support.diagnostics import Applicability, Edit
 
 if TYPE_CHECKING:
     from deadline_lint.semantics.file_view import FileView

@@ -6,18 +6,20 @@ import ast
 from typing import TYPE_CHECKING, Callable, ClassVar, FrozenSet, Mapping, Optional, Sequence, Set, Tuple, Type
 
 from deadline_lint.catalog import Catalog
-from deadline_lint.semantics.scan import line_import_pattern
 from deadline_lint.catalog.retry import RetryCatalog
-from deadline_lint.support.diagnostics import Edit
 from deadline_lint.engine.requires import Need, Project, Text, Words
 from deadline_lint.engine.rule import Rule
-from deadline_lint.support.source import SourceFile
-from deadline_lint.families.retry.retry import RetryAnalysis, RetryPolicy
+from deadline_lint.families.retry.retry import RetryAnalysis
 from deadline_lint.families.retry.retry_helpers import parameter_filter_need
+from deadline_lint.families.retry.retry_policy import RetryPolicy
 from deadline_lint.families.shared.budget.budget import Budget, budget_in_scope
 from deadline_lint.families.shared.errors.handling import Span
-from deadline_lint.families.shared.lifecycle import Lifecycle, ProjectLifecycle
+from deadline_lint.families.shared.lifecycle import Lifecycle
+from deadline_lint.families.shared.project_lifecycle import ProjectLifecycle
+from deadline_lint.semantics.scan import line_import_pattern
 from deadline_lint.settings.profile import Profile
+from deadline_lint.support.diagnostics import Edit
+from deadline_lint.support.source import SourceFile
 
 if TYPE_CHECKING:
     from deadline_lint.semantics.file_view import FileView
@@ -99,10 +101,10 @@ class PolicyImports:
 
 
 def except_clause(handler: ast.ExceptHandler) -> Span:
-    end = handler.type if handler.type is not None else None
+    end = handler.type
     if end is None:
         return Span(handler.lineno, handler.col_offset, handler.lineno, handler.col_offset + len("except"))
-    return Span(handler.lineno, handler.col_offset, end.end_lineno or end.lineno, end.end_col_offset or 0)  # type: ignore[attr-defined]
+    return Span(handler.lineno, handler.col_offset, end.end_lineno or end.lineno, end.end_col_offset or 0)
 
 
 def policy_head(policy: RetryPolicy) -> ast.AST:

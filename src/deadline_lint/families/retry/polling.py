@@ -10,7 +10,7 @@ waits again for something that may arrive; it sends nothing downstream, so it is
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Callable, List, Optional, Set
+from typing import TYPE_CHECKING, Callable, Iterator, List, Optional, Set
 
 from deadline_lint.catalog.retry import LocalWaits
 from deadline_lint.families.outbound.analysis.outbound import outbound_call
@@ -53,7 +53,9 @@ def only_waits_locally(
     return found
 
 
-def _waits_on_local(wrapper: ast.Call, waits: LocalWaits, qualname, waited_on: Set[int]) -> bool:
+def _waits_on_local(
+    wrapper: ast.Call, waits: LocalWaits, qualname: Callable[[ast.expr], Optional[str]], waited_on: Set[int]
+) -> bool:
     """What `wrapper` waits on is a local wait, or an existing future, task or event (waiting
     again on one sends nothing); a wrapper inside a wrapper is looked through."""
     inner = wrapper.args[0] if wrapper.args else None
@@ -96,7 +98,7 @@ def _sends(call: ast.Call, waits: LocalWaits) -> bool:
     return name in waits.sends
 
 
-def _inside(node: ast.AST):
+def _inside(node: ast.AST) -> Iterator[ast.AST]:
     """The node and what it holds, not what nested defs, lambdas and classes hold, in pre-order
     (a wrapper before the wait it wraps). A loop, not recursion: deeply nested code is input."""
     stack = [node]

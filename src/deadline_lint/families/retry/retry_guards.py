@@ -20,11 +20,11 @@ from guessing what an unknown predicate accepts.
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 from typing import Callable, Iterator, List, Optional, Tuple
 
 from deadline_lint.families.retry.retry_loops import _leaves, continues
 from deadline_lint.families.shared.errors.exceptions import Admission
-from dataclasses import dataclass
 
 
 @dataclass(frozen=True)

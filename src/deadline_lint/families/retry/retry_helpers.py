@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import TYPE_CHECKING, Callable, Dict, List, NamedTuple, Optional, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, List, NamedTuple, Optional, Tuple, Union
 
 from deadline_lint.families.retry.retry_loops import _exits_on_success, _goes_round, _loop_level
+from deadline_lint.families.shared.function_nodes import Function
 from deadline_lint.semantics.facts import Fact, Local, text_may_hold
 from deadline_lint.semantics.file import FactUse, FileSemantics
 from deadline_lint.semantics.imported import holds_here_or_imported
@@ -20,6 +21,9 @@ from deadline_lint.semantics.summary import FUNCTIONS, ModuleTree
 
 if TYPE_CHECKING:
     from deadline_lint.semantics.file_view import FileView
+
+# parameter -> (position among the arguments a call passes, -1 keyword only; default)
+Parameters = Dict[str, Tuple[int, Optional[ast.expr]]]
 
 
 # -- project retry decorators and helpers whose filter is a parameter -----------------------
@@ -104,14 +108,14 @@ def _catches_a_parameter(text: str) -> bool:
     return False
 
 
-def _parameters(node: ast.AST, method: bool) -> Dict[str, Tuple[int, Optional[ast.expr]]]:
+def _parameters(node: Function, method: bool) -> Parameters:
     """Parameter -> (position among the arguments a call passes, -1 keyword only; default)."""
-    args: ast.arguments = node.args  # type: ignore[attr-defined]
+    args = node.args
     positional = [*args.posonlyargs, *args.args]
-    static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list)  # type: ignore[attr-defined]
+    static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list)
     skip = 1 if method and not static and positional else 0
     defaults: List[Optional[ast.expr]] = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
-    found: Dict[str, Tuple[int, Optional[ast.expr]]] = {}
+    found: Parameters = {}
     for index, (arg, default) in enumerate(zip(positional, defaults)):
         if index >= skip:
             found[arg.arg] = (index - skip, default)
@@ -120,7 +124,7 @@ def _parameters(node: ast.AST, method: bool) -> Dict[str, Tuple[int, Optional[as
     return found
 
 
-def _retry_loop_on_parameter(node: ast.AST, params) -> Optional[Tuple[str, str, ast.stmt]]:
+def _retry_loop_on_parameter(node: ast.AST, params: Parameters) -> Optional[Tuple[str, str, ast.stmt]]:
     """(form, parameter, loop) for the first loop of the def (or of a def nested in it, the
     wrapper of a decorator factory) that retries on `except <parameter>:`."""
     stack: List[Tuple[ast.AST, bool, frozenset]] = [(node, False, frozenset())]
@@ -148,10 +152,10 @@ def _retry_loop_on_parameter(node: ast.AST, params) -> Optional[Tuple[str, str, 
     return None
 
 
-def _counts(loop: ast.stmt) -> bool:
+def _counts(loop: Union[ast.For, ast.AsyncFor, ast.While]) -> bool:
     if isinstance(loop, ast.While):
         return True
-    iterable = loop.iter  # type: ignore[attr-defined]
+    iterable = loop.iter
     func = iterable.func if isinstance(iterable, ast.Call) else None
     name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
     return name in ("range", "count")
@@ -159,9 +163,11 @@ def _counts(loop: ast.stmt) -> bool:
 
 def _caught_name(expr: Optional[ast.expr]) -> Optional[str]:
     """`except retry_on:` / `except tuple(retry_on):` -> "retry_on"."""
-    func = expr.func if isinstance(expr, ast.Call) else None
-    if isinstance(func, ast.Name) and func.id == "tuple" and len(expr.args) == 1:  # type: ignore[union-attr]
-        expr = expr.args[0]  # type: ignore[union-attr]
+    if (
+        isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "tuple"
+        and len(expr.args) == 1
+    ):
+        expr = expr.args[0]
     return expr.id if isinstance(expr, ast.Name) else None
 
 
@@ -176,7 +182,7 @@ def _default_classes(module: ModuleTree, default: Optional[ast.expr]) -> Optiona
     return tuple(_class_name(module, e) for e in elements)
 
 
-def _attempt_count(loop: ast.stmt, params) -> Tuple[str, str]:
+def _attempt_count(loop: ast.stmt, params: Parameters) -> Tuple[str, str]:
     """`for _ in range(tries)` -> (tries, attempts); `range(retries + 1)` -> (retries, retries)."""
     iterable = getattr(loop, "iter", None)
     if not (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "range"):

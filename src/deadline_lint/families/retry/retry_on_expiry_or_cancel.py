@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Callable, FrozenSet, Iterator, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Callable, FrozenSet, Iterator, Optional, Sequence, Set, Tuple, Union
 
-from deadline_lint.support.diagnostics import Applicability
+from deadline_lint.catalog.retry import TYPES
 from deadline_lint.engine.requires import Text, Words
 from deadline_lint.engine.rule import Rule, register
 from deadline_lint.families.retry.common import (
@@ -21,9 +21,24 @@ from deadline_lint.families.retry.common import (
     reported_once,
     shown,
 )
-from deadline_lint.families.retry.retry import TYPES, RetryAnalysis, RetryPolicy
+from deadline_lint.families.retry.retry import RetryAnalysis
 from deadline_lint.families.retry.retry_guards import Narrowing
-from deadline_lint.families.shared.errors.exceptions import CANCEL, EXPIRY, Admission, Admitted, ExceptionAnalysis
+from deadline_lint.families.retry.retry_policy import RetryPolicy
+from deadline_lint.families.shared.errors.exceptions import (
+    CANCEL,
+    EXPIRY,
+    Admission,
+    Admitted,
+    ExceptionAnalysis,
+    StatusTest,
+)
+from deadline_lint.families.shared.function_nodes import Function
+from deadline_lint.support.diagnostics import Applicability, Edit
+
+if TYPE_CHECKING:
+    from deadline_lint.semantics.file_view import FileView
+
+Loop = Union[ast.For, ast.AsyncFor, ast.While]
 
 _KINDS = (EXPIRY, CANCEL)
 # Hand-written loops name the type itself: one of these is in the file's text.
@@ -45,7 +60,8 @@ def _type_words(rule: Rule) -> FrozenSet[str]:
 def _names_a_type(rule: Rule) -> Callable[[str], bool]:
     words = _type_words(rule)
     key = ("DL301.names_a_type", words)
-    return rule.catalog.cached(key, lambda: NamedInMatch(_EXCEPT_OR_CONSTANT, words))  # type: ignore[arg-type, no-any-return]
+    found: Callable[[str], bool] = rule.catalog.cached(key, lambda: NamedInMatch(_EXCEPT_OR_CONSTANT, words))
+    return found
 
 
 class NamedInMatch:
@@ -185,32 +201,47 @@ class RetryOnExpiryOrCancel(RetryRule):
     ) | Words(*status_words) | PROJECT_HELPERS
     visit_requires = RetryRule.POLICY_CALLS
 
-    def visit(self, node: ast.AST, ctx) -> None:
-        retry = ctx.analysis(RetryAnalysis)
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            for policy in decorated_policies(ctx, node):
-                self._policy(policy, ctx, node)
-        elif isinstance(node, ast.Call):
-            called = called_policy(ctx, node)
-            if called is not None:
-                self._policy(called, ctx, None)
-            elif node.keywords:
-                self._timeout_flag(node, ctx)
-        else:
-            loop = retry.loop(node, ctx.scope)
-            if loop is None:
-                return
-            for _handler, test, found in loop.status_retries:
-                self._status(test, found, ctx)
-            for attempt in loop.tries:
-                caught: Set[str] = set()  # by an earlier handler of the same try: never reaches this one
-                for handler in attempt.handlers:
-                    admission = ctx.analysis(ExceptionAnalysis).handler(handler, ctx.scope)
-                    if handler in loop.handlers:
-                        self._ways_round(handler, admission, caught, ctx)
-                    caught.update(e.qualname for e in admission.elements if e.qualname)
+    def visit_FunctionDef(self, node: ast.FunctionDef, ctx: "FileView") -> None:
+        self._decorated(node, ctx)
 
-    def _ways_round(self, handler: ast.ExceptHandler, admission: Admission, caught: Set[str], ctx) -> None:
+    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef, ctx: "FileView") -> None:
+        self._decorated(node, ctx)
+
+    def visit_Call(self, node: ast.Call, ctx: "FileView") -> None:
+        called = called_policy(ctx, node)
+        if called is not None:
+            self._policy(called, ctx, None)
+        elif node.keywords:
+            self._timeout_flag(node, ctx)
+
+    def visit_For(self, node: ast.For, ctx: "FileView") -> None:
+        self._loop(node, ctx)
+
+    def visit_AsyncFor(self, node: ast.AsyncFor, ctx: "FileView") -> None:
+        self._loop(node, ctx)
+
+    def visit_While(self, node: ast.While, ctx: "FileView") -> None:
+        self._loop(node, ctx)
+
+    def _decorated(self, function: Function, ctx: "FileView") -> None:
+        for policy in decorated_policies(ctx, function):
+            self._policy(policy, ctx, function)
+
+    def _loop(self, statement: Loop, ctx: "FileView") -> None:
+        loop = ctx.analysis(RetryAnalysis).loop(statement, ctx.scope)
+        if loop is None:
+            return
+        for _handler, test, found in loop.status_retries:
+            self._status(test, found, ctx)
+        for attempt in loop.tries:
+            caught: Set[str] = set()  # by an earlier handler of the same try: never reaches this one
+            for handler in attempt.handlers:
+                admission = ctx.analysis(ExceptionAnalysis).handler(handler, ctx.scope)
+                if handler in loop.handlers:
+                    self._ways_round(handler, admission, caught, ctx)
+                caught.update(e.qualname for e in admission.elements if e.qualname)
+
+    def _ways_round(self, handler: ast.ExceptHandler, admission: Admission, caught: Set[str], ctx: "FileView") -> None:
         """Judge the `except` clause by what goes round without a test on the error, and each
         test on the error (`isinstance(err, T)`, a predicate) by what gets past it."""
         paths = ctx.analysis(RetryAnalysis).round_paths(handler, ctx.scope)
@@ -221,7 +252,7 @@ class RetryOnExpiryOrCancel(RetryRule):
         for narrowing in dict.fromkeys(p.narrowing for p in paths if p.narrowing is not None):
             self._narrowed(narrowing, admission, caught, ctx)
 
-    def _narrowed(self, narrowing: Narrowing, admission: Admission, caught: Set[str], ctx) -> None:
+    def _narrowed(self, narrowing: Narrowing, admission: Admission, caught: Set[str], ctx: "FileView") -> None:
         for admitted in _named(narrowing.admission):
             if admitted.named in caught or admission.admits(admitted.kind) is None:
                 continue  # an earlier clause took it, or this clause never catches it
@@ -240,7 +271,7 @@ class RetryOnExpiryOrCancel(RetryRule):
             ctx.report(self, where, message)
             return
 
-    def _policy(self, policy: RetryPolicy, ctx, function: Optional[ast.AST]) -> None:
+    def _policy(self, policy: RetryPolicy, ctx: "FileView", function: Optional[Function]) -> None:
         """`function`: the def the policy decorates (None: one built in the code being walked)."""
         for part in policy.filter:
             if part.state != TYPES or part.admission is None:
@@ -264,8 +295,9 @@ class RetryOnExpiryOrCancel(RetryRule):
                 description = f"Remove `{short}` from the retry filter"
                 ctx.report(self, where, message, edits=fix, description=description)
 
-    def _status(self, test: ast.Compare, found, ctx) -> None:
+    def _status(self, test: ast.Compare, found: StatusTest, ctx: "FileView") -> None:
         status = next(s for s in found.statuses if s.kind in _KINDS)
+        assert status.kind is not None  # one of _KINDS
         short = status.qualname.rpartition(".")[2]
         if outside_requests(ctx):
             return
@@ -275,7 +307,7 @@ class RetryOnExpiryOrCancel(RetryRule):
         )
         ctx.report(self, test, message)
 
-    def _timeout_flag(self, call: ast.Call, ctx) -> None:
+    def _timeout_flag(self, call: ast.Call, ctx: "FileView") -> None:
         """`redis.Redis(retry_on_timeout=True)`: the client retries its own timeouts."""
         catalog = ctx.analysis(RetryAnalysis).catalog
         flag = next((k for k in call.keywords if isinstance(k.value, ast.Constant) and k.value.value is True), None)
@@ -289,7 +321,7 @@ class RetryOnExpiryOrCancel(RetryRule):
         )
         ctx.report(self, flag, message)
 
-    def _handler(self, handler: ast.ExceptHandler, admission: Admission, caught: Set[str], ctx) -> None:
+    def _handler(self, handler: ast.ExceptHandler, admission: Admission, caught: Set[str], ctx: "FileView") -> None:
         named = [a for a in _named(admission) if a.named not in caught]
         if not named or outside_requests(ctx):
             return
@@ -305,7 +337,7 @@ class RetryOnExpiryOrCancel(RetryRule):
         ctx.report(self, except_clause(handler), message, edits=fix, description=description)
 
 
-def _still_admitted(admission: Admission, admitted: Admitted, ctx, advice: str) -> str:
+def _still_admitted(admission: Admission, admitted: Admitted, ctx: "FileView", advice: str) -> str:
     """What the filter lets through by a base class once the named type is gone
     (`requests.ConnectionError` still admits `requests.ConnectTimeout`): the fix cannot remove
     that, so the message says so."""
@@ -340,14 +372,14 @@ def _named(admission: Admission) -> Iterator[Admitted]:
                 break
 
 
-def _short(ctx, admitted: Admitted) -> str:
+def _short(ctx: "FileView", admitted: Admitted) -> str:
     """The type as the code spells it (`RT`, `exceptions.ReadTimeout`)."""
     if isinstance(admitted.node, ast.expr):
         return shown(ctx, admitted.node)
     return admitted.named
 
 
-def _drop(ctx, container: Optional[ast.AST], admission: Admission, admitted: Admitted) -> Tuple:
+def _drop(ctx: "FileView", container: Optional[ast.AST], admission: Admission, admitted: Admitted) -> Tuple[Edit, ...]:
     """Drop the type from the tuple written in place, when something else stays in it."""
     siblings: Optional[Sequence[ast.expr]] = elements_of(container)
     if siblings is None or not any(s is admitted.node for s in siblings):
@@ -361,6 +393,6 @@ def _drop(ctx, container: Optional[ast.AST], admission: Admission, admitted: Adm
     return (edit,) if edit is not None else ()
 
 
-def _written(ctx, container: ast.AST) -> bool:
+def _written(ctx: "FileView", container: ast.AST) -> bool:
     """A tuple in the source (not the arguments of `if_exception_type(A, B)` seen as one)."""
     return ctx.source.segment(container).startswith("(")

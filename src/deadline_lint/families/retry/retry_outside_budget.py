@@ -1,8 +1,9 @@
 from __future__ import annotations
 
 import ast
-from typing import FrozenSet, Iterable, Optional
+from typing import TYPE_CHECKING, FrozenSet, Iterable, Optional
 
+from deadline_lint.catalog.retry import ATTEMPTS, DELAY, NEVER
 from deadline_lint.engine.requires import Text, Words
 from deadline_lint.engine.rule import Rule, register
 from deadline_lint.families.retry.common import (
@@ -16,26 +17,20 @@ from deadline_lint.families.retry.common import (
     reported_once,
     shown,
 )
-from deadline_lint.families.retry.retry import (
-    ATTEMPTS,
-    DELAY,
-    NEVER,
-    RetryAnalysis,
-    RetryLoop,
-    RetryPolicy,
-    Stop,
-    walk_here,
-)
+from deadline_lint.families.retry.retry import RetryAnalysis
+from deadline_lint.families.retry.retry_policy import RetryLoop, RetryPolicy, Stop, walk_here
 from deadline_lint.families.shared.budget.budget import BudgetAnalysis, mentions_any
 from deadline_lint.families.shared.budget.budget_text import budget_words
+from deadline_lint.families.shared.function_nodes import Function
+
+if TYPE_CHECKING:
+    from deadline_lint.semantics.file_view import FileView
 
 _KNOWN_STOPS = (ATTEMPTS, DELAY, NEVER)
 
 
-
 def _budget_words(rule: Rule) -> FrozenSet[str]:
-    """A budgeted function spells one of these, or a budget accessor's method."""
-    return budget_words(rule.profile, rule.catalog) | rule.catalog.budget.context_methods
+    return budget_words(rule.profile, rule.catalog)
 
 
 def _sleep_words(rule: Rule) -> FrozenSet[str]:
@@ -129,32 +124,46 @@ class RetryOutsideBudget(RetryRule):
     requires = Words.of(_budget_words) & (Text(library_imports) | Words.of(_sleep_words))
     visit_requires = RetryRule.POLICY_CALLS
 
-    def leave(self, node: ast.AST, ctx) -> None:
-        if not getattr(node, "decorator_list", None):
+    def leave_FunctionDef(self, node: ast.FunctionDef, ctx: "FileView") -> None:
+        self._decorated(node, ctx)
+
+    def leave_AsyncFunctionDef(self, node: ast.AsyncFunctionDef, ctx: "FileView") -> None:
+        self._decorated(node, ctx)
+
+    def _decorated(self, function: Function, ctx: "FileView") -> None:
+        if not function.decorator_list:
             return
         budget = budget_of(ctx)  # the decorated function's own scope, at its end
         if budget is None:
             return
-        for policy in decorated_policies(ctx, node):
-            self._policy(policy, budget.names, ctx, f"`{getattr(node, 'name', '?')}` takes a budget, but ")
+        for policy in decorated_policies(ctx, function):
+            self._policy(policy, budget.names, ctx, f"`{function.name}` takes a budget, but ")
 
-
-    def visit(self, node: ast.AST, ctx) -> None:
-        if isinstance(node, ast.Call):
-            policy = called_policy(ctx, node)
-            if policy is None:
-                self._retried_callee(node, ctx)
-                return
-            if _in_signature(ctx):
-                return  # a parameter's default is built once, when the def runs: outside its budget
-            budget = budget_of(ctx)
-            if budget is not None:
-                self._policy(policy, budget.names, ctx, "a budget is in scope, but ")
+    def visit_Call(self, node: ast.Call, ctx: "FileView") -> None:
+        policy = called_policy(ctx, node)
+        if policy is None:
+            self._retried_callee(node, ctx)
             return
+        if _in_signature(ctx):
+            return  # a parameter's default is built once, when the def runs: outside its budget
+        budget = budget_of(ctx)
+        if budget is not None:
+            self._policy(policy, budget.names, ctx, "a budget is in scope, but ")
+
+    def visit_For(self, node: ast.For, ctx: "FileView") -> None:
+        self._loop(node, ctx)
+
+    def visit_AsyncFor(self, node: ast.AsyncFor, ctx: "FileView") -> None:
+        self._loop(node, ctx)
+
+    def visit_While(self, node: ast.While, ctx: "FileView") -> None:
+        self._loop(node, ctx)
+
+    def _loop(self, statement: ast.stmt, ctx: "FileView") -> None:
         budget = budget_of(ctx)
         if budget is None:
             return
-        loop = ctx.analysis(RetryAnalysis).loop(node, ctx.scope)
+        loop = ctx.analysis(RetryAnalysis).loop(statement, ctx.scope)
         if loop is None or not loop.sleeps or _checks_remainder(loop, budget.names):
             return
         sleep = loop.sleeps[0]  # nested retry loops share it: the engine drops the repeat
@@ -165,7 +174,7 @@ class RetryOutsideBudget(RetryRule):
             f"budget first: stop retrying when what is left cannot cover the wait and another attempt",
         )
 
-    def _retried_callee(self, call: ast.Call, ctx) -> None:
+    def _retried_callee(self, call: ast.Call, ctx: "FileView") -> None:
         """`fetch(url)` in a budgeted function, where `fetch` is this module's retried function
         with no budget of its own: its policy does not know the caller's deadline. Judged only
         when the call passes nothing that reads the budget (`fetch(url, timeout=budget.timeout())`
@@ -180,7 +189,7 @@ class RetryOutsideBudget(RetryRule):
         callee_scope = ctx.resolver.scope_of(callee, ctx.module_scope)
         if ctx.analysis(BudgetAnalysis).budget_of(callee_scope) is not None:
             return  # it takes a budget: judged at its own end (`leave`)
-        name = callee.name  # type: ignore[attr-defined]
+        name = callee.name
         lead = f"`{getattr(caller, 'name', '?')}` has a budget but calls `{name}`, which takes none, and "
         advice = (
             f"pass `{name}` the caller's deadline and tie a stop to it (`--thread-budget` does not thread a retried "
@@ -189,7 +198,7 @@ class RetryOutsideBudget(RetryRule):
         for policy in decorated_policies(ctx, callee):
             self._policy(policy, frozenset(), ctx, lead, advice)
 
-    def _policy(self, policy: RetryPolicy, names: FrozenSet[str], ctx, lead: str,
+    def _policy(self, policy: RetryPolicy, names: FrozenSet[str], ctx: "FileView", lead: str,
                 advice: str = "tie a stop to the remaining budget") -> None:
         stops = policy.stops
         if any(stop.kind not in _KNOWN_STOPS for stop in stops):
@@ -205,7 +214,7 @@ class RetryOutsideBudget(RetryRule):
             )
 
 
-def _describe(stops: Iterable[Stop], ctx) -> str:
+def _describe(stops: Iterable[Stop], ctx: "FileView") -> str:
     parts = []
     for stop in stops:
         if stop.kind == NEVER:
@@ -238,7 +247,7 @@ def _checks_remainder(loop: RetryLoop, names: FrozenSet[str]) -> bool:
     return False
 
 
-def _retried_callee(ctx, call: ast.Call) -> Optional[ast.AST]:
+def _retried_callee(ctx: "FileView", call: ast.Call) -> Optional[Function]:
     """The def `call` runs, when it calls by plain name the only def of a module-level name
     and that def has a retry decorator that retries."""
     if not isinstance(call.func, ast.Name):
@@ -255,7 +264,7 @@ def _retried_callee(ctx, call: ast.Call) -> Optional[ast.AST]:
     return target
 
 
-def _in_signature(ctx) -> bool:
+def _in_signature(ctx: "FileView") -> bool:
     return any(isinstance(parent, ast.arguments) for parent in reversed(ctx.parents))
 
 

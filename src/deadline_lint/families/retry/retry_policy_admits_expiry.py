@@ -1,8 +1,9 @@
 from __future__ import annotations
 
 import ast
-from typing import Optional
+from typing import TYPE_CHECKING, Iterable, Optional
 
+from deadline_lint.catalog.retry import ALL, ALL_BUT, TYPES
 from deadline_lint.engine.rule import register
 from deadline_lint.families.retry.common import (
     RetryRule,
@@ -13,9 +14,13 @@ from deadline_lint.families.retry.common import (
     policy_head,
     reported_once,
 )
-from deadline_lint.families.retry.retry import ALL, ALL_BUT, TYPES, RetryPolicy
+from deadline_lint.families.retry.retry_policy import RetryPolicy
 from deadline_lint.families.shared.budget.budget import BudgetAnalysis
 from deadline_lint.families.shared.errors.exceptions import EXPIRY, Admitted, ExceptionAnalysis
+from deadline_lint.families.shared.function_nodes import Function
+
+if TYPE_CHECKING:
+    from deadline_lint.semantics.file_view import FileView
 
 _ANY_ERROR = "Exception"
 # A filter naming one of these retries everything, like no filter; a narrower base class
@@ -112,20 +117,25 @@ class RetryPolicyAdmitsExpiry(RetryRule):
     node_types = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Call)
     visit_requires = RetryRule.POLICY_CALLS
 
+    def visit_FunctionDef(self, node: ast.FunctionDef, ctx: "FileView") -> None:
+        self._decorated(node, ctx)
 
-    def visit(self, node: ast.AST, ctx) -> None:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            policies = decorated_policies(ctx, node)
-            if policies:
-                budgeted = _budgeted_def(ctx, node)
-                for policy in policies:
-                    self._policy(policy, ctx, budgeted, node)
-        elif isinstance(node, ast.Call):  # the only other node type visited
-            called = called_policy(ctx, node)
-            if called is not None:
-                self._policy(called, ctx, budget_of(ctx) is not None, None)
+    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef, ctx: "FileView") -> None:
+        self._decorated(node, ctx)
 
-    def _policy(self, policy: RetryPolicy, ctx, budgeted: bool, function: Optional[ast.AST]) -> None:
+    def visit_Call(self, node: ast.Call, ctx: "FileView") -> None:
+        called = called_policy(ctx, node)
+        if called is not None:
+            self._policy(called, ctx, budget_of(ctx) is not None, None)
+
+    def _decorated(self, function: Function, ctx: "FileView") -> None:
+        policies = decorated_policies(ctx, function)
+        if policies:
+            budgeted = _budgeted_def(ctx, function)
+            for policy in policies:
+                self._policy(policy, ctx, budgeted, function)
+
+    def _policy(self, policy: RetryPolicy, ctx: "FileView", budgeted: bool, function: Optional[Function]) -> None:
         """`function`: the def the policy decorates (None: one built in the code being walked)."""
         if policy.giveup:
             return
@@ -180,13 +190,13 @@ class RetryPolicyAdmitsExpiry(RetryRule):
                     function,
                 )
 
-    def _report(self, ctx, node: Optional[ast.AST], message: str, function: Optional[ast.AST]) -> None:
+    def _report(self, ctx: "FileView", node: Optional[ast.AST], message: str, function: Optional[Function]) -> None:
         # Asked last: whether a request waits is a question about the whole file.
         if node is not None and not outside_requests(ctx, function, callers=True) and reported_once(self, ctx, node):
             ctx.report(self, node, message)
 
 
-def _budgeted_def(ctx, function: ast.AST) -> bool:
+def _budgeted_def(ctx: "FileView", function: Function) -> bool:
     """The decorated def has a budget (its parameters, or a servicer method's `context`)."""
     outer = ctx.scope if ctx.scope.node is not function else ctx.scope.parent
     if outer is None:
@@ -195,19 +205,19 @@ def _budgeted_def(ctx, function: ast.AST) -> bool:
     return scope is not None and ctx.analysis(BudgetAnalysis).budget_of(scope) is not None
 
 
-def _through_base(admitted) -> Optional[Admitted]:
+def _through_base(admitted: Iterable[Admitted]) -> Optional[Admitted]:
     for found in admitted:
         if found.kind == EXPIRY:
             return None if found.direct else found
     return None
 
 
-def _any_error(ctx, node: ast.AST) -> str:
+def _any_error(ctx: "FileView", node: ast.AST) -> str:
     """The expiry type `except Exception` would let through, preferring a library in use."""
     witness = ctx.analysis(ExceptionAnalysis).witnesses(_ANY_ERROR, node)
     found = next((w for w in witness if w.kind == EXPIRY), None)
     return found.type if found is not None else "TimeoutError"
 
 
-def _shown(ctx, node: ast.AST) -> str:
+def _shown(ctx: "FileView", node: ast.AST) -> str:
     return " ".join(ctx.source.segment(node).split())

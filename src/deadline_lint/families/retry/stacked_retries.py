@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import ast
-from typing import FrozenSet, Optional
+from typing import TYPE_CHECKING, FrozenSet, List, Optional
 
 from deadline_lint.engine.requires import Text, Words
 from deadline_lint.engine.rule import Rule, register
@@ -15,8 +15,10 @@ from deadline_lint.families.retry.common import (
 from deadline_lint.families.retry.retry import RetryAnalysis
 from deadline_lint.families.retry.retry_facts import ProjectRetries
 
-_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+if TYPE_CHECKING:
+    from deadline_lint.semantics.file_view import FileView
 
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
 
 
 def _client_builders(rule: Rule) -> FrozenSet[str]:
@@ -92,21 +94,20 @@ class StackedRetries(RetryRule):
         Text(library_imports) | Words(*retry_arguments) & Words.of(_client_builders)
     )
 
-    def visit(self, node: ast.AST, ctx) -> None:
-        outer = self._retrying_context(node, ctx)
+    def visit_Call(self, call: ast.Call, ctx: "FileView") -> None:
+        outer = self._retrying_context(call, ctx)
         if outer is None:
             return
         retry = ctx.analysis(RetryAnalysis)
-        call: ast.Call = node  # type: ignore[assignment]
         inner = retry.called_function(call, ctx.scope)
         decorator = retry.retry_decorator(inner) if inner is not None and inner is not enclosing_function(ctx) else None
         through = None
         if decorator is None and inner is None:
             through = ctx.analysis(ProjectRetries).retried(call, ctx.scope)
-        if decorator is not None:
+        if decorator is not None and inner is not None:
             how = shown(ctx, decorator)
             message = (
-                f"{outer} calls `{inner.name}`, which retries on its own (`@{_head(how)}`): the attempts "  # type: ignore[attr-defined]
+                f"{outer} calls `{inner.name}`, which retries on its own (`@{_head(how)}`): the attempts "
                 f"multiply; let one layer own retries"
             )
         elif through is not None:
@@ -124,11 +125,11 @@ class StackedRetries(RetryRule):
             )
         ctx.report(self, call, message)
 
-    def _retrying_context(self, node: ast.AST, ctx) -> Optional[str]:
+    def _retrying_context(self, node: ast.Call, ctx: "FileView") -> Optional[str]:
         """How retries already happen around the call being visited, or None."""
         retry = ctx.analysis(RetryAnalysis)
         parents = ctx.parents
-        child = node
+        child: ast.AST = node
         for parent in reversed(parents):
             if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 if child in parent.decorator_list or child in parent.args.defaults:
@@ -151,7 +152,7 @@ class StackedRetries(RetryRule):
         return None
 
 
-def _inside_try_body(attempt: ast.Try, parents) -> bool:
+def _inside_try_body(attempt: ast.Try, parents: List[ast.AST]) -> bool:
     for index, parent in enumerate(parents):
         if parent is attempt:
             following = parents[index + 1] if index + 1 < len(parents) else None

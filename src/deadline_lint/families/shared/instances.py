@@ -17,7 +17,7 @@ _MAX_DEPTH = 6
 class InstanceTest:
     """One kind of object: the calls that build it and the annotations that name it."""
 
-    def __init__(self, resolver: Resolver, factories: FrozenSet[str], types: FrozenSet[str] = frozenset()):
+    def __init__(self, resolver: Resolver, factories: FrozenSet[str], types: FrozenSet[str] = frozenset()) -> None:
         self.resolver = resolver
         self.factories = factories
         self.types = types

@@ -3,7 +3,6 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from deadline_lint.support.diagnostics import Applicability
 from deadline_lint.engine.edits import insert_keyword
 from deadline_lint.engine.requires import Look, Words
 from deadline_lint.engine.rule import Rule, register
@@ -11,6 +10,7 @@ from deadline_lint.families.shared.budget.budget import budget_in_scope
 from deadline_lint.families.shared.budget.budget_text import BudgetText, budget_parameter_words
 from deadline_lint.families.shared.budget.forwarding import Forwarding, forwarded_value
 from deadline_lint.semantics.local.expressions import mentions_any
+from deadline_lint.support.diagnostics import Applicability
 
 if TYPE_CHECKING:
     from deadline_lint.semantics.file_view import FileView

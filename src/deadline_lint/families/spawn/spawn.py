@@ -4,6 +4,7 @@ executors or cancel tokens. Per file, asked for with `ctx.analysis(Spawns)`."""
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
 from deadline_lint.families.shared.instances import InstanceTest, method_scope
@@ -11,7 +12,6 @@ from deadline_lint.families.spawn.spawn_catalog import SpawnCatalog, spawn_catal
 from deadline_lint.semantics.local.children import walk as walk_nodes
 from deadline_lint.semantics.local.resolve import dotted_parts
 from deadline_lint.semantics.local.scopes import OTHER, Scope
-from dataclasses import dataclass
 
 if TYPE_CHECKING:
     from deadline_lint.semantics.file_view import FileView

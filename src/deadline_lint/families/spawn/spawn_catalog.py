@@ -3,11 +3,11 @@
 malformed built-in file is a packaging bug and fails loudly."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, FrozenSet, Iterable, Mapping
 
 from deadline_lint.catalog import Catalog
 from deadline_lint.catalog.names import name_set
-from dataclasses import dataclass
 
 
 @dataclass(frozen=True)

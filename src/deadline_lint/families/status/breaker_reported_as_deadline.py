@@ -1,7 +1,10 @@
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, FrozenSet, Tuple
+
 from deadline_lint.engine.rule import register
 from deadline_lint.families.shared.errors.exceptions import BREAKER, EXPIRY
+from deadline_lint.families.shared.errors.handling import Handling
 from deadline_lint.families.shared.errors.statuses import EXPIRED, StatusAnalysis
 from deadline_lint.families.status.common import (
     HandlingRule,
@@ -11,6 +14,9 @@ from deadline_lint.families.status.common import (
     shown,
     status_words,
 )
+
+if TYPE_CHECKING:
+    from deadline_lint.semantics.file_view import FileView
 
 
 @register
@@ -69,13 +75,14 @@ class BreakerReportedAsDeadline(HandlingRule):
     name = "breaker-reported-as-deadline"
     summary = "an open-circuit-breaker error converted into a deadline/timeout error or status"
 
-    def word_groups(self):
+    def word_groups(self) -> Tuple[FrozenSet[str], ...]:
         expired = profile_statuses(self, "expired", "grpc_expired")
         return kind_words(self, BREAKER), kind_words(self, EXPIRY) | status_words(self, expired)
 
-    def visit(self, node, ctx):
-        found = self.handlings(node, ctx)
-        statuses = ctx.analysis(StatusAnalysis) if found else None
+    def judge(self, found: Tuple[Handling, ...], ctx: "FileView") -> None:
+        if not found:
+            return
+        statuses = ctx.analysis(StatusAnalysis)
         for handling in found:
             witness = handling.witness(BREAKER)
             if witness is None:
@@ -90,6 +97,7 @@ class BreakerReportedAsDeadline(HandlingRule):
                 if outcome.raised is not None and outcome.raised.kind == EXPIRY:
                     what = f"a deadline error (`{shown(ctx, outcome.raised_node)}`)"
                 else:
+                    assert outcome.status is not None  # kept only with an expiry error or status
                     what = f"the expired status {outcome.status.status} (`{shown(ctx, outcome.status.value)}`)"
                 message = (
                     f"an open circuit breaker (`{witness.named}`) is reported as {what}: nothing expired, "

@@ -1,7 +1,10 @@
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, FrozenSet, Tuple
+
 from deadline_lint.engine.rule import register
 from deadline_lint.families.shared.errors.exceptions import CANCEL, EXPIRY
+from deadline_lint.families.shared.errors.handling import Handling
 from deadline_lint.families.shared.errors.statuses import CANCELLED, EXPIRED, StatusAnalysis
 from deadline_lint.families.status.common import (
     HandlingRule,
@@ -11,6 +14,9 @@ from deadline_lint.families.status.common import (
     shown,
     status_words,
 )
+
+if TYPE_CHECKING:
+    from deadline_lint.semantics.file_view import FileView
 
 
 @register
@@ -85,7 +91,7 @@ class CancelAndExpiryConflated(HandlingRule):
     name = "cancel-and-expiry-conflated"
     summary = "one handler maps cancel and expiry to the same status, or maps one to the other's status"
 
-    def word_groups(self):
+    def word_groups(self) -> Tuple[FrozenSet[str], ...]:
         cancelled = profile_statuses(self, "cancelled", "grpc_cancelled")
         expired = profile_statuses(self, "expired", "grpc_expired")
         return (
@@ -93,9 +99,10 @@ class CancelAndExpiryConflated(HandlingRule):
             kind_words(self, EXPIRY) | status_words(self, expired),
         )
 
-    def visit(self, node, ctx):
-        found = self.handlings(node, ctx)
-        statuses = ctx.analysis(StatusAnalysis) if found else None
+    def judge(self, found: Tuple[Handling, ...], ctx: "FileView") -> None:
+        if not found:
+            return
+        statuses = ctx.analysis(StatusAnalysis)
         for handling in found:
             both = handling.kinds >= {CANCEL, EXPIRY}
             if both:
@@ -105,7 +112,7 @@ class CancelAndExpiryConflated(HandlingRule):
             elif EXPIRY in handling.kinds:
                 self._one(handling, ctx, statuses, EXPIRY, CANCELLED, CANCEL, "a deadline expiry", "cancellation")
 
-    def _both(self, handling, ctx):
+    def _both(self, handling: Handling, ctx: "FileView") -> None:
         if handling.distinguishes:
             return
         outcome = next(
@@ -120,7 +127,7 @@ class CancelAndExpiryConflated(HandlingRule):
         what = (
             f"status {outcome.status.status}" if outcome.status is not None else f"`{shown(ctx, outcome.raised_node)}`"
         )
-        cancel, expiry = handling.witness(CANCEL), handling.witness(EXPIRY)
+        cancel, expiry = handling.named(CANCEL), handling.named(EXPIRY)
         message = (
             f"cancellation (`{cancel.named}`) and deadline expiry (`{expiry.named}`) are handled alike "
             f"and both reported as {what} (line {outcome.statement.lineno}): handle them separately, "
@@ -128,8 +135,11 @@ class CancelAndExpiryConflated(HandlingRule):
         )
         ctx.report(self, handling.report_node, message)
 
-    def _one(self, handling, ctx, statuses, kind, other_status, other_kind, subject, other):
-        witness = handling.witness(kind)
+    def _one(
+        self, handling: Handling, ctx: "FileView", statuses: StatusAnalysis, kind: str, other_status: str,
+        other_kind: str, subject: str, other: str,
+    ) -> None:
+        witness = handling.named(kind)
         wrong = []
         for outcome in handling.outcomes:
             if outcome.conditional:

@@ -2,32 +2,38 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Callable, FrozenSet
+from typing import TYPE_CHECKING, Callable, FrozenSet, List, Optional, Sequence, Union
 
-from deadline_lint.support.diagnostics import Applicability
 from deadline_lint.engine.edits import append_statement
 from deadline_lint.engine.requires import Words
 from deadline_lint.engine.rule import Rule, register
 from deadline_lint.families.shared.errors.cancel_scopes import shielded
 from deadline_lint.families.shared.errors.exceptions import CANCEL, ExceptionAnalysis
 from deadline_lint.families.shared.errors.handling import HandlingAnalysis, except_keyword
+from deadline_lint.families.status.cancel_branches import CancelBranches, block_of, cancel_leaks, hands_on_cancel
+from deadline_lint.families.status.cancellation_flow import (
+    calls_any,
+    can_suspend,
+    cancelled_before_loop,
+    cancels_then_awaits,
+    passes_caught_on,
+    raised_later,
+    waits_after,
+)
 from deadline_lint.families.status.common import shown
 from deadline_lint.families.status.handler_flow import (
     BREAKS,
     FALLS_THROUGH,
     RAISES_OTHER,
     RETURNS,
-    calls_any,
-    can_suspend,
-    cancelled_before_loop,
-    cancels_then_awaits,
-    handler_leaks,
-    passes_caught_on,
-    raised_later,
+    Leak,
     reraises_on_some_path,
-    waits_after,
 )
 from deadline_lint.semantics.local.children import walk as walk_nodes
+from deadline_lint.support.diagnostics import Applicability, Edit
+
+if TYPE_CHECKING:
+    from deadline_lint.semantics.file_view import FileView
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _TRY_TYPES = (ast.Try, ast.TryStar)
@@ -151,15 +157,19 @@ class CancellationSwallowed(Rule):
     # is an `async def`, which lies inside any function or class around the handler.
     body_requires = Words("async")
 
-    def visit(self, node, ctx):
-        if not _in_async_function(ctx):
-            return
-        if isinstance(node, ast.ExceptHandler):
+    def visit_ExceptHandler(self, node: ast.ExceptHandler, ctx: "FileView") -> None:
+        if _in_async_function(ctx):
             self._handler(node, ctx)
-        else:
+
+    def visit_With(self, node: ast.With, ctx: "FileView") -> None:
+        if _in_async_function(ctx):
             self._suppress(node, ctx)
 
-    def _handler(self, handler, ctx):
+    def visit_AsyncWith(self, node: ast.AsyncWith, ctx: "FileView") -> None:
+        if _in_async_function(ctx):
+            self._suppress(node, ctx)
+
+    def _handler(self, handler: ast.ExceptHandler, ctx: "FileView") -> None:
         handling = ctx.analysis(HandlingAnalysis)
         exceptions = ctx.analysis(ExceptionAnalysis)
         cancel_type = handling.task_cancel(exceptions.handler(handler))
@@ -169,10 +179,10 @@ class CancellationSwallowed(Rule):
             return  # nothing in the `try` waits: the cancellation cannot be the task's
         if self._someone_else_decides(handler, ctx) or self._not_the_callers(ctx, handling, exceptions):
             return
-        decide = _CancelBranches(handler, ctx, handling, exceptions)
+        decide = CancelBranches(handler, ctx, handling, exceptions)
         if decide.unknown:
             return
-        leaks = _leaks(handler, decide, exceptions)
+        leaks = cancel_leaks(handler, decide, exceptions)
         if not leaks or self._cancelled_it_itself(ctx, ctx.parents[-1] if ctx.parents else None, ctx.parents[:-1]):
             return
         if all(leak.how == RAISES_OTHER for leak in leaks) and reraises_on_some_path(handler):
@@ -180,7 +190,7 @@ class CancellationSwallowed(Rule):
         if self._ends_a_task_nobody_waits_for(handler, ctx, leaks):
             return
         if all(leak.how == FALLS_THROUGH for leak in leaks) and len(ctx.parents) > 1 and raised_later(
-            handler, ctx.parent, ctx.parents[-2], _hands_on(exceptions)
+            handler, ctx.parents[-1], ctx.parents[-2], hands_on_cancel(exceptions)
         ):
             return  # noted in a flag and raised again on every way out
         first = leaks[0]
@@ -191,14 +201,16 @@ class CancellationSwallowed(Rule):
         else:
             how, advice = f"{first.how} at line {first.node.lineno}", "re-raise it there (`raise`)"
         message = f"`{header}` catches the task's cancellation{caught} and {how} without re-raising it: {advice}"
-        edits = []
+        edits: List[Edit] = []
         if all(leak.how == FALLS_THROUGH for leak in leaks):
             edit = append_statement(ctx.source, handler, handler.body, "raise")
             edits = [edit] if edit is not None else []
         ctx.report(self, except_keyword(handler), message, edits, description="re-raise the cancellation")
 
     @staticmethod
-    def _caught_earlier(handler, ctx, handling, exceptions) -> bool:
+    def _caught_earlier(
+        handler: ast.ExceptHandler, ctx: "FileView", handling: HandlingAnalysis, exceptions: ExceptionAnalysis
+    ) -> bool:
         """An earlier clause of the same `try` catches the cancellation, so this one never sees
         it. A clause whose types cannot all be resolved counts only when its text spells a
         cancel or catch-all type (`errors.Cancelled`, `BaseExceptionAlias`): measured on the
@@ -219,7 +231,7 @@ class CancellationSwallowed(Rule):
         return False
 
     @staticmethod
-    def _someone_else_decides(handler, ctx) -> bool:
+    def _someone_else_decides(handler: ast.ExceptHandler, ctx: "FileView") -> bool:
         """The handler asks whether its own task is being cancelled (`task.cancelling()`),
         hands the exception object to other code, or fetches it with `sys.exc_info()`."""
         cancellation = ctx.catalog.cancellation
@@ -234,7 +246,7 @@ class CancellationSwallowed(Rule):
             for node in walk_nodes(stmt)
         )
 
-    def _suppress(self, node, ctx):
+    def _suppress(self, node: Union[ast.With, ast.AsyncWith], ctx: "FileView") -> None:
         suppressors = ctx.catalog.cancellation.suppressors
         handling = ctx.analysis(HandlingAnalysis)
         exceptions = ctx.analysis(ExceptionAnalysis)
@@ -266,7 +278,7 @@ class CancellationSwallowed(Rule):
             ctx.report(self, call, message)
 
     @staticmethod
-    def _ends_a_task_nobody_waits_for(handler, ctx, leaks) -> bool:
+    def _ends_a_task_nobody_waits_for(handler: ast.ExceptHandler, ctx: "FileView", leaks: Sequence[Leak]) -> bool:
         """Every way out of the handler ends the coroutine's work (it returns, or breaks out
         of its loop or falls off the handler with no loop around to go round again and nothing
         after that waits), and the coroutine runs on its own: a task nobody waits for (dropped,
@@ -282,7 +294,7 @@ class CancellationSwallowed(Rule):
         return _runs_on_its_own(ctx)
 
     @staticmethod
-    def _not_the_callers(ctx, handling, exceptions) -> bool:
+    def _not_the_callers(ctx: "FileView", handling: HandlingAnalysis, exceptions: ExceptionAnalysis) -> bool:
         """No caller's cancellation reaches the handler: it lies under a shielded cancel scope
         (`with anyio.CancelScope(shield=True):`), or in the body of an enclosing handler of the
         same function that caught the cancellation already and re-raises it on every path (a
@@ -296,13 +308,13 @@ class CancellationSwallowed(Rule):
                 continue
             if handling.task_cancel(exceptions.handler(ancestor)) is None:
                 continue
-            decide = _CancelBranches(ancestor, ctx, handling, exceptions)
-            if not decide.unknown and not _leaks(ancestor, decide, exceptions):
+            decide = CancelBranches(ancestor, ctx, handling, exceptions)
+            if not decide.unknown and not cancel_leaks(ancestor, decide, exceptions):
                 return True
         return False
 
     @staticmethod
-    def _cancelled_it_itself(ctx, statement, above) -> bool:
+    def _cancelled_it_itself(ctx: "FileView", statement: Optional[ast.AST], above: Sequence[ast.AST]) -> bool:
         """`task.cancel()` just before this `try` / `with`, then `await task` (or
         `await asyncio.wait_for(task, 1)`) inside it; or `for t in pending: t.cancel()` before
         the loop `for t in pending:` that holds it."""
@@ -316,55 +328,23 @@ class CancellationSwallowed(Rule):
             name.rpartition(".")[2] for name in ctx.catalog.cancellation.waits_on
         )
         owner = above[-1] if above else None
-        found = _block_of(owner, statement)
+        found = block_of(owner, statement)
         if found is None:
             return cancels_then_awaits([], 0, statement.body, waits)
         block, index = found
         if cancels_then_awaits(block, index, statement.body, waits):
             return True
         if isinstance(owner, (ast.For, ast.AsyncFor)) and len(above) > 1:
-            outer = _block_of(above[-2], owner)
+            outer = block_of(above[-2], owner)
             if outer is not None:
                 return cancelled_before_loop(outer[0], outer[1], statement.body, waits)
         return False
 
 
-def _block_of(owner, statement):
-    """The statement list of `owner` that holds `statement`, and its index there."""
-    if owner is None:
-        return None
-    blocks = [getattr(owner, field, None) for field in ("body", "orelse", "finalbody")]
-    blocks += [handler.body for handler in getattr(owner, "handlers", ()) or ()]
-    blocks += [case.body for case in getattr(owner, "cases", ()) or ()]
-    for block in blocks:
-        if isinstance(block, list):
-            for index, stmt in enumerate(block):
-                if stmt is statement:
-                    return block, index
-    return None
-
-
-def _hands_on(exceptions):
-    """A `raise` of the task's cancellation type (`raise asyncio.CancelledError`)."""
-
-    def hands_on(raise_node):
-        if raise_node.exc is None:
-            return False
-        raised = raise_node.exc.func if isinstance(raise_node.exc, ast.Call) else raise_node.exc
-        found = exceptions.type_of(raised)
-        return found is not None and found.kind == CANCEL and not found.status
-
-    return hands_on
-
-
-def _leaks(handler, decide, exceptions):
-    return handler_leaks(handler, _hands_on(exceptions), decide)
-
-
 _UNRESOLVED_CANCEL_WORDS = ("cancel", "baseexception", "interrupt")
 
 
-def _ending_calls(ctx) -> Callable[[str], bool]:
+def _ending_calls(ctx: "FileView") -> Callable[[str], bool]:
     """The test for a call that ends a task (catalog `cancellation.ending_calls`), built once
     per catalog."""
 
@@ -377,61 +357,20 @@ def _ending_calls(ctx) -> Callable[[str], bool]:
 
         return ending
 
-    return ctx.catalog.cached("DL403.ending_calls", build)  # type: ignore[no-any-return]
+    ending: Callable[[str], bool] = ctx.catalog.cached("DL403.ending_calls", build)
+    return ending
 
 
-def _runs_on_its_own(ctx) -> bool:
+def _runs_on_its_own(ctx: "FileView") -> bool:
     """The async def the walk is in runs as a task nobody waits for (`ProjectTaskRoots`)."""
-    from deadline_lint.families.shared.lifecycle import ProjectTaskRoots
+    from deadline_lint.families.shared.project_lifecycle import ProjectTaskRoots
 
     function = next((a for a in reversed(ctx.parents) if isinstance(a, _FUNCTIONS)), None)
     return isinstance(function, ast.AsyncFunctionDef) and ctx.analysis(ProjectTaskRoots).outside(function)
 
 
-def _in_async_function(ctx) -> bool:
+def _in_async_function(ctx: "FileView") -> bool:
     for ancestor in reversed(ctx.parents):
         if isinstance(ancestor, _FUNCTIONS):
             return isinstance(ancestor, ast.AsyncFunctionDef)
     return False
-
-
-class _CancelBranches:
-    """Which way an `if` in the handler goes when the caught exception is the cancellation:
-    `isinstance(exc, OSError)` never holds, `not isinstance(exc, Exception)` always does.
-    A test against a type that cannot be resolved makes the whole handler `unknown`."""
-
-    def __init__(self, handler, ctx, handling, exceptions) -> None:
-        self.caught = handler.name
-        self.handling = handling
-        self.exceptions = exceptions
-        self.scope = ctx.scope
-        self.unknown = self.caught is not None and any(
-            self._isinstance_of_caught(node) is not None and not self._admission(node).complete
-            for stmt in handler.body
-            for node in walk_nodes(stmt)
-        )
-
-    def __call__(self, test):
-        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-            inner = self(test.operand)
-            return None if inner is None else not inner
-        if isinstance(test, ast.BoolOp):
-            parts = [self(value) for value in test.values]
-            if isinstance(test.op, ast.And):
-                return False if False in parts else (True if all(p is True for p in parts) else None)
-            return True if True in parts else (False if all(p is False for p in parts) else None)
-        if self._isinstance_of_caught(test) is None:
-            return None
-        admission = self._admission(test)
-        if not admission.complete:
-            return None
-        return self.handling.task_cancel(admission) is not None
-
-    def _isinstance_of_caught(self, node):
-        found = self.exceptions.isinstance_test(node, self.scope) if isinstance(node, ast.Call) else None
-        if found is None or not isinstance(found[0], ast.Name) or found[0].id != self.caught:
-            return None
-        return found
-
-    def _admission(self, node):
-        return self._isinstance_of_caught(node)[1]

@@ -3,7 +3,7 @@ needs, which come from the vocabularies (never a list of names kept here)."""
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, FrozenSet, Iterable, Optional, Tuple
+from typing import TYPE_CHECKING, FrozenSet, Iterable, Optional, Set, Tuple
 
 from deadline_lint.catalog.exceptions import profile_types
 from deadline_lint.engine.requires import Words
@@ -22,8 +22,24 @@ class HandlingRule(Rule):
 
     requires = Words.each(lambda rule: rule.word_groups())
 
+    def visit_ExceptHandler(self, node: ast.ExceptHandler, ctx: "FileView") -> None:
+        self.judge(self.handlings(node, ctx), ctx)
+
+    def visit_If(self, node: ast.If, ctx: "FileView") -> None:
+        self.judge(self.handlings(node, ctx), ctx)
+
+    def visit_FunctionDef(self, node: ast.FunctionDef, ctx: "FileView") -> None:
+        self.judge(self.handlings(node, ctx), ctx)
+
+    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef, ctx: "FileView") -> None:
+        self.judge(self.handlings(node, ctx), ctx)
+
     def handlings(self, node: ast.AST, ctx: "FileView") -> Tuple[Handling, ...]:
         return ctx.analysis(HandlingAnalysis).at(node)
+
+    def judge(self, found: Tuple[Handling, ...], ctx: "FileView") -> None:
+        """Report what the handlings opened at the node being visited produce."""
+        raise NotImplementedError
 
     def word_groups(self) -> Tuple[FrozenSet[str], ...]:
         """A file this rule can fire in spells a word of each group (e.g. a quota status and
@@ -58,7 +74,7 @@ def profile_statuses(rule: Rule, *keys: str) -> Tuple[Status, ...]:
 def first_per_statement(outcomes: Iterable[Outcome]) -> Iterable[Outcome]:
     """One finding per statement, even when it says the same thing twice
     (`raise DeadlineExceeded(...)` is an expiry error and a 504)."""
-    seen = set()
+    seen: Set[int] = set()
     for outcome in outcomes:
         if id(outcome.statement) not in seen:
             seen.add(id(outcome.statement))

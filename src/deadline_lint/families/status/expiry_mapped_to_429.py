@@ -1,9 +1,11 @@
 from __future__ import annotations
 
-from deadline_lint.support.diagnostics import Applicability
+from typing import TYPE_CHECKING, FrozenSet, Tuple
+
 from deadline_lint.engine.edits import replace_node
 from deadline_lint.engine.rule import register
 from deadline_lint.families.shared.errors.exceptions import EXPIRY
+from deadline_lint.families.shared.errors.handling import Handling
 from deadline_lint.families.shared.errors.status_catalog import status_vocabulary
 from deadline_lint.families.shared.errors.statuses import QUOTA, StatusAnalysis
 from deadline_lint.families.status.common import (
@@ -14,6 +16,10 @@ from deadline_lint.families.status.common import (
     shown,
     status_words,
 )
+from deadline_lint.support.diagnostics import Applicability
+
+if TYPE_CHECKING:
+    from deadline_lint.semantics.file_view import FileView
 
 
 @register
@@ -88,13 +94,13 @@ class ExpiryMappedTo429(HandlingRule):
     summary = "a handler for an expiry error produces 429 / TOO_MANY_REQUESTS / RESOURCE_EXHAUSTED"
     fix_applicability = Applicability.UNSAFE
 
-    def word_groups(self):
+    def word_groups(self) -> Tuple[FrozenSet[str], ...]:
         expired = profile_statuses(self, "expired", "grpc_expired")
         quota = status_words(self, status_vocabulary(self.catalog).quota)
         return quota, kind_words(self, EXPIRY) | status_words(self, expired)
 
-    def visit(self, node, ctx):
-        for handling in self.handlings(node, ctx):
+    def judge(self, found: Tuple[Handling, ...], ctx: "FileView") -> None:
+        for handling in found:
             witness = handling.witness(EXPIRY)
             if witness is None:
                 continue
@@ -104,6 +110,7 @@ class ExpiryMappedTo429(HandlingRule):
             ]
             for outcome in first_per_statement(quota):
                 produced = outcome.status
+                assert produced is not None  # kept only with a status
                 target = statuses.expired_like(produced.status)
                 value = shown(ctx, produced.value)
                 respelled = statuses.respell(produced, target) if handling.exact else None

@@ -4,7 +4,6 @@ import ast
 import json
 from typing import TYPE_CHECKING, Optional
 
-from deadline_lint.support.diagnostics import Applicability, Edit
 from deadline_lint.catalog import Catalog
 from deadline_lint.engine.edits import insert_keyword
 from deadline_lint.engine.requires import Words
@@ -16,6 +15,7 @@ from deadline_lint.families.trace.telemetry import Telemetry
 from deadline_lint.families.trace.trace_catalog import trace_catalog
 from deadline_lint.semantics.local.usage import string_constants
 from deadline_lint.settings.profile import Profile
+from deadline_lint.support.diagnostics import Applicability, Edit
 
 if TYPE_CHECKING:
     from deadline_lint.semantics.file_view import FileView

@@ -4,13 +4,13 @@ asked for with `ctx.analysis(Telemetry)`."""
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable, List, Optional
 
 from deadline_lint.families.shared.instances import InstanceTest
 from deadline_lint.families.trace.trace_catalog import TraceCatalog, trace_catalog
 from deadline_lint.semantics.local.expressions import argument_at
 from deadline_lint.semantics.local.scopes import ASSIGN, Scope
-from dataclasses import dataclass
 
 if TYPE_CHECKING:
     from deadline_lint.semantics.file_view import FileView

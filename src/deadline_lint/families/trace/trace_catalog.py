@@ -2,11 +2,11 @@
 methods, Prometheus metrics and OpenTelemetry instruments. Built once per catalog."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, FrozenSet, Mapping, Optional
 
 from deadline_lint.catalog import Catalog
 from deadline_lint.catalog.names import name_set
-from dataclasses import dataclass
 
 
 @dataclass(frozen=True)

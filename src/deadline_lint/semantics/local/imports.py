@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from typing import List, Optional, Sequence, Tuple
 
-from deadline_lint.support.diagnostics import Edit
 from deadline_lint.semantics.local.scopes import IMPORT, MODULE, Scope, import_qualname
+from deadline_lint.support.diagnostics import Edit
 
 _IMPORT_FROM = re.compile(r"^from\s+([\w.]+)\s+import\s+(\w+)(?:\s+as\s+(\w+))?$")
 _IMPORT = re.compile(r"^(?:import\s+)?([\w.]+)(?:\s+as\s+(\w+))?$")

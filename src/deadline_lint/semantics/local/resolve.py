@@ -5,6 +5,7 @@ stay quiet."""
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 from typing import Callable, ClassVar, Dict, FrozenSet, List, Optional, Protocol, Tuple
 
 from deadline_lint.catalog import Catalog
@@ -26,7 +27,6 @@ from deadline_lint.semantics.local.scopes import (
     import_qualname,
     is_builtin,
 )
-from dataclasses import dataclass
 
 _MAX_DEPTH = 8  # chains of `a = b` longer than this are left unknown
 

@@ -13,13 +13,13 @@ first statement has a line of its own to go before.
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 from typing import Dict, Optional, Tuple
 
-from deadline_lint.support.diagnostics import Edit
-from deadline_lint.support.source import SourceFile
 from deadline_lint.semantics.local.children import walk as walk_nodes
 from deadline_lint.semantics.local.scopes import PARAM, Binding
-from dataclasses import dataclass
+from deadline_lint.support.diagnostics import Edit
+from deadline_lint.support.source import SourceFile
 
 THREADED_PARAMETER = "budget_s"  # what --thread-budget adds; its deadline has a fixed name
 THREADED_DEADLINE = "budget_deadline_s"

@@ -56,6 +56,7 @@ import copy
 import os
 import re
 import weakref
+from dataclasses import dataclass
 from typing import (
     TYPE_CHECKING,
     Callable,
@@ -68,9 +69,7 @@ from typing import (
     Tuple,
 )
 
-from deadline_lint.support.diagnostics import Applicability, Diagnostic, Edit, Fix
 from deadline_lint.engine.edits import add_keyword_only_parameter, insert_keyword
-from deadline_lint.support.source import ALL_CODES, SourceFile
 from deadline_lint.families.outbound.fixes.spend_deadline import (
     THREADED_DEADLINE,
     can_take_deadline,
@@ -91,7 +90,8 @@ from deadline_lint.semantics.local.children import walk as walk_nodes
 from deadline_lint.semantics.local.resolve import Resolver
 from deadline_lint.semantics.local.scopes import FUNCTION, IMPORT, OTHER, Scope
 from deadline_lint.settings.profile import Profile
-from dataclasses import dataclass
+from deadline_lint.support.diagnostics import Applicability, Diagnostic, Edit, Fix
+from deadline_lint.support.source import ALL_CODES, SourceFile
 
 if TYPE_CHECKING:
     from deadline_lint.engine.checker import Checker

@@ -23,11 +23,11 @@ the method) or rebound through `global`/`setattr` anywhere in the module make th
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 from typing import Dict, List, Optional, Set, Tuple
 
 from deadline_lint.semantics.local.children import walk as walk_nodes
 from deadline_lint.semantics.local.scopes import ASSIGN, OTHER, PARAM, Scope
-from dataclasses import dataclass
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _HIDDEN_LOOKUP = frozenset({"__getattr__", "__getattribute__"})

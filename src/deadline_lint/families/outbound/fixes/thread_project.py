@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import replace
 from typing import Dict, Iterable, List, Optional, Protocol, Sequence, Tuple, TypeVar
 
-from deadline_lint.support.diagnostics import Diagnostic
 from deadline_lint.semantics.facts import forget_facts
 from deadline_lint.semantics.modules import forget_projects, use_unsaved_text
-from dataclasses import replace
+from deadline_lint.support.diagnostics import Diagnostic
 
 
 class Result(Protocol):

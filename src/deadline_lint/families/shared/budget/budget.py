@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Tuple
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
 
 from deadline_lint.families.shared.budget.budget_sources import BudgetSources
 from deadline_lint.families.shared.budget.budget_text import budget_words
@@ -38,9 +39,8 @@ from deadline_lint.semantics.local.declared import is_none
 from deadline_lint.semantics.local.expressions import dotted_text, mentions_any
 from deadline_lint.semantics.local.function_body import function_body
 from deadline_lint.semantics.local.resolve import dotted_parts
-from deadline_lint.semantics.local.scopes import ASSIGN, FUNCTION, MODULE, PARAM, WITH, Scope
+from deadline_lint.semantics.local.scopes import ASSIGN, FUNCTION, MODULE, PARAM, WITH, Binding, Scope
 from deadline_lint.settings.profile import Profile
-from dataclasses import dataclass
 
 if TYPE_CHECKING:
     from deadline_lint.semantics.file_view import AnalysisInputs, FileView
@@ -109,7 +109,7 @@ class BudgetAnalysis:
     """Per file: the budget of every scope. Built from anything with the file's `resolver`,
     `catalog` and `profile` (the engine's context, or the thread-budget module index)."""
 
-    def __init__(self, ctx: "AnalysisInputs"):
+    def __init__(self, ctx: "AnalysisInputs") -> None:
         resolver, catalog, profile = ctx.resolver, ctx.catalog, ctx.profile
         self.resolver = resolver
         self.context_methods = catalog.budget.context_methods
@@ -329,7 +329,9 @@ class BudgetAnalysis:
             found = method.facts["budget.base"] = self._compute(method, attributes=False)
         return found  # type: ignore[return-value]
 
-    def _stored_value(self, value: ast.expr, base: Optional[Budget], method: Scope):
+    def _stored_value(
+        self, value: ast.expr, base: Optional[Budget], method: Scope
+    ) -> Optional[Tuple[str, BudgetType]]:
         if isinstance(value, ast.Name) and base is not None:
             kind = base.kind_of(value.id)
             budget_type = base.type_of(value.id)
@@ -547,7 +549,7 @@ def _by_target(assignments: List[Tuple[str, ast.expr]]) -> Dict[str, List[ast.ex
     return targets
 
 
-def _all_from(values: List[ast.expr], names: set, bindings) -> bool:
+def _all_from(values: List[ast.expr], names: set, bindings: Sequence[Binding]) -> bool:
     """Every binding of a name derives from the budget (`None` placeholders aside): one
     binding from elsewhere makes it no budget."""
     if not names or any(b.kind not in (ASSIGN, WITH) for b in bindings):
@@ -571,7 +573,7 @@ def _is_self(node: ast.expr, scope: Scope) -> bool:
     return len(bindings) == 1 and bindings[0].kind == PARAM
 
 
-def _optional_parameters(function: ast.AST):
+def _optional_parameters(function: ast.AST) -> Iterator[str]:
     """Parameters a caller may leave as None: `budget=None`, `budget: Optional[Budget]`,
     `budget: Budget | None`."""
     args = getattr(function, "args", None)
@@ -585,7 +587,7 @@ def _optional_parameters(function: ast.AST):
             yield param.arg
 
 
-def _numeric_parameters(function: ast.AST):
+def _numeric_parameters(function: ast.AST) -> Iterator[ast.arg]:
     """Parameters that hold a number whenever the function runs: a number default (not a
     bool) and no annotation admitting None, or annotated `float` / `int` with no None default."""
     args = getattr(function, "args", None)
@@ -601,7 +603,7 @@ def _numeric_parameters(function: ast.AST):
             yield param
 
 
-def _is_number(node) -> bool:
+def _is_number(node: Optional[ast.expr]) -> bool:
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.UAdd, ast.USub)):
         node = node.operand
     return isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
@@ -609,7 +611,7 @@ def _is_number(node) -> bool:
 
 
 
-def _annotation_admits_none(annotation) -> bool:
+def _annotation_admits_none(annotation: Optional[ast.expr]) -> bool:
     if annotation is None:
         return False
     if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Dict, FrozenSet, Optional, Tuple
 from deadline_lint.catalog import Catalog
 from deadline_lint.families.shared.budget.budget_types import BudgetType, BudgetTypes
 from deadline_lint.semantics.local.resolve import dotted_parts
-from deadline_lint.semantics.local.scopes import ASSIGN, PARAM, Scope
+from deadline_lint.semantics.local.scopes import ASSIGN, PARAM, Binding, Scope
 from deadline_lint.settings.profile import Profile
 
 if TYPE_CHECKING:
@@ -124,7 +124,7 @@ class BudgetSources:
             self._vars[key] = self._context_var(name, bindings[0], bindings[0].scope)  # type: ignore[assignment]
         return self._vars[key]
 
-    def _context_var(self, name: str, binding, module: Scope) -> Optional[Found]:
+    def _context_var(self, name: str, binding: Binding, module: Scope) -> Optional[Found]:
         value = binding.value
         if binding.kind != ASSIGN or not isinstance(value, ast.Call):
             return None

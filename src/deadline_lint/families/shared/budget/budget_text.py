@@ -15,11 +15,13 @@ if TYPE_CHECKING:
 
 
 def budget_words(profile: Profile, catalog: Catalog) -> FrozenSet[str]:
-    """A budget parameter name or type, a gRPC servicer, or a budget accessor."""
+    """A budget parameter name or type, a gRPC servicer and the methods of its context, or a
+    budget accessor: a budgeted function spells one of these."""
     budget = profile.budget
     names = [*budget.parameters, *budget.seconds_parameters, *budget.types, *budget.accessors, *budget.context_vars]
     names.extend(catalog.budget.types)
     names.extend(catalog.budget.accessors)
+    names.extend(catalog.budget.context_methods)
     names.append(catalog.budget.servicer_base_suffix)
     # A built-in context (AWS Lambda's) is worth a look where its remainder is read.
     for roles in catalog.budget.roles.values():

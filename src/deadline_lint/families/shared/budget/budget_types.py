@@ -22,12 +22,12 @@ type, in any module (`class RequestAllowance(Allowance)`), have the roles of tha
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Mapping, Optional, Tuple
 
 from deadline_lint.catalog import Catalog
 from deadline_lint.semantics.local.resolve import dotted_parts
 from deadline_lint.settings.profile import Profile
-from dataclasses import dataclass
 
 if TYPE_CHECKING:
     from deadline_lint.semantics.local.resolve import Resolver

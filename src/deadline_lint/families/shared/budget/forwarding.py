@@ -5,6 +5,7 @@ parameter, whether the call passes it, and what a caller with a budget would pas
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 from typing import TYPE_CHECKING, Optional, Tuple
 
 from deadline_lint.families.shared.budget.budget import OBJECT, SECONDS, Budget, BudgetAnalysis
@@ -18,7 +19,6 @@ from deadline_lint.families.shared.instances import method_scope
 from deadline_lint.semantics.local.expressions import dotted_text
 from deadline_lint.semantics.local.scopes import OTHER, PARAM, Scope
 from deadline_lint.settings.profile import Profile
-from dataclasses import replace
 
 if TYPE_CHECKING:
     from deadline_lint.semantics.file_view import FileView

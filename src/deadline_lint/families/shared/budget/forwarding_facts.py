@@ -9,6 +9,8 @@ parameter is the profile's and the catalog's, so the fact is one per vocabulary.
 from __future__ import annotations
 
 import ast
+import hashlib
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Tuple
 
 from deadline_lint.families.shared.budget.budget import OBJECT, SECONDS
@@ -17,12 +19,10 @@ from deadline_lint.semantics.file import FactUse, FileSemantics
 from deadline_lint.semantics.local.resolve import dotted_parts
 from deadline_lint.semantics.local.scopes import Scope
 from deadline_lint.semantics.summary import FUNCTIONS, ModuleTree
-import hashlib
-from dataclasses import dataclass
 
 if TYPE_CHECKING:
-    from deadline_lint.semantics.file_view import FileView
     from deadline_lint.families.shared.budget.budget import BudgetAnalysis
+    from deadline_lint.semantics.file_view import FileView
 
 Kind = Callable[[ast.arg], Optional[str]]
 

@@ -39,12 +39,11 @@ CANCELLED status); `asyncio.CancelledError` and trio's `Cancelled` derive from B
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 from deadline_lint.catalog.exceptions import (
     BREAKER,
     CANCEL,
-    CATALOG,
     CONVENTION,
     EXPIRY,
     KINDS,
@@ -53,80 +52,21 @@ from deadline_lint.catalog.exceptions import (
     ExceptionVocabulary,
     profile_types,
 )
+from deadline_lint.families.shared.errors.admissions import CATCH_ALL, Admission, Admitted, Element, StatusTest
 from deadline_lint.families.shared.errors.exception_facts import EXCEPTION_TUPLE
 from deadline_lint.semantics.file import FileSemantics
 from deadline_lint.semantics.local.resolve import dotted_parts
 from deadline_lint.semantics.local.scopes import ASSIGN, CLASS, OTHER, PARAM, Binding, Scope
-from dataclasses import dataclass
 
 if TYPE_CHECKING:
     from deadline_lint.semantics.file_view import FileView
 
 __all__ = [
     "EXPIRY", "CANCEL", "BREAKER", "KINDS", "Admitted", "Element", "Admission", "StatusTest",
-    "ExceptionAnalysis", "ExceptionType",
+    "ExceptionAnalysis", "ExceptionType", "CATCH_ALL",
 ]
 
 _MAX_DEPTH = 8  # chains of names and nested tuples deeper than this are left unknown
-CATCH_ALL = "BaseException"
-
-
-@dataclass(frozen=True)
-class Admitted:
-    kind: str  # EXPIRY, CANCEL or BREAKER
-    type: str  # the concrete type (or status code) let through
-    named: str  # the qualified name the code wrote for this element
-    direct: bool  # the element is of this kind itself (not a base class of one)
-    node: ast.AST  # where to report: the element, or the handler of a bare `except:`
-    source: str = CATALOG  # catalog / profile / convention / subclass: how the kind is known
-    status: bool = False  # `type` is a status code carried by an error class (grpc)
-
-
-@dataclass(frozen=True)
-class Element:
-    """One class of a filter. `qualname` is None when it could not be resolved."""
-
-    node: ast.AST
-    qualname: Optional[str]
-    admitted: Tuple[Admitted, ...]  # at most one per kind
-
-
-@dataclass(frozen=True)
-class Admission:
-    elements: Tuple[Element, ...]
-    complete: bool  # every element resolved (False: something dynamic or unknown is in it)
-
-    @property
-    def catch_all(self) -> bool:
-        return any(e.qualname == CATCH_ALL for e in self.elements)
-
-    @property
-    def kinds(self) -> FrozenSet[str]:
-        return frozenset(a.kind for e in self.elements for a in e.admitted)
-
-    def all(self, kind: str) -> Tuple[Admitted, ...]:
-        return tuple(a for e in self.elements for a in e.admitted if a.kind == kind)
-
-    def admits(self, kind: str) -> Optional[Admitted]:
-        """The best witness that `kind` gets through: a directly named type first."""
-        found = self.all(kind)
-        for admitted in found:
-            if admitted.direct:
-                return admitted
-        return found[0] if found else None
-
-
-@dataclass(frozen=True)
-class StatusTest:
-    """`err.code() == grpc.StatusCode.DEADLINE_EXCEEDED` (or `is`, `!=`, `in (...)`)."""
-
-    statuses: Tuple[ExceptionType, ...]  # the expiry / cancel status codes compared against
-    subject: ast.expr  # the other side, typically `err.code()`
-    negated: bool  # `!=`, `is not`, `not in`
-
-    @property
-    def kinds(self) -> FrozenSet[str]:
-        return frozenset(s.kind for s in self.statuses if s.kind)
 
 
 class ExceptionAnalysis:
@@ -242,10 +182,13 @@ class ExceptionAnalysis:
             return []
         bindings = scope.lookup(expr.id) or []
         collections = (ast.Tuple, ast.List, ast.Set, ast.BinOp)
-        if len(bindings) > 1 and all(b.kind == ASSIGN and isinstance(b.value, collections) for b in bindings):
-            return [(b.value, b.scope) for b in bindings]  # type: ignore[misc]
+        values: List[Tuple[ast.expr, Scope]] = [
+            (b.value, b.scope) for b in bindings if b.kind == ASSIGN and isinstance(b.value, collections)
+        ]
+        if len(bindings) > 1 and len(values) == len(bindings):
+            return values
         if len(bindings) == 1 and bindings[0].kind == PARAM:
-            default = _parameter_default(bindings[0].scope.node, bindings[0].value)  # type: ignore[arg-type]
+            default = _parameter_default(bindings[0].scope.node, bindings[0].value)
             if isinstance(default, collections) and bindings[0].scope.parent is not None:
                 return [(default, bindings[0].scope.parent)]  # defaults are evaluated outside the def
         return []
@@ -391,7 +334,7 @@ class ExceptionAnalysis:
         return call.args[0], self.admits(call.args[1], scope)
 
 
-def _parameter_default(function: ast.AST, param: ast.arg) -> Optional[ast.expr]:
+def _parameter_default(function: ast.AST, param: object) -> Optional[ast.expr]:
     """The default value of `param` in `function`'s signature, if it has one."""
     args = getattr(function, "args", None)
     if not isinstance(args, ast.arguments):

@@ -22,7 +22,8 @@ handlings of their own.
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Sequence, Tuple, Union
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple, Union
 
 from deadline_lint.catalog.exceptions import CATALOG
 from deadline_lint.families.shared.errors.exceptions import (
@@ -35,7 +36,6 @@ from deadline_lint.families.shared.errors.exceptions import (
 from deadline_lint.families.shared.errors.statuses import ProducedStatus, StatusAnalysis
 from deadline_lint.semantics.local.children import walk as walk_nodes
 from deadline_lint.semantics.local.scopes import Scope, imports_any
-from dataclasses import dataclass
 
 if TYPE_CHECKING:
     from deadline_lint.semantics.file_view import FileView
@@ -48,14 +48,19 @@ Function = Union[ast.FunctionDef, ast.AsyncFunctionDef]
 _TASK_CANCEL_BASE = "Exception"  # a cancel type deriving from this is an error, not task cancellation
 
 
-@dataclass(frozen=True)
-class Span:
-    """A position that is not a node: the `except` keyword of a handler."""
+class Span(ast.AST):
+    """A position that is not a node of the tree: the `except` keyword of a handler. A node
+    class of its own, so it goes wherever a finding's node does."""
 
-    lineno: int
-    col_offset: int
-    end_lineno: int
-    end_col_offset: int
+    _fields = ()
+    _attributes = ("lineno", "col_offset", "end_lineno", "end_col_offset")
+
+    def __init__(self, lineno: int, col_offset: int, end_lineno: int, end_col_offset: int) -> None:
+        super().__init__()
+        self.lineno = lineno
+        self.col_offset = col_offset
+        self.end_lineno = end_lineno
+        self.end_col_offset = end_col_offset
 
 
 @dataclass(frozen=True)
@@ -70,7 +75,7 @@ class Outcome:
 @dataclass(frozen=True)
 class Handling:
     node: ast.AST  # the ExceptHandler, the If, or a registered handler function
-    report_node: object  # the `except` keyword, the If's test, or the registered type
+    report_node: ast.AST  # the `except` keyword, the If's test, or the registered type
     kinds: FrozenSet[str]  # the kinds handled, named directly
     witnesses: Tuple[Admitted, ...]  # one per element naming a kind
     exact: bool  # nothing but those kinds is handled here (a rewrite affects only them)
@@ -79,6 +84,10 @@ class Handling:
 
     def witness(self, kind: str) -> Optional[Admitted]:
         return next((w for w in self.witnesses if w.kind == kind), None)
+
+    def named(self, kind: str) -> Admitted:
+        """The witness of one of `kinds` (each has one: `kinds` is read off the witnesses)."""
+        return next(w for w in self.witnesses if w.kind == kind)
 
 
 class HandlingAnalysis:
@@ -231,7 +240,7 @@ class HandlingAnalysis:
     def _handling(
         self,
         node: ast.AST,
-        report_node: object,
+        report_node: ast.AST,
         admission: Union[Admission, Sequence[Admission]],
         body: List[ast.stmt],
         scope: Scope,
@@ -358,7 +367,7 @@ def _compared_count(test: ast.Compare) -> int:
     return len(right.elts) if isinstance(right, (ast.Tuple, ast.List, ast.Set)) else 1
 
 
-def _header_expressions(stmt: ast.stmt):
+def _header_expressions(stmt: ast.stmt) -> Iterator[ast.AST]:
     """The expressions of a statement itself, not of the blocks nested in it (nor of lambdas)."""
     stack: List[ast.AST] = []
     for field, value in ast.iter_fields(stmt):

@@ -4,10 +4,11 @@ status, and how a family of names spells another status. The schema is documente
 of statuses.yaml."""
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any, Dict, FrozenSet, Mapping, Optional, Tuple
 
 from deadline_lint.catalog.names import canonical_name
-from dataclasses import dataclass, field
+from deadline_lint.catalog.schema import is_names
 
 CONSTANT, CLASS = "constant", "class"  # what a listed name is: a value, or a class to raise
 
@@ -154,7 +155,7 @@ def _registrations_problem(content: Any) -> Optional[str]:
     expected = "`handler_registrations` as a mapping with `modules`, `decorators`, `calls` and `mappings`"
     if not isinstance(content, dict) or set(content) - _REGISTRATION_KEYS:
         return expected
-    if not _is_names(content.get("modules") or []) or not _is_names(content.get("mappings") or []):
+    if not is_names(content.get("modules") or []) or not is_names(content.get("mappings") or []):
         return expected
     decorators = content.get("decorators") or {}
     if not isinstance(decorators, dict) or not all(_is_index(v) and v is not None for v in decorators.values()):
@@ -168,10 +169,6 @@ def _registrations_problem(content: Any) -> Optional[str]:
     ):
         return "`handler_registrations.calls` as a mapping of method name to `type` and `handler` positions"
     return None
-
-
-def _is_names(value: Any) -> bool:
-    return isinstance(value, list) and all(isinstance(v, str) and v.strip() for v in value)
 
 
 def _is_index(value: Any) -> bool:
@@ -200,7 +197,7 @@ def validate_statuses(content: Any) -> Optional[str]:
         isinstance(k, int) and 100 <= k <= 599 and isinstance(v, str) and v.isidentifier() for k, v in phrases.items()
     ):
         return "`phrases` as a mapping of HTTP code to an UPPER_SNAKE phrase"
-    if not _is_names(content.get("grpc_codes") or []):
+    if not is_names(content.get("grpc_codes") or []):
         return "`grpc_codes` as a list of names"
     for key in ("constants", "classes"):
         for family, spec in (content.get(key) or {}).items():
@@ -222,7 +219,7 @@ def validate_statuses(content: Any) -> Optional[str]:
     if not isinstance(methods, dict) or not all(_is_index(v) and v is not None for v in methods.values()):
         return "`methods` as a mapping of method name to argument position"
     for key in ("keywords", "attributes", "tuple_returns"):
-        if not _is_names(content.get(key) or []):
+        if not is_names(content.get(key) or []):
             return f"`{key}` as a list of names"
     quota = content.get("quota") or {}
     if not isinstance(quota, dict) or set(quota) - {"http", "grpc"}:

@@ -17,12 +17,12 @@ passed, returned or assigned.
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Tuple
 
 from deadline_lint.families.shared.errors.status_catalog import CLASS, CONSTANT, NamedStatus, Status, status_vocabulary
 from deadline_lint.semantics.local.expressions import argument_at, last_name
 from deadline_lint.semantics.local.scopes import IMPORT, Scope, imports_any
-from dataclasses import dataclass
 
 if TYPE_CHECKING:
     from deadline_lint.semantics.file_view import FileView

@@ -2,10 +2,10 @@
 what a fix may swap a wall-clock read for, and which calls take or build durations."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, FrozenSet, Mapping, Optional, Tuple
 
 from deadline_lint.catalog import Catalog
-from dataclasses import dataclass
 
 WALL, MONOTONIC = "wall", "monotonic"
 UNITS = ("s", "ns", "datetime", "text")

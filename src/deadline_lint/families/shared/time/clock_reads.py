@@ -9,12 +9,12 @@ MONOTONIC one; `datetime.now().timestamp()` is one read in seconds. Everything i
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, FrozenSet, Optional, Set, Tuple
 
 from deadline_lint.families.shared.time.clock_catalog import MONOTONIC, WALL, ClockCatalog, clock_catalog
 from deadline_lint.families.shared.time.clock_facts import ProjectClocks
 from deadline_lint.semantics.local.scopes import ASSIGN, NESTED_STATEMENTS, Scope
-from dataclasses import dataclass
 
 if TYPE_CHECKING:
     from deadline_lint.semantics.file_view import AnalysisInputs
@@ -40,7 +40,7 @@ class ClockRead:
 class ClockReads:
     """Per file: which calls read which clock (each call judged once)."""
 
-    def __init__(self, ctx: "AnalysisInputs"):
+    def __init__(self, ctx: "AnalysisInputs") -> None:
         self.ctx = ctx
         self.resolver = ctx.resolver
         self.clocks: ClockCatalog = clock_catalog(ctx.catalog)

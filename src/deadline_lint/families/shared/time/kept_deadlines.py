@@ -19,13 +19,13 @@ from __future__ import annotations
 import ast
 import re
 import weakref
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Set, Tuple
 
 from deadline_lint.families.shared.time.clock_catalog import WALL
 from deadline_lint.families.shared.time.clock_reads import ClockRead
 from deadline_lint.semantics.local.function_body import function_body
 from deadline_lint.semantics.local.scopes import FUNCTION, IMPORT, MODULE, Scope
-from dataclasses import replace
 
 if TYPE_CHECKING:
     from deadline_lint.support.source import SourceFile

@@ -40,7 +40,8 @@ when an instant from elsewhere took part: a parameter, an attribute, a parsed he
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Set, Tuple, cast
 
 from deadline_lint.families.shared.time.clock_catalog import MONOTONIC, WALL
 from deadline_lint.families.shared.time.clock_reads import ClockRead, ClockReads
@@ -48,7 +49,6 @@ from deadline_lint.families.shared.time.kept_deadlines import KeptDeadlines
 from deadline_lint.semantics.local.declared import is_none
 from deadline_lint.semantics.local.function_body import function_body
 from deadline_lint.semantics.local.scopes import ASSIGN, FUNCTION, Scope
-from dataclasses import dataclass
 
 if TYPE_CHECKING:
     from deadline_lint.semantics.file_view import AnalysisInputs, FileView
@@ -104,7 +104,7 @@ def _is_number(expr: ast.expr) -> bool:
 class TimeValues(ClockReads):
     """Per file: clock reads by call (see ClockReads) and one FunctionTimes per function."""
 
-    def __init__(self, ctx: "AnalysisInputs"):
+    def __init__(self, ctx: "AnalysisInputs") -> None:
         super().__init__(ctx)
         self._source = getattr(ctx, "source", None)
         profile = getattr(ctx, "profile", None)
@@ -138,15 +138,15 @@ class TimeValues(ClockReads):
         if scope.kind != FUNCTION:
             return None  # module and class bodies: not a function's local time
         found = scope.facts.get("time_values")
-        if found is None:
+        if not isinstance(found, FunctionTimes):  # only this analysis stores under the key
             found = scope.facts["time_values"] = FunctionTimes(self, scope)
-        return found  # type: ignore[return-value]
+        return found
 
 
 class FunctionTimes:
     """The time values of one function; see the module docstring."""
 
-    def __init__(self, analysis: TimeValues, scope: Scope):
+    def __init__(self, analysis: TimeValues, scope: Scope) -> None:
         self.analysis = analysis
         self.scope = scope
         self._values: Dict[int, Tuple[ast.AST, Optional[TimeValue]]] = {}
@@ -318,7 +318,7 @@ class FunctionTimes:
             return outer._name_value(name) if outer is not None else None
         key = f"time_values.name:{name}"
         if key in self.scope.facts:
-            return self.scope.facts[key]  # type: ignore[return-value]
+            return cast(Optional[TimeValue], self.scope.facts[key])  # stored below, by this method
         if name in self._computing:
             return None  # `x = x + 1`: a cycle says nothing
         self._computing.add(name)
@@ -521,9 +521,10 @@ class FunctionTimes:
                 child = parent  # `x.total_seconds`: judged by the call around it
             elif isinstance(parent, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
                 targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
-                if not all(isinstance(t, ast.Name) for t in targets):
+                names = [t.id for t in targets if isinstance(t, ast.Name)]
+                if len(names) != len(targets):
                     return True  # an attribute, an item, an unpacking
-                return any(self.escapes(t.id) for t in targets)  # type: ignore[attr-defined]
+                return any(self.escapes(name) for name in names)
             else:
                 return True
 
@@ -534,16 +535,15 @@ def _position(node: ast.AST) -> Tuple[int, int]:
 
 def _agree(values: Sequence[Optional[TimeValue]]) -> Optional[TimeValue]:
     """One value from several that must agree on role, clock and unit."""
-    if not values or any(v is None for v in values):
+    known = [v for v in values if v is not None]
+    if not values or len(known) != len(values):
         return None
-    first = values[0]
-    assert first is not None
-    for other in values[1:]:
-        assert other is not None
+    first = known[0]
+    for other in known[1:]:
         if (other.role, other.clock, other.unit) != (first.role, first.clock, first.unit):
             return None
-    reads = _merge_reads(*(v.reads for v in values))  # type: ignore[union-attr]
-    return TimeValue(first.role, first.clock, first.unit, reads, all(v.local for v in values))  # type: ignore[union-attr]
+    reads = _merge_reads(*(v.reads for v in known))
+    return TimeValue(first.role, first.clock, first.unit, reads, all(v.local for v in known))
 
 
 def _combine(role: str, a: TimeValue, b: TimeValue) -> Optional[TimeValue]:
