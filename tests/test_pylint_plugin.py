@@ -39,6 +39,10 @@ def fresh_plugin_state(monkeypatch):
 
 
 def run_pylint(tmp_path: Path, *args: str) -> Tuple[List[dict], int]:
+    # Each run stands for a pylint process of its own. astroid keeps the module nodes it built
+    # between runs in one process, so the findings the plugin keeps for the last node would
+    # answer a later run of the same file under another selection.
+    pylint_plugin._ModuleFindings.module = None
     (tmp_path / "pylintrc").write_text("[MAIN]\n")
     output = StringIO()
     run = Run(
