@@ -230,4 +230,5 @@ def test_opt_in_rules_are_disabled_until_enabled(tmp_path, monkeypatch) -> None:
     path.write_text("print('x')\n", encoding="utf-8")
     assert [m for m in run_pylint(tmp_path, str(path))[0] if m["symbol"] == "test-every-call"] == []
     messages, _ = run_pylint(tmp_path, "--disable=all", "--enable=test-every-call", str(path))
-    assert [(m["messageId"], m["message"]) for m in messages] == [(f"W9{_EveryCall.code[2:]}", f"{_EveryCall.code} a call")]
+    code = _EveryCall.code
+    assert [(m["messageId"], m["message"]) for m in messages] == [(f"W9{code[2:]}", f"{code} a call")]
