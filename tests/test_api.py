@@ -5,6 +5,8 @@ from pathlib import Path
 
 import pytest
 
+from rule_codes import unused_code
+
 from deadline_lint.frontends.cli import main
 from deadline_lint.run import api
 from deadline_lint.settings.profile import ProfileError
@@ -90,5 +92,6 @@ def test_fix_paths_writes_or_only_diffs(project: Path) -> None:
 
 
 def test_bad_options_are_one_profile_error(project: Path) -> None:
-    with pytest.raises(ProfileError, match="DL999"):
-        api.lint_text(BAD, "app/svc.py", api.Options(select=("DL999",)))
+    unknown = unused_code()
+    with pytest.raises(ProfileError, match=unknown):
+        api.lint_text(BAD, "app/svc.py", api.Options(select=(unknown,)))

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from front_ends import run_cli
+from rule_codes import unused_code
 
 from deadline_lint.families.registry import all_rules
 from deadline_lint.frontends.cli import main
@@ -203,7 +204,7 @@ def test_rules_and_explain(capsys) -> None:
     text = capsys.readouterr().out
     assert text.startswith("# DL103: unbounded-timeout")
     assert "## Why is this bad?" in text
-    assert main(["explain", "DL999"]) == 2
+    assert main(["explain", unused_code()]) == 2
 
 
 def test_internal_error_becomes_a_diagnostic(monkeypatch, tmp_path: Path) -> None:

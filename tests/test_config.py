@@ -12,8 +12,11 @@ from typing import List
 
 import pytest
 from front_ends import run_cli
+from rule_codes import unused_code, unused_prefix
 
 from deadline_lint.engine.rule import REGISTRY, Rule
+from deadline_lint.families.registry import known_codes
+from deadline_lint.run.selection import nearest_code
 from deadline_lint.settings.profile import ProfileError, build_profile
 from deadline_lint.run.profile_checks import check_profile
 
@@ -95,13 +98,19 @@ def test_command_line_select_replaces_the_profiles_and_extend_select_adds(tmp_pa
     assert codes("--extend-select", "DL101") == ["DL101", "DL103"]
 
 
+# Well-formed codes and prefixes no rule has, taken from the registry when the tests are
+# collected: a rule or family that lands later never makes one of them known.
+_CODE, _PREFIX = unused_code("1"), unused_prefix()
+
+
 @pytest.mark.parametrize(
     "args, names",
     [
-        (["--select", "DL190"], "--select: unknown rule code or prefix 'DL190' (nearest known code: DL1"),
-        (["--ignore", "DL9"], "--ignore: unknown rule code or prefix 'DL9' (nearest known code: DL"),
+        (["--select", _CODE],
+         f"--select: unknown rule code or prefix '{_CODE}' (nearest known code: {nearest_code(_CODE, known_codes())})"),
+        (["--ignore", _PREFIX], f"--ignore: unknown rule code or prefix '{_PREFIX}' (nearest known code: DL"),
         (["--extend-select", "XYZ"], "--extend-select: not a rule code or prefix: 'XYZ'"),
-        (["--extend-safe-fixes", "DL7"], "--extend-safe-fixes: unknown rule code or prefix 'DL7'"),
+        (["--extend-safe-fixes", _PREFIX], f"--extend-safe-fixes: unknown rule code or prefix '{_PREFIX}'"),
     ],
 )
 def test_unknown_codes_on_the_command_line_exit_2_with_one_line(tmp_path: Path, args, names) -> None:
@@ -113,26 +122,27 @@ def test_unknown_codes_on_the_command_line_exit_2_with_one_line(tmp_path: Path, 
 
 def test_unknown_codes_in_a_profile_exit_2_naming_the_key(tmp_path: Path) -> None:
     (tmp_path / "svc.py").write_text(BAD)
-    (tmp_path / "pyproject.toml").write_text('[tool.deadline-lint]\nper_path_ignores = { "x/*" = ["DL109"] }\n')
+    (tmp_path / "pyproject.toml").write_text(f'[tool.deadline-lint]\nper_path_ignores = {{ "x/*" = ["{_CODE}"] }}\n')
     result = run("check", ".", cwd=tmp_path)
     assert result.returncode == 2 and result.stderr.count("\n") == 1
-    assert "per_path_ignores: 'x/*'" in result.stderr and "DL109" in result.stderr
-    assert "nearest known code: DL10" in result.stderr
+    assert "per_path_ignores: 'x/*'" in result.stderr and _CODE in result.stderr
+    assert f"nearest known code: {nearest_code(_CODE, known_codes())}" in result.stderr
 
 
 class _LaterRule(Rule):
     """Stands for a rule a family adds later."""
 
-    code = "DL999"
+    code = unused_code()
     name = "test-later-rule"
     summary = "test"
 
 
 def test_known_codes_come_from_the_registry(monkeypatch) -> None:
-    with pytest.raises(ProfileError, match="unknown rule code or prefix 'DL999'"):
-        check_profile(build_profile({"select": ["DL999"]}, "p.yaml"))
-    monkeypatch.setitem(REGISTRY, _LaterRule.code, _LaterRule)
-    assert check_profile(build_profile({"select": ["DL999", "DL9"]}, "p.yaml")).select == ("DL999", "DL9")
+    code = _LaterRule.code
+    with pytest.raises(ProfileError, match=f"unknown rule code or prefix '{code}'"):
+        check_profile(build_profile({"select": [code]}, "p.yaml"))
+    monkeypatch.setitem(REGISTRY, code, _LaterRule)
+    assert check_profile(build_profile({"select": [code, code[:3]]}, "p.yaml")).select == (code, code[:3])
 
 
 def test_flake8_relative_profile_in_its_config_is_relative_to_the_config_file(tmp_path: Path) -> None:
@@ -166,10 +176,10 @@ def test_pylint_relative_profile_in_its_config_is_relative_to_the_config_file(tm
 
 def test_flake8_rejects_an_unknown_dl_code_in_its_selection(tmp_path: Path) -> None:
     (tmp_path / "svc.py").write_text(BAD)
-    result = subprocess.run([PY, "-m", "flake8", "--isolated", "--extend-select", "DL999,E501", "svc.py"],
+    result = subprocess.run([PY, "-m", "flake8", "--isolated", "--extend-select", f"{_CODE},E501", "svc.py"],
                             cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert result.returncode != 0
-    assert "flake8 --extend-select: unknown rule code or prefix 'DL999'" in result.stdout + result.stderr
+    assert f"flake8 --extend-select: unknown rule code or prefix '{_CODE}'" in result.stdout + result.stderr
 
 
 def test_the_example_profile_loads_without_warnings() -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from rule_codes import unused_code
+
 from deadline_lint.engine.rule import DOC_SECTIONS
 from deadline_lint.support.tool_codes import TOOL_CODES
 from deadline_lint.families.registry import all_rules
@@ -47,13 +49,14 @@ def test_check_and_write_round_trip(tmp_path) -> None:
     assert docs.main(["--check", "--dir", str(folder)]) == 0
     first = sorted(all_rules())[0]
     (folder / f"{first}.md").write_text("edited by hand\n")
-    (folder / "DL999.md").write_text("a rule that no longer exists\n")
+    gone = f"{unused_code()}.md"
+    (folder / gone).write_text("a rule that no longer exists\n")
     (folder / "notes.md").write_text("not ours\n")
-    assert docs.stale_files(folder) == sorted([f"{first}.md", "DL999.md"])
+    assert docs.stale_files(folder) == sorted([f"{first}.md", gone])
     assert docs.main(["--check", "--dir", str(folder)]) == 1
     docs.main(["--dir", str(folder)])
     assert docs.stale_files(folder) == []
-    assert not (folder / "DL999.md").exists() and (folder / "notes.md").exists()
+    assert not (folder / gone).exists() and (folder / "notes.md").exists()
 
 
 def test_readme_links_the_index_and_shows_every_front_end() -> None:

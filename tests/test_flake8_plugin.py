@@ -9,6 +9,7 @@ from typing import List, Tuple
 
 import pytest
 from flake8.main.application import Application
+from rule_codes import unused_code
 
 from deadline_lint.engine import checker as engine
 from deadline_lint.engine.checker import Checker
@@ -140,7 +141,7 @@ def test_syntax_errors_are_flake8s_e999_not_ours(tmp_path, capsys, monkeypatch) 
 class _EveryCall(Rule):
     """Test-only opt-in rule: reports every call."""
 
-    code = "DL199"
+    code = unused_code("1")  # in a real family (DL1 selects it), never a real rule's code
     name = "test-every-call"
     summary = "every call"
     default_enabled = False
@@ -162,8 +163,8 @@ def opt_in_rule(monkeypatch):
         ([], False),  # flake8's default selection: opt-in rules are on its default ignore list
         (["--select", "DL"], False),  # a prefix does not switch an opt-in rule on (as in the CLI)
         (["--select", "DL1"], False),
-        (["--select", "DL199"], True),
-        (["--extend-select", "DL199"], True),
+        (["--select", _EveryCall.code], True),
+        (["--extend-select", _EveryCall.code], True),
     ],
 )
 def test_opt_in_rules_need_their_exact_code(tmp_path, capsys, monkeypatch, opt_in_rule, args, reported) -> None:

@@ -15,6 +15,8 @@ import pytest
 from pylint.lint import PyLinter, Run
 from pylint.reporters import JSON2Reporter
 
+from rule_codes import unused_code
+
 from deadline_lint.engine.checker import Checker
 from deadline_lint.engine.rule import REGISTRY, Rule
 from deadline_lint.support.tool_codes import TOOL_CODES
@@ -37,6 +39,10 @@ def fresh_plugin_state(monkeypatch):
 
 
 def run_pylint(tmp_path: Path, *args: str) -> Tuple[List[dict], int]:
+    # Each run stands for a pylint process of its own. astroid keeps the module nodes it built
+    # between runs in one process, so the findings the plugin keeps for the last node would
+    # answer a later run of the same file under another selection.
+    pylint_plugin._ModuleFindings.module = None
     (tmp_path / "pylintrc").write_text("[MAIN]\n")
     output = StringIO()
     run = Run(
@@ -178,7 +184,7 @@ def test_engine_runs_once_per_module_whatever_the_family_count(tmp_path, monkeyp
 class _EveryCall(Rule):
     """Test-only opt-in rule in a family of its own: reports every call."""
 
-    code = "DL999"
+    code = unused_code()  # never a real rule's: registering it must not hide one
     name = "test-every-call"
     summary = "every call"
     default_enabled = False
@@ -224,4 +230,5 @@ def test_opt_in_rules_are_disabled_until_enabled(tmp_path, monkeypatch) -> None:
     path.write_text("print('x')\n", encoding="utf-8")
     assert [m for m in run_pylint(tmp_path, str(path))[0] if m["symbol"] == "test-every-call"] == []
     messages, _ = run_pylint(tmp_path, "--disable=all", "--enable=test-every-call", str(path))
-    assert [(m["messageId"], m["message"]) for m in messages] == [("W9999", "DL999 a call")]
+    code = _EveryCall.code
+    assert [(m["messageId"], m["message"]) for m in messages] == [(f"W9{code[2:]}", f"{code} a call")]
