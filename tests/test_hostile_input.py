@@ -343,7 +343,15 @@ def test_a_named_file_in_a_folder_that_cannot_be_searched(tmp_path, monkeypatch,
             raise PermissionError(13, "Permission denied", str(path))
         return real_stat(path, *args, **kwargs)
 
+    real_open = os.open
+
+    def open_(path, *args, **kwargs):  # the reader opens first (only regular files are read)
+        if str(path).startswith(locked) or str(path).startswith("locked"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, *args, **kwargs)
+
     monkeypatch.setattr(os, "stat", stat)
+    monkeypatch.setattr(os, "open", open_)
     assert main(["check", "locked/a.py"]) == 1
     captured = capsys.readouterr()
     assert "locked/a.py:1:1: DL006 cannot read file: Permission denied" in captured.out

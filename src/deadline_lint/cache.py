@@ -27,6 +27,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from deadline_lint import __version__, digests
 from deadline_lint.diagnostics import Diagnostic
+from deadline_lint.reading import open_regular
 
 CACHE_DIR_NAME = ".deadline_lint_cache"
 CACHE_DIR_ENV = "DEADLINE_LINT_CACHE_DIR"
@@ -161,7 +162,7 @@ def recorded_state(path: str, stamps: Optional[Mapping[str, List[Any]]] = None) 
         ):
             state = list(earlier)
         else:
-            with open(path, "rb") as handle:
+            with open_regular(path) as handle:
                 state = [stat.st_size, reliable_mtime(stat), content_hash(handle.read())]
     except OSError:
         return None
@@ -267,7 +268,7 @@ def hash_now(path: str, recorded: Optional[Sequence[Any]]) -> Tuple[Optional[str
     if recorded is not None and len(recorded) == 3 and list(stamp_of(stat)) == list(recorded[:2]):
         return recorded[2], None  # recorded long enough after its last change to stand for it
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:
             return content_hash(handle.read()), stat
     except OSError:
         return None, None
@@ -306,7 +307,7 @@ class ResultCache:
         from deadline_lint.collector import collector_paused
 
         try:
-            with open(self.path, "rb") as handle:
+            with open_regular(self.path) as handle:
                 data = handle.read()
             with collector_paused():  # hundreds of thousands of containers, none in a cycle
                 document = marshal.loads(data)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Dict, FrozenSet, List, Mapping, Optional, Tuple
 
 from deadline_lint.catalog import compiled
+from deadline_lint.reading import open_regular
 from deadline_lint.profile_settings import TIMEOUT_FLOOR_S, Settings, checks, defaults, typed_fields
 from deadline_lint.profile_values import GRPC_STATUS_NAMES, is_expression_template
 from deadline_lint.records import dataclass, field
@@ -162,12 +163,12 @@ def default_profile() -> Profile:
 def load_profile_file(path: os.PathLike) -> Dict[str, Any]:
     where = str(path)
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:
             data = handle.read(MAX_PROFILE_BYTES + 1)
     except FileNotFoundError:
         raise ProfileError(f"{where}: file not found") from None
     except OSError as exc:
-        raise ProfileError(f"{where}: cannot be read: {exc}") from None
+        raise ProfileError(f"{where}: cannot be read: {exc.strerror or exc}") from None
     if len(data) > MAX_PROFILE_BYTES:
         raise ProfileError(f"{where}: too large for a profile (more than {MAX_PROFILE_BYTES // (1024 * 1024)} MiB)")
     try:
@@ -265,7 +266,8 @@ def has_profile_table(folder: Path) -> bool:
 
 def _pyproject_table(pyproject: Path) -> Optional[Dict[str, Any]]:
     try:
-        data = pyproject.read_bytes()
+        with open_regular(pyproject) as handle:
+            data = handle.read()
     except OSError as exc:
         raise ProfileError(f"{pyproject}: not valid TOML ({exc})") from None
     table = compiled.kept("pyproject", data, lambda: _parse_table(pyproject, data))

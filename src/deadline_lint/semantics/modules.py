@@ -9,6 +9,7 @@ from collections import OrderedDict
 from typing import Callable, Dict, List, Optional, Tuple, TypeVar
 
 from deadline_lint import digests
+from deadline_lint.reading import open_regular
 from deadline_lint.roots import root_above
 from deadline_lint.source import DecodeError, decode_source
 
@@ -37,7 +38,7 @@ def read_module_text(path: str) -> Optional[str]:
     try:
         if os.path.getsize(path) > MAX_MODULE_BYTES:
             return None
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:
             return decode_source(handle.read())
     except (OSError, DecodeError):
         return None
