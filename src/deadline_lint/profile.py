@@ -270,10 +270,15 @@ def _pyproject_table(pyproject: Path) -> Optional[Dict[str, Any]]:
             data = handle.read()
     except OSError as exc:
         raise ProfileError(f"{pyproject}: not valid TOML ({exc})") from None
-    table = compiled.kept("pyproject", data, lambda: _parse_table(pyproject, data))
+    table = compiled.kept("pyproject", data, lambda: _parse_table(pyproject, data), _may_be_table)
     if table is not None and not isinstance(table, dict):
         raise ProfileError(f"{pyproject}: tool.deadline-lint: expected a table")
     return table
+
+
+def _may_be_table(kept: Any) -> bool:
+    """What a parse can have left in the cache: no table, or a table with string keys."""
+    return kept is None or (isinstance(kept, dict) and all(isinstance(key, str) for key in kept))
 
 
 def _parse_table(pyproject: Path, data: bytes) -> Any:
