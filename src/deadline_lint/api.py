@@ -138,6 +138,7 @@ class FixResult:
     threaded: int = 0  # functions given a budget parameter (--thread-budget)
     gave_up: bool = False
     before: Tuple[Diagnostic, ...] = ()  # what checking the original reported
+    new: int = 0  # remaining findings the original did not have (fixes.FixedText.new)
 
     @property
     def remaining(self) -> List[Diagnostic]:
@@ -209,13 +210,13 @@ class Session:
         return FixResult(
             path, self.suppressed(located, list(result.remaining)), result.fixed, result.changed, result.text,
             threaded=result.threaded, gave_up=result.gave_up,
-            before=tuple(self.suppressed(located, list(result.before))),
+            before=tuple(self.suppressed(located, list(result.before))), new=result.new,
         )
 
     def _fixed(self, path: str, outcome: "FileOutcome") -> FixResult:
         return FixResult(
             path, self.suppressed(path, list(outcome.remaining)), outcome.fixed, outcome.changed, outcome.text,
-            outcome.diff, outcome.written, outcome.refused, outcome.threaded, outcome.gave_up,
+            outcome.diff, outcome.written, outcome.refused, outcome.threaded, outcome.gave_up, new=outcome.new,
         )
 
     # -- many files ---------------------------------------------------------------------

@@ -18,6 +18,8 @@ import bisect
 import difflib
 import functools
 import os
+import re
+from collections import Counter
 from typing import List, Optional, Protocol, Sequence, Set, Tuple
 
 from deadline_lint.analysis.imports import parse_import
@@ -25,7 +27,7 @@ from deadline_lint.diagnostics import Applicability, Diagnostic, Edit, Fix
 from deadline_lint.engine import Checker, tool_diagnostic
 from deadline_lint.import_block import add_imports_plainly
 from deadline_lint.reading import read_file, undecodable
-from deadline_lint.records import dataclass
+from deadline_lint.records import dataclass, replace
 from deadline_lint.semantics.imported import imports_module_mentioning
 from deadline_lint.source import DecodeError, SourceFile, split_lines
 from deadline_lint.thread_budget import PARAMETER, THREADED_CODES, finding_key, plan_thread_budget
@@ -62,11 +64,12 @@ class FixMode:
 class FixedText:
     original: str
     text: str  # the fixed text; the original when fixing gave up
-    fixed: int  # findings whose fix was applied
+    fixed: int  # findings of the original that are gone from `text` (see `tally`)
     remaining: Tuple[Diagnostic, ...]  # what checking `text` reports (plus DL003/DL005 on give-up)
     before: Tuple[Diagnostic, ...]  # what checking the original reported
     threaded: int = 0  # functions given a budget parameter (--thread-budget)
     gave_up: bool = False  # DL005 (no convergence) or DL003 (a fix broke the code)
+    new: int = 0  # remaining findings the original did not have: before + new == fixed + remaining
 
     @property
     def changed(self) -> bool:
@@ -79,7 +82,6 @@ class _Group:
 
     edits: Tuple[Edit, ...]
     imports: Tuple[str, ...] = ()
-    fixes: int = 1
     threaded: int = 0
 
 
@@ -88,7 +90,7 @@ def fix_text(checker: Checker, text: str, path: str, mode: FixMode = FixMode()) 
     """Apply fixes to `text` until nothing changes; never raises for what a fix does."""
     original = text
     before: Optional[List[Diagnostic]] = None
-    fixed = threaded = 0
+    threaded = 0
     found: List[Diagnostic] = []
     for round_number in range(MAX_ROUNDS + 1):
         found = check_for_fixing(checker, text, path)
@@ -111,9 +113,50 @@ def fix_text(checker: Checker, text: str, path: str, mode: FixMode = FixMode()) 
                 f"fixes were still changing the file after {MAX_ROUNDS} rounds; the file was left unchanged"
             ))
         text = new_text
-        fixed += sum(group.fixes for group in applied)
         threaded += sum(group.threaded for group in applied)
-    return FixedText(original, text, fixed, tuple(found), tuple(before or ()), threaded)
+    found = _without_unapplied_fixes(found, path, mode)
+    fixed, new = tally(before or [], found)
+    return FixedText(original, text, fixed, tuple(found), tuple(before or ()), threaded, new=new)
+
+
+def _without_unapplied_fixes(found: List[Diagnostic], path: str, mode: FixMode) -> List[Diagnostic]:
+    """What remains once the loop stopped: a finding whose fix this mode applies is left only
+    when its fix could not go in (its edits change nothing, or conflict with themselves). It
+    stays, without a fix it never gets, and DL005 says so: a remaining finding marked
+    fixable, with no word on why `fix` left it, would be a count that does not add up."""
+    stuck = [d for d in found if d.fix is not None and mode.applies(d.fix)]
+    if not stuck:
+        return found
+    named = ", ".join(f"{d.code} (line {d.line})" for d in stuck)
+    reason = tool_diagnostic(path, "DL005", f"the fix of {named} could not be applied; the finding remains")
+    ids = {id(d) for d in stuck}
+    unstuck = [replace(d, fix=None) if id(d) in ids else d for d in found]
+    return sorted([*unstuck, reason], key=Diagnostic.sort_key)
+
+
+_LINE_NUMBER = re.compile(r"\bline \d+")
+
+
+def tally(before: Sequence[Diagnostic], after: Sequence[Diagnostic]) -> Tuple[int, int]:
+    """(fixed, new): findings of `before` gone from `after`, and findings of `after` that
+    `before` did not have, matched by code and message (a line number a message names may
+    have moved with an added import). Counted so, the numbers add up whatever the fixes did:
+    one fix can settle two findings (DL201's two reads of one timer share their edits),
+    another finding can go with it, and fixed code can show a finding the original hid;
+    counting applied fixes instead said "Fixed 4 problems, 0 remaining" after "Found 6"."""
+    unmatched = Counter(_identity(d) for d in before)
+    new = 0
+    for diagnostic in after:
+        key = _identity(diagnostic)
+        if unmatched[key] > 0:
+            unmatched[key] -= 1
+        else:
+            new += 1
+    return sum(unmatched.values()), new
+
+
+def _identity(diagnostic: Diagnostic) -> Tuple[str, str]:
+    return diagnostic.code, _LINE_NUMBER.sub("line N", diagnostic.message)
 
 
 def check_for_fixing(checker: Checker, text: str, path: str) -> List[Diagnostic]:
@@ -125,7 +168,7 @@ def check_for_fixing(checker: Checker, text: str, path: str) -> List[Diagnostic]
 def _give_up(original: str, before: Sequence[Diagnostic], path: str, code: str, message: str) -> FixedText:
     reason = tool_diagnostic(path, code, message)
     remaining = tuple(sorted([*before, reason], key=Diagnostic.sort_key))
-    return FixedText(original, original, 0, remaining, tuple(before), gave_up=True)
+    return FixedText(original, original, 0, remaining, tuple(before), gave_up=True, new=1)
 
 
 def _round_groups(checker: Checker, text: str, path: str, found: List[Diagnostic], mode: FixMode) -> List[_Group]:
@@ -135,7 +178,7 @@ def _round_groups(checker: Checker, text: str, path: str, found: List[Diagnostic
         plan = _thread_plan(checker, text, path, found, mode)
         if plan is not None:
             covered = plan.covered
-            groups.append(_Group(plan.edits, plan.imports, len(plan.covered), plan.functions))
+            groups.append(_Group(plan.edits, plan.imports, threaded=plan.functions))
     fixes = [d.fix for d in found if d.fix is not None and mode.applies(d.fix) and finding_key(d) not in covered]
     fixes.sort(key=lambda fix: min((e.start, e.end) for e in fix.edits) if fix.edits else (0, 0))
     groups.extend(_Group(fix.edits, fix.imports) for fix in fixes if fix.edits)
@@ -315,6 +358,7 @@ class FileOutcome:
     threaded: int = 0
     gave_up: bool = False
     text: Optional[str] = None  # the fixed text, when it changed (thread_project.py reads it)
+    new: int = 0  # FixedText.new
 
 
 def fix_file(
@@ -331,7 +375,7 @@ def fix_file(
         return _unfixable(path, undecodable(path, exc))
     result = fix_text(checker, snapshot.text if start is None else start, path, mode)
     if not result.changed and result.text == snapshot.text:
-        return FileOutcome(path, 0, result.remaining, False, gave_up=result.gave_up)
+        return FileOutcome(path, 0, result.remaining, False, gave_up=result.gave_up, new=result.new)
     try:
         if write:
             write_atomic(snapshot, result.text)
@@ -342,7 +386,8 @@ def fix_file(
     except OSError as exc:
         return FileOutcome(path, 0, result.before, False, refused=f"cannot write: {exc.strerror or exc}")
     diff = b"" if write else diff_like(snapshot, result.text)
-    return FileOutcome(path, result.fixed, result.remaining, True, diff, write, None, result.threaded, text=result.text)
+    return FileOutcome(path, result.fixed, result.remaining, True, diff, write, None, result.threaded,
+                       text=result.text, new=result.new)
 
 
 def _unfixable(path: str, reason: Diagnostic) -> FileOutcome:
@@ -387,6 +432,8 @@ class Outcome(Protocol):
     def remaining(self) -> Sequence[Diagnostic]: ...
     @property
     def threaded(self) -> int: ...
+    @property
+    def new(self) -> int: ...
 
 
 def fix_summary(outcomes: Sequence[Outcome], mode: FixMode, write: bool, files_checked: int) -> str:
@@ -398,9 +445,15 @@ def fix_summary(outcomes: Sequence[Outcome], mode: FixMode, write: bool, files_c
         return f"Nothing to fix ({_plural(files_checked, 'file')} checked)."
     verb, rest = ("Fixed", "remaining") if write else ("Would fix", "would remain")
     text = f"{verb} {_plural(fixed, 'problem')} in {_plural(changed, 'file')}, {len(remaining)} {rest}"
+    notes = []
+    new = sum(o.new for o in outcomes)
+    if new:  # so that fixed + remaining is what was found, plus these
+        notes.append(f"{new} not reported before fixing")
     hidden = sum(1 for d in remaining if d.fix is not None and d.fix.applicability is Applicability.UNSAFE)
     if hidden and not mode.unsafe:
-        text += f" ({hidden} fixable with `--unsafe-fixes`)"
+        notes.append(f"{hidden} fixable with `--unsafe-fixes`")
+    if notes:
+        text += f" ({'; '.join(notes)})"
     threaded = sum(o.threaded for o in outcomes)
     if threaded:
         verb = "threaded" if write else "would thread"

@@ -23,7 +23,9 @@ TOOL_CODES: Dict[str, ToolCode] = {
         ToolCode("DL004", "file-too-large", "The file is larger than the checker reads (10 MiB); "
                  "generated files of that size are best excluded."),
         ToolCode("DL005", "fix-did-not-converge", "`deadline-lint fix` re-checked the file ten times "
-                 "and fixes were still changing it; the file was left as it was."),
+                 "and fixes were still changing it; the file was left as it was. Also reported when a "
+                 "fix the run would apply could not go in (its edits change nothing or conflict): that "
+                 "finding remains, no longer marked fixable, and the rest of the file is fixed."),
         ToolCode("DL006", "unreadable-file", "The file could not be read (permissions, a broken link, "
                  "it vanished during the run, or it is not a regular file: a FIFO or a device is never "
                  "read, so it cannot hang the run)."),
