@@ -14,7 +14,7 @@ from typing import Callable, List
 
 import pytest
 
-from deadline_lint import sealed
+from deadline_lint.support import sealed
 
 SERVICE = {
     "pyproject.toml": "[tool.deadline-lint]\nhop-margin-ms = 20\n",

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from deadline_lint.cli import main
+from deadline_lint.frontends.cli import main
 
 BAD = "import requests\nrequests.get('u')\n"
 # Enough findings that the report is far larger than a pipe's buffer (64 KiB on Linux), so

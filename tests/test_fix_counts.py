@@ -10,11 +10,11 @@ from typing import Tuple
 
 import pytest
 
-from deadline_lint.cli import main
-from deadline_lint.diagnostics import Edit
-from deadline_lint.records import replace
-from deadline_lint.engine import Checker
-from deadline_lint.fixes import FixMode, fix_text
+from deadline_lint.engine.checker import Checker
+from deadline_lint.fixes.loop import FixMode, fix_text
+from deadline_lint.frontends.cli import main
+from deadline_lint.support.diagnostics import Edit
+from deadline_lint.support.records import replace
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -80,7 +80,7 @@ def test_a_finding_the_fixed_code_shows_is_counted_as_such(tmp_path, monkeypatch
 def test_a_fix_that_cannot_go_in_is_dl005_not_a_finding_left_fixable(monkeypatch) -> None:
     """A fix whose edit changes nothing never applies: the loop stops with the finding still
     marked fixable. It is reported (DL005, naming it) and no longer offered."""
-    import deadline_lint.fixes as fixes_module
+    import deadline_lint.fixes.loop as fixes_module
 
     real = fixes_module.check_for_fixing
 

@@ -77,7 +77,8 @@ def test_a_baseline_that_is_a_fifo_is_one_line_and_exit_2(tmp_path) -> None:
 
 @pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
 def test_a_device_is_not_read(tmp_path) -> None:
-    from deadline_lint.reading import NotRegularFile, open_regular, read_file
+    from deadline_lint.engine.reading import read_file
+    from deadline_lint.support.regular_files import NotRegularFile, open_regular
 
     with pytest.raises(NotRegularFile, match=r"not a regular file \(a character device\)"):
         open_regular("/dev/zero")

@@ -18,8 +18,8 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, List, Optional, Tuple
 
-from deadline_lint import sealed
-from deadline_lint.reading import open_regular
+from deadline_lint.support import sealed
+from deadline_lint.support.regular_files import open_regular
 
 Documents = List[Tuple[str, Any]]  # (file stem, parsed content), in file name order
 

@@ -20,8 +20,8 @@ import threading
 import time
 from typing import Any, Dict, Optional, Set
 
-from deadline_lint import sealed
-from deadline_lint.reading import open_regular
+from deadline_lint.support import sealed
+from deadline_lint.support.regular_files import open_regular
 
 _FOLDER: list = [None]  # where entries live; None: nothing is stored (no results cache)
 _ENTRIES: Dict[str, Optional[Dict[str, Any]]] = {}  # read or written this run, by key
