@@ -4,7 +4,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from rule_codes import unused_code
 
 from deadline_lint.frontends.cli import main

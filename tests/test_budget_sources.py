@@ -81,8 +81,8 @@ def test_the_budget_type_seam_takes_a_type_from_elsewhere() -> None:
 
 
 def test_a_role_method_the_project_type_lacks_is_a_warning(tmp_path) -> None:
-    from deadline_lint.settings.profile import build_profile, load_profile_file
     from deadline_lint.run.profile_checks import check_profile
+    from deadline_lint.settings.profile import build_profile, load_profile_file
 
     (tmp_path / "acme").mkdir()
     (tmp_path / "acme" / "deadlines.py").write_text(

@@ -15,6 +15,7 @@ import pytest
 
 from deadline_lint.cache import results as cache_module
 from deadline_lint.frontends.cli import main
+from deadline_lint.support import sealed
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -30,10 +31,26 @@ def cache_files(folder: Path) -> List[Path]:
     return sorted((folder / "v1").glob("*/*.marshal"))
 
 
+def sealed_for(entry_file: Path) -> str:
+    """The inputs a cache file is sealed for (sealed.py), so damage inside it can be written
+    back under the same seal: the reader's own checks are what these tests are about."""
+    return entry_file.read_bytes().split(b"\n", 2)[1].rsplit(b" ", 1)[0].decode()
+
+
+def read_marshalled(entry_file: Path):
+    payload = sealed.unseal(entry_file.read_bytes(), sealed_for(entry_file))
+    assert payload is not None
+    return marshal.loads(payload)
+
+
+def write_marshalled(entry_file: Path, document) -> None:
+    entry_file.write_bytes(sealed.seal(sealed_for(entry_file), marshal.dumps(document)))
+
+
 def read_document(entry_file: Path) -> dict:
     """A cache file's document with its entries and module reaches decoded (the file keeps
     each of them marshalled on its own)."""
-    document = marshal.loads(entry_file.read_bytes())
+    document = read_marshalled(entry_file)
     document["files"] = {path: marshal.loads(entry) for path, entry in document["files"].items()}
     document["modules"] = {
         index: {node: marshal.loads(reach) for node, reach in table.items()}
@@ -61,7 +78,7 @@ def write_document(entry_file: Path, text: str) -> None:
             index: {node: marshal.dumps(reach) for node, reach in table.items()}
             for index, table in document.get("modules", {}).items()
         }
-    entry_file.write_bytes(marshal.dumps(document))
+    write_marshalled(entry_file, document)
 
 
 def one_file(tmp_path: Path, text: str) -> Tuple[Path, List[str]]:
@@ -227,9 +244,9 @@ def test_an_entry_that_does_not_decode_is_a_miss(tmp_path, capsys, monkeypatch) 
     _, args = one_file(tmp_path, "import requests\nrequests.get('http://x')\n")
     first = check(capsys, *args)
     (entry_file,) = cache_files(tmp_path / "cache")
-    document = marshal.loads(entry_file.read_bytes())
+    document = read_marshalled(entry_file)
     document["files"] = {path: entry[: len(entry) // 2] for path, entry in document["files"].items()}
-    entry_file.write_bytes(marshal.dumps(document))
+    write_marshalled(entry_file, document)
     counts = hits_and_misses(monkeypatch)
     assert check(capsys, *args) == first
     assert counts["checked"] == 1
@@ -543,17 +560,20 @@ def test_the_parsed_catalog_is_kept_beside_the_cache_and_read_back(tmp_path) -> 
         parses.append(len(files))
         return [(path.stem, data.decode()) for path, data in files]
 
+    def valid(kept):
+        return [stem for stem, _ in kept] == ["a"]
+
     folder = tmp_path / "cache"
     compiled.keep_in(str(folder))
     try:
-        assert compiled.documents([first], parse) == [("a", "x: 1\n")]
-        assert compiled.documents([first], parse) == [("a", "x: 1\n")]
+        assert compiled.documents([first], parse, valid) == [("a", "x: 1\n")]
+        assert compiled.documents([first], parse, valid) == [("a", "x: 1\n")]
         assert len(parses) == 1  # the second answer was read back
         (kept,) = folder.glob("catalog-*.marshal")
         kept.write_bytes(b"\x00damaged")
-        assert compiled.documents([first], parse) == [("a", "x: 1\n")] and len(parses) == 2
+        assert compiled.documents([first], parse, valid) == [("a", "x: 1\n")] and len(parses) == 2
         first.write_text("x: 2\n")
-        assert compiled.documents([first], parse) == [("a", "x: 2\n")] and len(parses) == 3
+        assert compiled.documents([first], parse, valid) == [("a", "x: 2\n")] and len(parses) == 3
         assert len(list(folder.glob("catalog-*.marshal"))) == 2
     finally:
         compiled.keep_in(None)

@@ -16,9 +16,9 @@ from rule_codes import unused_code, unused_prefix
 
 from deadline_lint.engine.rule import REGISTRY, Rule
 from deadline_lint.families.registry import known_codes
+from deadline_lint.run.profile_checks import check_profile
 from deadline_lint.run.selection import nearest_code
 from deadline_lint.settings.profile import ProfileError, build_profile
-from deadline_lint.run.profile_checks import check_profile
 
 BAD = "import requests\nrequests.get('u')\n"
 PY = sys.executable

@@ -7,9 +7,9 @@ from pathlib import Path
 from rule_codes import unused_code
 
 from deadline_lint.engine.rule import DOC_SECTIONS
-from deadline_lint.support.tool_codes import TOOL_CODES
 from deadline_lint.families.registry import all_rules
 from deadline_lint.frontends import docs
+from deadline_lint.support.tool_codes import TOOL_CODES
 
 ROOT = Path(__file__).resolve().parent.parent
 RULE_DOCS = ROOT / "docs" / "rules"

@@ -10,10 +10,10 @@ from deadline_lint.catalog import load_catalog
 from deadline_lint.catalog.exceptions import build_vocabulary, validate_vocabulary
 from deadline_lint.engine.checker import Checker
 from deadline_lint.engine.context import FileContext
-from deadline_lint.support.source import SourceFile
 from deadline_lint.families.shared.errors.exceptions import BREAKER, CANCEL, EXPIRY, Admission, ExceptionAnalysis
 from deadline_lint.semantics.local.scopes import Scope
 from deadline_lint.settings.profile import build_profile
+from deadline_lint.support.source import SourceFile
 
 # -- the vocabulary ---------------------------------------------------------------------
 VOCABULARY = load_catalog().exceptions

@@ -8,10 +8,10 @@ from typing import Dict, Optional
 import pytest
 
 from deadline_lint.engine.checker import Checker
-from deadline_lint.support.diagnostics import Applicability
 from deadline_lint.families.registry import all_rules
 from deadline_lint.frontends.cli import main
 from deadline_lint.settings.profile import build_profile
+from deadline_lint.support.diagnostics import Applicability
 
 
 def fixes(text: str, checker: Optional[Checker] = None) -> Dict[int, Applicability]:

@@ -21,12 +21,12 @@ from fixture_fixing import (
 )
 
 from deadline_lint.engine.checker import Checker
-from deadline_lint.support.diagnostics import Applicability
 from deadline_lint.engine.edits import replace_node
 from deadline_lint.engine.rule import REGISTRY, Rule
 from deadline_lint.families.registry import all_rules
 from deadline_lint.fixes.loop import MAX_ROUNDS, FixMode, add_imports, apply_edits, fix_text, parse_import
 from deadline_lint.frontends.cli import main
+from deadline_lint.support.diagnostics import Applicability
 
 CASES = fixture_cases()
 IDS = [c.id for c in CASES]

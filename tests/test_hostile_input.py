@@ -111,8 +111,8 @@ def test_a_fix_bails_when_a_local_shadows_the_module() -> None:
 
 # -- item 12: a fix round applies every non-overlapping edit in one pass --------------------
 def test_non_overlapping_choice_is_greedy_in_order_and_complete() -> None:
-    from deadline_lint.support.diagnostics import Edit
     from deadline_lint.fixes.loop import _Group, _non_overlapping
+    from deadline_lint.support.diagnostics import Edit
 
     groups = [
         _Group((Edit(0, 0, "a"),)),
@@ -151,8 +151,8 @@ def test_many_fixes_in_one_file_take_one_round() -> None:
 
 def test_choosing_edits_does_not_compare_every_pair(monkeypatch) -> None:
     """Counted, not timed: choosing among n single-edit fixes costs O(n log n), never n²."""
-    from deadline_lint.support.diagnostics import Edit
     from deadline_lint.fixes import loop as fixes
+    from deadline_lint.support.diagnostics import Edit
 
     calls = []
     real_touch = fixes._touch
@@ -342,7 +342,15 @@ def test_a_named_file_in_a_folder_that_cannot_be_searched(tmp_path, monkeypatch,
             raise PermissionError(13, "Permission denied", str(path))
         return real_stat(path, *args, **kwargs)
 
+    real_open = os.open
+
+    def open_(path, *args, **kwargs):  # the reader opens first (only regular files are read)
+        if str(path).startswith(locked) or str(path).startswith("locked"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, *args, **kwargs)
+
     monkeypatch.setattr(os, "stat", stat)
+    monkeypatch.setattr(os, "open", open_)
     assert main(["check", "locked/a.py"]) == 1
     captured = capsys.readouterr()
     assert "locked/a.py:1:1: DL006 cannot read file: Permission denied" in captured.out

@@ -8,11 +8,11 @@ from typing import Any, Dict, List
 import jsonschema
 import pytest
 
-from deadline_lint.support.diagnostics import Diagnostic
-from deadline_lint.support.tool_codes import TOOL_CODES
 from deadline_lint.families.registry import all_rules
 from deadline_lint.frontends.cli import build_parser, main
 from deadline_lint.frontends.output import WRITERS, write_github
+from deadline_lint.support.diagnostics import Diagnostic
+from deadline_lint.support.tool_codes import TOOL_CODES
 
 ROOT = Path(__file__).resolve().parent.parent
 BAD = "import requests\nrequests.get('u')\nrequests.get('u', timeout=None)\n"

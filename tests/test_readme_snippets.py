@@ -1,14 +1,12 @@
 """The README's snippets, run as written: the try-it command and its output, the fix example
-before and after, the pre-commit configuration's `rev`, the quoted tool messages; and
+before and after, the quoted tool messages (the pre-commit configuration's `rev`:
+test_precommit_pin.py); and
 example.yaml's comments about which rules read what."""
 from __future__ import annotations
 
 import re
 import shutil
-import subprocess
 from pathlib import Path
-
-import yaml
 
 from deadline_lint.engine.checker import parse_source
 from deadline_lint.families.registry import all_rules
@@ -17,15 +15,6 @@ from deadline_lint.frontends.cli import main
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 EXAMPLE = (ROOT / "example.yaml").read_text(encoding="utf-8")
-
-
-def blocks(language: str):
-    """Fenced code blocks of one language, in order (indented ones too), dedented."""
-    found = []
-    for match in re.finditer(r"^( *)```" + language + r"\n(.*?)^\1```", README, re.MULTILINE | re.DOTALL):
-        indent = len(match.group(1))
-        found.append("".join(line[indent:] + "\n" for line in match.group(2).splitlines()))
-    return found
 
 
 def block_after(marker: str, language: str) -> str:
@@ -74,19 +63,6 @@ def test_what_it_catches_quotes_the_example() -> None:
         source = (ROOT / first.removeprefix("# ")).read_text(encoding="utf-8")
         for line in lines:
             assert line in source, line
-
-
-def test_the_pre_commit_rev_exists() -> None:
-    [config] = [b for b in blocks("yaml") if "repos:" in b]
-    repo = yaml.safe_load(config)["repos"][0]
-    rev = repo["rev"]
-    tags = subprocess.run(["git", "tag"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
-    if rev not in tags:
-        assert re.fullmatch(r"[0-9a-f]{40}", rev), f"rev {rev!r} is neither a tag of this repository nor a commit sha"
-        exists = subprocess.run(["git", "cat-file", "-e", f"{rev}^{{commit}}"], cwd=ROOT, capture_output=True)
-        assert exists.returncode == 0, f"rev {rev} is not a commit of this repository"
-    hooks = {hook["id"] for hook in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())}
-    assert {hook["id"] for hook in repo["hooks"]} <= hooks
 
 
 def test_the_quoted_deep_nesting_message_is_the_tools() -> None:

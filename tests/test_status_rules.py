@@ -16,7 +16,6 @@ from deadline_lint.catalog import load_catalog
 from deadline_lint.engine.checker import Checker
 from deadline_lint.engine.context import FileContext
 from deadline_lint.engine.edits import append_statement
-from deadline_lint.support.source import SourceFile
 from deadline_lint.families.registry import all_rules
 from deadline_lint.families.shared.errors.status_catalog import Status, build_statuses, validate_statuses
 from deadline_lint.families.shared.errors.statuses import CANCELLED, EXPIRED, QUOTA, StatusAnalysis
@@ -31,6 +30,7 @@ from deadline_lint.families.status.handler_flow import (
 )
 from deadline_lint.fixes.loop import apply_edits
 from deadline_lint.settings.profile import build_profile, default_profile
+from deadline_lint.support.source import SourceFile
 
 STATUS_CODES = ("DL401", "DL402", "DL403", "DL404")
 

@@ -7,7 +7,6 @@ import textwrap
 
 from deadline_lint.engine.checker import Checker
 from deadline_lint.engine.context import FileContext
-from deadline_lint.support.source import SourceFile
 from deadline_lint.families.shared.time.time_values import (
     COMPARE,
     DEADLINE,
@@ -21,6 +20,7 @@ from deadline_lint.families.shared.time.time_values import (
     FunctionTimes,
     TimeValues,
 )
+from deadline_lint.support.source import SourceFile
 
 _CHECKER = Checker()
 

@@ -6,8 +6,8 @@ import textwrap
 
 from deadline_lint.engine.checker import Checker
 from deadline_lint.engine.context import FileContext
-from deadline_lint.support.source import SourceFile
 from deadline_lint.families.clock.wire import WireValues, literal_key_read, normalise_key
+from deadline_lint.support.source import SourceFile
 
 _CHECKER = Checker()
 

@@ -27,12 +27,14 @@ from stat import S_ISDIR
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from deadline_lint import __version__
+from deadline_lint.support import sealed
 from deadline_lint.support.diagnostics import Diagnostic
+from deadline_lint.support.regular_files import open_regular
 
 CACHE_DIR_NAME = ".deadline_lint_cache"
 CACHE_DIR_ENV = "DEADLINE_LINT_CACHE_DIR"
 _FORMAT = 1  # the folder's version (`v1/`: the summaries store lives there too)
-_DOCUMENT = 2  # the cache file's: 2 is marshal (1 was JSON, `<shard>.json`, never read now)
+_DOCUMENT = 3  # the cache file's: 3 is sealed marshal (2 was unsealed, 1 JSON; neither read now)
 _RACY_SECONDS = 2.0  # a stat taken this soon after a change does not stand for the content
 
 Stamp = Tuple[int, int]  # (size, mtime_ns)
@@ -162,7 +164,7 @@ def recorded_state(path: str, stamps: Optional[Mapping[str, List[Any]]] = None) 
         ):
             state = list(earlier)
         else:
-            with open(path, "rb") as handle:
+            with open_regular(path) as handle:
                 state = [stat.st_size, reliable_mtime(stat), content_hash(handle.read())]
     except OSError:
         return None
@@ -268,7 +270,7 @@ def hash_now(path: str, recorded: Optional[Sequence[Any]]) -> Tuple[Optional[str
     if recorded is not None and len(recorded) == 3 and list(stamp_of(stat)) == list(recorded[:2]):
         return recorded[2], None  # recorded long enough after its last change to stand for it
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:
             return content_hash(handle.read()), stat
     except OSError:
         return None, None
@@ -307,10 +309,12 @@ class ResultCache:
         from deadline_lint.support.collector import collector_paused
 
         try:
-            with open(self.path, "rb") as handle:
-                data = handle.read()
+            with open_regular(self.path) as handle:
+                payload = sealed.unseal(handle.read(), self._inputs())
+            if payload is None:
+                return  # another key's or project's file, damaged, or not ours: rewrite it
             with collector_paused():  # hundreds of thousands of containers, none in a cycle
-                document = marshal.loads(data)
+                document = marshal.loads(payload)
         except (OSError, EOFError, ValueError, TypeError):
             return  # none yet, unreadable or corrupt: start empty and rewrite it
         if not isinstance(document, dict) or document.get("format") != _DOCUMENT:
@@ -331,6 +335,10 @@ class ResultCache:
                 pruned = document.get("pruned")
                 self._pruned = pruned if isinstance(pruned, int) else 0
 
+    def _inputs(self) -> str:
+        """What the file is built for, in its seal: the format, settings key and project."""
+        return sealed.inputs_digest(b"%d" % _DOCUMENT, self.key.encode(), self.project.encode("utf-8", "surrogatepass"))
+
     # -- reading -------------------------------------------------------------------
     def lookup(self, path: str, display: str) -> Optional[List[Diagnostic]]:
         """The file's cached findings, shown under `display`, or None when there is no
@@ -348,7 +356,7 @@ class ResultCache:
             summaries = self.modules.get(reach["index"], {}) if reach is not None else {}
             if reach is not None and not self._verifier.reach_holds(reach, summaries, self.paths.paths):
                 return None
-            found = [Diagnostic.from_json(item, display) for item in entry["found"]]
+            found = [Diagnostic.from_json(item, display) for item in _listed(entry["found"])]
         except (KeyError, TypeError, ValueError, AttributeError, IndexError):
             return None  # a malformed entry is never trusted
         if read_at is not None and reliable_mtime(read_at) != UNRELIABLE:
@@ -455,7 +463,7 @@ class ResultCache:
         try:
             prepare_folder(self.folder)
             os.makedirs(os.path.dirname(self.path), exist_ok=True)
-            data = marshal.dumps(document)
+            data = sealed.seal(self._inputs(), marshal.dumps(document))
             # One writer per name (not tempfile: importing it loads shutil, random, bz2, lzma).
             temporary = f"{self.path}.{os.getpid()}.{threading.get_ident()}.tmp"
             try:
@@ -499,6 +507,12 @@ class _Encoded(dict):
 
     def items(self) -> Any:  # type: ignore[override]
         return [(key, self.get(key)) for key in self]
+
+
+def _listed(value: Any) -> list:
+    if not isinstance(value, list):
+        raise TypeError("expected a list")
+    return value
 
 
 def _peek(value: Any) -> Any:

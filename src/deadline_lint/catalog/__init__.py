@@ -266,7 +266,8 @@ _VALIDATORS = {"exceptions": validate_vocabulary, "retry": validate_retry_catalo
 def _builtin_files() -> Tuple[List[Dict[str, Any]], Dict[str, Any]]:
     groups: List[Dict[str, Any]] = []
     data: Dict[str, Any] = {}
-    for stem, content in compiled.documents(sorted(_HERE.glob("*.yaml")), _parse_builtin):
+    paths = sorted(_HERE.glob("*.yaml"))
+    for stem, content in compiled.documents(paths, _parse_builtin, lambda kept: _valid_builtin(paths, kept)):
         if stem == "outbound":
             groups = content
         else:
@@ -284,12 +285,31 @@ def _parse_builtin(files: List[Tuple[Path, bytes]]) -> "compiled.Documents":
     parsed: "compiled.Documents" = []
     for path, raw in files:
         content = yaml.load(raw.decode("utf-8"), Loader=loader)
-        validate = validate_client_groups if path.stem == "outbound" else _VALIDATORS.get(path.stem)
-        problem = validate(content) if validate is not None else None
+        problem = _problem(path.stem, content)
         if problem:
             raise RuntimeError(f"{path}: expected {problem}")
         parsed.append((path.stem, content))
     return parsed
+
+
+def _problem(stem: str, content: Any) -> Optional[str]:
+    validate = validate_client_groups if stem == "outbound" else _VALIDATORS.get(stem)
+    if validate is None:  # a section without a schema of its own is at least a mapping
+        return None if isinstance(content, dict) else "a mapping"
+    return validate(content)
+
+
+def _valid_builtin(paths: List[Path], kept: "compiled.Documents") -> bool:
+    """What a cache holds for the built-in files: one (stem, document) per file, in order, each
+    valid against its schema, as `_parse_builtin` would have returned it."""
+    if len(kept) != len(paths):
+        return False
+    for path, document in zip(paths, kept):
+        if not (isinstance(document, tuple) and len(document) == 2 and document[0] == path.stem):
+            return False
+        if _problem(path.stem, document[1]):
+            return False
+    return True
 
 
 @lru_cache(maxsize=None)

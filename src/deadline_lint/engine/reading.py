@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Union
 
 from deadline_lint.support.diagnostics import Diagnostic, tool_diagnostic
+from deadline_lint.support.regular_files import open_regular
 from deadline_lint.support.source import DecodeError, decode_source
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
@@ -24,10 +25,10 @@ def read_file(path: str, shown: str = "") -> Union[Read, Diagnostic]:
     """The bytes of `path`, or the DL004 / DL006 diagnostic (reported as `shown`) on why not."""
     shown = shown or path
     try:
-        stat = os.stat(path)
-        if stat.st_size > MAX_FILE_BYTES:
-            return too_large(shown, stat.st_size)
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:
+            stat = os.fstat(handle.fileno())
+            if stat.st_size > MAX_FILE_BYTES:
+                return too_large(shown, stat.st_size)
             return Read(handle.read(), stat)
     except OSError as exc:
         return unreadable(shown, exc)

@@ -29,6 +29,7 @@ from deadline_lint.families.outbound.fixes.thread_budget import (
     plan_thread_budget,
 )
 from deadline_lint.fixes.adding_imports import add_imports, insert_import_lines
+from deadline_lint.fixes.counts import tally, without_unapplied_fixes
 from deadline_lint.fixes.import_block import add_imports_plainly
 from deadline_lint.fixes.writes import (
     SourceSnapshot,
@@ -67,11 +68,12 @@ class FixMode:
 class FixedText:
     original: str
     text: str  # the fixed text; the original when fixing gave up
-    fixed: int  # findings whose fix was applied
+    fixed: int  # findings of the original that are gone from `text` (see `tally`)
     remaining: Tuple[Diagnostic, ...]  # what checking `text` reports (plus DL003/DL005 on give-up)
     before: Tuple[Diagnostic, ...]  # what checking the original reported
     threaded: int = 0  # functions given a budget parameter (--thread-budget)
     gave_up: bool = False  # DL005 (no convergence) or DL003 (a fix broke the code)
+    new: int = 0  # remaining findings the original did not have: before + new == fixed + remaining
 
     @property
     def changed(self) -> bool:
@@ -84,7 +86,6 @@ class _Group:
 
     edits: Tuple[Edit, ...]
     imports: Tuple[str, ...] = ()
-    fixes: int = 1
     threaded: int = 0
 
 
@@ -93,7 +94,7 @@ def fix_text(checker: Checker, text: str, path: str, mode: FixMode = FixMode()) 
     """Apply fixes to `text` until nothing changes; never raises for what a fix does."""
     original = text
     before: Optional[List[Diagnostic]] = None
-    fixed = threaded = 0
+    threaded = 0
     found: List[Diagnostic] = []
     for round_number in range(MAX_ROUNDS + 1):
         found = check_for_fixing(checker, text, path)
@@ -116,9 +117,10 @@ def fix_text(checker: Checker, text: str, path: str, mode: FixMode = FixMode()) 
                 f"fixes were still changing the file after {MAX_ROUNDS} rounds; the file was left unchanged"
             ))
         text = new_text
-        fixed += sum(group.fixes for group in applied)
         threaded += sum(group.threaded for group in applied)
-    return FixedText(original, text, fixed, tuple(found), tuple(before or ()), threaded)
+    found = without_unapplied_fixes(found, path, mode.applies)
+    fixed, new = tally(before or [], found)
+    return FixedText(original, text, fixed, tuple(found), tuple(before or ()), threaded, new=new)
 
 
 def check_for_fixing(checker: Checker, text: str, path: str) -> List[Diagnostic]:
@@ -130,7 +132,7 @@ def check_for_fixing(checker: Checker, text: str, path: str) -> List[Diagnostic]
 def _give_up(original: str, before: Sequence[Diagnostic], path: str, code: str, message: str) -> FixedText:
     reason = tool_diagnostic(path, code, message)
     remaining = tuple(sorted([*before, reason], key=Diagnostic.sort_key))
-    return FixedText(original, original, 0, remaining, tuple(before), gave_up=True)
+    return FixedText(original, original, 0, remaining, tuple(before), gave_up=True, new=1)
 
 
 def _round_groups(checker: Checker, text: str, path: str, found: List[Diagnostic], mode: FixMode) -> List[_Group]:
@@ -140,7 +142,7 @@ def _round_groups(checker: Checker, text: str, path: str, found: List[Diagnostic
         plan = _thread_plan(checker, text, path, found, mode)
         if plan is not None:
             covered = plan.covered
-            groups.append(_Group(plan.edits, plan.imports, len(plan.covered), plan.functions))
+            groups.append(_Group(plan.edits, plan.imports, threaded=plan.functions))
     fixes = [d.fix for d in found if d.fix is not None and mode.applies(d.fix) and finding_key(d) not in covered]
     fixes.sort(key=lambda fix: min((e.start, e.end) for e in fix.edits) if fix.edits else (0, 0))
     groups.extend(_Group(fix.edits, fix.imports) for fix in fixes if fix.edits)
@@ -239,6 +241,7 @@ class FileOutcome:
     threaded: int = 0
     gave_up: bool = False
     text: Optional[str] = None  # the fixed text, when it changed (thread_project.py reads it)
+    new: int = 0  # FixedText.new
 
 
 def fix_file(
@@ -255,7 +258,7 @@ def fix_file(
         return _unfixable(path, undecodable(path, exc))
     result = fix_text(checker, snapshot.text if start is None else start, path, mode)
     if not result.changed and result.text == snapshot.text:
-        return FileOutcome(path, 0, result.remaining, False, gave_up=result.gave_up)
+        return FileOutcome(path, 0, result.remaining, False, gave_up=result.gave_up, new=result.new)
     try:
         if write:
             write_atomic(snapshot, result.text)
@@ -266,7 +269,8 @@ def fix_file(
     except OSError as exc:
         return FileOutcome(path, 0, result.before, False, refused=f"cannot write: {exc.strerror or exc}")
     diff = b"" if write else diff_like(snapshot, result.text)
-    return FileOutcome(path, result.fixed, result.remaining, True, diff, write, None, result.threaded, text=result.text)
+    return FileOutcome(path, result.fixed, result.remaining, True, diff, write, None, result.threaded,
+                       text=result.text, new=result.new)
 
 
 def _unfixable(path: str, reason: Diagnostic) -> FileOutcome:
@@ -311,6 +315,8 @@ class Outcome(Protocol):
     def remaining(self) -> Sequence[Diagnostic]: ...
     @property
     def threaded(self) -> int: ...
+    @property
+    def new(self) -> int: ...
 
 
 def fix_summary(outcomes: Sequence[Outcome], mode: FixMode, write: bool, files_checked: int) -> str:
@@ -322,9 +328,15 @@ def fix_summary(outcomes: Sequence[Outcome], mode: FixMode, write: bool, files_c
         return f"Nothing to fix ({_plural(files_checked, 'file')} checked)."
     verb, rest = ("Fixed", "remaining") if write else ("Would fix", "would remain")
     text = f"{verb} {_plural(fixed, 'problem')} in {_plural(changed, 'file')}, {len(remaining)} {rest}"
+    notes = []
+    new = sum(o.new for o in outcomes)
+    if new:  # so that fixed + remaining is what was found, plus these
+        notes.append(f"{new} not reported before fixing")
     hidden = sum(1 for d in remaining if d.fix is not None and d.fix.applicability is Applicability.UNSAFE)
     if hidden and not mode.unsafe:
-        text += f" ({hidden} fixable with `--unsafe-fixes`)"
+        notes.append(f"{hidden} fixable with `--unsafe-fixes`")
+    if notes:
+        text += f" ({'; '.join(notes)})"
     threaded = sum(o.threaded for o in outcomes)
     if threaded:
         verb = "threaded" if write else "would thread"

@@ -22,6 +22,7 @@ import tokenize
 from dataclasses import dataclass
 from typing import Any, BinaryIO, Optional
 
+from deadline_lint.support.regular_files import open_regular
 from deadline_lint.support.source import DecodeError, decode_source
 
 UTF8_BOM = b"\xef\xbb\xbf"
@@ -79,7 +80,7 @@ class SourceSnapshot:
 
 def read_snapshot(path: str) -> SourceSnapshot:
     """Raises OSError when unreadable and DecodeError when the bytes are not source text."""
-    with open(path, "rb") as handle:
+    with open_regular(path) as handle:
         data = handle.read()
         status = os.fstat(handle.fileno())
     return snapshot_of(path, data, status.st_mtime_ns, status.st_size)
@@ -214,7 +215,7 @@ def _keep_owner(temporary: str, original: os.stat_result) -> None:
 def _refuse_if_changed(snapshot: SourceSnapshot, target: str) -> None:
     try:
         now = os.stat(target)
-        with open(target, "rb") as handle:
+        with open_regular(target) as handle:
             current = handle.read()
     except OSError as exc:
         reason = exc.strerror or exc

@@ -18,6 +18,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 from deadline_lint.settings.globs import relative_path
 from deadline_lint.settings.profile import ProfileError
 from deadline_lint.support.diagnostics import Diagnostic
+from deadline_lint.support.regular_files import open_regular
 from deadline_lint.support.source import DecodeError, SourceFile, decode_source
 
 FORMAT_VERSION = 1
@@ -47,7 +48,7 @@ class _Lines:
     def text(self, path: str, line: int) -> str:
         if path not in self._files:
             try:
-                with open(path, "rb") as handle:
+                with open_regular(path) as handle:
                     self._files[path] = SourceFile(decode_source(handle.read()), path)
             except (OSError, DecodeError):
                 self._files[path] = None
@@ -86,8 +87,8 @@ def write_baseline(path: str, found: Sequence[Diagnostic]) -> int:
 
 def load_baseline(path: str) -> List[Entry]:
     try:
-        with open(path, encoding="utf-8") as handle:
-            document = json.load(handle)
+        with open_regular(path) as handle:
+            document = json.loads(handle.read().decode("utf-8"))
     except FileNotFoundError:
         raise ProfileError(f"{path}: baseline file not found (create it with --write-baseline)") from None
     except (OSError, UnicodeDecodeError) as exc:

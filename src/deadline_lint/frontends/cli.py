@@ -1,7 +1,8 @@
 """The `deadline-lint` command: check, fix, rules, explain.
 
 Exit codes: 0 no findings, 1 findings (including files that could not be checked),
-2 usage or configuration error.
+2 usage or configuration error, or a report that could not be written. A reader that closes
+the pipe early leaves the status the findings give (delivery.py says why).
 
 `fix` (and `check --fix`) exit with what remains after fixing: 0 nothing remains, 1 problems
 remain (unfixable, unsafe-only without `--unsafe-fixes`, DL005 did-not-converge) or a fixed
@@ -18,10 +19,11 @@ import os
 import signal
 import sys
 import threading
-from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, List, Optional, Sequence, TextIO, Tuple
 
 from deadline_lint import __version__
 from deadline_lint.cache.results import CACHE_DIR_ENV, CACHE_DIR_NAME, default_cache_dir
+from deadline_lint.frontends.delivery import deliver, silence_stdout
 from deadline_lint.frontends.output import DOCUMENT_FORMATS, WRITERS, write_statistics
 from deadline_lint.run.api import FixResult, Options, Session
 from deadline_lint.run.selection import parse_selectors
@@ -234,11 +236,9 @@ def cmd_check(args: argparse.Namespace) -> int:
 
         filtered = apply_baseline(found, load_baseline(args.baseline), args.baseline, files)
         found, stale = filtered.new, filtered.stale
-    try:
-        out = open(args.output_file, "w", encoding="utf-8") if args.output_file else sys.stdout
-    except OSError as exc:  # a usage error: one line, exit 2
-        raise ProfileError(f"{args.output_file}: cannot write the report: {exc.strerror or exc}") from None
-    try:
+    verdict = args.verdict = EXIT_FINDINGS if found and not args.exit_zero else EXIT_CLEAN
+
+    def write(out: TextIO) -> None:
         WRITERS[args.format](found, out, len(files))
         if args.statistics:
             # A JSON or SARIF document stays valid: its statistics go to stderr.
@@ -246,10 +246,8 @@ def cmd_check(args: argparse.Namespace) -> int:
             write_statistics(found, stats_out)
             if args.baseline:
                 _write_stale(stale, args.baseline, stats_out)
-    finally:
-        if out is not sys.stdout:
-            out.close()
-    return EXIT_FINDINGS if found and not args.exit_zero else EXIT_CLEAN
+
+    return deliver(write, args.output_file, verdict)
 
 
 def _add_noqa(found: Sequence[Diagnostic]) -> int:
@@ -260,7 +258,7 @@ def _add_noqa(found: Sequence[Diagnostic]) -> int:
     by_path: dict = {}
     for diagnostic in found:
         by_path.setdefault(diagnostic.path, []).append(diagnostic)
-    added = skipped = changed = 0
+    added = skipped = changed = refused = unwritten = 0
     for path, diagnostics in sorted(by_path.items()):
         try:
             snapshot = read_snapshot(path)
@@ -273,8 +271,11 @@ def _add_noqa(found: Sequence[Diagnostic]) -> int:
         try:
             write_atomic(snapshot, match_newlines(snapshot.text, result.text))
         except (WriteRefused, OSError) as exc:
+            # The other files still get theirs: one refusal does not end the run.
             print(f"deadline-lint: {path}: not written: {exc}", file=sys.stderr)
-            return EXIT_FINDINGS
+            refused += result.added
+            unwritten += 1
+            continue
         added += result.added
         changed += 1
     message = f"Added {added} noqa directive{'' if added == 1 else 's'} in {changed} file{'' if changed == 1 else 's'}"
@@ -282,8 +283,10 @@ def _add_noqa(found: Sequence[Diagnostic]) -> int:
         message += (
             f"; {skipped} line{'' if skipped == 1 else 's'} could not take a comment (inside a string or continued)"
         )
+    if refused:
+        message += f"; {refused} not added in {unwritten} file{'' if unwritten == 1 else 's'} that could not be written"
     print(message + ".", file=sys.stderr)
-    return EXIT_CLEAN
+    return EXIT_FINDINGS if refused else EXIT_CLEAN
 
 
 def _write_stale(stale: Sequence[Entry], baseline: str, out) -> None:
@@ -318,27 +321,26 @@ def cmd_fix(args: argparse.Namespace) -> int:
             print(f"deadline-lint: {outcome.path}: {outcome.refused}", file=sys.stderr)
     failed = any(o.refused or o.gave_up for o in outcomes)
     if args.diff:
-        _write_diffs(outcomes)
+        verdict = args.verdict = EXIT_FINDINGS if failed or any(o.changed for o in outcomes) else EXIT_CLEAN
+        verdict = deliver(lambda out: _write_diffs(outcomes, out), None, verdict)
         print(summary, file=sys.stderr)
-        return EXIT_FINDINGS if failed or any(o.changed for o in outcomes) else EXIT_CLEAN
+        return verdict
     remaining = sorted((d for o in outcomes for d in o.remaining), key=lambda d: d.sort_key())
     output_format = getattr(args, "format", "text")
-    output_file = getattr(args, "output_file", None)
-    try:
-        out = open(output_file, "w", encoding="utf-8") if output_file else sys.stdout
-    except OSError as exc:  # the fixes are written already; the report has nowhere to go
-        raise ProfileError(f"{output_file}: cannot write the report: {exc.strerror or exc}") from None
-    try:
+    if failed or (args.exit_non_zero_on_fix and any(o.changed for o in outcomes)):
+        verdict = EXIT_FINDINGS
+    else:
+        verdict = EXIT_FINDINGS if remaining and not args.exit_zero else EXIT_CLEAN
+    args.verdict = verdict
+
+    def write(out: TextIO) -> None:
         WRITERS[output_format](remaining, out, len(files))
         if getattr(args, "statistics", False):
             write_statistics(remaining, sys.stderr if output_format in DOCUMENT_FORMATS else out)
         print(summary, file=out if output_format == "text" else sys.stderr)
-    finally:
-        if out is not sys.stdout:
-            out.close()
-    if failed or (args.exit_non_zero_on_fix and any(o.changed for o in outcomes)):
-        return EXIT_FINDINGS
-    return EXIT_FINDINGS if remaining and not args.exit_zero else EXIT_CLEAN
+
+    # The fixes are written already: a report that cannot be written is still exit 2.
+    return deliver(write, getattr(args, "output_file", None), verdict)
 
 
 def _fix_stdin(session: Session, args: argparse.Namespace) -> int:
@@ -365,29 +367,32 @@ def _fix_stdin(session: Session, args: argparse.Namespace) -> int:
         sys.stdout.buffer.write(data)
         return EXIT_FINDINGS
     if args.diff:
-        sys.stdout.buffer.write(diff_like(snapshot, result.text) if result.changed else b"")
+        verdict = EXIT_FINDINGS if result.changed or result.gave_up else EXIT_CLEAN
+    elif result.gave_up or (args.exit_non_zero_on_fix and result.changed):
+        verdict = EXIT_FINDINGS
     else:
-        sys.stdout.buffer.write(fixed)
-    sys.stdout.flush()
+        verdict = EXIT_FINDINGS if result.remaining and not args.exit_zero else EXIT_CLEAN
+    args.verdict = verdict
+    output = diff_like(snapshot, result.text) if args.diff and result.changed else b"" if args.diff else fixed
+    verdict = deliver(lambda out: _write_bytes(output, out), None, verdict)
     for d in result.remaining:
         print(f"{d.path}:{d.line}:{d.column}: {d.code} {d.message}", file=sys.stderr)
-    if args.diff:
-        return EXIT_FINDINGS if result.changed or result.gave_up else EXIT_CLEAN
-    if result.gave_up or (args.exit_non_zero_on_fix and result.changed):
-        return EXIT_FINDINGS
-    return EXIT_FINDINGS if result.remaining and not args.exit_zero else EXIT_CLEAN
+    return verdict
 
 
-def _write_diffs(outcomes: Sequence[FixResult]) -> None:
-    """The diff goes out byte for byte (UTF-8, each line's own newline), ready for `patch -p0`."""
-    diff = b"".join(o.diff for o in outcomes)
-    sys.stdout.flush()
-    buffer = getattr(sys.stdout, "buffer", None)
+def _write_bytes(data: bytes, out: TextIO) -> None:
+    out.flush()
+    buffer = getattr(out, "buffer", None)
     if buffer is None:
-        sys.stdout.write(diff.decode("utf-8", errors="replace"))
+        out.write(data.decode("utf-8", errors="replace"))
     else:
-        buffer.write(diff)
+        buffer.write(data)
         buffer.flush()
+
+
+def _write_diffs(outcomes: Sequence[FixResult], out: TextIO) -> None:
+    """The diff goes out byte for byte (UTF-8, each line's own newline), ready for `patch -p0`."""
+    _write_bytes(b"".join(o.diff for o in outcomes), out)
 
 
 @contextlib.contextmanager
@@ -459,17 +464,34 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         )
         print(f"deadline-lint: interrupted{done}", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        return EXIT_CLEAN
+    except BrokenPipeError:  # the reader went away: the status stays what the findings say
+        silence_stdout()
+        return _verdict_so_far(args)
     finally:
         writes = _fixing_writes()
         if writes is not None:
             writes.stop_counting()
 
 
+def _verdict_so_far(args: argparse.Namespace) -> int:
+    """The status of a run whose reader closed the pipe: what its findings gave, once known;
+    before that, a check or fix cannot claim success."""
+    verdict = getattr(args, "verdict", None)
+    if verdict is not None:
+        return verdict
+    return EXIT_FINDINGS if args.command in ("check", "fix") else EXIT_CLEAN
+
+
 def run() -> None:
-    """The console script and `python -m deadline_lint`."""
-    sys.exit(main())
+    """The console script and `python -m deadline_lint`. A reader that closed the pipe early
+    must not turn the findings' exit status into a traceback at interpreter exit."""
+    code = main()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        silence_stdout()
+    sys.exit(code)
 
 
 def _fixing_writes():

@@ -40,9 +40,30 @@ def summary_line(found: List[Diagnostic], files_checked: int) -> str:
 
 
 def write_json(found: List[Diagnostic], out: TextIO, files_checked: int) -> None:
+    documents = [d.to_json() for d in found]
+    for document in documents:
+        document["path"], document["message"] = valid_text(document["path"]), valid_text(document["message"])
     # One write: json.dump is the pure-Python encoder writing every token to the stream.
-    out.write(json.dumps([d.to_json() for d in found], indent=2))
+    out.write(json.dumps(documents, indent=2))
     out.write("\n")
+
+
+def valid_text(text: str) -> str:
+    """`text` with a file name's undecodable bytes (read as surrogate escapes) shown as U+FFFD:
+    a JSON document is Unicode, and a lone surrogate is not (strict parsers reject it)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    return text
+
+
+def _name_bytes(path: str) -> bytes:
+    """The file name as the file system holds it (any surrogate escapes back to their bytes)."""
+    try:
+        return path.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return path.encode("utf-8", "replace")
 
 
 def write_statistics(found: List[Diagnostic], out: TextIO) -> None:
@@ -92,16 +113,19 @@ def sarif_rules() -> List[Dict[str, Any]]:
 
 
 def _artifact_location(path: str) -> Dict[str, str]:
+    """A URI names bytes, so a file name that is not UTF-8 keeps them (percent-encoded)."""
     if os.path.isabs(path):
-        return {"uri": Path(path).as_uri()}
-    return {"uri": quote(path.replace(os.sep, "/")), "uriBaseId": SOURCE_ROOT}
+        if valid_text(path) == path:
+            return {"uri": Path(path).as_uri()}
+        return {"uri": "file://" + quote(_name_bytes(path.replace(os.sep, "/")))}
+    return {"uri": quote(_name_bytes(path.replace(os.sep, "/"))), "uriBaseId": SOURCE_ROOT}
 
 
 def _sarif_result(d: Diagnostic, rule_index: Dict[str, int]) -> Dict[str, Any]:
     result: Dict[str, Any] = {
         "ruleId": d.code,
         "level": _level(d.code),
-        "message": {"text": d.message},
+        "message": {"text": valid_text(d.message)},
         "locations": [{
             "physicalLocation": {
                 "artifactLocation": _artifact_location(d.path),

@@ -67,6 +67,7 @@ if TYPE_CHECKING:
 PARALLEL_THRESHOLD = 64
 T = TypeVar("T")
 
+
 class Session:
     """One run's checkers (one per profile and per-path selection) and how to use them."""
 
@@ -126,13 +127,13 @@ class Session:
         return FixResult(
             path, self.suppressed(located, list(result.remaining)), result.fixed, result.changed, result.text,
             threaded=result.threaded, gave_up=result.gave_up,
-            before=tuple(self.suppressed(located, list(result.before))),
+            before=tuple(self.suppressed(located, list(result.before))), new=result.new,
         )
 
     def _fixed(self, path: str, outcome: loop.FileOutcome) -> FixResult:
         return FixResult(
             path, self.suppressed(path, list(outcome.remaining)), outcome.fixed, outcome.changed, outcome.text,
-            outcome.diff, outcome.written, outcome.refused, outcome.threaded, outcome.gave_up,
+            outcome.diff, outcome.written, outcome.refused, outcome.threaded, outcome.gave_up, new=outcome.new,
         )
 
     # -- many files ---------------------------------------------------------------------

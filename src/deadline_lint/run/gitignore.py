@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
+from deadline_lint.support.regular_files import open_regular
+
 if TYPE_CHECKING:
     import pathspec
 
@@ -15,8 +17,8 @@ _Spec = Tuple[str, "pathspec.PathSpec"]  # (folder the patterns are relative to,
 
 def _read_spec(path: str) -> Optional["pathspec.PathSpec"]:
     try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            lines = handle.read().splitlines()
+        with open_regular(path) as handle:
+            lines = handle.read().decode("utf-8", errors="replace").splitlines()
     except OSError:
         return None
     if not lines:

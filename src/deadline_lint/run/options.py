@@ -91,6 +91,7 @@ class FixResult:
     threaded: int = 0  # functions given a budget parameter (--thread-budget)
     gave_up: bool = False
     before: Tuple[Diagnostic, ...] = ()  # what checking the original reported
+    new: int = 0  # remaining findings the original did not have (fixes.FixedText.new)
 
     @property
     def remaining(self) -> List[Diagnostic]:

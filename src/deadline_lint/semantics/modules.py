@@ -10,6 +10,7 @@ from collections import OrderedDict
 from typing import Callable, Dict, List, Optional, Tuple, TypeVar
 
 from deadline_lint.semantics.roots import root_above
+from deadline_lint.support.regular_files import open_regular
 from deadline_lint.support.source import DecodeError, decode_source
 
 MAX_MODULE_BYTES = 2 * 1024 * 1024  # larger project modules are not followed
@@ -37,7 +38,7 @@ def read_module_text(path: str) -> Optional[str]:
     try:
         if os.path.getsize(path) > MAX_MODULE_BYTES:
             return None
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:
             return decode_source(handle.read())
     except (OSError, DecodeError):
         return None

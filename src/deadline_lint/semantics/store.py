@@ -4,8 +4,9 @@ later run (a pre-commit run over one changed file) reads what an unchanged modul
 of parsing it. The tool's fingerprint is in the path: another build never reads them.
 
 Only data derived from one module's text is stored (names, and facts' local values), so an
-entry never goes stale; a damaged or foreign file is a miss, never an error, and entries are
-written atomically (a temporary file, then `os.replace`).
+entry never goes stale; a damaged or foreign file is a miss, never an error (each is sealed
+with its key and a digest of its bytes, sealed.py, and each reader checks the shape of the
+fields it reads), and entries are written atomically (a temporary file, then `os.replace`).
 
 Other builds' folders beside this one are dropped when this build first writes, unless one was
 used within `KEEP_OTHER_BUILDS_SECONDS` (two installs of different versions, say pre-commit's
@@ -19,6 +20,9 @@ import shutil
 import threading
 import time
 from typing import Any, Dict, Optional, Set
+
+from deadline_lint.support import sealed
+from deadline_lint.support.regular_files import open_regular
 
 _FOLDER: list = [None]  # where entries live; None: nothing is stored (no results cache)
 _ENTRIES: Dict[str, Optional[Dict[str, Any]]] = {}  # read or written this run, by key
@@ -45,8 +49,9 @@ def entry(key: str) -> Optional[Dict[str, Any]]:
     if key not in _ENTRIES:
         found = None
         try:
-            with open(_path(key), "rb") as handle:
-                data = json.loads(handle.read())
+            with open_regular(_path(key)) as handle:
+                payload = sealed.unseal(handle.read(), key)
+            data = json.loads(payload) if payload is not None else None
             if isinstance(data, dict) and data.get("key") == key:
                 found = data
         except (OSError, ValueError):
@@ -81,9 +86,10 @@ def flush() -> None:
             os.makedirs(os.path.dirname(path), exist_ok=True)
             # One writer per name (not tempfile: importing it loads shutil, random, bz2, lzma).
             temporary = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+            payload = json.dumps(data, separators=(",", ":")).encode("utf-8")
             handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            with os.fdopen(handle, "w", encoding="utf-8") as out:
-                json.dump(data, out, separators=(",", ":"))
+            with os.fdopen(handle, "wb") as out:
+                out.write(sealed.seal(key, payload))
             os.replace(temporary, path)
         except (OSError, TypeError, ValueError):
             if temporary is not None and os.path.exists(temporary):

@@ -19,6 +19,7 @@ from deadline_lint.catalog import compiled
 from deadline_lint.settings.globs import matches
 from deadline_lint.settings.profile_settings import TIMEOUT_FLOOR_S, Settings, checks, defaults, typed_fields
 from deadline_lint.settings.profile_values import GRPC_STATUS_NAMES, is_expression_template
+from deadline_lint.support.regular_files import open_regular
 from deadline_lint.support.selector import Selector
 
 __all__ = ["TIMEOUT_FLOOR_S", "GRPC_STATUS_NAMES", "is_expression_template", "Profile", "ProfileError"]
@@ -156,12 +157,12 @@ def default_profile() -> Profile:
 def load_profile_file(path: os.PathLike) -> Dict[str, Any]:
     where = str(path)
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:
             data = handle.read(MAX_PROFILE_BYTES + 1)
     except FileNotFoundError:
         raise ProfileError(f"{where}: file not found") from None
     except OSError as exc:
-        raise ProfileError(f"{where}: cannot be read: {exc}") from None
+        raise ProfileError(f"{where}: cannot be read: {exc.strerror or exc}") from None
     if len(data) > MAX_PROFILE_BYTES:
         raise ProfileError(f"{where}: too large for a profile (more than {MAX_PROFILE_BYTES // (1024 * 1024)} MiB)")
     try:
@@ -260,13 +261,19 @@ def has_profile_table(folder: Path) -> bool:
 
 def _pyproject_table(pyproject: Path) -> Optional[Dict[str, Any]]:
     try:
-        data = pyproject.read_bytes()
+        with open_regular(pyproject) as handle:
+            data = handle.read()
     except OSError as exc:
         raise ProfileError(f"{pyproject}: not valid TOML ({exc})") from None
-    table = compiled.kept("pyproject", data, lambda: _parse_table(pyproject, data))
+    table = compiled.kept("pyproject", data, lambda: _parse_table(pyproject, data), _may_be_table)
     if table is not None and not isinstance(table, dict):
         raise ProfileError(f"{pyproject}: tool.deadline-lint: expected a table")
     return table
+
+
+def _may_be_table(kept: Any) -> bool:
+    """What a parse can have left in the cache: no table, or a table with string keys."""
+    return kept is None or (isinstance(kept, dict) and all(isinstance(key, str) for key in kept))
 
 
 def _parse_table(pyproject: Path, data: bytes) -> Any:

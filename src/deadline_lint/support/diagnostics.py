@@ -49,12 +49,16 @@ class Fix:
 
     @classmethod
     def from_json(cls, document: Dict[str, Any]) -> "Fix":
+        """The inverse of to_json; TypeError (or KeyError, ValueError) for any other shape."""
         return cls(
-            edits=tuple(Edit(int(e["start"]), int(e["end"]), str(e["text"])) for e in document["edits"]),
+            edits=tuple(
+                Edit(_typed(e["start"], int), _typed(e["end"], int), _typed(e["text"], str))
+                for e in _typed(document["edits"], list)
+            ),
             applicability=Applicability(document["applicability"]),
-            description=str(document["description"]),
-            imports=tuple(str(name) for name in document["imports"]),
-            inserts_budget=bool(document["inserts_budget"]),
+            description=_typed(document["description"], str),
+            imports=tuple(_typed(name, str) for name in _typed(document["imports"], list)),
+            inserts_budget=_typed(document["inserts_budget"], bool),
         )
 
 
@@ -88,15 +92,28 @@ class Diagnostic:
 
     @classmethod
     def from_json(cls, document: Dict[str, Any], path: str) -> "Diagnostic":
-        """The inverse of to_json (the results cache), shown under `path`."""
+        """The inverse of to_json (the results cache), shown under `path`; TypeError (or
+        KeyError, ValueError) for a document of any other shape: nothing is coerced."""
         fix = document.get("fix")
+        code = _typed(document["code"], str)
+        if not (len(code) == 5 and code.startswith("DL") and code[2:].isdigit()):
+            raise ValueError(f"not a code: {code!r}")
+        line, column = _typed(document["line"], int), _typed(document["column"], int)
+        if line < 1 or column < 1:
+            raise ValueError("positions are 1-based")
         return cls(
-            code=str(document["code"]), name=str(document["name"]), path=path,
-            line=int(document["line"]), column=int(document["column"]),
-            end_line=int(document["end_line"]), end_column=int(document["end_column"]),
-            message=str(document["message"]),
-            fix=Fix.from_json(fix) if fix is not None else None,
+            code=code, name=_typed(document["name"], str), path=path, line=line, column=column,
+            end_line=_typed(document["end_line"], int), end_column=_typed(document["end_column"], int),
+            message=_typed(document["message"], str),
+            fix=Fix.from_json(_typed(fix, dict)) if fix is not None else None,
         )
+
+
+def _typed(value: Any, kind: type) -> Any:
+    """`value` if it is a `kind` (a bool is not an int here), else TypeError."""
+    if type(value) is not kind:
+        raise TypeError(f"expected {kind.__name__}, got {type(value).__name__}")
+    return value
 
 
 def tool_diagnostic(path: str, code: str, message: str, line: int = 1, column: int = 1) -> Diagnostic:

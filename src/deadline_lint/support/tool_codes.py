@@ -23,9 +23,12 @@ TOOL_CODES: Dict[str, ToolCode] = {
         ToolCode("DL004", "file-too-large", "The file is larger than the checker reads (10 MiB); "
                  "generated files of that size are best excluded."),
         ToolCode("DL005", "fix-did-not-converge", "`deadline-lint fix` re-checked the file ten times "
-                 "and fixes were still changing it; the file was left as it was."),
+                 "and fixes were still changing it; the file was left as it was. Also reported when a "
+                 "fix the run would apply could not go in (its edits change nothing or conflict): that "
+                 "finding remains, no longer marked fixable, and the rest of the file is fixed."),
         ToolCode("DL006", "unreadable-file", "The file could not be read (permissions, a broken link, "
-                 "or it vanished during the run)."),
+                 "it vanished during the run, or it is not a regular file: a FIFO or a device is never "
+                 "read, so it cannot hang the run)."),
         ToolCode("DL007", "too-deeply-nested", "The file nests expressions or blocks deeper than the "
                  "checker can analyse (the depth of CPython's own parser limit). It is valid Python, but "
                  "the rules named in the message did not check it."),

@@ -80,18 +80,26 @@ class BudgetCanGrow(BudgetValueRule):
         for call in sites:
             # A shared assignment reached from several calls is one finding (the engine drops
             # the repeats).
-            for growth, how in _growth(call.timeout, budget.names, ctx):
-                shown = " ".join(ctx.source.segment(growth).split())
+            for growth, how, inner in _growth(call.timeout, budget.names, ctx):
+                # A growth inside another is part of the same expression: one finding, at the
+                # outermost, that names both (`max(budget + 0.5, 1.0)` was two DL105s).
+                also = "".join(f"; and in `{self._shown(ctx, node)}`, {why}" for node, why in inner)
                 message = (
-                    f"`{shown}` can exceed the remaining budget ({how}): never give a hop more time than its "
-                    f"caller has left; refuse or fail fast when the budget is short"
+                    f"`{self._shown(ctx, growth)}` can exceed the remaining budget ({how}{also}): never give a "
+                    f"hop more time than its caller has left; refuse or fail fast when the budget is short"
                 )
                 ctx.report(self, growth, message)
 
+    @staticmethod
+    def _shown(ctx, node: ast.AST) -> str:
+        return " ".join(ctx.source.segment(node).split())
 
-def _growth(expr: ast.expr, names: Collection[str], ctx: "FileView") -> Iterator[Tuple[ast.AST, str]]:
-    """(node, why) for every part of `expr` (and of the assignments of the names it uses)
-    that can make it larger than the budget it is computed from."""
+def _growth(
+    expr: ast.expr, names: Collection[str], ctx: "FileView"
+) -> Iterator[Tuple[ast.AST, str, List[Tuple[ast.AST, str]]]]:
+    """(node, why, growths inside it) for every outermost part of `expr` (and of the
+    assignments of the names it uses) that can make it larger than the budget it is computed
+    from."""
     pending: List[ast.expr] = [expr]
     followed: Set[str] = set()
     while pending:
@@ -99,10 +107,19 @@ def _growth(expr: ast.expr, names: Collection[str], ctx: "FileView") -> Iterator
         nodes = list(walk_nodes(current))
         mentions = _mentions_by_node(nodes, names)
         covered: Set[int] = set()  # inner additions of a chain already reported at its top
-        for node in nodes:
+        found: List[Tuple[ast.AST, str, List[Tuple[ast.AST, str]]]] = []
+        inside: Dict[int, int] = {}  # a node below a growth -> that growth's place in `found`
+        for node in nodes:  # parents before children
             why = "" if id(node) in covered else _grows(node, mentions, ctx)
             if why:
-                yield node, why
+                outer = inside.get(id(node))
+                if outer is not None:
+                    found[outer][2].append((node, why))
+                else:
+                    found.append((node, why, []))
+                    for below in walk_nodes(node):  # once per outermost growth: they are disjoint
+                        if below is not node:
+                            inside[id(below)] = len(found) - 1
                 covered.update(_inner_additions(node, mentions))
             follow = isinstance(node, ast.Name) and node.id in names and node.id not in followed
             if isinstance(node, ast.Name) and follow and len(followed) < _MAX_FOLLOW:
@@ -110,6 +127,7 @@ def _growth(expr: ast.expr, names: Collection[str], ctx: "FileView") -> Iterator
                 binding = single_assignment(node.id, ctx.scope)
                 if binding is not None and binding.scope is ctx.scope:
                     pending.append(binding.value)
+        yield from found
 
 
 def _inner_additions(node: ast.AST, mentions: Dict[int, bool]) -> Iterator[int]:

@@ -37,6 +37,8 @@ class Result(Protocol):
     @property
     def threaded(self) -> int: ...
     @property
+    def new(self) -> int: ...
+    @property
     def text(self) -> Optional[str]: ...
     @property
     def gave_up(self) -> bool: ...
@@ -118,5 +120,6 @@ def _merged(earlier: R, later: R) -> R:
     """One result for the file: what both passes fixed and threaded, what the last one left."""
     return replace(  # type: ignore[type-var]  # a dataclass (api.FixResult)
         later, fixed=earlier.fixed + later.fixed, threaded=earlier.threaded + later.threaded,
+        new=earlier.new + later.new,
         changed=True, before=earlier.before or later.before,
     )

@@ -1,0 +1,142 @@
+"""Every cached artefact is checked before it is trusted (issue 35, item 2): the compiled
+catalog, the kept `[tool.deadline-lint]` table, the results cache and the module summaries.
+A file put in one's place (empty, wrongly shaped, another build's or project's, or sealed
+for the right inputs but holding the wrong shape) is rebuilt: the findings are those of a
+run without a cache, never "All checks passed", never a traceback."""
+from __future__ import annotations
+
+import json
+import marshal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Callable, List
+
+import pytest
+
+from deadline_lint.support import sealed
+
+SERVICE = {
+    "pyproject.toml": "[tool.deadline-lint]\nhop-margin-ms = 20\n",
+    "clients.py": "import requests\n\nsession = requests.Session()\n",
+    "app.py": "from clients import session\n\n\ndef handler(u):\n    return session.get(u)\n",
+    "direct.py": "import requests\nrequests.get('u')\n",
+}
+
+
+def run(project: Path, cache: bool = True) -> subprocess.CompletedProcess:
+    options = ["--cache-dir", str(project / "cache")] if cache else ["--no-cache"]
+    return subprocess.run([sys.executable, "-m", "deadline_lint", "check", *options, "--format", "json", "."],
+                          cwd=project, capture_output=True, text=True)
+
+
+@pytest.fixture
+def project(tmp_path) -> Path:
+    for name, text in SERVICE.items():
+        (tmp_path / name).write_text(text)
+    return tmp_path
+
+
+@pytest.fixture
+def expected(project) -> List[dict]:
+    done = run(project, cache=False)
+    found = json.loads(done.stdout)
+    # The project facts matter here: app.py's finding comes through clients.py's summary.
+    assert sorted((f["path"], f["code"]) for f in found) == [("app.py", "DL101"), ("direct.py", "DL101")]
+    first = run(project)  # fills the cache
+    assert json.loads(first.stdout) == found
+    return found
+
+
+def replace_each(files: List[Path], make: Callable[[Path, bytes], bytes]) -> None:
+    assert files, "the cache holds no such file"
+    for path in files:
+        path.write_bytes(make(path, path.read_bytes()))
+
+
+def assert_rebuilt(project: Path, expected: List[dict]) -> None:
+    done = run(project)
+    assert done.stderr == ""
+    assert json.loads(done.stdout) == expected
+    again = run(project)  # and what the rebuild wrote is trusted again
+    assert json.loads(again.stdout) == expected
+
+
+def _inputs_of(data: bytes) -> str:
+    return data.split(b"\n", 2)[1].rsplit(b" ", 1)[0].decode()
+
+
+CATALOG_FORGERIES = {
+    "empty list": lambda path, data: marshal.dumps([]),
+    "wrong shape": lambda path, data: marshal.dumps([("outbound", 5)]),
+    "garbage": lambda path, data: b"\x00not marshal",
+    "sealed for these inputs, empty": lambda path, data: sealed.seal(_inputs_of(data), marshal.dumps([])),
+    "sealed, a document missing": lambda path, data: sealed.seal(
+        _inputs_of(data), marshal.dumps(marshal.loads(sealed.unseal(data, _inputs_of(data)) or b"")[1:])
+    ),
+    "sealed for other inputs": lambda path, data: sealed.seal("0" * 32, sealed.unseal(data, _inputs_of(data)) or b""),
+}
+
+
+@pytest.mark.parametrize("forgery", sorted(CATALOG_FORGERIES))
+def test_a_catalog_put_in_place_of_the_compiled_one_is_rebuilt(project, expected, forgery) -> None:
+    replace_each(sorted((project / "cache").glob("catalog-*.marshal")), CATALOG_FORGERIES[forgery])
+    assert_rebuilt(project, expected)
+
+
+@pytest.mark.parametrize("payload", [("a string",), ({1: "not a key"},), "no tuple", ({"profile": 5}, 2)])
+def test_a_kept_pyproject_table_of_the_wrong_shape_is_parsed_again(project, expected, payload) -> None:
+    replace_each(sorted((project / "cache").glob("pyproject-*.marshal")),
+                 lambda path, data: sealed.seal(_inputs_of(data), marshal.dumps(payload)))
+    assert_rebuilt(project, expected)
+
+
+def _results_document(data: bytes) -> dict:
+    payload = sealed.unseal(data, _inputs_of(data))
+    assert payload is not None
+    return marshal.loads(payload)
+
+
+def _with_found(data: bytes, found: object, seal: bool) -> bytes:
+    document = _results_document(data)
+    document["files"] = {
+        path: marshal.dumps({**marshal.loads(entry), "found": found}) for path, entry in document["files"].items()
+    }
+    payload = marshal.dumps(document)
+    return sealed.seal(_inputs_of(data), payload) if seal else payload
+
+
+RESULT_FORGERIES = {
+    "unsealed, nothing found": lambda path, data: _with_found(data, [], seal=False),
+    "sealed, a finding coerced from numbers": lambda path, data: _with_found(
+        data, [{"code": 101, "name": 5, "line": "2", "column": 1, "end_line": 2, "end_column": 3,
+                "message": "m", "fix": None}], seal=True),
+    "sealed, found not a list": lambda path, data: _with_found(data, "DL101", seal=True),
+    "sealed for another key": lambda path, data: sealed.seal("0" * 32, sealed.unseal(data, _inputs_of(data)) or b""),
+    "damaged": lambda path, data: data[:-7] + b"\x00" * 7,
+}
+
+
+@pytest.mark.parametrize("forgery", sorted(RESULT_FORGERIES))
+def test_results_cache_entries_are_checked_before_they_are_trusted(project, expected, forgery) -> None:
+    replace_each(sorted((project / "cache" / "v1").glob("*/*.marshal")), RESULT_FORGERIES[forgery])
+    assert_rebuilt(project, expected)
+
+
+def _summary_without_session(path: Path, data: bytes) -> bytes:
+    document = json.loads(sealed.unseal(data, _inputs_of(data)) or b"")
+    document["summary"] = None  # "does not parse": the session would be unknown, app.py quiet
+    return json.dumps(document).encode()
+
+
+@pytest.mark.parametrize("seal", [False, True])
+def test_a_module_summary_put_in_place_is_not_trusted(project, expected, seal) -> None:
+    (project / "app.py").write_text(SERVICE["app.py"] + "\n")  # its own result must be computed again
+
+    def forge(path: Path, data: bytes) -> bytes:
+        forged = _summary_without_session(path, data)
+        # A seal for other inputs (another module's key): never read as this module's.
+        return sealed.seal(_inputs_of(data) + "-other", forged) if seal else forged
+
+    replace_each(sorted((project / "cache" / "v1" / "summaries").glob("*/*/*-clients-0.json")), forge)
+    assert_rebuilt(project, expected)
