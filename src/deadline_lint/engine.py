@@ -14,7 +14,7 @@ from deadline_lint.collector import collector_paused as _collector_paused
 from deadline_lint.context import SCOPE_TYPES, FileContext
 from deadline_lint.diagnostics import Applicability, Diagnostic, tool_diagnostic
 from deadline_lint.profile import Profile, default_profile
-from deadline_lint.reading import decode, read_file
+from deadline_lint.reading import decode, read_file, unusable_text
 from deadline_lint.registry import all_rules
 from deadline_lint.requires import FileAnswers, Need, signature
 from deadline_lint.rules.base import Rule
@@ -107,6 +107,9 @@ class Checker:
         return [text] if isinstance(text, Diagnostic) else self.check_text(text, path)
 
     def check_text(self, text: str, path: str, tree: Optional[ast.Module] = None) -> List[Diagnostic]:
+        unusable = unusable_text(text, path)
+        if unusable is not None:
+            return [unusable]
         if not self.rules:
             return []
         # The prefilter's project needs parse and summarise other modules: as costly for the

@@ -3,11 +3,11 @@ reports for a file it cannot use (DL004 too large, DL006 unreadable, DL002 not t
 from __future__ import annotations
 
 import os
-from typing import Union
+from typing import Optional, Union
 
 from deadline_lint.diagnostics import Diagnostic, tool_diagnostic
 from deadline_lint.records import dataclass
-from deadline_lint.source import DecodeError, decode_source
+from deadline_lint.source import NUL_BYTE, DecodeError, decode_source
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
 
@@ -38,6 +38,12 @@ def decode(data: bytes, path: str) -> Union[str, Diagnostic]:
         return decode_source(data)
     except DecodeError as exc:
         return undecodable(path, exc)
+
+
+def unusable_text(text: str, path: str) -> Optional[Diagnostic]:
+    """What `decode` would say of the bytes behind text that arrives already decoded (an
+    editor's buffer, `lint_text`): a NUL byte is DL002 whichever way the file came in."""
+    return undecodable(path, DecodeError(NUL_BYTE)) if "\0" in text else None
 
 
 def too_large(path: str, size: int) -> Diagnostic:
