@@ -1,7 +1,8 @@
 """The `deadline-lint` command: check, fix, rules, explain.
 
 Exit codes: 0 no findings, 1 findings (including files that could not be checked),
-2 usage or configuration error.
+2 usage or configuration error, or a worker process lost (killed by a signal other than
+SIGTERM/SIGINT, such as the out-of-memory killer's SIGKILL: the message names it).
 
 `fix` (and `check --fix`) exit with what remains after fixing: 0 nothing remains, 1 problems
 remain (unfixable, unsafe-only without `--unsafe-fixes`, DL005 did-not-converge) or a fixed
@@ -28,6 +29,7 @@ from deadline_lint.output import DOCUMENT_FORMATS, WRITERS, write_statistics
 from deadline_lint.profile import ProfileError
 from deadline_lint.selection import parse_selectors
 from deadline_lint.tool_codes import TOOL_CODES
+from deadline_lint.worker_exits import WorkerLost
 
 if TYPE_CHECKING:
     from deadline_lint.baseline import Entry
@@ -452,19 +454,26 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"deadline-lint: {exc}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
-        writes = _fixing_writes()
-        written = None if writes is None else writes.writes_counted()
-        done = "" if written is None else (
-            f"; {written} file{'' if written == 1 else 's'} already fixed and written, every other file untouched"
-        )
-        print(f"deadline-lint: interrupted{done}", file=sys.stderr)
+        print(f"deadline-lint: interrupted{_written_so_far()}", file=sys.stderr)
         return 130
+    except WorkerLost as exc:
+        print(f"deadline-lint: {exc}{_written_so_far()}", file=sys.stderr)
+        return EXIT_ERROR
     except BrokenPipeError:
         return EXIT_CLEAN
     finally:
         writes = _fixing_writes()
         if writes is not None:
             writes.stop_counting()
+
+
+def _written_so_far() -> str:
+    """For a run that ends early: how many files `fix` had written (nothing for `check`)."""
+    writes = _fixing_writes()
+    written = None if writes is None else writes.writes_counted()
+    return "" if written is None else (
+        f"; {written} file{'' if written == 1 else 's'} already fixed and written, every other file untouched"
+    )
 
 
 def run() -> None:
