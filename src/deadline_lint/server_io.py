@@ -14,9 +14,10 @@ from typing import BinaryIO
 
 from deadline_lint.reading import MAX_FILE_BYTES
 
-# A whole 10 MiB file sent in `didOpen`, JSON-escaped (quotes, backslashes, newlines and
-# some non-ASCII grow), fits; anything larger would be DL004 once it arrived anyway.
-MAX_MESSAGE_BYTES = 4 * MAX_FILE_BYTES
+# A file well over the 2 MiB the checker reads still arrives, JSON-escaped (quotes,
+# backslashes and newlines grow), so that the editor is told DL004 for it; a body this size
+# is some 100 MB once decoded.
+MAX_MESSAGE_BYTES = 16 * MAX_FILE_BYTES
 MAX_HEADER_BYTES = 64 * 1024
 SKIPPED = "deadline-lint/skippedMessage"  # the notification standing in for a dropped body
 _CHUNK = 1024 * 1024

@@ -9,10 +9,11 @@ from collections import OrderedDict
 from typing import Callable, Dict, List, Optional, Tuple, TypeVar
 
 from deadline_lint import digests
+from deadline_lint.reading import MAX_FILE_BYTES
 from deadline_lint.roots import root_above
 from deadline_lint.source import DecodeError, decode_source
 
-MAX_MODULE_BYTES = 2 * 1024 * 1024  # larger project modules are not followed
+MAX_MODULE_BYTES = MAX_FILE_BYTES  # larger project modules are not followed (nor checked)
 
 # Texts that stand for files on disk (the editor server's unsaved buffers), by absolute
 # path: a module open in the editor is read as it is there, not as it was last saved.
