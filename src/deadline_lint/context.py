@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Set,
 
 from deadline_lint.analysis.imports import bind_imports
 from deadline_lint.analysis.resolve import Resolver
-from deadline_lint.analysis.scopes import Scope
+from deadline_lint.analysis.scopes import Scope, note_text
 from deadline_lint.catalog import Catalog
 from deadline_lint.diagnostics import Applicability, Diagnostic, Edit, Fix
 from deadline_lint.profile import Profile
@@ -33,6 +33,7 @@ class FileContext:
         self.profile = profile
         self.catalog = catalog
         self.module_scope = Scope(tree, None)
+        note_text(self.module_scope, source.text)
         self._scopes: Dict[int, Scope] = {id(tree): self.module_scope}  # every scope of the file, by node
         # Names imported from the project's own modules resolve through the file's view.
         self.resolver = Resolver(catalog, self._scopes, self)
