@@ -5,7 +5,8 @@ import re
 from typing import Callable, FrozenSet, Iterator, Optional, Sequence, Set, Tuple
 
 from deadline_lint.analysis.exceptions import CANCEL, EXPIRY, Admission, Admitted, ExceptionAnalysis
-from deadline_lint.analysis.retry import TYPES, RetryAnalysis, RetryPolicy
+from deadline_lint.analysis.budget import mentions_any
+from deadline_lint.analysis.retry import DELAY, TYPES, RetryAnalysis, RetryPolicy
 from deadline_lint.analysis.retry_guards import Narrowing
 from deadline_lint.diagnostics import Applicability
 from deadline_lint.requires import Text, Words
@@ -13,6 +14,7 @@ from deadline_lint.rules.base import Rule, register
 from deadline_lint.rules.retry.common import (
     PROJECT_HELPERS,
     RetryRule,
+    budget_of,
     called_policy,
     decorated_policies,
     drop_element,
@@ -117,6 +119,12 @@ class RetryOnExpiryOrCancel(RetryRule):
     whose type an earlier handler of the same `try` already catches. Retries where no request
     waits stay quiet too (start-up, shutdown, readiness waits such as `wait_until_ready`,
     background jobs, scripts: catalog `retry.yaml` `outside_requests`, as for DL302).
+
+    A policy that stops at an overall deadline is quiet about expiry types (not about
+    cancellation): google-api-core's `Retry(timeout=...)` (or `deadline=`), and a delay stop
+    tied to the budget in scope (tenacity `stop=stop_after_delay(budget.remaining())`,
+    `stop_before_delay(...)`). Its retries end when that deadline does, so the expiry each
+    attempt may raise is that attempt's own timeout, not the request's.
 
     The finding is on the exception type inside the retry filter (on the name the policy
     reaches it through, when the tuple or the test function is defined elsewhere: each policy
@@ -242,10 +250,13 @@ class RetryOnExpiryOrCancel(RetryRule):
 
     def _policy(self, policy: RetryPolicy, ctx, function: Optional[ast.AST]) -> None:
         """`function`: the def the policy decorates (None: one built in the code being walked)."""
+        overall = _overall_deadline(policy, ctx)
         for part in policy.filter:
             if part.state != TYPES or part.admission is None:
                 continue
             for admitted in _named(part.admission):
+                if overall and admitted.kind == EXPIRY:
+                    continue  # an attempt's own expiry, retried only while the overall deadline lasts
                 where = part.place(admitted.node, policy.node)
                 if outside_requests(ctx, function) or not reported_once(self, ctx, where):
                     continue
@@ -364,3 +375,18 @@ def _drop(ctx, container: Optional[ast.AST], admission: Admission, admitted: Adm
 def _written(ctx, container: ast.AST) -> bool:
     """A tuple in the source (not the arguments of `if_exception_type(A, B)` seen as one)."""
     return ctx.source.segment(container).startswith("(")
+
+
+_OVERALL_DEADLINE_APIS = ("google.api_core.retry.",)  # `timeout=` bounds the whole retry, not an attempt
+
+
+def _overall_deadline(policy: RetryPolicy, ctx) -> bool:
+    """The policy stops at a deadline of its own: google-api-core's explicit `timeout=` /
+    `deadline=`, or any delay stop that reads the budget in scope."""
+    delays = [stop.node for stop in policy.stops if stop.kind == DELAY and stop.node is not None]
+    if not delays:
+        return False
+    if policy.api.qualname.startswith(_OVERALL_DEADLINE_APIS):
+        return True
+    budget = budget_of(ctx)
+    return budget is not None and any(mentions_any(node, budget.names) for node in delays)
