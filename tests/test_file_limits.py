@@ -7,10 +7,10 @@ import json
 import sys
 from pathlib import Path
 
-from deadline_lint import api
-from deadline_lint.cli import main
-from deadline_lint.reading import MAX_FILE_BYTES, unusable_text
-from deadline_lint.server_engine import Engine
+from deadline_lint.run import api
+from deadline_lint.frontends.cli import main
+from deadline_lint.engine.reading import MAX_FILE_BYTES, unusable_text
+from deadline_lint.frontends.server_engine import Engine
 
 # A generated module: every line something a rule looks at (the shape that took 1.6 GB at 5 MB).
 LINE = "def call_{n}(url):\n    return requests.get(url)\n\n"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from deadline_lint import api
-from deadline_lint.cli import main
+from deadline_lint.run import api
+from deadline_lint.frontends.cli import main
 from deadline_lint.semantics.callers import forget_callers
 from deadline_lint.semantics.modules import forget_projects
 

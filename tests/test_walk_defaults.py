@@ -6,9 +6,9 @@ import json
 import re
 from pathlib import Path
 
-from deadline_lint import api
-from deadline_lint.cli import main
-from deadline_lint.files import RUFF_DEFAULT_EXCLUDE, discover
+from deadline_lint.run import api
+from deadline_lint.frontends.cli import main
+from deadline_lint.run.files import RUFF_DEFAULT_EXCLUDE, discover
 
 BAD = "import requests\nrequests.get('u')\n"
 # ruff's `exclude` default (crates/ruff_workspace settings, `EXCLUDE`), as documented for

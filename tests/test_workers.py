@@ -149,7 +149,7 @@ def test_a_worker_killed_by_sigkill_is_reported_as_killed(tmp_path: Path, comman
 
 
 def test_how_a_worker_ended_is_named() -> None:
-    from deadline_lint.worker_exits import Interrupted, WorkerLost, lost_worker
+    from deadline_lint.run.worker_exits import Interrupted, WorkerLost, lost_worker
 
     assert isinstance(lost_worker(143, ["a.py"]), Interrupted)  # its SIGTERM handler's exit
     assert isinstance(lost_worker(-signal.SIGINT, ["a.py"]), Interrupted)

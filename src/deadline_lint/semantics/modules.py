@@ -8,12 +8,13 @@ import os
 from collections import OrderedDict
 from typing import Callable, Dict, List, Optional, Tuple, TypeVar
 
-from deadline_lint import digests
-from deadline_lint.reading import MAX_FILE_BYTES
-from deadline_lint.roots import root_above
-from deadline_lint.source import DecodeError, decode_source
+from deadline_lint.support.source import DecodeError, decode_source
+from deadline_lint.semantics.roots import root_above
+from deadline_lint.support import digests
 
-MAX_MODULE_BYTES = MAX_FILE_BYTES  # larger project modules are not followed (nor checked)
+# Larger project modules are not followed: the same bound as a file checked (the engine's
+# reading.MAX_FILE_BYTES, held equal by tests/test_file_limits.py; this layer is below it).
+MAX_MODULE_BYTES = 2 * 1024 * 1024
 
 # Texts that stand for files on disk (the editor server's unsaved buffers), by absolute
 # path: a module open in the editor is read as it is there, not as it was last saved.
