@@ -42,6 +42,12 @@ def test_a_generated_file_over_the_limit_is_dl004_in_every_front_end(tmp_path: P
     assert [(d.line, d.code, d.message) for d in fixed.diagnostics] == on_disk and not fixed.changed
 
 
+def test_a_project_module_is_followed_up_to_the_same_limit() -> None:
+    from deadline_lint.semantics.modules import MAX_MODULE_BYTES
+
+    assert MAX_MODULE_BYTES == MAX_FILE_BYTES  # semantics/ sits below engine/: two constants, one bound
+
+
 def test_the_limit_counts_bytes_not_characters() -> None:
     assert unusable_text("x" * MAX_FILE_BYTES, "a.py") is None
     over = unusable_text("x" * (MAX_FILE_BYTES + 1), "a.py")
