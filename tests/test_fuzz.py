@@ -4,11 +4,13 @@ For every program: no exception escapes, no rule fails (DL003), every fix parses
 gives up (DL005), and fixing twice gives what fixing once gave. Two generators: hypothesmith's
 grammar-based one (arbitrary valid Python, with the outbound imports in front so the rules do
 look at it), and a small grammar of the code the rules are about (calls, timeouts, budgets,
-nesting, clients, comments), which reaches far more rule paths per example.
+nesting, clients, comments), which reaches far more rule paths per example. A third mutates
+the fixture files (lines dropped, doubled, swapped, spliced in from another fixture, a word
+replaced): the near-misses the rules were written against, one edit off.
 
 Bounded by a count, not by time; the seed and the count are printed (`-s` shows them; a
 failure shows them too). Reproduce a run with DEADLINE_LINT_FUZZ_SEED=<seed>, or go longer
-with DEADLINE_LINT_FUZZ_COUNT=<n>.
+with DEADLINE_LINT_FUZZ_COUNT=<n> (`python bench/fuzz.py` runs these with a larger count).
 """
 from __future__ import annotations
 
@@ -171,5 +173,70 @@ def test_fuzz_hypothesmith_programs(capsys) -> None:
     @given(hypothesmith_programs())
     def run(text: str) -> None:
         _exercise(HEADER + text)
+
+    run()
+
+
+# -- mutants of the fixtures -------------------------------------------------------------------
+WORDS = (
+    "None", "0", "2.0", "budget", "remaining", "context.time_remaining()", "budget.timeout()", "Exception",
+    "asyncio.CancelledError", "asyncio.TimeoutError", "TimeoutError", "pass", "raise", "return", "await",
+    "timeout", "time.time()", "time.monotonic()", "self", "429", "retry", "create_task",
+)
+
+
+@functools.lru_cache(maxsize=None)
+def fixture_texts() -> tuple:
+    from pathlib import Path
+
+    folder = Path(__file__).resolve().parent.parent / "fixtures"
+    return tuple(p.read_text(encoding="utf-8") for p in sorted(folder.glob("DL*/*.py")))
+
+
+@functools.lru_cache(maxsize=None)
+def fixture_mutants() -> Any:
+    from hypothesis import strategies as st
+
+    texts = fixture_texts()
+
+    @st.composite
+    def mutant(draw) -> str:
+        lines = draw(st.sampled_from(texts)).splitlines()
+        for _ in range(draw(st.integers(1, 4))):
+            at = draw(st.integers(0, max(0, len(lines) - 1)))
+            kind = draw(st.sampled_from(["drop", "double", "swap", "splice", "word"]))
+            if not lines:
+                break
+            if kind == "drop":
+                del lines[at]
+            elif kind == "double":
+                lines.insert(at, lines[at])
+            elif kind == "swap" and at + 1 < len(lines):
+                lines[at], lines[at + 1] = lines[at + 1], lines[at]
+            elif kind == "splice":
+                other = draw(st.sampled_from(texts)).splitlines() or [""]
+                line = other[draw(st.integers(0, len(other) - 1))]
+                indent = len(lines[at]) - len(lines[at].lstrip())
+                lines.insert(at, " " * indent + line.lstrip())
+            elif kind == "word":
+                words = lines[at].split(" ")
+                index = draw(st.integers(0, len(words) - 1))
+                words[index] = words[index].replace(words[index].strip("(),:[]"), draw(st.sampled_from(WORDS)), 1)
+                lines[at] = " ".join(words)
+        return "\n".join(lines) + "\n"
+
+    return mutant()
+
+
+def test_fuzz_fixture_mutants(capsys) -> None:
+    from hypothesis import given, seed
+
+    _report(capsys, "fixture mutants")
+
+    @seed(SEED)
+    @fuzz_settings()
+    @given(fixture_mutants())
+    def run(text: str) -> None:
+        _exercise(text)
 
     run()

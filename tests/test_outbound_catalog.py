@@ -382,10 +382,13 @@ def test_outbound_rules_are_registered_and_documented(code: str) -> None:
 
 
 def test_opt_in_rules_run_only_when_selected_by_code() -> None:
-    code = "import requests\ndef f(url, budget):\n    return requests.get(url, headers={}, timeout=budget.timeout())\n"
+    code = (
+        "import requests\ndef f(url, budget):\n    url = url.strip()\n"
+        "    return requests.get(url, headers={}, timeout=budget.timeout())\n"
+    )
     assert check("DL1", code, select=["DL1"]) == []
-    assert check("DL106", code) == [(3, "DL106")]
-    assert check("DL108", code) == [(3, "DL108")]
+    assert check("DL106", code) == [(4, "DL106")]
+    assert check("DL108", code) == [(4, "DL108")]
 
 
 def test_margin_of_zero_turns_dl104_off() -> None:

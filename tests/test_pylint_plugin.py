@@ -197,7 +197,7 @@ def test_the_documented_command_gives_the_cli_default_set(tmp_path) -> None:
     path = tmp_path / "svc.py"
     # DL106 (opt-in): the handler forwards its budget without a refuse check.
     path.write_text(
-        "import requests\n\ndef handler(url, budget):\n"
+        "import requests\n\ndef handler(url, budget):\n    url = url.strip()\n"
         "    return requests.get(url, timeout=budget.timeout())\n\nrequests.get('u')\n",
         encoding="utf-8",
     )

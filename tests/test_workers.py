@@ -124,6 +124,43 @@ def test_a_terminated_worker_ends_the_run_quietly(tmp_path: Path, command: List[
         assert last == "deadline-lint: interrupted"
 
 
+@pytest.mark.parametrize("command", [["fix", "--unsafe-fixes"], ["check", "--no-cache"]])
+def test_a_worker_killed_by_sigkill_is_reported_as_killed(tmp_path: Path, command: List[str]) -> None:
+    """What the out-of-memory killer does to a worker is not an interruption (issue 35,
+    item 7): the run says which signal and which files, and exits 2."""
+    paths = many_files(tmp_path / "tree")
+    proc = start([*command, "--jobs", "2", "tree"], tmp_path)
+    try:
+        workers = workers_at_work(proc, paths, fixing=command[0] == "fix")
+        os.kill(workers[0], signal.SIGKILL)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert b"Traceback" not in err, err.decode(errors="replace")
+    assert proc.returncode == 2
+    last = err.decode().strip().splitlines()[-1]
+    killed = (r"deadline-lint: a worker process was killed by SIGKILL \(the signal the out-of-memory killer "
+              r"sends\) while working on tree/svc_\d+\.py, .* and \d+ more; the run could not finish")
+    if command[0] == "fix":
+        killed += r"; \d+ files? already fixed and written, every other file untouched"
+    assert re.fullmatch(killed, last), last
+    assert "interrupted" not in err.decode()
+
+
+def test_how_a_worker_ended_is_named() -> None:
+    from deadline_lint.run.worker_exits import Interrupted, WorkerLost, lost_worker
+
+    assert isinstance(lost_worker(143, ["a.py"]), Interrupted)  # its SIGTERM handler's exit
+    assert isinstance(lost_worker(-signal.SIGINT, ["a.py"]), Interrupted)
+    assert isinstance(lost_worker(None, ["a.py"]), Interrupted)  # still exiting: nothing known
+    segv = lost_worker(-signal.SIGSEGV, ["a.py"])
+    assert isinstance(segv, WorkerLost) and str(segv) == (
+        "a worker process was killed by SIGSEGV while working on a.py; the run could not finish"
+    )
+    assert str(lost_worker(1, [])) == "a worker process exited with status 1; the run could not finish"
+
+
 def cpu_ticks(pid: int) -> int:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return int(fields[11]) + int(fields[12])  # utime + stime

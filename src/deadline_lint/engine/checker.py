@@ -11,7 +11,7 @@ from typing import Dict, Hashable, Iterable, List, Optional, Sequence, Set, Tupl
 from deadline_lint.catalog import Catalog, load_catalog
 from deadline_lint.engine.context import FileContext
 from deadline_lint.engine.parsing import parse_source
-from deadline_lint.engine.reading import decode, read_file
+from deadline_lint.engine.reading import decode, read_file, unusable_text
 from deadline_lint.engine.requires import FileAnswers
 from deadline_lint.engine.rule import Rule, registered_rules
 from deadline_lint.engine.tables import (
@@ -112,6 +112,9 @@ class Checker:
         return [text] if isinstance(text, Diagnostic) else self.check_text(text, path)
 
     def check_text(self, text: str, path: str, tree: Optional[ast.Module] = None) -> List[Diagnostic]:
+        unusable = unusable_text(text, path)
+        if unusable is not None:
+            return [unusable]
         if not self.rules:
             return []
         # The prefilter's project needs parse and summarise other modules: as costly for the

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence,
 from deadline_lint.catalog import Catalog
 from deadline_lint.semantics.local.imports import bind_imports
 from deadline_lint.semantics.local.resolve import Resolver
-from deadline_lint.semantics.local.scopes import Scope
+from deadline_lint.semantics.local.scopes import Scope, note_text
 from deadline_lint.semantics.summary import release_own_tree
 from deadline_lint.settings.profile import Profile
 from deadline_lint.support.diagnostics import Applicability, Diagnostic, Edit, Fix
@@ -33,6 +33,7 @@ class FileContext:
         self.profile = profile
         self.catalog = catalog
         self.module_scope = Scope(tree, None)
+        note_text(self.module_scope, source.text)
         self._scopes: Dict[int, Scope] = {id(tree): self.module_scope}  # every scope of the file, by node
         # Names imported from the project's own modules resolve through the file's view.
         self.resolver = Resolver(catalog, self._scopes, self)

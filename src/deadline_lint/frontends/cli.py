@@ -3,6 +3,8 @@
 Exit codes: 0 no findings, 1 findings (including files that could not be checked),
 2 usage or configuration error, or a report that could not be written. A reader that closes
 the pipe early leaves the status the findings give (delivery.py says why).
+Also 2: a worker process lost (killed by a signal other than SIGTERM/SIGINT, such as the
+out-of-memory killer's SIGKILL: the message names it).
 
 `fix` (and `check --fix`) exit with what remains after fixing: 0 nothing remains, 1 problems
 remain (unfixable, unsafe-only without `--unsafe-fixes`, DL005 did-not-converge) or a fixed
@@ -27,6 +29,7 @@ from deadline_lint.frontends.delivery import deliver, silence_stdout
 from deadline_lint.frontends.output import DOCUMENT_FORMATS, WRITERS, write_statistics
 from deadline_lint.run.api import FixResult, Options, Session
 from deadline_lint.run.selection import parse_selectors
+from deadline_lint.run.worker_exits import WorkerLost
 from deadline_lint.settings.profile import ProfileError
 from deadline_lint.support.diagnostics import Diagnostic
 from deadline_lint.support.tool_codes import TOOL_CODES
@@ -457,13 +460,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"deadline-lint: {exc}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
-        writes = _fixing_writes()
-        written = None if writes is None else writes.writes_counted()
-        done = "" if written is None else (
-            f"; {written} file{'' if written == 1 else 's'} already fixed and written, every other file untouched"
-        )
-        print(f"deadline-lint: interrupted{done}", file=sys.stderr)
+        print(f"deadline-lint: interrupted{_written_so_far()}", file=sys.stderr)
         return 130
+    except WorkerLost as exc:
+        print(f"deadline-lint: {exc}{_written_so_far()}", file=sys.stderr)
+        return EXIT_ERROR
     except BrokenPipeError:  # the reader went away: the status stays what the findings say
         silence_stdout()
         return _verdict_so_far(args)
@@ -480,6 +481,15 @@ def _verdict_so_far(args: argparse.Namespace) -> int:
     if verdict is not None:
         return verdict
     return EXIT_FINDINGS if args.command in ("check", "fix") else EXIT_CLEAN
+
+
+def _written_so_far() -> str:
+    """For a run that ends early: how many files `fix` had written (nothing for `check`)."""
+    writes = _fixing_writes()
+    written = None if writes is None else writes.writes_counted()
+    return "" if written is None else (
+        f"; {written} file{'' if written == 1 else 's'} already fixed and written, every other file untouched"
+    )
 
 
 def run() -> None:

@@ -23,10 +23,11 @@ import logging
 import os
 import sys
 from dataclasses import dataclass
-from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Sequence
+from typing import Any, BinaryIO, Dict, FrozenSet, Iterable, List, Optional, Sequence, cast
 
 from deadline_lint import __version__
 from deadline_lint.frontends.server_engine import UNSAVED_PATH, BufferCheck, Engine
+from deadline_lint.frontends.server_io import SKIPPED, BoundedReader, skipped_message
 from deadline_lint.support.diagnostics import Applicability, Diagnostic
 from deadline_lint.support.source import SourceFile
 from deadline_lint.support.tool_codes import TOOL_CODES
@@ -87,7 +88,11 @@ class DeadlineLintServer(LanguageServer):  # type: ignore[misc,valid-type]
         return path or UNSAVED_PATH
 
     def current(self, uri: str) -> Checked:
-        """The findings for the document's current text, checked now if they are not known."""
+        """The findings for the document's current text, checked now if they are not known.
+        A document the client never opened has none: pygls would read it from disk (a
+        traceback when it is not there, a hang on a FIFO), and edits to it are no one's."""
+        if uri not in self.workspace.text_documents:
+            return Checked(None, "", BufferCheck(), "unopened")
         document = self.workspace.get_text_document(uri)
         known = self.checked.get(uri)
         if (
@@ -271,6 +276,10 @@ def build_server() -> DeadlineLintServer:
     def code_actions(ls: DeadlineLintServer, params: types.CodeActionParams):
         return _code_actions(ls, params)
 
+    @server.feature(SKIPPED)
+    def skipped(ls: DeadlineLintServer, params: Any) -> None:
+        log.warning(skipped_message(params))
+
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: DeadlineLintServer, params: Any) -> None:
         for handle in [*ls.pending.values(), *([ls._refresh] if ls._refresh else [])]:
@@ -426,5 +435,5 @@ def run() -> int:
         print("deadline-lint: the language server needs pygls: pip install 'deadline-lint[lsp]'", file=sys.stderr)
         return 2
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="deadline-lint server: %(message)s")
-    build_server().start_io()
+    build_server().start_io(stdin=cast(BinaryIO, BoundedReader(sys.stdin.buffer)))
     return 0

@@ -26,10 +26,11 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, FrozenSet, Optional, Sequence, Set, Tuple
 
+from deadline_lint.engine.reading import unusable_text
 from deadline_lint.run import api
 from deadline_lint.semantics.modules import consulted, start_consulting
 from deadline_lint.settings.profile import ProfileError
-from deadline_lint.support.diagnostics import Diagnostic, Fix, tool_diagnostic
+from deadline_lint.support.diagnostics import Diagnostic, Fix
 
 if TYPE_CHECKING:
     from deadline_lint.engine.checker import Checker
@@ -67,17 +68,15 @@ class Engine:
         return session.checker(where)
 
     def check(self, text: str, path: str) -> BufferCheck:
-        from deadline_lint.engine.reading import MAX_FILE_BYTES
-
         try:
             checker = self._checker(path)
         except ProfileError as exc:
             return BufferCheck(profile_error=str(exc))
         if checker is None:
             return BufferCheck()
-        if len(text) * 4 > MAX_FILE_BYTES and len(text.encode("utf-8", "surrogatepass")) > MAX_FILE_BYTES:
-            size = len(text.encode("utf-8", "surrogatepass")) // (1024 * 1024)
-            return BufferCheck((tool_diagnostic(path, "DL004", f"file too large to check ({size} MiB, limit 10 MiB)"),))
+        unusable = unusable_text(text, path)  # what `check` says of such a file (a NUL, too large)
+        if unusable is not None:
+            return BufferCheck((unusable,))
         from deadline_lint.semantics import callers
 
         start_consulting()

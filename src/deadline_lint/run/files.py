@@ -7,11 +7,17 @@ from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence,
 from deadline_lint.run.gitignore import GitIgnored
 from deadline_lint.settings.globs import matches, relative_path
 
-SKIPPED_DIRS = frozenset({
-    ".git", ".hg", ".svn", ".bzr", ".tox", ".nox", ".venv", "venv", ".direnv", "__pycache__",
-    ".mypy_cache", ".pytest_cache", ".ruff_cache", ".eggs", "build", "dist", "node_modules",
-    "site-packages", "__pypackages__", ".ipynb_checkpoints",
+# ruff's default `exclude`, name for name (a user moving between the two tools sees the
+# same files checked), ...
+RUFF_DEFAULT_EXCLUDE = frozenset({
+    ".bzr", ".direnv", ".eggs", ".git", ".git-rewrite", ".hg", ".ipynb_checkpoints", ".mypy_cache",
+    ".nox", ".pants.d", ".pyenv", ".pytest_cache", ".pytype", ".ruff_cache", ".svn", ".tox", ".venv",
+    ".vscode", "__pypackages__", "_build", "buck-out", "dist", "node_modules", "site-packages", "venv",
 })
+# ... and folders that never hold the project's own sources: bytecode, and `build`, where
+# `setup.py build` copies the package (every finding twice; ruff's own list once held it).
+# Any folder holding a `pyvenv.cfg` (a virtualenv) and `*.egg-info` are skipped as well.
+SKIPPED_DIRS = RUFF_DEFAULT_EXCLUDE | frozenset({"__pycache__", "build"})
 
 # (path, is_dir) -> excluded? For the profile's `exclude`, resolved for that path's profile.
 Excluded = Callable[[str, bool], bool]

@@ -3,7 +3,9 @@
 Each worker has a pipe of its own to the run: it is sent one chunk of paths at a time and
 sends back that chunk's results. Nothing is shared between workers (no queue, no lock), so a
 worker that stops at any moment, even halfway through sending a result, costs only its own
-pipe: the run reads the end of it, and ends as interrupted. (concurrent.futures' pool shares
+pipe: the run reads the end of it, and ends as interrupted when the worker was stopped by
+SIGTERM or SIGINT, or with what did happen otherwise (killed by SIGKILL, the out-of-memory
+killer's signal, or exited by itself: worker_exits.py). (concurrent.futures' pool shares
 one result queue and its lock between its workers: a worker stopped while sending left the
 run waiting forever for the rest of a message and the other worker waiting for the lock.)
 
@@ -27,14 +29,12 @@ import traceback
 from multiprocessing.connection import Connection, wait
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
+from deadline_lint.run.worker_exits import lost_worker
+
 _PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
 _WATCH_SECONDS = 0.2  # the fallback's look at the parent
 _STOPPING = (signal.SIGTERM, signal.SIGINT)
-
-
-class Interrupted(KeyboardInterrupt):
-    """A worker was stopped (a signal to it, or the machine ran out of memory): the run ends
-    as if interrupted, every file untouched or completely fixed."""
+_EXIT_WAIT_SECONDS = 10.0  # a worker whose pipe closed is exiting; past this, call it stopped
 
 
 class _Stopped(BaseException):
@@ -71,6 +71,7 @@ class _Worker:
         self.process = process
         self.connection = connection
         self.chunk: Optional[int] = None  # the index of the chunk it is working on
+        self.paths: Sequence[str] = ()  # ... and its paths
 
 
 class _Pool:
@@ -125,22 +126,27 @@ class _Pool:
         try:
             worker.connection.send((index, chunk))
         except OSError:
-            self.broken = True
-            raise Interrupted("a worker process stopped") from None
+            raise self._lost(worker) from None
         worker.chunk = index
+        worker.paths = chunk
 
     def _receive(self, worker: _Worker) -> Tuple[int, List[Any]]:
         """The chunk `worker` was working on and its results (a task's exception is raised here)."""
         try:
             index, ok, value = worker.connection.recv()
         except (EOFError, OSError):  # it stopped, possibly halfway through a message
-            self.broken = True
-            raise Interrupted("a worker process stopped") from None
+            raise self._lost(worker) from None
         worker.chunk = None
         if not ok:
             error, remote = value
             raise error from _RemoteTraceback(remote)
         return index, value
+
+    def _lost(self, worker: _Worker) -> BaseException:
+        """Why the worker's pipe closed, from how its process ended."""
+        self.broken = True
+        worker.process.join(_EXIT_WAIT_SECONDS)  # its end of the pipe closes as it exits
+        return lost_worker(worker.process.exitcode, worker.paths)
 
     def close(self) -> None:
         """Stop every worker. One still on a chunk finishes it first (its files are then
@@ -151,7 +157,7 @@ class _Pool:
                     self._receive(worker)
                 except KeyboardInterrupt:  # Interrupted (it stopped), or Ctrl-C again
                     self.broken = True
-                except Exception:  # a task's error: the reason the run ends is already on its way
+                except Exception:  # a task's error or a lost worker: the run's reason is on its way
                     pass
         for worker in self.workers:
             if self.broken:

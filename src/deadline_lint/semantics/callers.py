@@ -16,9 +16,13 @@ another def is no caller; one that cannot be resolved (`obj.connect()` on an unk
 receiver) may be, and is kept, so that a family deciding "only start-up code calls this" never
 overlooks a caller it could not type.
 
-None answers "cannot be known": the file is in no project, or the project has more than
-`MAX_FILES` modules to look through. The answer depends on every module of the project, so
-the folders listed and the files read are recorded for the results cache (`consulted`).
+None answers "cannot be known": the file is in no project, or its root cannot be listed.
+There is no limit on how many modules a project may have: a limit there would give a file
+other findings in a large project than in a small one (issue 35). What a large project
+costs is bounded instead: past `MAX_HELD_TEXT` its texts are read again per name asked
+rather than held, which changes the time taken, never the answer. The answer depends on
+every module of the project, so the folders listed and the files read are recorded for the
+results cache (`consulted`).
 """
 from __future__ import annotations
 
@@ -32,7 +36,7 @@ from deadline_lint.semantics.modules import ModuleSource, ProjectModules, place_
 from deadline_lint.semantics.receivers import Receivers
 from deadline_lint.semantics.summary import CLASS, Names, Symbol
 
-MAX_FILES = 5000  # a project with more modules than this: callers unknown
+VERSION = 2
 _SKIPPED_FOLDERS = frozenset({
     "node_modules", "__pycache__", "site-packages", "venv", "env", "build", "dist",
     "tests", "test", "testing",
@@ -87,10 +91,8 @@ def _listing(modules: ProjectModules) -> Optional[_Listing]:
                 files.extend(
                     os.path.join(folder, n) for n in sorted(names) if n.endswith(".py") and not is_test_path(n)
                 )
-                if len(files) > MAX_FILES:
-                    raise OverflowError
         found = _Listing(tuple(files), tuple(folders))
-    except (OSError, OverflowError):
+    except OSError:
         found = None
     _LISTINGS[key] = found
     return found

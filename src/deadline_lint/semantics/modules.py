@@ -13,7 +13,9 @@ from deadline_lint.semantics.roots import root_above
 from deadline_lint.support.regular_files import open_regular
 from deadline_lint.support.source import DecodeError, decode_source
 
-MAX_MODULE_BYTES = 2 * 1024 * 1024  # larger project modules are not followed
+# Larger project modules are not followed: the same bound as a file checked (the engine's
+# reading.MAX_FILE_BYTES, held equal by tests/test_file_limits.py; this layer is below it).
+MAX_MODULE_BYTES = 2 * 1024 * 1024
 
 # Texts that stand for files on disk (the editor server's unsaved buffers), by absolute
 # path: a module open in the editor is read as it is there, not as it was last saved.

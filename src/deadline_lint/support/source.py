@@ -28,10 +28,13 @@ class DecodeError(Exception):
     """The bytes are not text in the declared (or default UTF-8) encoding."""
 
 
+NUL_BYTE = "contains a NUL byte"  # not text: the interpreter refuses such a file
+
+
 def decode_source(data: bytes) -> str:
     """Decode like the interpreter does: BOM, then a PEP 263 cookie, else UTF-8."""
     if b"\0" in data:
-        raise DecodeError("contains a NUL byte")
+        raise DecodeError(NUL_BYTE)
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as exc:

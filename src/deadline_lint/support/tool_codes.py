@@ -20,8 +20,9 @@ TOOL_CODES: Dict[str, ToolCode] = {
                  "(UTF-8 unless a coding cookie says otherwise), or it contains a NUL byte."),
         ToolCode("DL003", "internal-error", "A rule failed on this file. The other rules still ran; "
                  "please report the message with the file that caused it."),
-        ToolCode("DL004", "file-too-large", "The file is larger than the checker reads (10 MiB); "
-                 "generated files of that size are best excluded."),
+        ToolCode("DL004", "file-too-large", "The file is larger than the checker reads (2 MiB): "
+                 "what Python's parser holds for a file is some 200 times its size, so the limit "
+                 "bounds the memory a check takes. Generated files of that size are best excluded."),
         ToolCode("DL005", "fix-did-not-converge", "`deadline-lint fix` re-checked the file ten times "
                  "and fixes were still changing it; the file was left as it was. Also reported when a "
                  "fix the run would apply could not go in (its edits change nothing or conflict): that "

@@ -33,6 +33,12 @@ class NoRefuseCheck(OutboundRule):
     `refuse_methods` in the catalog's budget.yaml). One finding per function, at the first
     such call.
 
+    Not the handler's first act: a downstream call that is the only one in the function's
+    first statement (after a docstring; also first inside a `with`, `try` or `if` that is),
+    outside any loop or comprehension, starts before anything has spent the budget, and a
+    check there would only repeat what the caller's own deadline already says. The next
+    downstream call is judged as usual.
+
     ## Why is this bad?
     A request that arrives with 5 ms left cannot be served, but without a check it still
     fans out: every downstream service starts work whose answer nobody will read, and under
@@ -50,7 +56,8 @@ class NoRefuseCheck(OutboundRule):
             self.payments = stock_pb2_grpc.PaymentsStub(channel)
 
         def GetQuote(self, request, context):
-            return self.stock.Price(request, timeout=context.time_remaining() - 0.05)
+            price = self.stock.Price(request, timeout=context.time_remaining() - 0.05)
+            return self.payments.Quote(price, timeout=context.time_remaining() - 0.05)
     ```
 
     ## Use instead
@@ -64,9 +71,10 @@ class NoRefuseCheck(OutboundRule):
             self.payments = stock_pb2_grpc.PaymentsStub(channel)
 
         def GetQuote(self, request, context):
+            price = self.stock.Price(request, timeout=context.time_remaining() - 0.05)
             if context.time_remaining() < REFUSE_BELOW_S:
                 context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, "refused: too little time left")
-            return self.stock.Price(request, timeout=context.time_remaining() - 0.05)
+            return self.payments.Quote(price, timeout=context.time_remaining() - 0.05)
     ```
 
     ## Fix safety
@@ -102,7 +110,7 @@ class NoRefuseCheck(OutboundRule):
         budget = budget_in_scope(ctx)
         if budget is None or not _has_own_budget(budget, ctx):
             return
-        ctx.state(self, _Function).calls.append((node, call.display_name))
+        ctx.state(self, _Function).calls.append((node, call.display_name, _first_act(node, ctx)))
 
     def _note_refuse_check(self, node: Union[ast.Compare, ast.Call], ctx: "FileView") -> None:
         budget = budget_in_scope(ctx)
@@ -125,7 +133,11 @@ class NoRefuseCheck(OutboundRule):
         """One finding per function, at its first call to downstream that no refuse check
         precedes: the check belongs at its top."""
         function = ctx.state(self, _Function)
-        for call, display_name in function.calls:
+        first_acts = [call for call, _, first in function.calls if first]
+        exempt = first_acts[0] if len(first_acts) == 1 else None  # the one call of the first statement
+        for call, display_name, _ in function.calls:
+            if call is exempt:
+                continue
             if function.first_check is not None and function.first_check < (call.lineno, call.col_offset):
                 continue
             ms = self.profile.refuse_below_ms
@@ -144,7 +156,7 @@ class _Function:
     __slots__ = ("calls", "first_check")
 
     def __init__(self) -> None:
-        self.calls: List[Tuple[ast.Call, str]] = []
+        self.calls: List[Tuple[ast.Call, str, bool]] = []  # with: in the first statement (`_first_act`)
         self.first_check: Optional[Position] = None
 
 
@@ -174,6 +186,45 @@ def _in_body(node: ast.AST, ctx: "FileView") -> bool:
                 return any(child is stmt for stmt in function.body)
             return False
     return False
+
+
+_LOOPS = (ast.For, ast.AsyncFor, ast.While, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_ENTERED = (ast.With, ast.AsyncWith, ast.Try, ast.If)  # their first statement runs first too
+
+
+def _first_act(node: ast.AST, ctx: "FileView") -> bool:
+    """The call sits in the first statement the function runs (a docstring aside), or first
+    in a `with`, `try` or `if` that is, and in no loop or comprehension."""
+    function = ctx.scope.node
+    parents = ctx.parents
+    index = next((i for i in range(len(parents) - 1, -1, -1) if parents[i] is function), None)
+    if index is None or not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    path = [*parents[index + 1:], node]
+    if not path or not _first_of(function.body, path[0], docstring=True):
+        return False
+    for outer, inner in zip(path, path[1:]):
+        if isinstance(outer, _LOOPS):
+            return False
+        if isinstance(inner, ast.stmt):
+            if not isinstance(outer, _ENTERED):
+                return False
+            bodies = (outer.body, outer.orelse) if isinstance(outer, ast.If) else (outer.body,)
+            if not any(_first_of(body, inner) for body in bodies):
+                return False
+    return True
+
+
+def _first_of(body: List[ast.stmt], statement: ast.AST, docstring: bool = False) -> bool:
+    skip = 1 if docstring and len(body) > 1 and _is_docstring(body[0]) else 0
+    return len(body) > skip and body[skip] is statement
+
+
+def _is_docstring(statement: ast.stmt) -> bool:
+    return (
+        isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
+        and isinstance(statement.value.value, str)
+    )
 
 
 def _is_refuse_check(node: ast.AST, budget: Budget, ctx: "FileView") -> bool:

@@ -4,12 +4,13 @@ import ast
 import re
 from typing import TYPE_CHECKING, Callable, FrozenSet, Iterator, Optional, Sequence, Set, Tuple, Union
 
-from deadline_lint.catalog.retry import TYPES
+from deadline_lint.catalog.retry import DELAY, TYPES
 from deadline_lint.engine.requires import Text, Words
 from deadline_lint.engine.rule import Rule, register
 from deadline_lint.families.retry.common import (
     PROJECT_HELPERS,
     RetryRule,
+    budget_of,
     called_policy,
     decorated_policies,
     drop_element,
@@ -24,6 +25,7 @@ from deadline_lint.families.retry.common import (
 from deadline_lint.families.retry.retry import RetryAnalysis
 from deadline_lint.families.retry.retry_guards import Narrowing
 from deadline_lint.families.retry.retry_policy import RetryPolicy
+from deadline_lint.families.shared.budget.budget import mentions_any
 from deadline_lint.families.shared.errors.exceptions import (
     CANCEL,
     EXPIRY,
@@ -133,6 +135,12 @@ class RetryOnExpiryOrCancel(RetryRule):
     whose type an earlier handler of the same `try` already catches. Retries where no request
     waits stay quiet too (start-up, shutdown, readiness waits such as `wait_until_ready`,
     background jobs, scripts: catalog `retry.yaml` `outside_requests`, as for DL302).
+
+    A policy that stops at an overall deadline is quiet about expiry types (not about
+    cancellation): google-api-core's `Retry(timeout=...)` (or `deadline=`), and a delay stop
+    tied to the budget in scope (tenacity `stop=stop_after_delay(budget.remaining())`,
+    `stop_before_delay(...)`). Its retries end when that deadline does, so the expiry each
+    attempt may raise is that attempt's own timeout, not the request's.
 
     The finding is on the exception type inside the retry filter (on the name the policy
     reaches it through, when the tuple or the test function is defined elsewhere: each policy
@@ -273,10 +281,13 @@ class RetryOnExpiryOrCancel(RetryRule):
 
     def _policy(self, policy: RetryPolicy, ctx: "FileView", function: Optional[Function]) -> None:
         """`function`: the def the policy decorates (None: one built in the code being walked)."""
+        overall = _overall_deadline(policy, ctx)
         for part in policy.filter:
             if part.state != TYPES or part.admission is None:
                 continue
             for admitted in _named(part.admission):
+                if overall and admitted.kind == EXPIRY:
+                    continue  # an attempt's own expiry, retried only while the overall deadline lasts
                 where = part.place(admitted.node, policy.node)
                 if outside_requests(ctx, function) or not reported_once(self, ctx, where):
                     continue
@@ -396,3 +407,18 @@ def _drop(ctx: "FileView", container: Optional[ast.AST], admission: Admission, a
 def _written(ctx: "FileView", container: ast.AST) -> bool:
     """A tuple in the source (not the arguments of `if_exception_type(A, B)` seen as one)."""
     return ctx.source.segment(container).startswith("(")
+
+
+_OVERALL_DEADLINE_APIS = ("google.api_core.retry.",)  # `timeout=` bounds the whole retry, not an attempt
+
+
+def _overall_deadline(policy: RetryPolicy, ctx) -> bool:
+    """The policy stops at a deadline of its own: google-api-core's explicit `timeout=` /
+    `deadline=`, or any delay stop that reads the budget in scope."""
+    delays = [stop.node for stop in policy.stops if stop.kind == DELAY and stop.node is not None]
+    if not delays:
+        return False
+    if policy.api.qualname.startswith(_OVERALL_DEADLINE_APIS):
+        return True
+    budget = budget_of(ctx)
+    return budget is not None and any(mentions_any(node, budget.names) for node in delays)

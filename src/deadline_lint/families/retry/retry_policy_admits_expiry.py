@@ -27,6 +27,8 @@ _ANY_ERROR = "Exception"
 # (`requests.ConnectionError`, parent of `ConnectTimeout`) retries expiry only where the
 # attempt's timeout is the caller's budget: outside one (a job with its own fixed timeout) a
 # connect timeout is a transient error like any other.
+# Libraries whose calls raise their expiry type only when given a timeout (none by default).
+_NEEDS_A_TIMEOUT = ("requests.",)
 _EVERY_ERROR = frozenset({"Exception", "BaseException", "builtins.Exception", "builtins.BaseException"})
 
 
@@ -151,7 +153,7 @@ class RetryPolicyAdmitsExpiry(RetryRule):
             )
         for part in policy.filter:
             if part.state == ALL:
-                witness = _any_error(ctx, part.node or policy_head(policy))
+                witness = _any_error(ctx, part.node or policy_head(policy), function)
                 where = part.node if part.node is not None else policy_head(policy)
                 what = (
                     "has no exception filter" if part.node is None
@@ -178,7 +180,7 @@ class RetryPolicyAdmitsExpiry(RetryRule):
                 part.state == ALL_BUT and part.node is not None  # an ALL_BUT part always has its node
                 and part.admission is not None and part.admission.admits(EXPIRY) is None
             ):
-                witness = _any_error(ctx, part.node)
+                witness = _any_error(ctx, part.node, function)
                 excluded = f"`{_shown(ctx, part.node)}`"
                 if part.tested:
                     types = ", ".join(f"`{_shown(ctx, e.node)}`" for e in part.admission.elements)
@@ -212,11 +214,20 @@ def _through_base(admitted: Iterable[Admitted]) -> Optional[Admitted]:
     return None
 
 
-def _any_error(ctx: "FileView", node: ast.AST) -> str:
-    """The expiry type `except Exception` would let through, preferring a library in use."""
+def _any_error(ctx: "FileView", node: ast.AST, function: Optional[ast.AST] = None) -> str:
+    """The expiry type `except Exception` would let through, preferring a library in use,
+    and one the retried def can raise: requests raises `requests.Timeout` only for a call
+    given a timeout, so a def whose text sets none gets the builtin `TimeoutError`."""
     witness = ctx.analysis(ExceptionAnalysis).witnesses(_ANY_ERROR, node)
     found = next((w for w in witness if w.kind == EXPIRY), None)
-    return found.type if found is not None else "TimeoutError"
+    if found is None:
+        return "TimeoutError"
+    if (
+        found.type.startswith(_NEEDS_A_TIMEOUT) and isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and "timeout" not in ctx.source.segment(function)
+    ):
+        return "TimeoutError"
+    return found.type
 
 
 def _shown(ctx: "FileView", node: ast.AST) -> str:

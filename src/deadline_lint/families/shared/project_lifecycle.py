@@ -12,6 +12,7 @@ import ast
 from typing import TYPE_CHECKING, Dict, FrozenSet, Optional, Set, Tuple
 
 from deadline_lint.catalog.retry import OutsideRequests
+from deadline_lint.families.shared.background_helpers import hands_to_background
 from deadline_lint.families.shared.lifecycle import Lifecycle
 from deadline_lint.semantics.callers import Callers, is_test_path
 from deadline_lint.semantics.facts import MAX_HOPS
@@ -100,6 +101,10 @@ class ProjectLifecycle:
             seen = True
             if site.handed in self.spec.background and (site.handed not in self.spec.spawns or site.dropped):
                 continue  # run in the background
+            if site.dropped and self._semantics is not None and hands_to_background(
+                self._semantics.names, caller.module, site.within, site.handed, self.spec.background,
+            ):
+                continue  # ... by a project helper: the same verdict as by the API it calls
             if not site.called and not site.awaited and not site.handed.startswith("="):
                 return False  # handed on as a value, to who knows (`handlers.append(f)`)
             pending.append(caller)

@@ -140,9 +140,16 @@ def _collect(scope: Scope) -> Dict[str, List[Binding]]:
     if isinstance(node, ast.Lambda):
         return table
     stack: List[ast.AST] = list(reversed(getattr(node, "body", [])))
+    # A walrus may sit in any statement's expression (`ok = (left := remaining()) > 0.1`,
+    # `return f(timeout=r) if (r := remaining()) > 0 else None`): searched unless the file's
+    # text has no `:=` at all (what the engine tells the module scope, `note_text`), as a walk
+    # of every expression of every scope would be a second walk of the tree.
+    search = not scope.module.facts.get(_WALRUS_FREE)
     while stack:
         stmt = stack.pop()
         if type(stmt) in _BINDS_NOTHING:
+            if search and isinstance(stmt, _WALRUS_HOLDERS):
+                _bind_walrus(table, getattr(stmt, "test", None) or getattr(stmt, "value", None), scope)
             continue  # most statements: a cheap exit before the chain below
         if isinstance(stmt, ast.Import):
             for alias in stmt.names:
@@ -161,7 +168,11 @@ def _collect(scope: Scope) -> Dict[str, List[Binding]]:
         elif isinstance(stmt, ast.Assign):
             for target in stmt.targets:
                 _bind_target(table, target, stmt.value, scope)
+            if search:
+                _bind_walrus(table, stmt.value, scope)
         elif isinstance(stmt, ast.AnnAssign):
+            if search:
+                _bind_walrus(table, stmt.value, scope)
             if isinstance(stmt.target, ast.Name):
                 kind = ASSIGN if stmt.value is not None else ANNOTATED
                 value = stmt.value if stmt.value is not None else stmt.annotation
@@ -191,8 +202,7 @@ def _collect(scope: Scope) -> Dict[str, List[Binding]]:
             # `if (left := context.time_remaining()) > 0.1:` binds `left` in this scope. Only the
             # tests of `if`/`while` are searched, where the idiom lives: every expression of
             # every scope would cost a second walk of the tree.
-            for sub in _walrus_targets(stmt.test):
-                _add(table, sub.target.id, Binding(ASSIGN, sub.value, scope))  # type: ignore[attr-defined]
+            _bind_walrus(table, stmt.test, scope)
         elif isinstance(stmt, ast.Match):
             for case in stmt.cases:
                 for sub in walk_nodes(case.pattern):
@@ -203,6 +213,18 @@ def _collect(scope: Scope) -> Dict[str, List[Binding]]:
         for child_field in _NESTED_BODIES.get(type(stmt), ()):
             stack.extend(reversed(getattr(stmt, child_field)))
     return table
+
+
+def note_text(module_scope: Scope, text: str) -> None:
+    """Tell the module's scopes what its text rules out: no `:=`, no walrus to search for."""
+    if ":=" not in text:
+        module_scope.facts[_WALRUS_FREE] = True
+
+
+def _bind_walrus(table: Dict[str, List[Binding]], expr: Optional[ast.expr], scope: Scope) -> None:
+    if expr is not None:
+        for sub in _walrus_targets(expr):
+            _add(table, sub.target.id, Binding(ASSIGN, sub.value, scope))  # type: ignore[attr-defined]
 
 
 def _walrus_targets(expr: ast.expr) -> List[ast.AST]:
@@ -218,8 +240,10 @@ def _walrus_targets(expr: ast.expr) -> List[ast.AST]:
     return found
 
 
-# Statements that bind no name and hold no nested statements.
+# Statements that bind no name (but by a walrus inside) and hold no nested statements.
 _BINDS_NOTHING = frozenset({ast.Expr, ast.Return, ast.Raise, ast.Assert, ast.Delete, ast.Pass, ast.Break, ast.Continue})
+_WALRUS_HOLDERS = (ast.Expr, ast.Return, ast.Assert)
+_WALRUS_FREE = "walrus_free"  # a module scope's fact: its text has no `:=`
 # Where statements nest: bodies, branches, handlers and match cases.
 NESTED_STATEMENTS = {
     ast.FunctionDef: ("body",),

@@ -39,7 +39,7 @@ CANCELLED status); `asyncio.CancelledError` and trio's `Cancelled` derive from B
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Tuple
 
 from deadline_lint.catalog.exceptions import (
     BREAKER,
@@ -56,7 +56,7 @@ from deadline_lint.families.shared.errors.admissions import CATCH_ALL, Admission
 from deadline_lint.families.shared.errors.exception_facts import EXCEPTION_TUPLE
 from deadline_lint.semantics.file import FileSemantics
 from deadline_lint.semantics.local.resolve import dotted_parts
-from deadline_lint.semantics.local.scopes import ASSIGN, CLASS, OTHER, PARAM, Binding, Scope
+from deadline_lint.semantics.local.scopes import ASSIGN, CLASS, IMPORT, OTHER, PARAM, Binding, Scope
 
 if TYPE_CHECKING:
     from deadline_lint.semantics.file_view import FileView
@@ -82,8 +82,8 @@ class ExceptionAnalysis:
         )
         self._admissions: Dict[int, Tuple[ast.AST, Admission]] = {}
         self._types: Dict[int, Tuple[ast.AST, Optional[ExceptionType]]] = {}
-        self._text = ctx.source.text
-        self._roots: Dict[str, bool] = {}  # library name -> spelled in this file
+        self._module_scope = ctx.module_scope
+        self._imported_roots: Optional[FrozenSet[str]] = None  # top-level packages the module imports
 
     # -- filters ------------------------------------------------------------------------
     def handler(self, handler: ast.ExceptHandler, scope: Optional[Scope] = None) -> Admission:
@@ -284,14 +284,20 @@ class ExceptionAnalysis:
         return tuple(witnesses)
 
     def _relevance(self, exc: ExceptionType) -> int:
-        """Prefer, as the witness named in a message, a type from a library this file uses."""
+        """Prefer, as the witness named in a message, a type from a library this module
+        imports (by its imports, not its text: `googleapiclient` is not `google`, whose
+        `api_core` types that client never raises, and a comment imports nothing)."""
         root = exc.qualname.split(".")[0] if "." in exc.qualname else ""
         if not root:
             return 1
-        used = self._roots.get(root)
-        if used is None:
-            used = self._roots[root] = root in self._text
-        return 0 if used else 2
+        if self._imported_roots is None:
+            self._imported_roots = frozenset(
+                str(binding.value).split(".")[0]
+                for bindings in self._module_scope.bindings().values()
+                for binding in bindings
+                if binding.kind == IMPORT
+            )
+        return 0 if root in self._imported_roots else 2
 
     def _catch_all(self, node: ast.AST) -> Element:
         found = self.vocabulary.types[CATCH_ALL]
