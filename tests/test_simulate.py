@@ -87,7 +87,7 @@ def test_the_oracle_records_the_library_defaults() -> None:
 
 
 def _fix(text: str) -> str:
-    from deadline_lint.fixes import FixMode, fix_text
+    from deadline_lint.fixes.loop import FixMode, fix_text
 
     return fix_text(simulate.Fixer(codemod=False).checker, text, "simtest/m0.py",
                     FixMode(unsafe=True, thread_budget=True)).text
@@ -219,7 +219,7 @@ _RETRIED = (
 
 def test_a_finding_on_a_decorator_is_its_functions() -> None:
     """A retry policy's findings (DL302, DL303) are on the decorator line, above `def`."""
-    from deadline_lint.engine import Checker
+    from deadline_lint.engine.checker import Checker
 
     checker: Checker = simulate.Fixer(codemod=False).checker
     text = _RETRIED.replace("def fetch():", "def fetch(budget: Budget):")
@@ -231,7 +231,7 @@ def test_a_retried_function_left_unthreaded_says_why() -> None:
     """`--thread-budget` does not give a retried function `budget_s` (every attempt would spend
     it again): its calls keep the edge default, which exceeds the caller's budget, and the
     fixed code still says so (DL303 on the decorator), so the violation is not silent."""
-    from deadline_lint.fixes import FixMode, fix_text
+    from deadline_lint.fixes.loop import FixMode, fix_text
 
     checker = simulate.Fixer(codemod=False).checker
     result = fix_text(checker, _RETRIED, "simtest/m0.py", FixMode(unsafe=True, thread_budget=True))
@@ -248,7 +248,7 @@ def test_a_retried_function_spends_the_edge_default_once_per_attempt() -> None:
     is one call of it); fixing twice is fixing once, and the codemod writes the same. Another
     unthreadable function (`*args`) keeps the plain edge default: on the corpora those were
     lifespans building long-lived clients, cleanup waits and background loops."""
-    from deadline_lint.fixes import FixMode, fix_text
+    from deadline_lint.fixes.loop import FixMode, fix_text
 
     text = (
         "import requests\n"
