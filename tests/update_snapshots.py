@@ -17,6 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from fixture_cases import Finding, FixtureCase, fixture_cases, render_snapshot  # noqa: E402
 
+import deadline_lint.families.registry  # noqa: E402,F401  (registers the rules the Checker selects from)
 from deadline_lint.engine.checker import Checker  # noqa: E402
 from deadline_lint.settings.profile import build_profile, default_profile, load_profile_file  # noqa: E402
 
