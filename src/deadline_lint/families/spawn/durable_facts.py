@@ -22,7 +22,7 @@ from deadline_lint.semantics.summary import FUNCTIONS, ModuleTree
 class DurableTask(Fact[str]):
     """Payload: the queue library the task or app belongs to."""
 
-    version = 1
+    version = 2
     through_returns = False  # a task is made where it is decorated, not by what a def returns
 
     def __init__(self, queues: QueueCatalog) -> None:
@@ -51,7 +51,7 @@ class DurableTask(Fact[str]):
                 library = self.queues.decorator_library(self.queues.canonical(qualname))
                 if library is not None:
                     return Local(library, node.name)  # type: ignore[attr-defined]
-            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
+            if isinstance(target, ast.Attribute):
                 found = self._app_decorator(module, target, node.name)  # type: ignore[attr-defined]
                 if found is not None:
                     return found
@@ -61,9 +61,8 @@ class DurableTask(Fact[str]):
         candidates = [lib for lib in self.queues.libraries if target.attr in lib.app_decorators]
         if not candidates:
             return None
-        owner = target.value
-        assert isinstance(owner, ast.Name)
-        value = module.values.get(owner.id)
+        owner = target.value  # `app` of `@app.task`, or `celeryconf.app` of `@celeryconf.app.task`
+        value = module.values.get(owner.id) if isinstance(owner, ast.Name) else None
         if isinstance(value, ast.Call):
             library = self._app_built_by(module, value)
             if library is not None:
@@ -73,7 +72,10 @@ class DurableTask(Fact[str]):
         if len(libraries) == 1:
             return Local(libraries.pop(), step)
         qualname = module.qualname_of(owner)
-        if qualname is not None and owner.id in module.summary.imports:
+        head = owner
+        while isinstance(head, ast.Attribute):
+            head = head.value
+        if qualname is not None and isinstance(head, ast.Name) and head.id in module.summary.imports:
             return Local(None, step, (qualname,))  # the app of another project module
         return None
 
