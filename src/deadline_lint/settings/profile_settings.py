@@ -75,7 +75,7 @@ class BudgetSettings:
         "clock, DL201 (add `expires_at` where it is your own deadline, not a server's expiry).",
     )
     clamps: Names = setting((), v.NAMES, "Your own functions that cap an inbound budget and reject negatives (DL204).")
-    # Opt-in (measured on the corpus, see docs/architecture.md).
+    # Opt-in (measured on the corpus, see bench/results/notebook-to-stop-29.md).
     timeout_parameters: Names = setting(
         (), v.NAMES,
         "Parameter names whose numeric value is the time the caller gave the function (DL102); off when empty.",

@@ -81,7 +81,7 @@ class FixedTimeoutIgnoresBudget(OutboundRule):
     - `budget.*`: what counts as a budget; `fix.*`: the budget expression inserted.
     - `max_bounded_default_s`: defaults above it are DL101's, not this rule's.
     - `budget.timeout_parameters`: parameter names whose numeric value is the time the
-      function was given (default none; see docs/architecture.md for the measurement).
+      function was given (default none; see bench/results/notebook-to-stop-29.md for the measurement).
     """
 
     code = "DL102"
