@@ -55,13 +55,14 @@ def test_bundled_example_reports_its_deliberate_bugs_with_positions() -> None:
         "examples/checkout_service/clients.py:53:55: DL105",
         "examples/checkout_service/clients.py:60:56: DL107",
         "examples/checkout_service/clients.py:76:64: DL202",
+        "examples/checkout_service/jobs.py:17:5: DL504",
         "examples/checkout_service/retries.py:11:59: DL301",
         "examples/checkout_service/retries.py:25:39: DL302",
         "examples/checkout_service/retries.py:34:26: DL303",
         "examples/checkout_service/retries.py:53:11: DL304",
         "examples/checkout_service/telemetry.py:14:5: DL602",
     ]
-    assert lines[-1].startswith("Found 23 problems in 5 of 7 files checked")
+    assert lines[-1].startswith("Found 24 problems in 6 of 8 files checked")
     shown = {entry.split()[-1] for entry in reported}
     assert shown == {code for code, rule in all_rules().items() if rule.default_enabled}
 

@@ -24,7 +24,8 @@ _TIMEOUT_OBJECT_KEYS = {"fields", "unbounded_if_none", "unbounded_if_empty"}
 
 
 def _is_seconds(value: Any) -> bool:
-    return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0)
+    # 0: the call does not wait at all unless given a timeout (RQ's `Job.latest_result`).
+    return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0)
 
 
 def _is_index(value: Any) -> bool:
@@ -57,7 +58,7 @@ def _common_problem(spec: Mapping[str, Any]) -> Optional[str]:
         if not _is_index(spec.get(key)):
             return f"`{key}` as a whole number from 0"
     if not _is_seconds(spec.get("default_timeout")):
-        return "`default_timeout` as seconds above 0 or null"
+        return "`default_timeout` as seconds from 0 (0: no wait unless given a timeout) or null"
     for key in ("imports", "factories", "configured_by"):
         if key in spec and not is_names(spec[key]):
             return f"`{key}` as a list of names"

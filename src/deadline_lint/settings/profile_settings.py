@@ -147,6 +147,9 @@ class Settings:
     exceptions: ExceptionSettings = section(ExceptionSettings, "Your own exception types, by meaning.")
     retry_decorators: Names = setting((), v.NAMES, "Decorators that retry.")
     spawn_helpers: Names = setting((), v.NAMES, "Helpers that start background work.")
+    durable_enqueues: Names = setting(
+        (), v.NAMES, "Your own functions that hand work to a durable queue (DL504), by qualified name.",
+    )
     select: Names = setting((), v.CODES, "Rules to run (empty: every default-on rule).")
     extend_select: Names = setting((), v.CODES, "Rules added to the selection.")
     ignore: Names = setting((), v.CODES, "Rules never run.")

@@ -157,7 +157,7 @@ def _outbound_json() -> Dict[str, Any]:
     group["required"] = ["library"]
     group["properties"].update({
         "library": dict(_STRING),
-        "default_timeout": {"anyOf": [{"type": "null"}, {"type": "number", "exclusiveMinimum": 0}]},
+        "default_timeout": {"anyOf": [{"type": "null"}, {"type": "number", "minimum": 0}]},
         "keyword": {"type": ["string", "null"]},
         "functions": {"type": "array", "items": entry},
         "classes": {"type": "object", "additionalProperties": closed(catalog._CLASS_KEYS)},

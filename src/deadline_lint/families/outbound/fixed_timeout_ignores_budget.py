@@ -153,6 +153,8 @@ class FixedTimeoutIgnoresBudget(OutboundRule):
         default = call.default_timeout
         if api.keyword is None or default is None or default > self.profile.max_bounded_default_s:
             return  # no per-call timeout, or an unbounded default: DL101's
+        if default == 0:
+            return  # the call does not wait unless asked to (RQ's `Job.latest_result()`)
         derived = budget_expression(ctx, budget, node)
         value = api.render_timeout(derived) if derived else None
         edit = insert_keyword(ctx.source, node, api.keyword, value) if value else None

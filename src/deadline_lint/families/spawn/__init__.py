@@ -2,5 +2,6 @@
 from deadline_lint.families.spawn import (  # noqa: F401
     budget_not_forwarded,
     child_without_cancel_token,
+    request_deadline_in_durable_job,
     task_without_owner,
 )
