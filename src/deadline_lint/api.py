@@ -35,13 +35,13 @@ The contract:
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple, TypeVar
+from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple, TypeVar
 
 from deadline_lint.config import Checkers, ProfileResolver, silenced
 from deadline_lint.diagnostics import Diagnostic, tool_diagnostic
 from deadline_lint.profile import ProfileError
 from deadline_lint.reading import Read, decode, read_file
-from deadline_lint.records import dataclass
+from deadline_lint.records import dataclass, replace
 from deadline_lint.selection import SelectorError, check_selectors
 from deadline_lint.semantics.modules import consulted, forget_projects, start_consulting
 from deadline_lint.semantics.store import flush as flush_store
@@ -78,6 +78,7 @@ class Options:
     unsafe_fixes: bool = False
     thread_budget: bool = False
     insert_budgets: bool = False  # fixes inserting a missing timeout whatever their class (codemod)
+    thread_run: FrozenSet[str] = frozenset()  # set by fix_paths: the run's files (thread_elsewhere.py)
     write: bool = True  # fix_paths: write fixed files (False: compute the diff only)
     # Running
     jobs: Optional[int] = None  # worker processes (None: by file count)
@@ -116,7 +117,10 @@ class Options:
     def fix_mode(self) -> "FixMode":
         from deadline_lint.fixes import FixMode
 
-        return FixMode(unsafe=self.unsafe_fixes, thread_budget=self.thread_budget, insert_budgets=self.insert_budgets)
+        return FixMode(
+            unsafe=self.unsafe_fixes, thread_budget=self.thread_budget, insert_budgets=self.insert_budgets,
+            run=self.thread_run,
+        )
 
 
 @dataclass(frozen=True)
@@ -228,6 +232,9 @@ class Session:
         if self.options.thread_budget:
             from deadline_lint.thread_project import fix_across_modules
 
+            # Every file of the run: a caller in one of them gets the budget in a later pass.
+            run = frozenset(os.path.abspath(p) for p in paths if p != "-")
+            self.options = replace(self.options, thread_run=run)
             return iter(fix_across_modules(self, paths, self.each(paths, self.fix_path, _fix_chunk)))
         return self.each(paths, self.fix_path, _fix_chunk)
 

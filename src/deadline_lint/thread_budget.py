@@ -52,6 +52,7 @@ not once per hop. Its callers with a budget are told why it is not threaded (DL3
 from __future__ import annotations
 
 import ast
+import weakref
 from typing import (
     TYPE_CHECKING,
     Callable,
@@ -85,6 +86,13 @@ from deadline_lint.thread_index import (
     suppressed as _suppressed,
     threadable as _threadable,
 )
+from deadline_lint.thread_callers import (
+    caller_would_thread,
+    required_parameter_set,
+    same_named_methods,
+)
+from deadline_lint.thread_callers import may_change as _may_change
+from deadline_lint.thread_elsewhere import Elsewhere, ProjectWords
 from deadline_lint.thread_spending import overlapping as _overlapping
 from deadline_lint.thread_spending import spend_from_a_deadline, spend_the_edge_default_once
 
@@ -95,6 +103,7 @@ __all__ = ["PARAMETER", "THREADED_CODES", "ThreadPlan", "finding_key", "plan_thr
 
 FORWARDING_CODE = "DL503"  # budget-not-forwarded: its presence threads callers too
 ELSEWHERE = ast.Pass()  # `_threaded_target`'s answer for a function of another module
+_WORDS: "weakref.WeakKeyDictionary[Checker, ProjectWords]" = weakref.WeakKeyDictionary()
 
 
 @dataclass(frozen=True)
@@ -111,8 +120,11 @@ def plan_thread_budget(
     tree: ast.Module,
     found: Sequence[Diagnostic],
     applies: Callable[[Optional[Fix]], bool],
+    run: FrozenSet[str] = frozenset(),
 ) -> Optional[ThreadPlan]:
-    """Edits that thread `budget_s` through this module, or None when there is nothing to do."""
+    """Edits that thread `budget_s` through this module, or None when there is nothing to do.
+    `run`: the absolute paths a `fix` run holds (a caller in one of them is updated by a later
+    pass, thread_project.py); empty for one text alone (the codemod, stdin)."""
     profile = checker.profile
     if PARAMETER in profile.budget.parameters:
         return None  # it would read as a budget object, which a float is not
@@ -129,16 +141,15 @@ def plan_thread_budget(
     edits: List[Edit] = []
     imports: List[str] = []
     covered: Set[Key] = set()
-    new_functions = 0
+    plans: Dict[int, Tuple[List[Edit], List[str], Set[Key]]] = {}
     if any(module.budgets.budget_of(module.scope_of[key]) is None for key in candidates):
         placeholder_fixes = _placeholder_fixes(checker, source)
         expression = profile.render("seconds_expression", PARAMETER)
-        parameter = f"{PARAMETER}: float = {profile.render('edge_expression')}"
         for function in candidates.values():
             if module.budgets.budget_of(module.scope_of[id(function)]) is not None:
                 continue  # a budget is in scope: the rules' own fixes already use it
             inside = [d for d in applicable if module.innermost_function(d) is function]
-            planned = _thread_function(module, function, inside, placeholder_fixes, parameter, expression)
+            planned = _thread_function(module, function, inside, placeholder_fixes, expression)
             if planned is None:
                 once = spend_the_edge_default_once(module, function, inside, placeholder_fixes)
                 if once is not None:
@@ -146,22 +157,18 @@ def plan_thread_budget(
                     imports.extend(once[1])
                     covered.update(once[2])
                 continue
-            function_edits, function_imports, function_covered = planned
-            if not _has_threaded_parameter(function):
-                new_functions += 1
-            threaded[id(function)] = function
+            plans[id(function)] = planned
+    chosen = _choose(checker, module, plans, threaded, applies, run)
+    for key, (function, signature) in chosen.items():
+        threaded[key] = function
+        edits.append(signature)
+    for key, (function_edits, function_imports, function_covered) in plans.items():
+        if key in threaded:  # the others keep their findings' own fixes
             edits.extend(function_edits)
             imports.extend(function_imports)
             covered.update(function_covered)
-    if _threads_callers(checker, applies):
-        for function in _callers_to_thread(module, threaded):
-            signature = add_keyword_only_parameter(source, function, module.parameter)  # type: ignore[arg-type]
-            if signature is not None:
-                edits.append(signature)
-                threaded[id(function)] = function
-                new_functions += 1
-    forwarding, overrides = _forwarding_edits(module, threaded)
-    new_functions += overrides
+    new_functions = len(chosen)
+    forwarding = _forwarding_edits(module, threaded)
     edits.extend(forwarding)
     covered.update(_forwarding_findings(found, forwarding, source))
     edits, clock_imports = spend_from_a_deadline(module, threaded, edits)
@@ -170,6 +177,46 @@ def plan_thread_budget(
         return None
     return ThreadPlan(tuple(edits), tuple(dict.fromkeys(imports)), frozenset(covered), new_functions)
 
+
+
+def _choose(
+    checker: "Checker",
+    module: ModuleIndex,
+    plans: Dict[int, Tuple[List[Edit], List[str], Set[Key]]],
+    threaded: Dict[int, ast.AST],
+    applies: Callable[[Optional[Fix]], bool],
+    run: FrozenSet[str],
+) -> Dict[int, Tuple[ast.AST, Edit]]:
+    """The functions that get the parameter (no default) and each one's signature edit: the
+    planned ones, their callers without a budget (with DL503's unsafe fixes), every method of a
+    planned method's name, cut down to the set whose every call is forwarded in this run
+    (thread_callers.py)."""
+    proposed: Dict[int, ast.AST] = {
+        key: f for key, f in ((k, module.function_of[k]) for k in plans) if not _has_threaded_parameter(f)
+    }
+    if _threads_callers(checker, applies):
+        for function in _callers_to_thread(module, {**threaded, **proposed}):
+            proposed[id(function)] = function
+    for function in list(proposed.values()):
+        for method in same_named_methods(function, module):
+            if not _has_threaded_parameter(method) and _may_change(method, module):
+                proposed[id(method)] = method
+    signatures: Dict[int, Edit] = {}
+    for key, function in proposed.items():
+        signature = add_keyword_only_parameter(module.source, function, module.parameter)  # type: ignore[arg-type]
+        if signature is not None:
+            signatures[key] = signature
+    proposed = {key: f for key, f in proposed.items() if key in signatures}
+    words = _WORDS.get(checker)
+    if words is None:
+        words = _WORDS[checker] = ProjectWords()
+    words.start()
+    elsewhere = Elsewhere(
+        checker, run, _threads_callers(checker, applies), words, module.profile.fix.public_api, caller_would_thread,
+        _will_forward, _caller_budget,
+    )
+    chosen = required_parameter_set(module, proposed, elsewhere)
+    return {key: (function, signatures[key]) for key, function in chosen.items()}
 
 
 def _threads_callers(checker: "Checker", applies: Callable[[Optional[Fix]], bool]) -> bool:
@@ -231,39 +278,47 @@ def _thread_function(
     function: ast.AST,
     inside: List[Diagnostic],
     placeholder_fixes: Dict[Key, Fix],
-    parameter: str,
     expression: str,
 ) -> Optional[Tuple[List[Edit], List[str], Set[Key]]]:
-    """The signature edit (unless already threaded) plus, for each finding in the body whose
-    fix uses the edge default, that fix with `budget_s` instead; None to bail."""
-    scope = module.scope_of[id(function)]
-    if not _threadable(function, scope) or _suppressed(module.source, function.lineno):  # type: ignore[attr-defined]
+    """For each finding in the body whose fix uses the edge default, that fix with `budget_s`
+    instead (the signature is `_choose`'s); None to bail."""
+    if not _has_threaded_parameter(function) and not _may_change(function, module):
         return None
-    if module.is_test(function):
+    if _has_threaded_parameter(function) and (
+        not _threadable(function, module.scope_of[id(function)])
+        or _suppressed(module.source, function.lineno)  # type: ignore[attr-defined]
+        or module.is_test(function)
+    ):
         return None
-    edits: List[Edit] = []
-    if not _has_threaded_parameter(function):
-        if _mentions_parameter(function):
-            return None
-        signature = add_keyword_only_parameter(module.source, function, parameter)  # type: ignore[arg-type]
-        if signature is None:
-            return None
-        edits.append(signature)
     planned = edge_default_fixes(inside, placeholder_fixes, expression)
     if planned is None or not planned[2]:
         return None  # a timeout it cannot place, or nothing in the body would use the parameter
-    return edits + planned[0], planned[1], planned[2]
+    return planned
 
 
+def _will_forward(module: ModuleIndex, call: ast.Call, scope: Scope, members: Dict[int, ast.AST]) -> bool:
+    """`_forwarding_edits` would give `call` the keyword with `members` threaded (besides the
+    functions that already take it)."""
+    threaded = {**members, **{id(f): f for f in module.functions if _has_threaded_parameter(f)}}
+    target = _threaded_target(call, scope, threaded, module)
+    if target is None or not _forwardable(call, module):
+        return False
+    value = _caller_budget(scope, threaded, module)
+    if value is None:
+        return False
+    members_run = () if target is ELSEWHERE else _family_members(call, scope, module)
+    if any(id(m) not in threaded and not _has_threaded_parameter(m) for m in members_run):
+        return False
+    return insert_keyword(module.source, call, PARAMETER, value) is not None
 
-def _forwarding_edits(module: ModuleIndex, threaded: Dict[int, ast.AST]) -> Tuple[List[Edit], int]:
-    """`f(x)` -> `f(x, budget_s=...)` where `f` is threaded and the caller has a budget. A
-    method's overrides that lack the parameter get it here too (signature only), and how many
-    did is returned with the edits."""
+
+def _forwarding_edits(module: ModuleIndex, threaded: Dict[int, ast.AST]) -> List[Edit]:
+    """`f(x)` -> `f(x, budget_s=...)` where `f` is threaded and the caller has a budget; a
+    method call only when every method it can run takes the parameter (no signature is added
+    here: `_choose` decided which functions change)."""
     edits: List[Edit] = []
-    added = 0
-    if not threaded:
-        return edits, added
+    # Even with nothing threaded here: a callee in another module may have been (an earlier
+    # pass of this run relies on this pass forwarding to it, thread_elsewhere.py).
     for call, scope in module.calls:
         target = _threaded_target(call, scope, threaded, module)
         if target is None or not _forwardable(call, module):
@@ -271,24 +326,13 @@ def _forwarding_edits(module: ModuleIndex, threaded: Dict[int, ast.AST]) -> Tupl
         value = _caller_budget(scope, threaded, module)
         if value is None:
             continue
-        edit = insert_keyword(module.source, call, PARAMETER, value)
-        if edit is None:
+        members = () if target is ELSEWHERE else _family_members(call, scope, module)
+        if any(id(m) not in threaded and not _has_threaded_parameter(m) for m in members):
             continue
-        signatures = []
-        for member in () if target is ELSEWHERE else _family_members(call, scope, module):
-            if id(member) in threaded or _has_threaded_parameter(member):
-                continue
-            signature = add_keyword_only_parameter(module.source, member, module.parameter)  # type: ignore[arg-type]
-            if signature is None:
-                break
-            signatures.append((member, signature))
-        else:
-            for member, signature in signatures:
-                threaded[id(member)] = member
-                edits.append(signature)
-                added += 1
+        edit = insert_keyword(module.source, call, PARAMETER, value)
+        if edit is not None:
             edits.append(edit)
-    return edits, added
+    return edits
 
 
 def _family_members(call: ast.Call, scope: Scope, module: ModuleIndex) -> Tuple[ast.AST, ...]:

@@ -42,10 +42,16 @@ class ModuleIndex:
         self.calls: List[Tuple[ast.Call, Scope]] = []
         self.scope_of: Dict[int, Scope] = {}
         self.bodies: List[Tuple[ast.AST, Tuple[int, int]]] = []  # defs and lambdas: body span
+        self.names: List[Tuple[ast.Name, Scope]] = []  # every name, to find each reference to a function
+        self.attributes: List[Tuple[ast.Attribute, Scope]] = []  # and every attribute (methods)
+        self.callee_of: Dict[int, ast.Call] = {}  # a call's `func` node -> the call
+        self.scope_at: Dict[int, Scope] = {}  # a name's or attribute's node -> its scope
+        self.function_of: Dict[int, ast.AST] = {}  # id -> def
         self._index(tree, module_scope)
         self.methods = MethodTargets(tree, module_scope)
         self.unsafe = unsafe  # forwarding on `self` is an unsafe fix (thread_methods.py says why)
-        self.parameter = f"{PARAMETER}: float = {self.profile.render('edge_expression')}"
+        # No default: a default would mint a new total at every caller that omits it.
+        self.parameter = f"{PARAMETER}: float"
         self.elsewhere = OtherModules(self)
         self._test_file = _is_test_file(source.path)
 
@@ -60,12 +66,20 @@ class ModuleIndex:
             node, scope = stack.pop()
             if isinstance(node, ast.Call):
                 self.calls.append((node, scope))
+                self.callee_of[id(node.func)] = node
+            elif isinstance(node, ast.Name):
+                self.names.append((node, scope))
+                self.scope_at[id(node)] = scope
+            elif isinstance(node, ast.Attribute):
+                self.attributes.append((node, scope))
+                self.scope_at[id(node)] = scope
             if isinstance(node, (*DEFS, ast.Lambda, ast.ClassDef)):
                 inner = self.resolver.scope_of(node, scope)
                 self.scope_of[id(node)] = inner
                 body = [node.body] if isinstance(node, ast.Lambda) else node.body
                 if isinstance(node, DEFS):
                     self.functions.append(node)
+                    self.function_of[id(node)] = node
                 if not isinstance(node, ast.ClassDef):
                     self.bodies.append((node, (self.source.node_span(body[0])[0], self.source.node_span(node)[1])))
                 # Decorators, defaults, annotations and bases run in the enclosing scope.
