@@ -49,6 +49,10 @@ import sim_runtime as rt  # noqa: E402
 
 PROFILE = {
     "budget": {"accessors": ["simbudget.remaining_seconds"]},
+    # The edge, explicit: the runtime sets every request's inbound deadline in the request
+    # state (`simbudget.current_deadline`, as an edge middleware would), and a function that
+    # cannot take a `budget_s` parameter reads what is left of it there.
+    "fix": {"context_accessor": "simbudget.remaining_seconds"},
 }
 STYLES = ("budget", "context", "seconds", "state", "none")  # where a function's budget comes from
 TRANSPORTS_SYNC = ("requests", "session", "httpx", "grpc")

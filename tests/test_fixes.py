@@ -418,7 +418,6 @@ NOT_EVERY_CALLER_FORWARDS = {
     "called at module level": "RESULT = fetch('u')\n",
     "passed as a value": "def handler2(budget):\n    return list(map(fetch, ['u']))\n",
     "listed in __all__": "__all__ = ['fetch']\n",
-    "a lambda caller": "def handler2(budget):\n    return (lambda: fetch('u'))()\n",
 }
 
 

@@ -1,53 +1,34 @@
-"""`--thread-budget`: give a function with outbound calls but no budget a budget parameter,
-make its timeouts use it, and forward it from its callers in the same module.
+"""`--thread-budget`: give a function with outbound calls but no budget the budget its callers
+have, make its timeouts use it, and forward it from those callers. Mint nothing below the edge.
 
-The parameter is keyword-only, `budget_s: float = <the profile's edge default>`: the caller's
-remaining time in seconds (the edge total when nobody passes one: a missing deadline is the
-edge total, never infinite). Its fixes get the profile's seconds template instead of the edge
-default (`max(0.001, budget_s - <margin>)` by default). A plain float, not the organisation's
-budget object, because a default must be a value we can write without knowing how that object
-is built; and not named like a profile budget parameter (`budget`), because those are read as
-budget objects (`budget.timeout()`), which a float is not.
+The parameter is keyword-only with no default, `budget_s: float`: the caller's remaining time in
+seconds. A default would be a new total at every caller that omits it, so the parameter is
+written only where every call of the function passes it after the run (thread_callers.py
+chooses; thread_elsewhere.py follows callers into other modules of one `fix` run). A plain
+float, not the organisation's budget object, and not named like a profile budget parameter
+(`budget`, read as an object). Its fixes are the rules' own (thread_fixes.py) with
+`max(0.001, budget_s - <margin>)` in place of the edge default. A caller passes its own:
+`budget_s=budget_s`, or the timeout it would give an outbound call (`budget.timeout()`,
+already less the hop margin). With DL503 and unsafe fixes the parameter travels up the call
+graph, caller by caller, until a caller has a budget of its own.
 
-The rules build their own fixes (keyword, timeout object, `wait_for` wrapper, imports), so the
-plan does not rebuild them: it checks the file once more with a profile whose edge default is a
-placeholder name, and in a threaded function swaps the placeholder in those fixes for the
-`budget_s` expression. A fix without the placeholder is one it cannot prove: the function is
-left alone.
+A function that cannot take the parameter (a caller the run cannot update, a public name, a
+decorator) reads the ambient budget through `fix.context_accessor` where the profile names
+one, as every function does under `fix.propagation = "context"` (thread_ambient.py); without
+one it keeps its findings' own fixes (the edge total), and a retried one spends that once per
+attempt from a deadline taken on entry (thread_spending.py).
 
-Callers in the same module that call it by name forward their own budget: a caller that has
-`budget_s` passes `budget_s=budget_s`; a caller with a budget in scope passes the timeout it
-would give an outbound call (`budget_s=budget.timeout()`): already less the hop margin, so the
-callee may only get less time, never more.
+`budget_s` is the time left at the call: a function that spends it more than once takes a
+deadline on entry and gives each hop what is left of it then (thread_spending.py).
 
-With DL503 (budget-not-forwarded) selected and unsafe fixes on, the parameter also travels
-up the call graph: a function with no budget that calls a threaded function by name is
-threaded too (signature and forwarding only), and so are its callers, until a caller has a
-budget of its own or cannot be threaded; one run forwards the budget along a whole chain.
-
-`budget_s` is the time left at the call. A function that spends it more than once (two hops,
-a hop and a forward, a hop in a loop) would give each later hop the time an earlier one used:
-such a function turns it into a deadline on entry (`budget_deadline_s = time.monotonic() +
-budget_s`) and derives every timeout and forwarded budget from what is left of it then
-(bench/simulate.py runs fixed code and found the snapshot overspending). Where `time` is bound
-to something else, or the function has nested scopes, it keeps the plain parameter.
-
-Methods of this module's classes are forwarded to as well (thread_methods.py), never by
-adding a keyword alone: `INSTANCE.m(...)` on a module-level `INSTANCE = Klass()` runs exactly
-`Klass.m`; `self.m(...)` may run any override, so every override of `m` in the module gets the
-parameter in the same plan, and the call is forwarded only with unsafe fixes (an override in
-another module cannot be seen, and would get a keyword it lacks).
+Methods (thread_methods.py): `INSTANCE.m(...)` on a module-level `INSTANCE = Klass()` runs
+exactly `Klass.m`; `self.m(...)` may run any override, so it is forwarded only with unsafe
+fixes and only when every method of that name in the module takes the parameter in the same
+plan and the name appears in no other project file.
 
 Prove or bail: lambdas, `*args`/`**kwargs` signatures, decorators other than staticmethod and
-classmethod (a framework may read the signature; a retry decorator such as `tenacity.retry`
-calls the function again with the same arguments, so every attempt would spend the whole
-`budget_s` again), dunder methods, functions defined more than
-once (overloads, conditional defs), functions that already use the name, test functions in
-test files (the runner calls them, never with a budget) and lines with a DL suppression are
-left alone, and so is a method call when any method it can run is one of those.
-A retried one keeps the edge default; with two or more hops (or one in a loop) it spends it
-from a deadline taken on entry (`edge_deadline_s`), so one attempt spends the edge total once,
-not once per hop. Its callers with a budget are told why it is not threaded (DL303).
+classmethod, dunder methods, functions defined more than once, functions that already use
+the name, test functions in test files and lines with a DL suppression keep their signature.
 """
 from __future__ import annotations
 
@@ -86,6 +67,7 @@ from deadline_lint.thread_index import (
     suppressed as _suppressed,
     threadable as _threadable,
 )
+from deadline_lint.thread_ambient import ambient_fixes, uses_context
 from deadline_lint.thread_callers import (
     caller_would_thread,
     required_parameter_set,
@@ -142,6 +124,8 @@ def plan_thread_budget(
     imports: List[str] = []
     covered: Set[Key] = set()
     plans: Dict[int, Tuple[List[Edit], List[str], Set[Key]]] = {}
+    unthreadable: Dict[int, List[Diagnostic]] = {}  # no budget, and no parameter possible
+    placeholder_fixes: Dict[Key, Fix] = {}
     if any(module.budgets.budget_of(module.scope_of[key]) is None for key in candidates):
         placeholder_fixes = _placeholder_fixes(checker, source)
         expression = profile.render("seconds_expression", PARAMETER)
@@ -151,14 +135,10 @@ def plan_thread_budget(
             inside = [d for d in applicable if module.innermost_function(d) is function]
             planned = _thread_function(module, function, inside, placeholder_fixes, expression)
             if planned is None:
-                once = spend_the_edge_default_once(module, function, inside, placeholder_fixes)
-                if once is not None:
-                    edits.extend(once[0])
-                    imports.extend(once[1])
-                    covered.update(once[2])
+                unthreadable[id(function)] = inside
                 continue
             plans[id(function)] = planned
-    chosen = _choose(checker, module, plans, threaded, applies, run)
+    chosen = {} if uses_context(module) else _choose(checker, module, plans, threaded, applies, run)
     for key, (function, signature) in chosen.items():
         threaded[key] = function
         edits.append(signature)
@@ -168,6 +148,17 @@ def plan_thread_budget(
             imports.extend(function_imports)
             covered.update(function_covered)
     new_functions = len(chosen)
+    for key in [k for k in plans if k not in threaded]:
+        unthreadable[key] = [d for d in applicable if module.innermost_function(d) is module.function_of[key]]
+    for key, inside in unthreadable.items():
+        function = module.function_of[key]
+        fallback = ambient_fixes(module, function, inside, placeholder_fixes)
+        if fallback is None and key not in plans:
+            fallback = spend_the_edge_default_once(module, function, inside, placeholder_fixes)
+        if fallback is not None:
+            edits.extend(fallback[0])
+            imports.extend(fallback[1])
+            covered.update(fallback[2])
     forwarding = _forwarding_edits(module, threaded)
     edits.extend(forwarding)
     covered.update(_forwarding_findings(found, forwarding, source))
