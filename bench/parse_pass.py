@@ -34,7 +34,7 @@ def check_engine(data):
     if _checker is None:
         import os
 
-        from deadline_lint.engine import Checker
+        from deadline_lint.engine.checker import Checker
         # bench/run.py passes the rules of `--all-rules` or `-- --select X` (default: default rules).
         codes = [c for c in os.environ.get("DL_BENCH_SELECT", "").split(",") if c]
         _checker = Checker(select=codes)

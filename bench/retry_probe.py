@@ -295,11 +295,11 @@ def lifecycle_only(path, text, lines):
 
     if LIFECYCLE[0] is None:
         try:
-            from deadline_lint.analysis.lifecycle import ProjectLifecycle
+            from deadline_lint.families.shared.lifecycle import ProjectLifecycle
             from deadline_lint.catalog import load_catalog
-            from deadline_lint.context import FileContext
-            from deadline_lint.profile import default_profile
-            from deadline_lint.source import SourceFile
+            from deadline_lint.engine.context import FileContext
+            from deadline_lint.settings.profile import default_profile
+            from deadline_lint.support.source import SourceFile
         except ImportError:
             return set()
         LIFECYCLE[0] = (ProjectLifecycle, FileContext, SourceFile, load_catalog(), default_profile())

@@ -119,7 +119,7 @@ def compile_checkout(python):
 def all_codes(python):
     """Every registered rule code, asked of the checkout being measured."""
     out = subprocess.run(
-        [python, "-c", "from deadline_lint.registry import all_rules; print(','.join(all_rules()))"],
+        [python, "-c", "from deadline_lint.families.registry import all_rules; print(','.join(all_rules()))"],
         capture_output=True, text=True, env=checkout_env(), check=True).stdout
     return [c for c in out.strip().split(",") if c]
 

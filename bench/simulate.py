@@ -404,9 +404,9 @@ class Fixer:
 
         import yaml
 
-        from deadline_lint.api import Options, Session
-        from deadline_lint.engine import Checker
-        from deadline_lint.profile import build_profile
+        from deadline_lint.run.api import Options, Session
+        from deadline_lint.engine.checker import Checker
+        from deadline_lint.settings.profile import build_profile
 
         self.checker = Checker(build_profile(PROFILE, "<simulate>"))  # for fixing one text (tests)
         self.folder = Path(tempfile.mkdtemp(prefix="deadline-lint-simulate-"))

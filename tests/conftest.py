@@ -6,6 +6,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import pytest
 
+# Every rule registers itself when its family is imported; tests build checkers directly.
+from deadline_lint.families import registry  # noqa: E402,F401
+
 
 def pytest_configure(config):
     """The processes tests start (the command line, pre-commit's hook, worker pools, xdist's

@@ -6,12 +6,13 @@ import re
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
-from deadline_lint.catalog import Catalog, load_catalog
-from deadline_lint.engine import Checker
-from deadline_lint.fixes import FixedText, FixMode, fix_text
-from deadline_lint.profile import Profile, build_profile, default_profile, load_profile_file
-from deadline_lint.source import split_lines
 from fixture_cases import FixtureCase
+
+from deadline_lint.catalog import Catalog, load_catalog
+from deadline_lint.engine.checker import Checker
+from deadline_lint.support.source import split_lines
+from deadline_lint.fixes.loop import FixedText, FixMode, fix_text
+from deadline_lint.settings.profile import Profile, build_profile, default_profile, load_profile_file
 
 # A small service used by the fix and codemod tests: one safe fix (DL101 from the budget in
 # scope), one unsafe (DL103 replaces an explicit value).

@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 from typing import Callable, Dict, List, Tuple
 
-from deadline_lint.cli import main as cli_main
+from deadline_lint.frontends.cli import main as cli_main
 
 
 def _pylint(argv: List[str]) -> int:

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from deadline_lint.cli import main
-from deadline_lint.engine import Checker
-from deadline_lint.noqa import add_noqa
+from deadline_lint.engine.checker import Checker
+from deadline_lint.frontends.cli import main
+from deadline_lint.frontends.noqa import add_noqa
 
 
 def noqa(text: str) -> str:

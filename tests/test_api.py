@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from deadline_lint import api
-from deadline_lint.cli import main
-from deadline_lint.profile import ProfileError
+from deadline_lint.frontends.cli import main
+from deadline_lint.run import api
+from deadline_lint.settings.profile import ProfileError
 
 BAD = "import requests\n\n\ndef f(url):\n    return requests.get(url)\n"
 PYPROJECT = (

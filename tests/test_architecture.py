@@ -1,21 +1,28 @@
-"""The engine knows no rule family, and the package has no import cycles (lazy imports inside
-functions and imports for type checking count: they only hide a cycle)."""
+"""The house: layers import only downwards, a family never imports another family,
+`semantics/` knows no family, modules and folders stay small, and there are no import cycles
+(lazy imports inside functions and imports for type checking count: they only hide an arrow)."""
 from __future__ import annotations
 
 import ast
 import subprocess
 import sys
 from pathlib import Path
-from typing import Dict, Set
+from typing import Dict, Optional, Set
 
 PACKAGE = Path(__file__).resolve().parent.parent / "src" / "deadline_lint"
-# Name resolution, scopes and import binding are family-neutral; the rest of
-# analysis/ is rules'.
-NEUTRAL_ANALYSES = {
-    "deadline_lint.analysis.resolve",
-    "deadline_lint.analysis.scopes",
-    "deadline_lint.analysis.imports",
+# Top to bottom: a module may import its own layer and the ones below it.
+LAYERS = ("frontends", "run", "cache", "fixes", "families", "engine", "semantics", "settings", "catalog", "support")
+# The package root: `__init__`, `__main__` and the public names users write in their
+# configuration (`--load-plugins deadline_lint.pylint_plugin`, `deadline_lint.codemod.InsertBudget`).
+ROOT_MODULES = {"__init__.py", "__main__.py", "pylint_plugin.py", "codemod.py"}
+# A family import that crosses into another family, with the reason it is allowed. Empty is the aim.
+CROSSINGS = {
+    # A retry loop whose attempt makes an outbound call is retrying, not polling: the retry
+    # family asks the outbound family's one definition of "leaves the process".
+    ("deadline_lint.families.retry.polling", "deadline_lint.families.outbound.analysis.outbound"),
 }
+MAX_LINES = 400
+MAX_MODULES_PER_FOLDER = 15
 
 
 def _module_name(path: Path) -> str:
@@ -41,12 +48,51 @@ def _graph() -> Dict[str, Set[str]]:
     return {name: {m for m in _imports(path) if m in modules and m != name} for name, path in modules.items()}
 
 
-def test_engine_and_context_know_no_family() -> None:
-    graph = _graph()
-    for core in ("deadline_lint.engine", "deadline_lint.context"):
-        family = {m for m in graph[core] if m.startswith("deadline_lint.analysis.") and m not in NEUTRAL_ANALYSES}
-        family |= {m for m in graph[core] if m.startswith("deadline_lint.rules.") and m != "deadline_lint.rules.base"}
-        assert not family, f"{core} imports family code: {sorted(family)}"
+def _layer(module: str) -> Optional[int]:
+    parts = module.split(".")
+    return LAYERS.index(parts[1]) if len(parts) > 1 and parts[1] in LAYERS else None
+
+
+def _family(module: str) -> Optional[str]:
+    parts = module.split(".")
+    if len(parts) > 2 and parts[1] == "families" and parts[2] != "registry":
+        return parts[2]
+    return None
+
+
+def test_every_module_lives_in_a_layer() -> None:
+    loose = sorted(p.name for p in PACKAGE.glob("*.py") if p.name not in ROOT_MODULES)
+    assert loose == [], f"modules at the package root, outside every layer: {loose}"
+    folders = sorted(p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name != "__pycache__")
+    assert set(folders) <= set(LAYERS), f"folders that are no layer: {sorted(set(folders) - set(LAYERS))}"
+
+
+def test_layers_import_only_downwards() -> None:
+    upward = []
+    for name, deps in _graph().items():
+        here = _layer(name)
+        for dep in deps:
+            there = _layer(dep)
+            if here is not None and there is not None and there < here:
+                upward.append(f"{name} -> {dep}")
+    assert upward == [], "imports running back up:\n" + "\n".join(sorted(upward))
+
+
+def test_a_family_imports_no_other_family_and_semantics_none() -> None:
+    crossings = []
+    for name, deps in _graph().items():
+        mine = _family(name)
+        for dep in deps:
+            theirs = _family(dep)
+            if theirs is None or theirs == mine or (name, dep) in CROSSINGS:
+                continue
+            if mine is None and _layer(name) is not None and _layer(name) > LAYERS.index("families"):
+                crossings.append(f"{name} -> {dep}")  # below the families: knows none
+            elif mine is not None and theirs != "shared":
+                crossings.append(f"{name} -> {dep}")
+            elif mine == "shared":
+                crossings.append(f"{name} -> {dep}")
+    assert crossings == [], "family crossings:\n" + "\n".join(sorted(crossings))
 
 
 def test_no_import_cycles_between_modules() -> None:
@@ -71,11 +117,19 @@ def test_no_import_cycles_between_modules() -> None:
             visit(name)
 
 
+def test_folders_hold_at_most_fifteen_modules() -> None:
+    crowded = {}
+    for folder in [PACKAGE, *(p for p in PACKAGE.rglob("*") if p.is_dir() and p.name != "__pycache__")]:
+        count = len([p for p in folder.glob("*.py") if p.name != "__init__.py"])
+        if count > MAX_MODULES_PER_FOLDER:
+            crowded[str(folder.relative_to(PACKAGE))] = count
+    assert crowded == {}, f"folders over {MAX_MODULES_PER_FOLDER} modules: {crowded}"
+
+
 def test_importing_the_rule_base_loads_no_rule() -> None:
     code = (
-        "import sys, deadline_lint.rules.base; "
-        "print(sorted(m for m in sys.modules"
-        " if m.startswith('deadline_lint.rules.') and m != 'deadline_lint.rules.base'))"
+        "import sys, deadline_lint.engine.rule; "
+        "print(sorted(m for m in sys.modules if m.startswith('deadline_lint.families.')))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"

@@ -1,7 +1,7 @@
 """Budget sources the fixtures do not spell out: seconds parameters and optional budgets."""
 from __future__ import annotations
 
-from deadline_lint.engine import Checker
+from deadline_lint.engine.checker import Checker
 
 
 def messages(text: str, select=("DL101", "DL102")):
@@ -38,7 +38,7 @@ def test_required_budget_uses_the_plain_template() -> None:
 
 
 def test_a_project_type_roles_say_which_method_is_the_raw_remainder() -> None:
-    from deadline_lint.profile import build_profile
+    from deadline_lint.settings.profile import build_profile
 
     profile = build_profile(
         {"budget": {"types": ["Deadline"], "type_roles": {"Deadline": {"raw_remainder": ["left"]}}}}, "test",
@@ -57,7 +57,7 @@ def test_a_project_type_roles_say_which_method_is_the_raw_remainder() -> None:
 def test_a_role_outside_the_known_ones_is_one_clear_line() -> None:
     import pytest
 
-    from deadline_lint.profile import ProfileError, build_profile
+    from deadline_lint.settings.profile import ProfileError, build_profile
 
     with pytest.raises(ProfileError) as info:
         build_profile({"budget": {"roles": {"remainder": ["left"]}}}, "deadline-lint.yaml")
@@ -68,9 +68,9 @@ def test_a_role_outside_the_known_ones_is_one_clear_line() -> None:
 def test_the_budget_type_seam_takes_a_type_from_elsewhere() -> None:
     """The one place that says "this class is a budget type" can be taught more (the project
     index's cross-module facts)."""
-    from deadline_lint.analysis.budget_types import OBJECT, BudgetType, BudgetTypes
     from deadline_lint.catalog import load_catalog
-    from deadline_lint.profile import default_profile
+    from deadline_lint.families.shared.budget.budget_types import OBJECT, BudgetType, BudgetTypes
+    from deadline_lint.settings.profile import default_profile
 
     types = BudgetTypes(load_catalog(), default_profile())
     assert types.type_named("shop.time.Allowance") is None
@@ -81,8 +81,8 @@ def test_the_budget_type_seam_takes_a_type_from_elsewhere() -> None:
 
 
 def test_a_role_method_the_project_type_lacks_is_a_warning(tmp_path) -> None:
-    from deadline_lint.profile import load_profile_file, build_profile
-    from deadline_lint.profile_checks import check_profile
+    from deadline_lint.settings.profile import build_profile, load_profile_file
+    from deadline_lint.run.profile_checks import check_profile
 
     (tmp_path / "acme").mkdir()
     (tmp_path / "acme" / "deadlines.py").write_text(

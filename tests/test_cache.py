@@ -6,15 +6,15 @@ from __future__ import annotations
 import json
 import marshal
 import os
-import time
 import shutil
+import time
 from pathlib import Path
 from typing import List, Tuple
 
 import pytest
 
-from deadline_lint import cache as cache_module
-from deadline_lint.cli import main
+from deadline_lint.cache import results as cache_module
+from deadline_lint.frontends.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -79,7 +79,7 @@ def one_file(tmp_path: Path, text: str) -> Tuple[Path, List[str]]:
 
 def hits_and_misses(monkeypatch) -> dict:
     """Count how many files each run really checks (a miss) against cached answers."""
-    from deadline_lint import api
+    from deadline_lint.run import api
 
     counts = {"checked": 0}
     original = api.recorded
@@ -239,7 +239,7 @@ def test_an_entry_that_does_not_decode_is_a_miss(tmp_path, capsys, monkeypatch) 
 def test_a_large_run_keeps_the_module_reaches_of_entries_it_did_not_read(shop, tmp_path, capsys, monkeypatch) -> None:
     """A run over most of a project's files prunes the cache file: an entry it never looked
     up (still marshalled as read) keeps its module reaches, so it stays a hit."""
-    from deadline_lint.analysis import dependencies
+    from deadline_lint.cache import dependencies
 
     folder = tmp_path / "cache"
     package = shop / "shop"
@@ -279,7 +279,7 @@ def shop(tmp_path) -> Path:
 def test_reach_memos_dropped_for_older_projects_answer_alike(shop, tmp_path, monkeypatch) -> None:
     """Only the memos of the projects asked about last are kept; a project asked about again
     after its memos were dropped gets the same reaches."""
-    from deadline_lint.analysis import dependencies
+    from deadline_lint.cache import dependencies
     from deadline_lint.catalog import load_catalog
 
     second = tmp_path / "second"
@@ -387,7 +387,7 @@ def test_one_changed_file_takes_the_stored_reaches_behind_it_and_they_stay_exact
     """Pre-commit's case: one file of a cached project changed. The modules it reaches are
     not looked up again (their stored reaches still hold), and a module changed later two
     imports away still invalidates the new entry."""
-    from deadline_lint.analysis import dependencies
+    from deadline_lint.cache import dependencies
 
     project, caller = two_imports_away(tmp_path)
     cache = ["--cache-dir", str(tmp_path / "cache"), "--select", "DL101"]
@@ -566,7 +566,7 @@ def test_a_check_reading_the_kept_catalog_does_not_import_yaml(tmp_path) -> None
 
     source, args = one_file(tmp_path, "import requests\nrequests.get('http://x')\n")
     probe = (
-        "import sys\nfrom deadline_lint.cli import main\ncode = main(['check', *sys.argv[1:]])\n"
+        "import sys\nfrom deadline_lint.frontends.cli import main\ncode = main(['check', *sys.argv[1:]])\n"
         "print('yaml' in sys.modules, code)\n"
     )
     runs = [
@@ -590,7 +590,7 @@ def test_the_pyproject_table_is_kept_beside_the_cache_and_an_invalid_file_still_
     pyproject = tmp_path / "project" / "pyproject.toml"
     pyproject.write_text('[tool.deadline-lint]\nper_path_ignores = {"svc.py" = ["DL101"]}\n')
     probe = (
-        "import sys\nfrom deadline_lint.cli import main\ncode = main(['check', *sys.argv[1:]])\n"
+        "import sys\nfrom deadline_lint.frontends.cli import main\ncode = main(['check', *sys.argv[1:]])\n"
         "print('tomllib' in sys.modules, code)\n"
     )
 

@@ -143,8 +143,8 @@ def test_installed_libraries_are_actually_compared() -> None:
 
 
 def test_a_positional_timeout_is_seen_and_never_given_twice() -> None:
-    from deadline_lint.engine import Checker
-    from deadline_lint.fixes import FixMode, fix_text
+    from deadline_lint.engine.checker import Checker
+    from deadline_lint.fixes.loop import FixMode, fix_text
 
     text = (
         "import requests\n"

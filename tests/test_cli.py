@@ -12,10 +12,10 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from deadline_lint.cli import main
-from deadline_lint.registry import all_rules
 from front_ends import run_cli
+
+from deadline_lint.families.registry import all_rules
+from deadline_lint.frontends.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -151,7 +151,7 @@ def test_newer_syntax_says_which_python_it_needs(tmp_path: Path, version, source
 
 
 def test_a_real_syntax_error_is_still_called_one() -> None:
-    from deadline_lint.syntax_versions import newer_syntax_message
+    from deadline_lint.engine.syntax_versions import newer_syntax_message
 
     assert newer_syntax_message("def f(:", (3, 9)) is None
     assert newer_syntax_message("x = t'a'", (3, 14)) is None  # parsed there: never asked
@@ -168,7 +168,8 @@ def test_deeply_nested_blocks_do_not_crash(tmp_path: Path) -> None:
 
 
 def test_huge_file_is_reported_not_read(tmp_path: Path, monkeypatch) -> None:
-    from deadline_lint import api, reading
+    from deadline_lint.engine import reading
+    from deadline_lint.run import api
 
     monkeypatch.setattr(reading, "MAX_FILE_BYTES", 100)
     path = tmp_path / "big.py"
@@ -206,8 +207,8 @@ def test_rules_and_explain(capsys) -> None:
 
 
 def test_internal_error_becomes_a_diagnostic(monkeypatch, tmp_path: Path) -> None:
-    from deadline_lint.engine import Checker
-    from deadline_lint.rules.outbound.call_without_budget import OutboundCallWithoutBudget
+    from deadline_lint.engine.checker import Checker
+    from deadline_lint.families.outbound.call_without_budget import OutboundCallWithoutBudget
 
     def explode(self, node, ctx):
         raise ValueError("boom")

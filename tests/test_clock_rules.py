@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from deadline_lint.engine import Checker
-from deadline_lint.fixes import FixMode, fix_text
-from deadline_lint.registry import all_rules
+from deadline_lint.engine.checker import Checker
+from deadline_lint.families.registry import all_rules
+from deadline_lint.fixes.loop import FixMode, fix_text
 
 CLOCK_CODES = [code for code in all_rules() if code.startswith("DL2")]
 _BLOCK = re.compile(r"## (?P<heading>Example|Use instead)\s*```python\n(?P<code>.*?)```", re.DOTALL)

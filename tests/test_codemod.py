@@ -6,16 +6,15 @@ import ast
 import subprocess
 import sys
 from pathlib import Path
-
 from typing import Any
 
 import pytest
-
-from deadline_lint.cli import main
-from deadline_lint.rules.base import REGISTRY, Rule
-from deadline_lint.registry import all_rules
 from fixture_cases import FixtureCase, fixture_cases
 from fixture_fixing import ALL_FIXED, SAFE_FIXED, SERVICE, fix_case
+
+from deadline_lint.engine.rule import REGISTRY, Rule
+from deadline_lint.families.registry import all_rules
+from deadline_lint.frontends.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = fixture_cases()
@@ -44,7 +43,7 @@ def _libcst() -> None:
         transform_module,
     )
 
-    from deadline_lint.codemod import InsertBudget
+    from deadline_lint.frontends.codemod import InsertBudget
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
@@ -114,7 +113,7 @@ class _CountUp(Rule):
 
     def visit(self, node, ctx):
         if type(node.value) is int:
-            from deadline_lint.edits import replace_node
+            from deadline_lint.engine.edits import replace_node
 
             ctx.report(self, node, "count", [replace_node(ctx.source, node, str(node.value + 1))])
 
@@ -129,7 +128,7 @@ def test_a_fix_that_does_not_converge_warns_and_leaves_the_module_unchanged(monk
 
 
 def test_a_crash_inside_fixing_warns_instead_of_failing(monkeypatch) -> None:
-    from deadline_lint.api import Session
+    from deadline_lint.run.api import Session
 
     def explode(*args, **kwargs):
         raise RuntimeError("boom")

@@ -13,9 +13,9 @@ import gc
 from pathlib import Path
 from typing import Iterator, List
 
-from deadline_lint import api
-from deadline_lint.analysis.scopes import Scope
-from deadline_lint.context import FileContext
+from deadline_lint.engine.context import FileContext
+from deadline_lint.run import api
+from deadline_lint.semantics.local.scopes import Scope
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 

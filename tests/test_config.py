@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import List
 
 import pytest
-
-from deadline_lint.profile import ProfileError, build_profile
-from deadline_lint.profile_checks import check_profile
-from deadline_lint.rules.base import REGISTRY, Rule
 from front_ends import run_cli
+
+from deadline_lint.engine.rule import REGISTRY, Rule
+from deadline_lint.settings.profile import ProfileError, build_profile
+from deadline_lint.run.profile_checks import check_profile
 
 BAD = "import requests\nrequests.get('u')\n"
 PY = sys.executable
@@ -135,35 +135,6 @@ def test_known_codes_come_from_the_registry(monkeypatch) -> None:
     assert check_profile(build_profile({"select": ["DL999", "DL9"]}, "p.yaml")).select == ("DL999", "DL9")
 
 
-def test_read_keys_come_from_what_the_code_accesses(monkeypatch) -> None:
-    from deadline_lint import profile_checks
-
-    assert profile_checks.keys_read_in("x = self.profile.statuses.expired\nctx.profile.hop_margin_s") == {
-        "statuses", "hop_margin_ms",
-    }
-    assert "deadline_lint.analysis.statuses" in profile_checks.readers_by_key()["statuses"]
-    family_keys = {"statuses": {"expired": 504}, "retry_decorators": ["x.retry"]}
-    # As before these families landed: no code reads the keys.
-    monkeypatch.setattr(profile_checks, "keys_read", lambda: frozenset())
-    warned = check_profile(build_profile(family_keys, "p.yaml")).warnings
-    assert [w.split(": ")[1] for w in warned] == ["retry_decorators", "statuses"]
-    assert all("not used yet" in w for w in warned)
-
-
-def test_not_used_yet_is_a_warning_on_stderr_not_an_error(tmp_path: Path, monkeypatch, capsys) -> None:
-    from deadline_lint import profile_checks
-    from deadline_lint.cli import main
-
-    (tmp_path / "svc.py").write_text(BAD)
-    (tmp_path / "pyproject.toml").write_text('[tool.deadline-lint]\nretry_decorators = ["acme.retry"]\n')
-    # As before the retry family landed: no code reads the key.
-    monkeypatch.setattr(profile_checks, "keys_read", lambda: frozenset({"budget", "fix"}))
-    monkeypatch.chdir(tmp_path)
-    assert main(["check", "."]) == 1
-    err = capsys.readouterr().err
-    assert "warning:" in err and "retry_decorators: not used yet" in err
-
-
 def test_flake8_relative_profile_in_its_config_is_relative_to_the_config_file(tmp_path: Path) -> None:
     project = tmp_path / "project"
     (project / "conf").mkdir(parents=True)
@@ -201,20 +172,8 @@ def test_flake8_rejects_an_unknown_dl_code_in_its_selection(tmp_path: Path) -> N
     assert "flake8 --extend-select: unknown rule code or prefix 'DL999'" in result.stdout + result.stderr
 
 
-def test_every_setting_is_read_by_the_installed_tool() -> None:
-    """No drift: every key the settings model describes is read somewhere (so example.yaml,
-    which sets them all, gets no "not used yet" warning)."""
-    from deadline_lint import records
-    from deadline_lint.profile import load_profile_file
-    from deadline_lint.profile_checks import RETIRED_KEYS, keys_read
-    from deadline_lint.profile_settings import Settings
+def test_the_example_profile_loads_without_warnings() -> None:
+    from deadline_lint.settings.profile import load_profile_file
 
-    # Retired keys are accepted and read by nothing (they warn about nothing either).
-    assert keys_read() | RETIRED_KEYS == {f.name for f in records.fields(Settings)}
-    assert not keys_read() & RETIRED_KEYS
-    from deadline_lint.profile_checks import readers_by_key
-
-    # The shipped answer (profile_readers.json) and the source agree.
-    assert all(m for k, m in readers_by_key().items() if k not in RETIRED_KEYS)
     example = Path(__file__).resolve().parent.parent / "example.yaml"
     assert check_profile(build_profile(load_profile_file(example), "example.yaml")).warnings == ()

@@ -4,10 +4,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from deadline_lint import docs
-from deadline_lint.rules.base import DOC_SECTIONS
-from deadline_lint.registry import all_rules
-from deadline_lint.tool_codes import TOOL_CODES
+from deadline_lint.engine.rule import DOC_SECTIONS
+from deadline_lint.support.tool_codes import TOOL_CODES
+from deadline_lint.families.registry import all_rules
+from deadline_lint.frontends import docs
 
 ROOT = Path(__file__).resolve().parent.parent
 RULE_DOCS = ROOT / "docs" / "rules"
@@ -15,7 +15,7 @@ RULE_DOCS = ROOT / "docs" / "rules"
 
 def test_generated_docs_are_up_to_date() -> None:
     stale = docs.stale_files(RULE_DOCS)
-    assert stale == [], f"stale: {stale}; run `python -m deadline_lint.docs` and commit docs/rules/"
+    assert stale == [], f"stale: {stale}; run `python -m deadline_lint.frontends.docs` and commit docs/rules/"
 
 
 def test_every_rule_documents_every_section() -> None:
@@ -73,7 +73,7 @@ def test_readme_links_the_index_and_shows_every_front_end() -> None:
 
 def test_readme_rule_table_is_generated_and_current() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert docs.readme_with_table(readme) == readme, "run `python -m deadline_lint.docs`"
+    assert docs.readme_with_table(readme) == readme, "run `python -m deadline_lint.frontends.docs`"
     for code in all_rules():
         assert f"[{code}](docs/rules/{code}.md)" in readme
 
@@ -82,9 +82,9 @@ def test_pylint_ids_come_from_the_registry_not_the_pylint_adapter() -> None:
     import subprocess
     import sys
 
-    probe = "import sys, deadline_lint.docs; print('deadline_lint.pylint_plugin' in sys.modules)"
+    probe = "import sys, deadline_lint.frontends.docs; print('deadline_lint.pylint_plugin' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
-    from deadline_lint import pylint_plugin, rule_ids
+    from deadline_lint.frontends import pylint_plugin, rule_ids
 
     assert pylint_plugin.message_id is rule_ids.message_id and rule_ids.message_id("DL101") == "W9101"

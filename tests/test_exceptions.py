@@ -6,15 +6,14 @@ from typing import List, Optional
 
 import pytest
 
-from deadline_lint.analysis.exceptions import BREAKER, CANCEL, EXPIRY, Admission, ExceptionAnalysis
-from deadline_lint.analysis.scopes import Scope
 from deadline_lint.catalog import load_catalog
 from deadline_lint.catalog.exceptions import build_vocabulary, validate_vocabulary
-from deadline_lint.context import FileContext
-from deadline_lint.engine import Checker
-from deadline_lint.profile import build_profile
-from deadline_lint.source import SourceFile
-
+from deadline_lint.engine.checker import Checker
+from deadline_lint.engine.context import FileContext
+from deadline_lint.support.source import SourceFile
+from deadline_lint.families.shared.errors.exceptions import BREAKER, CANCEL, EXPIRY, Admission, ExceptionAnalysis
+from deadline_lint.semantics.local.scopes import Scope
+from deadline_lint.settings.profile import build_profile
 
 # -- the vocabulary ---------------------------------------------------------------------
 VOCABULARY = load_catalog().exceptions
@@ -96,8 +95,9 @@ def test_malformed_vocabulary_is_named(content, expected: str) -> None:
 
 
 def test_the_built_in_vocabulary_is_valid() -> None:
-    from deadline_lint.catalog import _HERE
     import yaml
+
+    from deadline_lint.catalog import _HERE
 
     assert validate_vocabulary(yaml.safe_load((_HERE / "exceptions.yaml").read_text())) is None
     assert build_vocabulary(None).admitted("Exception") == ()

@@ -10,10 +10,10 @@ from typing import Dict, List, Type
 
 import pytest
 
-import deadline_lint.engine as engine
-from deadline_lint.engine import Checker
-from deadline_lint.requires import Look, Project, Text, Words
-from deadline_lint.rules.base import Rule
+import deadline_lint.engine.checker as engine
+from deadline_lint.engine.checker import Checker
+from deadline_lint.engine.requires import Look, Project, Text, Words
+from deadline_lint.engine.rule import Rule
 
 _asked: List[str] = []
 
@@ -59,19 +59,19 @@ def _clear() -> None:
 
 # -- first looks ----------------------------------------------------------------------------
 def test_one_shared_look_per_node_and_visits_only_where_it_passes(monkeypatch) -> None:
-    monkeypatch.setattr(engine, "all_rules", lambda: _rules(_probe("DL901"), _probe("DL902")))
+    monkeypatch.setattr(engine, "registered_rules", lambda: _rules(_probe("DL901"), _probe("DL902")))
     assert _found(None, "stop()\ngo()\nwait()\n") == [("DL901", 2), ("DL902", 2)]
     assert _asked == ["stop", "go", "wait"]  # once per call, not once per rule
 
 
 def test_rules_without_a_look_see_every_node(monkeypatch) -> None:
-    monkeypatch.setattr(engine, "all_rules", lambda: _rules(_probe("DL901"), _probe("DL902", look=None)))
+    monkeypatch.setattr(engine, "registered_rules", lambda: _rules(_probe("DL901"), _probe("DL902", look=None)))
     assert _found(None, "stop()\ngo()\n") == [("DL902", 1), ("DL901", 2), ("DL902", 2)]
 
 
 def test_a_failing_look_fails_each_rule_behind_it_once(monkeypatch) -> None:
     rules = _rules(_probe("DL901", look=_explodes), _probe("DL902", look=_explodes), _probe("DL903"))
-    monkeypatch.setattr(engine, "all_rules", lambda: rules)
+    monkeypatch.setattr(engine, "registered_rules", lambda: rules)
     found = Checker().check_text("go()\ngo()\n", "m.py")
     failures = [d for d in found if d.code == "DL003"]
     assert [d.line for d in failures] == [1, 1]  # then dropped for the rest of the file
@@ -96,7 +96,7 @@ def test_a_file_is_walked_only_for_the_rules_whose_needs_it_holds(monkeypatch) -
         _probe("DL903", look=None, requires=Words("requests") & urls),
         _probe("DL904", look=None, requires=Words("requests") & urls),
     )
-    monkeypatch.setattr(engine, "all_rules", lambda: rules)
+    monkeypatch.setattr(engine, "registered_rules", lambda: rules)
     del _text_asked[:]
     checker = Checker()
     assert _found(rules, "import requests\nretry()\n", checker) == [("DL901", 2), ("DL902", 2)]
@@ -115,7 +115,7 @@ def test_the_project_is_asked_only_where_the_text_says_no(monkeypatch) -> None:
         return "sibling" in text
 
     rules = _rules(_probe("DL901", look=None, requires=Words("requests") | Project(lambda rule: through_project)))
-    monkeypatch.setattr(engine, "all_rules", lambda: rules)
+    monkeypatch.setattr(engine, "registered_rules", lambda: rules)
     checker = Checker()
     assert _found(rules, "import requests\nf()\n", checker) == [("DL901", 2)]
     assert asked == []
@@ -133,7 +133,7 @@ def test_visit_requires_keeps_a_rule_off_one_node_type(monkeypatch) -> None:
         def visit(self, node, ctx):
             ctx.report(self, node, type(node).__name__)
 
-    monkeypatch.setattr(engine, "all_rules", lambda: _rules(Both))
+    monkeypatch.setattr(engine, "registered_rules", lambda: _rules(Both))
     text = "def f():\n    g()\n    return 1\n"
     assert _found(None, text) == [("DL901", 3)]  # the return, not the call
     assert _found(None, "import tenacity\n" + text) == [("DL901", 3), ("DL901", 4)]
@@ -142,7 +142,7 @@ def test_visit_requires_keeps_a_rule_off_one_node_type(monkeypatch) -> None:
 # -- what a function or class must hold -----------------------------------------------------
 def test_a_body_without_a_rules_words_is_not_walked_for_it(monkeypatch) -> None:
     rules = _rules(_probe("DL901", look=None, body_requires=Words("async")), _probe("DL902", look=None))
-    monkeypatch.setattr(engine, "all_rules", lambda: rules)
+    monkeypatch.setattr(engine, "registered_rules", lambda: rules)
     text = (
         "top()\n"  # module level: no body to ask
         "def sync():\n    a()\n"
@@ -170,7 +170,7 @@ def test_a_body_no_rule_needs_is_not_walked_at_all(monkeypatch) -> None:
         def leave(self, node, ctx):
             visited.append("left " + node.name)
 
-    monkeypatch.setattr(engine, "all_rules", lambda: _rules(Named))
+    monkeypatch.setattr(engine, "registered_rules", lambda: _rules(Named))
     checker = Checker()
     checker.check_text("def idle():\n    wait()\ndef busy():\n    go()\n", "m.py")
     assert visited == ["busy", "go", "left busy"]
@@ -194,7 +194,7 @@ def test_rule_state_lives_as_long_as_its_scope(monkeypatch) -> None:
         def leave(self, node, ctx):
             ctx.report(self, node, f"{node.name}: {len(ctx.state(self, list))} calls")
 
-    monkeypatch.setattr(engine, "all_rules", lambda: _rules(Counter))
+    monkeypatch.setattr(engine, "registered_rules", lambda: _rules(Counter))
     text = "def f():\n    a()\n    def g():\n        b()\n        c()\n    d()\ndef h():\n    pass\n"
     messages = [d.message for d in Checker().check_text(text, "m.py")]
     assert messages == ["f: 2 calls", "g: 2 calls", "h: 0 calls"]
@@ -210,6 +210,6 @@ def test_a_repeated_identical_finding_is_reported_once(monkeypatch) -> None:
             ctx.report(self, target, "shared")
             ctx.report(self, node, "own")
 
-    monkeypatch.setattr(engine, "all_rules", lambda: _rules(Twice))
+    monkeypatch.setattr(engine, "registered_rules", lambda: _rules(Twice))
     found = Checker().check_text("x = 1\nf()\ng()\n", "m.py")
     assert [(d.line, d.message) for d in found] == [(1, "shared"), (2, "own"), (3, "own")]

@@ -8,8 +8,8 @@ import pyflakes.api
 import pyflakes.reporter
 import pytest
 
-from deadline_lint.engine import Checker
-from deadline_lint.fixes import FixMode, fix_text
+from deadline_lint.engine.checker import Checker
+from deadline_lint.fixes.loop import FixMode, fix_text
 
 
 class _Collect:

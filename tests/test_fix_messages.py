@@ -2,8 +2,8 @@
 (DL503), the budget type's own hop-timeout method (DL104)."""
 from __future__ import annotations
 
-from deadline_lint.engine import Checker
-from deadline_lint.fixes import FixMode, fix_text
+from deadline_lint.engine.checker import Checker
+from deadline_lint.fixes.loop import FixMode, fix_text
 
 FORWARDING = '''\
 import requests

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from deadline_lint.cli import main
+from deadline_lint.frontends.cli import main
 
 UNBUDGETED = "import requests\n\n\ndef f():\n    return requests.get('u')\n"
 AS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
@@ -101,7 +101,7 @@ def test_a_cr_only_file_keeps_its_final_line_ending(tmp_path: Path) -> None:
 
 
 def test_ctrl_c_during_fix_says_how_many_files_were_written(tmp_path: Path, monkeypatch, capsys) -> None:
-    import deadline_lint.fixes as fixes
+    import deadline_lint.fixes.loop as fixes
 
     paths = []
     for index in range(4):

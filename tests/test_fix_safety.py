@@ -7,11 +7,11 @@ from typing import Dict, Optional
 
 import pytest
 
-from deadline_lint.cli import main
-from deadline_lint.diagnostics import Applicability
-from deadline_lint.engine import Checker
-from deadline_lint.profile import build_profile
-from deadline_lint.registry import all_rules
+from deadline_lint.engine.checker import Checker
+from deadline_lint.support.diagnostics import Applicability
+from deadline_lint.families.registry import all_rules
+from deadline_lint.frontends.cli import main
+from deadline_lint.settings.profile import build_profile
 
 
 def fixes(text: str, checker: Optional[Checker] = None) -> Dict[int, Applicability]:

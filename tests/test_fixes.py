@@ -6,15 +6,8 @@ from __future__ import annotations
 import ast
 import shutil
 from pathlib import Path
-import pytest
 
-from deadline_lint.cli import main
-from deadline_lint.diagnostics import Applicability
-from deadline_lint.edits import replace_node
-from deadline_lint.engine import Checker
-from deadline_lint.fixes import MAX_ROUNDS, FixMode, add_imports, apply_edits, fix_text, parse_import
-from deadline_lint.rules.base import REGISTRY, Rule
-from deadline_lint.registry import all_rules
+import pytest
 from fixture_cases import FIXTURES, FixtureCase, fixture_cases
 from fixture_fixing import (
     ALL_FIXED,
@@ -26,6 +19,14 @@ from fixture_fixing import (
     golden_path,
     read_exact,
 )
+
+from deadline_lint.engine.checker import Checker
+from deadline_lint.support.diagnostics import Applicability
+from deadline_lint.engine.edits import replace_node
+from deadline_lint.engine.rule import REGISTRY, Rule
+from deadline_lint.families.registry import all_rules
+from deadline_lint.fixes.loop import MAX_ROUNDS, FixMode, add_imports, apply_edits, fix_text, parse_import
+from deadline_lint.frontends.cli import main
 
 CASES = fixture_cases()
 IDS = [c.id for c in CASES]
@@ -220,7 +221,7 @@ def test_import_specs() -> None:
 
 
 def test_apply_edits_keeps_everything_else() -> None:
-    from deadline_lint.diagnostics import Edit
+    from deadline_lint.support.diagnostics import Edit
 
     assert apply_edits("abcdef", [Edit(4, 5, "E"), Edit(0, 0, ">"), Edit(2, 2, "|")]) == ">ab|cdEf"
 
@@ -458,7 +459,7 @@ def test_a_function_named_in_another_project_file_keeps_its_signature(tmp_path: 
 
 
 def test_public_api_keeps_its_signature(tmp_path: Path) -> None:
-    from deadline_lint.profile import build_profile
+    from deadline_lint.settings.profile import build_profile
 
     text = (
         "import requests\n\ndef fetch(url):\n    return requests.get(url)\n\n"
@@ -587,7 +588,7 @@ def test_thread_budget_does_not_forward_to_methods_or_through_kwargs() -> None:
 
 
 def test_thread_budget_default_and_timeout_follow_the_profile(tmp_path: Path) -> None:
-    from deadline_lint.profile import build_profile
+    from deadline_lint.settings.profile import build_profile
 
     profile = build_profile(
         {"edge_total_ms": 2500, "hop_margin_ms": 20, "fix": {"seconds_expression": "{budget} * 0.9"}}, "p.yaml"
@@ -604,7 +605,7 @@ def test_thread_budget_default_and_timeout_follow_the_profile(tmp_path: Path) ->
 def test_thread_budget_reuses_each_rules_own_fix_shape_and_imports() -> None:
     """A client whose timeout is an object (and needs an import): the rule builds the fix, the
     plan only swaps the edge default for `budget_s`."""
-    from deadline_lint.profile import build_profile
+    from deadline_lint.settings.profile import build_profile
 
     client = {
         "library": "acme-rpc", "default_timeout": None, "keyword": "deadline",

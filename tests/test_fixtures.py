@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Dict, List, Tuple
 
 import pytest
-
-from deadline_lint.registry import all_rules
 from fixture_cases import Finding, FixtureCase, fixture_cases, missing_snapshot_message
 from fixture_fixing import checker_for
+
+from deadline_lint.families.registry import all_rules
 
 CASES = fixture_cases()
 # The snapshot and the marker test ask about the same check of the same text: it runs once.

@@ -10,10 +10,10 @@ from typing import List, Tuple
 import pytest
 from flake8.main.application import Application
 
-from deadline_lint import engine
-from deadline_lint.engine import Checker
-from deadline_lint.flake8_plugin import DeadlineLintFlake8
-from deadline_lint.rules.base import REGISTRY, Rule
+from deadline_lint.engine import checker as engine
+from deadline_lint.engine.checker import Checker
+from deadline_lint.engine.rule import REGISTRY, Rule
+from deadline_lint.frontends.flake8_plugin import DeadlineLintFlake8
 
 BAD = (
     "import requests\n"
@@ -176,7 +176,7 @@ def test_opt_in_rules_need_their_exact_code(tmp_path, capsys, monkeypatch, opt_i
 def test_an_unreadable_file_is_dl006_as_in_the_cli(tmp_path, capsys, monkeypatch) -> None:
     """flake8 runs no plugin on a file it cannot read (its own E902, which `--select DL`
     hides): the file must not pass silently."""
-    from deadline_lint.cli import main
+    from deadline_lint.frontends.cli import main
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "gone.py").symlink_to(tmp_path / "missing.py")  # unreadable even for root

@@ -18,9 +18,9 @@ import os
 import random
 from typing import Any
 
-from deadline_lint.engine import Checker
-from deadline_lint.fixes import FixMode, fix_text
-from deadline_lint.registry import all_rules
+from deadline_lint.engine.checker import Checker
+from deadline_lint.families.registry import all_rules
+from deadline_lint.fixes.loop import FixMode, fix_text
 
 SEED = int(os.environ.get("DEADLINE_LINT_FUZZ_SEED", random.randrange(2**32)))
 COUNT = int(os.environ.get("DEADLINE_LINT_FUZZ_COUNT", "40"))

@@ -9,9 +9,9 @@ import textwrap
 
 import pytest
 
-from deadline_lint.engine import Checker
-from deadline_lint.fixes import FixMode, fix_text
-from deadline_lint.profile import TIMEOUT_FLOOR_S
+from deadline_lint.engine.checker import Checker
+from deadline_lint.fixes.loop import FixMode, fix_text
+from deadline_lint.settings.profile import TIMEOUT_FLOOR_S
 
 
 def fixed(text: str, unsafe: bool = True, select=None) -> str:
@@ -111,8 +111,8 @@ def test_a_fix_bails_when_a_local_shadows_the_module() -> None:
 
 # -- item 12: a fix round applies every non-overlapping edit in one pass --------------------
 def test_non_overlapping_choice_is_greedy_in_order_and_complete() -> None:
-    from deadline_lint.diagnostics import Edit
-    from deadline_lint.fixes import _Group, _non_overlapping
+    from deadline_lint.support.diagnostics import Edit
+    from deadline_lint.fixes.loop import _Group, _non_overlapping
 
     groups = [
         _Group((Edit(0, 0, "a"),)),
@@ -151,8 +151,8 @@ def test_many_fixes_in_one_file_take_one_round() -> None:
 
 def test_choosing_edits_does_not_compare_every_pair(monkeypatch) -> None:
     """Counted, not timed: choosing among n single-edit fixes costs O(n log n), never n²."""
-    from deadline_lint import fixes
-    from deadline_lint.diagnostics import Edit
+    from deadline_lint.support.diagnostics import Edit
+    from deadline_lint.fixes import loop as fixes
 
     calls = []
     real_touch = fixes._touch
@@ -207,7 +207,7 @@ def test_code_at_the_interpreters_nesting_limit_is_checked() -> None:
     "    x = " + "lambda: " * 900 + "httpx.get(u, timeout=2.0)\n",  # budget_of recursed
 ])
 def test_shared_analyses_do_not_recurse_on_deep_code(shape: str) -> None:
-    from deadline_lint.registry import all_rules
+    from deadline_lint.families.registry import all_rules
 
     text = "import httpx\ndef f(budget, u):\n" + shape
     found = Checker(select=list(all_rules())).check_text(text, "deep.py")
@@ -215,7 +215,7 @@ def test_shared_analyses_do_not_recurse_on_deep_code(shape: str) -> None:
 
 
 def test_a_rule_that_runs_out_of_stack_reports_dl007_not_an_internal_error(monkeypatch) -> None:
-    from deadline_lint.rules.outbound.fixed_timeout_ignores_budget import FixedTimeoutIgnoresBudget
+    from deadline_lint.families.outbound.fixed_timeout_ignores_budget import FixedTimeoutIgnoresBudget
 
     def overflow(self, node, ctx):
         raise RecursionError("maximum recursion depth exceeded")
@@ -229,9 +229,8 @@ def test_a_rule_that_runs_out_of_stack_reports_dl007_not_an_internal_error(monke
 
 # -- item 9: a fix that needs an import is applied without LibCST when LibCST cannot ---------
 def test_an_import_is_added_without_libcst_when_libcst_fails() -> None:
-    from deadline_lint.fixes import add_imports
-
-    from deadline_lint.import_block import add_imports_plainly
+    from deadline_lint.fixes.import_block import add_imports_plainly
+    from deadline_lint.fixes.loop import add_imports
 
     text = (
         '"""Service."""\nfrom __future__ import annotations\n\nfrom aiohttp import ClientSession; import os\n'
@@ -248,7 +247,7 @@ def test_an_import_is_added_without_libcst_when_libcst_fails() -> None:
 
 
 def test_import_lines_go_after_docstring_future_imports_and_never_twice() -> None:
-    from deadline_lint.fixes import insert_import_lines
+    from deadline_lint.fixes.loop import insert_import_lines
 
     assert insert_import_lines("@dec\ndef f(): pass\n", ["time"]) == "import time\n@dec\ndef f(): pass\n"
     assert insert_import_lines('"""d"""', ["time"]) == '"""d"""\nimport time\n'
@@ -279,7 +278,7 @@ def test_the_codemod_skips_files_libcst_would_crash_on_and_finishes_the_run(tmp_
 def test_one_file_named_three_ways_is_checked_and_fixed_once(tmp_path, monkeypatch, capsys) -> None:
     import os
 
-    from deadline_lint.cli import main
+    from deadline_lint.frontends.cli import main
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "a.py").write_text("import requests\nrequests.get('u')\n")
@@ -295,7 +294,7 @@ def test_one_file_named_three_ways_is_checked_and_fixed_once(tmp_path, monkeypat
 
 # -- item 7: a pyproject.toml that is not UTF-8 ---------------------------------------------------
 def test_a_pyproject_that_is_not_utf8_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys) -> None:
-    from deadline_lint.cli import main
+    from deadline_lint.frontends.cli import main
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "pyproject.toml").write_bytes(b'[tool.deadline-lint]\nhop-margin-ms = 20 # \xe9\n')
@@ -309,7 +308,7 @@ def test_a_pyproject_that_is_not_utf8_is_one_line_and_exit_2(tmp_path, monkeypat
 def test_an_unlistable_subfolder_is_reported_not_skipped(tmp_path, monkeypatch, capsys) -> None:
     import os
 
-    from deadline_lint.cli import main
+    from deadline_lint.frontends.cli import main
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "pkg" / "locked").mkdir(parents=True)
@@ -332,7 +331,7 @@ def test_a_named_file_in_a_folder_that_cannot_be_searched(tmp_path, monkeypatch,
     import os
     from pathlib import Path
 
-    from deadline_lint.cli import main
+    from deadline_lint.frontends.cli import main
 
     monkeypatch.chdir(tmp_path)
     real_stat, real_is_file = os.stat, Path.is_file
@@ -364,7 +363,7 @@ def test_a_named_file_in_a_folder_that_cannot_be_searched(tmp_path, monkeypatch,
 # -- item 13: --jobs is positive and capped ------------------------------------------------------
 @pytest.mark.parametrize("value", ["0", "-1", "many"])
 def test_non_positive_jobs_are_a_usage_error(value, capsys) -> None:
-    from deadline_lint.cli import main
+    from deadline_lint.frontends.cli import main
 
     with pytest.raises(SystemExit) as exit_info:
         main(["check", "--jobs", value, "."])
@@ -375,7 +374,7 @@ def test_non_positive_jobs_are_a_usage_error(value, capsys) -> None:
 def test_jobs_never_exceed_files_or_cpus(monkeypatch) -> None:
     import os
 
-    from deadline_lint.api import resolve_jobs
+    from deadline_lint.run.api import resolve_jobs
 
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
     assert resolve_jobs(1000, 4) == 2
@@ -430,8 +429,8 @@ def test_a_diff_of_an_absolute_path_below_the_folder_applies_with_patch(tmp_path
 
 # -- item 16: smaller ones ------------------------------------------------------------------------
 def test_the_summary_counts_files_with_problems_and_files_checked() -> None:
-    from deadline_lint.output import summary_line
-    from deadline_lint.engine import tool_diagnostic
+    from deadline_lint.engine.checker import tool_diagnostic
+    from deadline_lint.frontends.output import summary_line
 
     found = [tool_diagnostic("a.py", "DL001", "x"), tool_diagnostic("a.py", "DL006", "y")]
     assert summary_line(found, 4) == "Found 2 problems in 1 of 4 files checked."
@@ -454,8 +453,8 @@ def test_lowercase_noqa_codes_silence_nothing_under_every_front_end(tmp_path, mo
     from pylint.lint import Run
     from pylint.reporters import JSON2Reporter
 
-    from deadline_lint import pylint_plugin
-    from deadline_lint.flake8_plugin import DeadlineLintFlake8
+    from deadline_lint.frontends import pylint_plugin
+    from deadline_lint.frontends.flake8_plugin import DeadlineLintFlake8
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "svc.py").write_text(NOQA_CASES)
@@ -480,7 +479,7 @@ def test_lowercase_noqa_codes_silence_nothing_under_every_front_end(tmp_path, mo
 def test_flake8_reports_dl002_for_a_file_python_cannot_decode(tmp_path, monkeypatch, capsys) -> None:
     from flake8.main.application import Application
 
-    from deadline_lint.flake8_plugin import DeadlineLintFlake8
+    from deadline_lint.frontends.flake8_plugin import DeadlineLintFlake8
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(DeadlineLintFlake8, "_checkers", {})
@@ -495,7 +494,7 @@ def test_flake8_reports_dl002_for_a_file_python_cannot_decode(tmp_path, monkeypa
 def test_explain_prints_the_documentation_page(code, capsys) -> None:
     from pathlib import Path
 
-    from deadline_lint.cli import main
+    from deadline_lint.frontends.cli import main
 
     assert main(["explain", code.lower()]) == 0
     page = (Path(__file__).parent.parent / "docs" / "rules" / f"{code}.md").read_text(encoding="utf-8")
@@ -505,7 +504,7 @@ def test_explain_prints_the_documentation_page(code, capsys) -> None:
 @pytest.mark.parametrize("pattern", ["examples/x", "./examples/x", "examples/x/", "./examples/x/", "x"])
 @pytest.mark.parametrize("root", ["examples", "./examples", "."])
 def test_exclude_matches_however_the_folder_is_spelled(pattern, root, tmp_path, monkeypatch) -> None:
-    from deadline_lint.files import discover
+    from deadline_lint.run.files import discover
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "examples" / "x").mkdir(parents=True)
@@ -522,7 +521,7 @@ def test_exclude_matches_however_the_folder_is_spelled(pattern, root, tmp_path, 
     (["check", "--thread-budget", "a.py"], "--thread-budget"),
 ])
 def test_flags_that_would_do_nothing_are_usage_errors(argv, flag, tmp_path, monkeypatch, capsys) -> None:
-    from deadline_lint.cli import main
+    from deadline_lint.frontends.cli import main
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "a.py").write_text("x = 1\n")
@@ -598,7 +597,7 @@ def test_dl104_sees_a_remainder_bound_by_a_walrus() -> None:
     ("hop_margin_ms: 20\nhop_margin_ms: 30\n", "line 2: hop_margin_ms: given twice"),
 ])
 def test_a_bad_profile_names_the_key_at_load_time(yaml_text, message, tmp_path, capsys) -> None:
-    from deadline_lint.cli import main
+    from deadline_lint.frontends.cli import main
 
     (tmp_path / "profile.yaml").write_text(yaml_text)
     (tmp_path / "a.py").write_text("x = 1\n")
@@ -612,7 +611,7 @@ def test_a_bad_profile_names_the_key_at_load_time(yaml_text, message, tmp_path, 
     ('profile = ""\n', "profile: expected the path of a profile YAML file, got ''"),
 ])
 def test_a_bad_pyproject_table_names_the_key(table, message, tmp_path, monkeypatch, capsys) -> None:
-    from deadline_lint.cli import main
+    from deadline_lint.frontends.cli import main
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "pyproject.toml").write_text("[tool.deadline-lint]\n" + table)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from deadline_lint.fixes import add_imports
-from deadline_lint.import_block import add_imports_plainly
+from deadline_lint.fixes.import_block import add_imports_plainly
+from deadline_lint.fixes.loop import add_imports
 
 TAKEN = {
     "after-the-block": "import os\nimport sys\n\nx = 1\n",

@@ -73,7 +73,7 @@ def cli(repo: Path, *paths: str, cwd: Path = None) -> List[Finding]:
 def in_process(repo: Path, cwd: Path, monkeypatch, capsys, *paths: str) -> List[Finding]:
     """`cli` as one run of the command line in this process (the reference is a process of its
     own): what each run resolves starts afresh, as in a new process."""
-    from deadline_lint.cli import main
+    from deadline_lint.frontends.cli import main
 
     monkeypatch.chdir(cwd)
     code = main(["check", "--format", "json", *paths])
@@ -154,7 +154,7 @@ def tree_text(repo: Path) -> dict:
 
 
 def test_codemod_fixes_each_file_under_its_own_profile_as_fix_does(repo: Path, tmp_path: Path, monkeypatch) -> None:
-    from deadline_lint.cli import main
+    from deadline_lint.frontends.cli import main
 
     by_fix = tmp_path / "by-fix"
     shutil.copytree(repo, by_fix)

@@ -7,17 +7,17 @@ import textwrap
 
 import pytest
 
-from deadline_lint.analysis.budget import GRPC_CONTEXT, OBJECT, SECONDS, BudgetAnalysis
-from deadline_lint.analysis.outbound import OutboundSites
 from deadline_lint.catalog import CLIENT, WAIT, load_catalog
-from deadline_lint.context import FileContext
-from deadline_lint.requires import Text
-from deadline_lint.diagnostics import Applicability
-from deadline_lint.engine import Checker
-from deadline_lint.profile import ProfileError, build_profile, default_profile
-from deadline_lint.rules.base import DOC_SECTIONS
-from deadline_lint.registry import all_rules
-from deadline_lint.source import SourceFile
+from deadline_lint.engine.checker import Checker
+from deadline_lint.engine.context import FileContext
+from deadline_lint.support.diagnostics import Applicability
+from deadline_lint.engine.requires import Text
+from deadline_lint.engine.rule import DOC_SECTIONS
+from deadline_lint.support.source import SourceFile
+from deadline_lint.families.outbound.analysis.outbound import OutboundSites
+from deadline_lint.families.registry import all_rules
+from deadline_lint.families.shared.budget.budget import GRPC_CONTEXT, OBJECT, SECONDS, BudgetAnalysis
+from deadline_lint.settings.profile import ProfileError, build_profile, default_profile
 
 OUTBOUND_CODES = [f"DL10{n}" for n in range(1, 9)]
 

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from deadline_lint.analysis.outbound_facts import facts_for
-from deadline_lint.analysis.outbound_project import leads_to_a_client
 from deadline_lint.catalog import load_catalog
-from deadline_lint.engine import Checker
-from deadline_lint.profile import build_profile
+from deadline_lint.engine.checker import Checker
+from deadline_lint.families.outbound.analysis.outbound_facts import facts_for
+from deadline_lint.families.outbound.analysis.outbound_project import leads_to_a_client
 from deadline_lint.semantics.facts import forget_facts, locals_of
 from deadline_lint.semantics.modules import absolute_name, place_of, project_of
 from deadline_lint.semantics.summary import Names
+from deadline_lint.settings.profile import build_profile
 
 DEFAULT = build_profile({}, "test")
 
@@ -196,7 +196,7 @@ def test_dropping_parsed_project_modules_between_files_changes_no_answer(tmp_pat
 
 
 def test_the_retired_project_index_key_is_accepted_without_a_warning() -> None:
-    from deadline_lint.profile_checks import check_profile
+    from deadline_lint.run.profile_checks import check_profile
 
     for value in (True, False):
         assert check_profile(build_profile({"project_index": value}, "p.yaml")).warnings == ()
@@ -263,7 +263,7 @@ def test_facts_are_keyed_by_what_the_module_reexports(tmp_path: Path) -> None:
 def test_attributes_spelled_are_what_a_search_per_name_finds(text, name, expected) -> None:
     import re
 
-    from deadline_lint.analysis.outbound_project import attributes_spelled
+    from deadline_lint.families.outbound.analysis.outbound_project import attributes_spelled
 
     assert attributes_spelled(text).get(name, set()) == expected
     assert set(re.findall(rf"\b{re.escape(name)}\.([A-Za-z_]\w*)", text)) == expected

@@ -8,11 +8,11 @@ from typing import Any, Dict, List
 import jsonschema
 import pytest
 
-from deadline_lint.cli import build_parser, main
-from deadline_lint.diagnostics import Diagnostic
-from deadline_lint.output import WRITERS, write_github
-from deadline_lint.registry import all_rules
-from deadline_lint.tool_codes import TOOL_CODES
+from deadline_lint.support.diagnostics import Diagnostic
+from deadline_lint.support.tool_codes import TOOL_CODES
+from deadline_lint.families.registry import all_rules
+from deadline_lint.frontends.cli import build_parser, main
+from deadline_lint.frontends.output import WRITERS, write_github
 
 ROOT = Path(__file__).resolve().parent.parent
 BAD = "import requests\nrequests.get('u')\nrequests.get('u', timeout=None)\n"
@@ -180,8 +180,8 @@ def test_unwritable_output_file_is_a_usage_error(project, capsys) -> None:
 
 
 def test_summary_names_the_fix_command_for_each_kind_of_fix() -> None:
-    from deadline_lint.engine import Checker
-    from deadline_lint.output import summary_line
+    from deadline_lint.engine.checker import Checker
+    from deadline_lint.frontends.output import summary_line
 
     unsafe_only = Checker().check_text("import requests\nrequests.get('u', timeout=None)\n", "a.py")
     assert summary_line(unsafe_only, 1).endswith("; 1 fixable with `deadline-lint fix --unsafe-fixes`.")

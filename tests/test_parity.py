@@ -22,12 +22,12 @@ from pathlib import Path
 from typing import Dict, List, Optional, Set, Tuple
 
 import pytest
-
-from deadline_lint.engine import Checker
-from deadline_lint.pylint_plugin import symbol
 from fixture_cases import FixtureCase, fixture_cases, missing_snapshot_message
 from fixture_fixing import catalog_of, profile_of
 from front_ends import run_in_process
+
+from deadline_lint.engine.checker import Checker
+from deadline_lint.frontends.pylint_plugin import symbol
 
 CASES = fixture_cases()
 FRONT_ENDS = ("cli", "flake8", "pylint")

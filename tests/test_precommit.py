@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from front_ends import run_in_process
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from deadline_lint.profile import ProfileError, build_profile, load_profile_file, resolve_profile
+from deadline_lint.settings.profile import ProfileError, build_profile, load_profile_file, resolve_profile
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -21,7 +21,7 @@ def test_example_profile_is_valid_and_complete() -> None:
     profile = build_profile(data, "example.yaml")
     assert profile.hop_margin_ms == 50
     assert profile.outbound[0]["library"] == "acme-http"
-    from deadline_lint.profile_settings import entries
+    from deadline_lint.settings.profile_settings import entries
 
     every = {entry.dotted for entry in entries()}
     set_here = {*data, *(f"{k}.{sub}" for k, v in data.items() if isinstance(v, dict) and k in every for sub in v)}
@@ -32,7 +32,7 @@ def test_example_profile_is_valid_and_complete() -> None:
 def test_example_yaml_documents_every_key() -> None:
     """Each setting's line has a comment above it in its block (no blank line between), or
     on the line itself: example.yaml is the commented reference."""
-    from deadline_lint.profile_settings import entries
+    from deadline_lint.settings.profile_settings import entries
 
     lines = (ROOT / "example.yaml").read_text(encoding="utf-8").splitlines()
     sections = {entry.dotted for entry in entries() if entry.check is None}
@@ -113,7 +113,7 @@ def test_no_configuration_means_built_in_defaults(tmp_path: Path) -> None:
 
 
 def test_per_path_ignores_are_relative_to_the_pyproject(tmp_path: Path, monkeypatch) -> None:
-    from deadline_lint.api import Options, lint_paths
+    from deadline_lint.run.api import Options, lint_paths
 
     write(tmp_path, '[tool.deadline-lint]\nper-path-ignores = {"scripts/*" = ["DL101"]}\n', "pyproject.toml")
     (tmp_path / "scripts").mkdir()

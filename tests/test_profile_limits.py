@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from deadline_lint import profile as loader
-from deadline_lint.profile import ProfileError, build_profile, load_profile_file
+from deadline_lint.settings import profile as loader
+from deadline_lint.settings.profile import ProfileError, build_profile, load_profile_file
 
 # The "billion laughs": nine levels of nine aliases each, about 330 bytes that expand to 9**9
 # strings, under a key the loader knows (so it validates, and reports, the value).
@@ -24,7 +24,7 @@ LAUGHS = "exclude:\n" + "".join(
 _CHILD = """
 import resource, sys
 resource.setrlimit(resource.RLIMIT_AS, (768 * 1024 * 1024, resource.RLIM_INFINITY))
-from deadline_lint.cli import main
+from deadline_lint.frontends.cli import main
 sys.exit(main(["check", "--no-cache", "--profile", sys.argv[1], sys.argv[2]]))
 """
 
@@ -121,13 +121,13 @@ def test_valid_statuses_are_accepted() -> None:
 
 def test_the_grpc_names_are_grpcs() -> None:
     grpc = pytest.importorskip("grpc")
-    from deadline_lint.profile import GRPC_STATUS_NAMES
+    from deadline_lint.settings.profile import GRPC_STATUS_NAMES
 
     assert set(GRPC_STATUS_NAMES) == {code.name for code in grpc.StatusCode}
 
 
 def test_statuses_is_not_reported_unused(tmp_path: Path) -> None:
-    from deadline_lint.profile_checks import check_profile
+    from deadline_lint.run.profile_checks import check_profile
 
     profile = check_profile(build_profile({"statuses": {"expired": 504}}, "p.yaml"))
     assert not profile.warnings, profile.warnings

@@ -1,4 +1,4 @@
-"""The shipped JSON Schema (deadline_lint/profile.schema.json) and the loader agree: the same
+"""The shipped JSON Schema (deadline_lint/settings/profile.schema.json) and the loader agree: the same
 keys, the same verdict on valid and invalid values, and example.yaml points editors at it."""
 from __future__ import annotations
 
@@ -11,19 +11,20 @@ from typing import Any, Dict, List, Tuple
 import jsonschema
 import pytest
 
-from deadline_lint.profile import DEFAULTS, SCHEMA, ProfileError, build_profile, load_profile_file
-from deadline_lint.profile_schema import main as schema_main
-from deadline_lint.profile_schema import profile_json_schema
+from deadline_lint.settings.profile import DEFAULTS, SCHEMA, ProfileError, build_profile, load_profile_file
+from deadline_lint.settings.profile_schema import main as schema_main
+from deadline_lint.settings.profile_schema import profile_json_schema
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def shipped() -> Dict[str, Any]:
-    return json.loads(resources.files("deadline_lint").joinpath("profile.schema.json").read_text(encoding="utf-8"))
+    shipped_file = resources.files("deadline_lint.settings").joinpath("profile.schema.json")
+    return json.loads(shipped_file.read_text(encoding="utf-8"))
 
 
 def test_the_shipped_schema_is_current_and_valid() -> None:
-    assert schema_main(["--check"]) == 0, "run `python -m deadline_lint.profile_schema --write`"
+    assert schema_main(["--check"]) == 0, "run `python -m deadline_lint.settings.profile_schema --write`"
     assert shipped() == profile_json_schema()
     jsonschema.Draft202012Validator.check_schema(shipped())
 
@@ -56,7 +57,7 @@ def test_defaults_and_example_are_valid_under_both() -> None:
     for data in (copy.deepcopy(DEFAULTS), example):
         assert loader_accepts(data) and schema_accepts(data)
     assert (ROOT / "example.yaml").read_text().startswith(
-        "# yaml-language-server: $schema=src/deadline_lint/profile.schema.json\n"
+        "# yaml-language-server: $schema=src/deadline_lint/settings/profile.schema.json\n"
     )
 
 
@@ -101,7 +102,7 @@ def test_schema_and_loader_give_the_same_verdict(dotted: str, value: Any, valid:
 def test_example_yaml_names_only_rules_that_exist() -> None:
     import re
 
-    from deadline_lint.registry import known_codes
+    from deadline_lint.families.registry import known_codes
 
     named = set(re.findall(r"\bDL[0-9]{3}\b", (ROOT / "example.yaml").read_text(encoding="utf-8")))
     assert named and named <= set(known_codes()), sorted(named - set(known_codes()))

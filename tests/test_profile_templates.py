@@ -2,9 +2,9 @@
 what each rule inserts, the hop margin included (DL104's fix built its own `max(...)`)."""
 from __future__ import annotations
 
-from deadline_lint.engine import Checker
-from deadline_lint.fixes import FixMode, fix_text
-from deadline_lint.profile import build_profile
+from deadline_lint.engine.checker import Checker
+from deadline_lint.fixes.loop import FixMode, fix_text
+from deadline_lint.settings.profile import build_profile
 
 CUSTOM = {"hop_margin_ms": 20, "fix": {"seconds_expression": "acme.floor({budget} - {margin})"}}
 

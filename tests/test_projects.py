@@ -21,12 +21,12 @@ from pathlib import Path
 from typing import List, Set, Tuple
 
 import pytest
-
-from deadline_lint.engine import Checker
-from deadline_lint.profile import pyproject_profile
-from deadline_lint.pylint_plugin import symbol
 from fixture_cases import FIXTURES, expected_markers
 from front_ends import run_in_process
+
+from deadline_lint.engine.checker import Checker
+from deadline_lint.frontends.pylint_plugin import symbol
+from deadline_lint.settings.profile import pyproject_profile
 
 PROJECTS = sorted(p for p in (FIXTURES / "projects").iterdir() if (p / "pyproject.toml").exists())
 CODES = ("DL101", "DL102", "DL103", "DL104", "DL201", "DL301", "DL302", "DL304", "DL403", "DL501", "DL503")

@@ -15,12 +15,12 @@ import pytest
 from pylint.lint import PyLinter, Run
 from pylint.reporters import JSON2Reporter
 
-from deadline_lint import pylint_plugin
-from deadline_lint.engine import Checker
-from deadline_lint.pylint_plugin import checker_classes, mapping, message_id, symbol
-from deadline_lint.rules.base import REGISTRY, Rule
-from deadline_lint.registry import all_rules
-from deadline_lint.tool_codes import TOOL_CODES
+from deadline_lint.engine.checker import Checker
+from deadline_lint.engine.rule import REGISTRY, Rule
+from deadline_lint.support.tool_codes import TOOL_CODES
+from deadline_lint.families.registry import all_rules
+from deadline_lint.frontends import pylint_plugin
+from deadline_lint.frontends.pylint_plugin import checker_classes, mapping, message_id, symbol
 
 BAD = (
     "import requests\n"

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import yaml
 
-from deadline_lint.cli import main
-from deadline_lint.engine import parse_source
-from deadline_lint.registry import all_rules
+from deadline_lint.engine.checker import parse_source
+from deadline_lint.families.registry import all_rules
+from deadline_lint.frontends.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")

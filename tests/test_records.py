@@ -1,4 +1,4 @@
-"""`deadline_lint.records` behaves as `dataclasses` does for what the package uses: the same
+"""`deadline_lint.support.records` behaves as `dataclasses` does for what the package uses: the same
 class declared both ways builds, compares, hashes, prints, copies and pickles alike."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import ClassVar, Dict, Tuple
 
 import pytest
 
-from deadline_lint import records
+from deadline_lint.support import records
 
 
 def _declare(decorate, field):

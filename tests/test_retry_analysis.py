@@ -6,14 +6,14 @@ from typing import Optional
 
 import pytest
 
-from deadline_lint.analysis.exceptions import EXPIRY
-from deadline_lint.analysis.retry import ALL, ALL_BUT, NOTHING, TYPES, UNKNOWN, RetryAnalysis
 from deadline_lint.catalog import _HERE, load_catalog
 from deadline_lint.catalog.retry import ATTEMPTS, DELAY, NEVER, validate_retry_catalog
-from deadline_lint.context import FileContext
-from deadline_lint.engine import Checker
-from deadline_lint.profile import build_profile
-from deadline_lint.source import SourceFile
+from deadline_lint.engine.checker import Checker
+from deadline_lint.engine.context import FileContext
+from deadline_lint.support.source import SourceFile
+from deadline_lint.families.retry.retry import ALL, ALL_BUT, NOTHING, TYPES, UNKNOWN, RetryAnalysis
+from deadline_lint.families.shared.errors.exceptions import EXPIRY
+from deadline_lint.settings.profile import build_profile
 
 CATALOG = load_catalog().retry
 
@@ -47,7 +47,7 @@ def test_malformed_retry_catalog_is_named(content, expected: str) -> None:
 
 
 def test_outside_requests_follows_private_callees_of_background_code_only() -> None:
-    from deadline_lint.analysis.lifecycle import Lifecycle
+    from deadline_lint.families.shared.lifecycle import Lifecycle
 
     ctx, _, tree = setup(
         "import asyncio\n"

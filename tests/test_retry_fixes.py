@@ -1,8 +1,8 @@
 """DL301's fix: dropping one type from a tuple written in place, or giving up."""
 from __future__ import annotations
 
-from deadline_lint.engine import Checker
-from deadline_lint.fixes import FixMode, fix_text
+from deadline_lint.engine.checker import Checker
+from deadline_lint.fixes.loop import FixMode, fix_text
 
 HEAD = "import requests\nfrom tenacity import retry, retry_if_exception_type\n"
 

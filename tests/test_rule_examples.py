@@ -7,8 +7,8 @@ from typing import List
 
 import pytest
 
-from deadline_lint.engine import Checker
-from deadline_lint.registry import all_rules
+from deadline_lint.engine.checker import Checker
+from deadline_lint.families.registry import all_rules
 
 RULES = sorted(all_rules())
 

@@ -19,7 +19,7 @@ from typing import Any, Callable, List, Optional
 
 import pytest
 
-from deadline_lint.cli import main
+from deadline_lint.frontends.cli import main
 
 # pytest-lsp's client, lsprotocol's types and pygls' from_fs_path, imported by `_lsp` below in
 # the process that runs these tests: importing them is a second of every xdist worker's
@@ -342,7 +342,7 @@ def test_pull_client_end_to_end(project: Path) -> None:
 def test_positions_and_edits_follow_the_encoding_and_line_endings() -> None:
     """Engine columns are characters; LSP's are UTF-16 units by default, over lines ended by
     \\n, \\r\\n or \\r. An edit never starts or ends inside a \\r\\n."""
-    from deadline_lint.server import Positions, text_edit
+    from deadline_lint.frontends.server import Positions, text_edit
 
     text = 'x = "\U0001F680"; y()\r\nz = 1\rw = 2\n'
     utf16_positions = Positions(text, types.PositionEncodingKind.Utf16)

@@ -87,7 +87,7 @@ def test_the_oracle_records_the_library_defaults() -> None:
 
 
 def _fix(text: str, ambient: bool = True) -> str:
-    from deadline_lint.fixes import FixMode, fix_text
+    from deadline_lint.fixes.loop import FixMode, fix_text
 
     return fix_text(_checker(ambient), text, "simtest/m0.py", FixMode(unsafe=True, thread_budget=True)).text
 
@@ -97,8 +97,8 @@ def _checker(ambient: bool = True):
     (what a project with no ambient budget gets)."""
     if ambient:
         return simulate.Fixer(codemod=False).checker
-    from deadline_lint.engine import Checker
-    from deadline_lint.profile import build_profile
+    from deadline_lint.engine.checker import Checker
+    from deadline_lint.settings.profile import build_profile
 
     return Checker(build_profile({k: v for k, v in simulate.PROFILE.items() if k != "fix"}, "<no ambient>"))
 
@@ -229,7 +229,7 @@ _RETRIED = (
 
 def test_a_finding_on_a_decorator_is_its_functions() -> None:
     """A retry policy's findings (DL302, DL303) are on the decorator line, above `def`."""
-    from deadline_lint.engine import Checker
+    from deadline_lint.engine.checker import Checker
 
     checker: Checker = simulate.Fixer(codemod=False).checker
     text = _RETRIED.replace("def fetch():", "def fetch(budget: Budget):")
@@ -242,7 +242,7 @@ def test_a_retried_function_left_unthreaded_says_why() -> None:
     it again): with no ambient budget its calls keep the edge default, which exceeds the
     caller's budget, and the fixed code still says so (DL303 on the decorator), so the
     violation is not silent. With one, each attempt's hop reads what is left."""
-    from deadline_lint.fixes import FixMode, fix_text
+    from deadline_lint.fixes.loop import FixMode, fix_text
 
     ambient = fix_text(_checker(), _RETRIED, "simtest/m0.py", FixMode(unsafe=True, thread_budget=True)).text
     assert "def fetch():" in ambient and "timeout=max(0.001, simbudget.remaining_seconds() - 0.05)" in ambient
@@ -261,7 +261,7 @@ def test_a_retried_function_spends_the_edge_default_once_per_attempt() -> None:
     is one call of it); fixing twice is fixing once, and the codemod writes the same. Another
     unthreadable function (`*args`) keeps the plain edge default: on the corpora those were
     lifespans building long-lived clients, cleanup waits and background loops."""
-    from deadline_lint.fixes import FixMode, fix_text
+    from deadline_lint.fixes.loop import FixMode, fix_text
 
     text = (
         "import requests\n"

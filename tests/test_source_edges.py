@@ -6,8 +6,8 @@ import sys
 
 import pytest
 
-from deadline_lint.engine import Checker
-from deadline_lint.syntax_versions import needed_version
+from deadline_lint.engine.checker import Checker
+from deadline_lint.engine.syntax_versions import needed_version
 
 WAIT = "def wait(probe, timeout):\n    deadline = time() + timeout\n    while time() < deadline:\n        probe()\n"
 

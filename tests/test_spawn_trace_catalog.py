@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from deadline_lint.catalog import load_catalog
-from deadline_lint.catalog.spawn import _build as build_spawn
-from deadline_lint.catalog.spawn import spawn_catalog
-from deadline_lint.catalog.trace import _build as build_trace
-from deadline_lint.catalog.trace import trace_catalog
+from deadline_lint.families.spawn.spawn_catalog import _build as build_spawn
+from deadline_lint.families.spawn.spawn_catalog import spawn_catalog
+from deadline_lint.families.trace.trace_catalog import _build as build_trace
+from deadline_lint.families.trace.trace_catalog import trace_catalog
 
 
 def test_builtin_spawn_section() -> None:

@@ -10,8 +10,17 @@ from typing import List, Tuple
 
 import pytest
 import yaml
+from fixture_cases import ROOT
 
-from deadline_lint.analysis.handler_flow import (
+from deadline_lint.catalog import load_catalog
+from deadline_lint.engine.checker import Checker
+from deadline_lint.engine.context import FileContext
+from deadline_lint.engine.edits import append_statement
+from deadline_lint.support.source import SourceFile
+from deadline_lint.families.registry import all_rules
+from deadline_lint.families.shared.errors.status_catalog import Status, build_statuses, validate_statuses
+from deadline_lint.families.shared.errors.statuses import CANCELLED, EXPIRED, QUOTA, StatusAnalysis
+from deadline_lint.families.status.handler_flow import (
     BREAKS,
     CONTINUES,
     FALLS_THROUGH,
@@ -20,17 +29,8 @@ from deadline_lint.analysis.handler_flow import (
     cancels_then_awaits,
     handler_leaks,
 )
-from deadline_lint.analysis.statuses import CANCELLED, EXPIRED, QUOTA, StatusAnalysis
-from deadline_lint.catalog import load_catalog
-from deadline_lint.catalog.statuses import Status, build_statuses, validate_statuses
-from deadline_lint.context import FileContext
-from deadline_lint.edits import append_statement
-from deadline_lint.engine import Checker
-from deadline_lint.fixes import apply_edits
-from deadline_lint.profile import build_profile, default_profile
-from deadline_lint.registry import all_rules
-from deadline_lint.source import SourceFile
-from fixture_cases import ROOT
+from deadline_lint.fixes.loop import apply_edits
+from deadline_lint.settings.profile import build_profile, default_profile
 
 STATUS_CODES = ("DL401", "DL402", "DL403", "DL404")
 

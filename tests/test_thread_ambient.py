@@ -9,9 +9,9 @@ from typing import List
 
 import pytest
 
-from deadline_lint.engine import Checker
-from deadline_lint.fixes import FixMode, fix_text
-from deadline_lint.profile import build_profile
+from deadline_lint.engine.checker import Checker
+from deadline_lint.fixes.loop import FixMode, fix_text
+from deadline_lint.settings.profile import build_profile
 
 ACCESSOR = "appdeadlines.remaining_seconds"
 TEXT = """\

@@ -13,7 +13,7 @@ from typing import Dict, List
 
 import pytest
 
-from deadline_lint.cli import main
+from deadline_lint.frontends.cli import main
 
 CHAIN = """\
 import requests

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from deadline_lint.engine import Checker
-from deadline_lint.fixes import FixMode, fix_text
+from deadline_lint.engine.checker import Checker
+from deadline_lint.fixes.loop import FixMode, fix_text
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDENS = ROOT / "tests" / "goldens"
@@ -35,7 +35,7 @@ def _libcst() -> None:
     global CodemodContext, TransformSuccess, transform_module, InsertBudget
     from libcst.codemod import CodemodContext, TransformSuccess, transform_module
 
-    from deadline_lint.codemod import InsertBudget
+    from deadline_lint.frontends.codemod import InsertBudget
 
 
 @pytest.mark.parametrize("name", NAMES)

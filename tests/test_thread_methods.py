@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from deadline_lint.engine import Checker
-from deadline_lint.fixes import FixMode, fix_text
+from deadline_lint.engine.checker import Checker
+from deadline_lint.fixes.loop import FixMode, fix_text
 
 UNSAFE = FixMode(unsafe=True, thread_budget=True)
 SAFE = FixMode(thread_budget=True)

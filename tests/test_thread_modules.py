@@ -13,7 +13,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from deadline_lint import api
+from deadline_lint.run import api
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests" / "goldens" / "thread_modules"
@@ -88,8 +88,8 @@ def test_the_codemod_never_threads_a_function_another_module_names(project: Path
     # xdist worker's collection, whichever worker runs this test.
     from libcst.codemod import CodemodContext, TransformSuccess, transform_module
 
-    from deadline_lint import codemod
-    from deadline_lint.codemod import InsertBudget
+    from deadline_lint.frontends import codemod
+    from deadline_lint.frontends.codemod import InsertBudget
 
     for _ in range(4):
         codemod._CHECKERS.clear()  # each `python -m libcst.tool codemod` is a new process

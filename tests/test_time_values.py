@@ -5,7 +5,10 @@ from __future__ import annotations
 import ast
 import textwrap
 
-from deadline_lint.analysis.time_values import (
+from deadline_lint.engine.checker import Checker
+from deadline_lint.engine.context import FileContext
+from deadline_lint.support.source import SourceFile
+from deadline_lint.families.shared.time.time_values import (
     COMPARE,
     DEADLINE,
     INSTANT,
@@ -18,9 +21,6 @@ from deadline_lint.analysis.time_values import (
     FunctionTimes,
     TimeValues,
 )
-from deadline_lint.context import FileContext
-from deadline_lint.engine import Checker
-from deadline_lint.source import SourceFile
 
 _CHECKER = Checker()
 
@@ -202,7 +202,7 @@ def test_nothing_outside_functions_and_unknown_stays_unknown() -> None:
 def test_the_clock_catalog_is_typed_and_checked() -> None:
     import pytest
 
-    from deadline_lint.catalog.clock import _build, clock_catalog
+    from deadline_lint.families.shared.time.clock_catalog import _build, clock_catalog
 
     clocks = clock_catalog(_CHECKER.catalog)
     assert clocks.functions["time.time"].monotonic == "time.monotonic"

@@ -4,10 +4,10 @@ from __future__ import annotations
 import ast
 import textwrap
 
-from deadline_lint.analysis.wire import WireValues, literal_key_read, normalise_key
-from deadline_lint.context import FileContext
-from deadline_lint.engine import Checker
-from deadline_lint.source import SourceFile
+from deadline_lint.engine.checker import Checker
+from deadline_lint.engine.context import FileContext
+from deadline_lint.support.source import SourceFile
+from deadline_lint.families.clock.wire import WireValues, literal_key_read, normalise_key
 
 _CHECKER = Checker()
 

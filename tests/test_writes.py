@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-import deadline_lint.writes as writes
-from deadline_lint.engine import Checker
-from deadline_lint.fixes import FixMode, fix_file
-from deadline_lint.writes import (
+import deadline_lint.fixes.writes as writes
+from deadline_lint.engine.checker import Checker
+from deadline_lint.fixes.loop import FixMode, fix_file
+from deadline_lint.fixes.writes import (
     TEMP_SUFFIX,
     WriteRefused,
     match_newlines,
@@ -131,8 +131,8 @@ def test_same_size_edit_with_the_old_mtime_is_still_caught(tmp_path: Path) -> No
 
 
 def test_concurrent_edit_during_fix_is_reported_by_the_cli(tmp_path: Path, monkeypatch, capsys) -> None:
-    import deadline_lint.fixes as fixes
-    from deadline_lint.cli import main
+    import deadline_lint.fixes.loop as fixes
+    from deadline_lint.frontends.cli import main
 
     path = tmp_path / "svc.py"
     path.write_text(BEFORE)
@@ -194,8 +194,8 @@ CHILD = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    import deadline_lint.writes as writes
-    from deadline_lint.cli import main
+    import deadline_lint.fixes.writes as writes
+    from deadline_lint.frontends.cli import main
 
     folder = Path(sys.argv[1])
     calls = []

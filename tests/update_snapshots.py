@@ -15,9 +15,10 @@ from typing import List
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from deadline_lint.engine import Checker  # noqa: E402
-from deadline_lint.profile import build_profile, default_profile, load_profile_file  # noqa: E402
-from fixture_cases import FixtureCase, Finding, fixture_cases, render_snapshot  # noqa: E402
+from fixture_cases import Finding, FixtureCase, fixture_cases, render_snapshot  # noqa: E402
+
+from deadline_lint.engine.checker import Checker  # noqa: E402
+from deadline_lint.settings.profile import build_profile, default_profile, load_profile_file  # noqa: E402
 
 
 def engine_findings(case: FixtureCase) -> List[Finding]:

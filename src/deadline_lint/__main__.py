@@ -1,3 +1,3 @@
-from deadline_lint.cli import run
+from deadline_lint.frontends.cli import run
 
 run()

@@ -11,7 +11,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Dict, FrozenSet, Hashable, Iterable, List, Mapping, Optional, Set, Tuple
 
-from deadline_lint import digests
 from deadline_lint.catalog import compiled
 from deadline_lint.catalog.exceptions import (
     ExceptionVocabulary,
@@ -25,7 +24,8 @@ from deadline_lint.catalog.retry import (
     validate_retry_catalog,
 )
 from deadline_lint.catalog.schema import CALL, WAIT, validate_client_groups  # noqa: F401  (re-exported)
-from deadline_lint.records import dataclass, field
+from deadline_lint.support import digests
+from deadline_lint.support.records import dataclass, field
 
 _HERE = Path(__file__).parent
 

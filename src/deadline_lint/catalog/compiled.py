@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, List, Optional, Tuple
 
-from deadline_lint import digests
+from deadline_lint.support import digests
 
 Documents = List[Tuple[str, Any]]  # (file stem, parsed content), in file name order
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Tuple
 
 from deadline_lint.catalog.names import canonical_name
-from deadline_lint.records import dataclass, field
+from deadline_lint.support.records import dataclass, field
 
 EXPIRY, CANCEL, BREAKER = "expiry", "cancel", "breaker"
 KINDS = (EXPIRY, CANCEL, BREAKER)

@@ -7,7 +7,7 @@ import re
 from typing import Any, FrozenSet, Mapping, Optional, Tuple
 
 from deadline_lint.catalog.names import canonical_name
-from deadline_lint.records import dataclass, field
+from deadline_lint.support.records import dataclass, field
 
 DECORATOR, OBJECT = "decorator", "object"
 TYPES, PREDICATE, CALLABLE = "types", "predicate", "callable"

@@ -27,13 +27,13 @@ import os
 from bisect import bisect_right
 from typing import Dict, Iterator, List, NamedTuple, Optional, Set, Tuple
 
-from deadline_lint.analysis.resolve import unwrap_optional
-from deadline_lint.analysis.scopes import ASSIGN, IMPORT, OTHER, PARAM, Scope
 from deadline_lint.semantics import store
+from deadline_lint.semantics.local.children import child_nodes
+from deadline_lint.semantics.local.resolve import unwrap_optional
+from deadline_lint.semantics.local.scopes import ASSIGN, IMPORT, OTHER, PARAM, Scope
 from deadline_lint.semantics.modules import ModuleSource, ProjectModules, place_of, read_module_text
 from deadline_lint.semantics.receivers import Receivers
 from deadline_lint.semantics.summary import _TREES, CLASS, FUNCTIONS, Names, Symbol, content_key, summary_of
-from deadline_lint.semantics.children import child_nodes
 
 MAX_FILES = 5000  # a project with more modules than this: callers unknown
 VERSION = 2

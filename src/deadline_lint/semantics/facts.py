@@ -19,7 +19,14 @@ from deadline_lint.semantics import store
 from deadline_lint.semantics.modules import ModuleSource, absolute_name
 from deadline_lint.semantics.scan import import_table
 from deadline_lint.semantics.summary import (
-    FUNCTION, FUNCTIONS, ModuleTree, Names, Symbol, class_members, content_key, tree_of,
+    FUNCTION,
+    FUNCTIONS,
+    ModuleTree,
+    Names,
+    Symbol,
+    class_members,
+    content_key,
+    tree_of,
 )
 
 P = TypeVar("P")

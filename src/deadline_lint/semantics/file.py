@@ -5,14 +5,14 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Dict, FrozenSet, NamedTuple, Optional, Set
 
-from deadline_lint.analysis.scopes import IMPORT, OTHER, Scope
 from deadline_lint.semantics.facts import Answer, Fact, P, ProjectFacts, locals_of, text_may_hold
+from deadline_lint.semantics.local.scopes import IMPORT, OTHER, Scope
 from deadline_lint.semantics.modules import ModuleSource, project_of
 from deadline_lint.semantics.receivers import Receivers
 from deadline_lint.semantics.summary import CLASS, FUNCTION, FUNCTIONS, External, ModuleTree, Names, Symbol, tree_of
 
 if TYPE_CHECKING:
-    from deadline_lint.file_view import FileView
+    from deadline_lint.semantics.file_view import FileView
 
 
 class FileSemantics:

@@ -8,9 +8,9 @@ import os
 from collections import OrderedDict
 from typing import Callable, Dict, List, Optional, Tuple, TypeVar
 
-from deadline_lint import digests
-from deadline_lint.roots import root_above
-from deadline_lint.source import DecodeError, decode_source
+from deadline_lint.support.source import DecodeError, decode_source
+from deadline_lint.semantics.roots import root_above
+from deadline_lint.support import digests
 
 MAX_MODULE_BYTES = 2 * 1024 * 1024  # larger project modules are not followed
 

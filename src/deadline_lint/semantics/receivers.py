@@ -6,10 +6,10 @@ from __future__ import annotations
 import ast
 from typing import Dict, List, NamedTuple, Optional, Tuple
 
-from deadline_lint.analysis.resolve import unwrap_optional
-from deadline_lint.analysis.scopes import ASSIGN, PARAM, Scope
+from deadline_lint.semantics.local.children import walk as walk_nodes
+from deadline_lint.semantics.local.resolve import unwrap_optional
+from deadline_lint.semantics.local.scopes import ASSIGN, PARAM, Scope
 from deadline_lint.semantics.summary import CLASS, FUNCTIONS, ModuleTree, Names, Symbol, content_key, tree_of
-from deadline_lint.semantics.children import walk as walk_nodes
 
 _MAX_DEPTH = 4
 

@@ -12,11 +12,11 @@ import ast
 from collections import OrderedDict
 from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
-from deadline_lint.analysis.scopes import ASSIGN, IMPORT, OTHER, Scope
 from deadline_lint.semantics import store
-from deadline_lint.semantics.children import push_children
-from deadline_lint.semantics.scan import import_table
+from deadline_lint.semantics.local.children import push_children
+from deadline_lint.semantics.local.scopes import ASSIGN, IMPORT, OTHER, Scope
 from deadline_lint.semantics.modules import ModuleSource, ProjectModules, absolute_name, longest_prefix
+from deadline_lint.semantics.scan import import_table
 
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 MAX_CHAIN = 8  # re-exports and bases followed before a name is left unknown

@@ -1,1 +1,0 @@
-"""Shared semantics computed once per file and asked for by every rule."""

@@ -1,0 +1,206 @@
+from __future__ import annotations
+
+import ast
+from typing import FrozenSet, List, Optional, Tuple
+
+from deadline_lint.support.diagnostics import Applicability, Edit
+from deadline_lint.engine.edits import replace_node
+from deadline_lint.engine.requires import Aliases, Look, Names, Project, Text, Words
+from deadline_lint.engine.rule import Rule, register
+from deadline_lint.families.clock.common import (
+    CLOCK_WORDS,
+    may_read_clock,
+    spell_function,
+    wall_clock_project_test,
+    wall_read_text_filter,
+)
+from deadline_lint.families.shared.time.clock_catalog import clock_catalog
+from deadline_lint.families.shared.time.time_values import (
+    COMPARE,
+    REMAINING,
+    SPAN_CHECK,
+    TIMEOUT,
+    WALL,
+    ClockRead,
+    DeadlineUse,
+    FunctionTimes,
+    TimeValues,
+)
+
+_PRIORITY = (REMAINING, COMPARE, SPAN_CHECK, TIMEOUT)  # the use a message names first
+_WHAT = {
+    COMPARE: "compared with a deadline",
+    REMAINING: "used to compute the remaining time",
+    SPAN_CHECK: "used to check elapsed or remaining time against a limit",
+    TIMEOUT: "used to compute a timeout",
+}
+
+
+
+def _clock_names(rule: Rule) -> FrozenSet[str]:
+    clocks = clock_catalog(rule.catalog)
+    return clocks.final_names | frozenset(clocks.instant_methods)
+
+
+@register
+class WallClockDeadlineMath(Rule):
+    """
+    ## What it does
+    Flags a wall-clock read (`time.time()`, `time.time_ns()`, `datetime.now()`,
+    `datetime.utcnow()`, in any import spelling) that a function uses for its own deadline or
+    remaining-time arithmetic: a deadline computed from it and compared with a later read
+    (`deadline = time.time() + t` ... `while time.time() < deadline`), remaining time
+    (`deadline - time.time()`), elapsed time checked against a limit
+    (`time.time() - start > timeout`), or a span passed as a timeout or to a sleep
+    (`time.sleep(period - (time.time() - start))`).
+
+    The deadline may cross a function boundary inside the module: an instant read from the
+    wall clock and kept on `self` (`self.deadline = time.time() + t` in `__init__`, compared
+    in `left()`), on request state (`request.state.deadline_at`), as a keyword of a class of
+    the module (`Lease(expires=time.time() + ttl)`) or returned by a module-level function
+    (`def deadline_in(t): return time.time() + t`), then compared with or subtracted from a
+    later wall-clock read. Both reads are flagged. So is a parameter the profile names a
+    deadline instant (`budget.deadline_names`: `deadline`, `deadline_at`) compared with the
+    wall clock. Every store of the attribute must be such an instant (`None` and `0` are
+    placeholders); one from elsewhere silences it.
+
+    It stays quiet where the wall clock is the right clock or the code cannot tell: comparisons
+    with an instant issued elsewhere (a token's `exp`, an `expires_at` from a server, a
+    `Retry-After` date, a persisted or message-carried timestamp: an ORM row's attribute, a
+    module global such as `settings.LAST_CHECK`), timestamps that are only logged, stored or
+    sent, monotonic clocks (`time.monotonic()`, `perf_counter`, `loop.time()`), and
+    module-level code.
+
+    The finding is on the wall-clock call.
+
+    ## Why is this bad?
+    The wall clock is not a stopwatch: NTP steps it, an operator or a VM resume sets it, and
+    leap-second smearing bends it. A deadline measured on it can expire at once or never, so a
+    loop spins forever or gives up early, and the remaining time a hop forwards is wrong by
+    the size of the jump. Remaining time is a monotonic quantity (`time.monotonic()`); the
+    wall clock is for instants other machines or people must understand.
+
+    ## Example
+    ```python
+    import time
+
+    def wait_ready(probe, timeout):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if probe():
+                return True
+            time.sleep(0.1)
+        return False
+    ```
+
+    ## Use instead
+    ```python
+    import time
+
+    def wait_ready(probe, timeout):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if probe():
+                return True
+            time.sleep(0.1)
+        return False
+    ```
+
+    ## Fix safety
+    The fix replaces every wall-clock read that is combined with the flagged one (so the two
+    sides of a comparison stay on one clock) with its monotonic counterpart:
+    `time.monotonic()` for `time.time()`, `time.monotonic_ns()` for `time.time_ns()`, and
+    `time.monotonic()` for `datetime.now().timestamp()`. It uses the name the module already
+    binds (`t.monotonic()` after `import time as t`) or adds the import.
+
+    Safe when every use of those values stays inside the function: compared, used in
+    arithmetic, `min`/`max`/`abs`/`float`/`int`/`round`, passed to a sleep or as a `*timeout*`
+    keyword. Unsafe when a value can leave it (returned, stored on an attribute or in a
+    container, passed to another call, formatted or logged): a monotonic reading means
+    nothing to whoever receives it. There is no fix when a read is also compared with an
+    instant from elsewhere, or has no clean monotonic equivalent (`datetime` arithmetic with
+    `timedelta`: switch to `time.monotonic()` and seconds by hand), or the deadline crosses a
+    function boundary (both sides must change together: by hand).
+
+    ## Options
+    - `budget.deadline_names`: parameters that carry a deadline instant this process set.
+    The clocks are catalog data (`catalog/clock.yaml`).
+    """
+
+    code = "DL201"
+    name = "wall-clock-deadline-math"
+    summary = "wall-clock time used for deadline or remaining-time arithmetic"
+    fix_applicability = Applicability.SAFE
+    node_types = (ast.Call,)
+
+    # A clock read in the text, or one through the project (a project function that reads the
+    # wall clock, a clock module re-exported by a project module).
+    _through_project = Project(lambda rule: wall_clock_project_test(rule.catalog))
+    requires = Words(*CLOCK_WORDS) & Text(lambda rule: wall_read_text_filter(rule.catalog)) | _through_project
+    first_looks = {ast.Call: Look(may_read_clock)}
+    # Every finding starts at a clock read: `x.<clock name>()` or a name imported from a clock
+    # module, under its own name or another, or a call through the project.
+    body_requires = Names.of(_clock_names) | Aliases() | _through_project
+
+    def visit(self, node, ctx):
+        analysis = ctx.analysis(TimeValues)
+        read = analysis.clock_read(node, ctx.scope)
+        if read is None or read.clock != WALL:
+            return
+        times = analysis.function(ctx.scope)
+        if times is None:
+            return
+        uses = [u for u in times.deadline_uses if u.clock == WALL and _involves(u, read)]
+        local = [u for u in uses if u.local]
+        if not local:
+            user = analysis.kept(ctx.scope).store_use(read, times)
+            if user is not None:  # kept on an attribute (or returned) for another function
+                shown = ctx.source.segment(node)
+                ctx.report(self, node, f"`{shown}` reads the wall clock for a deadline that `{user}` compares with "
+                           "a later wall-clock read: measure remaining time with `time.monotonic()`")
+            return
+        shown = ctx.source.segment(node)
+        what = _WHAT[min((u.kind for u in local), key=_PRIORITY.index)]
+        if read.through:
+            message = (
+                f"`{shown}` reads the wall clock ({read.through}) and is {what}: "
+                "measure remaining time with `time.monotonic()`"
+            )
+            ctx.report(self, node, message)
+            return
+        fix = self._fix(read, times, ctx)
+        if fix is None:
+            message = f"`{shown}` reads the wall clock and is {what}: measure remaining time with `time.monotonic()`"
+            ctx.report(self, node, message)
+            return
+        edits, imports, safety, replacement = fix
+        message = f"`{shown}` reads the wall clock and is {what}: use `{replacement}`"
+        ctx.report(self, node, message, edits, applicability=safety, description=f"use {replacement}", imports=imports)
+
+    def _fix(
+        self, read: ClockRead, times: FunctionTimes, ctx
+    ) -> Optional[Tuple[List[Edit], Tuple[str, ...], Applicability, str]]:
+        group = times.linked_reads(read)
+        if any(not u.local for u in times.deadline_uses if any(_involves(u, r) for r in group)):
+            return None  # a read also measured against an instant from elsewhere
+        edits: List[Edit] = []
+        imports: List[str] = []
+        own = ""
+        for member in group:
+            if member.monotonic is None:
+                return None
+            spelled = spell_function(member.monotonic, ctx)
+            if spelled is None:
+                return None
+            callee, needed = spelled
+            edits.append(replace_node(ctx.source, member.node, f"{callee}()"))
+            imports.extend(i for i in needed if i not in imports)
+            if member.node is read.node:
+                own = f"{callee}()"
+        escapes = any(times.expression_escapes(member.node) for member in group)
+        safety = Applicability.UNSAFE if escapes else Applicability.SAFE
+        return edits, tuple(imports), safety, own
+
+
+def _involves(use: DeadlineUse, read: ClockRead) -> bool:
+    return any(r.node is read.node for r in use.reads)

@@ -1,0 +1,418 @@
+"""What the names a file imports from its project bring the outbound family, answered from the
+semantics layer's facts (`outbound_facts`): the `ProjectTypes` of the file's `Resolver`
+(clients through project modules, classes and their attributes, bases in other modules) and
+the wrappers in other modules a call reaches. Built per file on first need; a file outside
+any project gets none.
+
+An instance typed in another module keeps its class, never its constructor: its arguments
+are that module's to judge, and a fix never edits another file."""
+from __future__ import annotations
+
+import ast
+import re
+import weakref
+from typing import TYPE_CHECKING, Dict, FrozenSet, Optional, Set, Tuple
+
+from deadline_lint.catalog import Catalog
+from deadline_lint.families.outbound.analysis.client_types import Instance
+from deadline_lint.families.outbound.analysis.outbound_facts import (
+    ATTRIBUTE,
+    CALL,
+    ForwardsTimeout,
+    IsClient,
+    ReexportNames,
+    decode_client,
+    facts_for,
+)
+from deadline_lint.families.outbound.analysis.wrapper_chains import NOT_NONE, VIA, composed
+from deadline_lint.families.outbound.analysis.wrappers import WrapperSummary
+from deadline_lint.semantics.facts import MAX_HOPS, locals_of, text_may_hold
+from deadline_lint.semantics.file import FileSemantics
+from deadline_lint.semantics.imported import imports_fact_holder
+from deadline_lint.semantics.local.children import walk as walk_nodes
+from deadline_lint.semantics.local.declared import defined_names
+from deadline_lint.semantics.local.resolve import Definition, Resolver
+from deadline_lint.semantics.local.scopes import IMPORT, Scope
+from deadline_lint.semantics.modules import ModuleSource, absolute_name, project_of
+from deadline_lint.semantics.scan import import_table
+from deadline_lint.semantics.summary import CLASS, FUNCTION, MAX_CHAIN, VALUE, Names, Symbol, summary_of
+from deadline_lint.semantics.summary import _import_table_of as import_lines
+from deadline_lint.support.collector import collector_paused
+
+if TYPE_CHECKING:
+    from deadline_lint.semantics.file_view import FileView
+
+Client = Tuple[str, str, FrozenSet[str]]  # kind (ATTRIBUTE or CALL), client class, overridden names
+
+
+class OutboundProject(ReexportNames):
+    def __init__(self, ctx: "FileView") -> None:
+        # The file's resolver holds this view: a strong reference back to the context would
+        # make a cycle that keeps the file's tree until the cyclic collector runs.
+        self.ctx = weakref.proxy(ctx)
+        self.semantics = ctx.analysis(FileSemantics)
+        super().__init__(self.semantics.names, self.semantics.own)
+        self.is_client, self.forwards = facts_for(ctx.catalog)
+        self._clients: Dict[Tuple[str, Tuple[str, ...]], Optional[Client]] = {}
+        self._brings: Optional[bool] = None
+        self._wrapper_names: Optional[FrozenSet[str]] = None
+        self.apis: Dict[Tuple[str, Tuple[str, ...]], object] = {}  # a wrapper's OutboundApi, by symbol
+        self._stored: Dict[int, Tuple[ast.AST, FrozenSet[str]]] = {}  # by class node
+
+    # -- ProjectTypes ----------------------------------------------------------------
+    def value_instance(self, resolver: Resolver, qualname: str) -> Optional[Instance]:
+        target = self.names.resolve(self.absolute(qualname))
+        if not isinstance(target, Symbol) or target.module is self.module:
+            return None
+        return _instance(self.client(target), ATTRIBUTE)
+
+    def called_instance(self, resolver: Resolver, func: ast.expr, scope: Scope) -> Optional[Instance]:
+        found = self.callee(func, scope)
+        if found is None or found[0].module is self.module:
+            return None  # this module's own definitions are typed where they are
+        return _instance(self.client(found[0]), CALL)
+
+    def attribute_instance(self, resolver: Resolver, value: ast.expr, attr: str, scope: Scope) -> Optional[Instance]:
+        semantics = self.semantics
+        klass = semantics.receivers.class_of(value, scope, semantics.summary)
+        if klass is None:
+            return None
+        chain = self.names.mro(klass)
+        if all(owner.module is self.module for owner in chain):
+            return None  # this module's own classes are typed where they are
+        for owner in chain:
+            if owner.module is self.module:
+                node = semantics.summary.node(owner.path)
+                if node is None or attr in self._stored_names(node):
+                    return None  # the class itself says what it is: typed here, or unknown
+                continue
+            found = self.client(Symbol(owner.module, (*owner.path, attr), VALUE))
+            if found is not None:
+                return _instance(found, ATTRIBUTE)
+            summary = summary_of(owner.module)
+            table = summary.classes.get(owner.path[0]) if summary is not None else None
+            if table is None or attr in table.members:
+                return None
+        return None
+
+    def base_instance(self, resolver: Resolver, class_def: Definition) -> Optional[Instance]:
+        node = class_def.node
+        summary = self.semantics.summary
+        if class_def.resolver is not resolver or summary.defs.get(getattr(node, "name", "")) is not node:
+            return None  # a nested class, or another module's
+        chain = self.names.mro(Symbol(self.module, (node.name,), CLASS))  # type: ignore[attr-defined]
+        for owner in chain[1:]:
+            if owner.module is self.module:
+                continue
+            found = self.client(owner)
+            if found is not None and found[0] == CALL:
+                own = frozenset(defined_names(node))  # type: ignore[arg-type]
+                return Instance(found[1], None, overridden=found[2] | own | _members(chain))
+        return None
+
+    def _stored_names(self, node: ast.AST) -> FrozenSet[str]:
+        """The names a class of this module binds in its body or stores as attributes in its
+        methods (one walk per class)."""
+        known = self._stored.get(id(node))
+        if known is None:
+            known = self._stored[id(node)] = (node, _stored_names(node))
+        return known[1]
+
+    # -- what a project symbol is ---------------------------------------------------------
+    def client(self, symbol: Symbol, hops: int = 0) -> Optional[Client]:
+        """The client a project symbol is (ATTRIBUTE) or gives when called (CALL), through
+        the project at most MAX_HOPS deep; None when it is none or we cannot tell."""
+        key = (f"{symbol.module.digest}:{symbol.module.name}", symbol.path)
+        if key in self._clients:
+            return self._clients[key]
+        self._clients[key] = None  # a cycle ends here: unknown
+        found: Optional[Client] = None
+        if symbol.is_class:
+            # A class deriving from a client class, here or through its project bases in
+            # other modules (each base's own module says whether it derives from one).
+            chain = self.names.mro(symbol)
+            for owner in chain:
+                own = self._local(owner, 0)
+                if own is not None and own[0] == CALL:
+                    found = (CALL, own[1], own[2] | _members(chain))
+                    break
+        else:
+            found = self._local(symbol, hops)
+        self._clients[key] = found
+        return found
+
+    def _local(self, symbol: Symbol, hops: int) -> Optional[Client]:
+        """What the symbol's own module says of it, following `via` names for a value or a
+        function (`SESSION = make_session()`, `return make_session()`)."""
+        if hops > MAX_HOPS or not text_may_hold(self.is_client, symbol.module, self.names):
+            return None
+        local = locals_of(self.is_client, symbol.module).get(".".join(symbol.path))
+        if local is None:
+            return None
+        if local.payload is not None:
+            return decode_client(local.payload)  # type: ignore[arg-type]
+        if symbol.is_class:
+            return None  # its bases are followed by the caller, through the MRO
+        for name in local.via:
+            target = self.names.resolve(name)
+            if isinstance(target, Symbol) and target.kind in (FUNCTION, CLASS):
+                deeper = self.client(target, hops + 1)
+                if deeper is not None and deeper[0] == CALL:
+                    return (ATTRIBUTE if symbol.kind == VALUE else CALL, deeper[1], deeper[2])
+        return None
+
+    def callee(self, func: ast.expr, scope: Scope) -> Optional[Tuple[Symbol, bool]]:
+        """The project function, method or class a call names, and whether it is called on
+        an instance (a method through a receiver of a known project class)."""
+        head = func
+        while isinstance(head, ast.Attribute):
+            head = head.value
+        if isinstance(head, ast.Name):
+            bindings = scope.lookup(head.id)
+            if bindings and len(bindings) == 1 and bindings[0].kind == IMPORT and bindings[0].scope.parent is None:
+                qualname = self.semantics.summary.qualname_of(func)
+                target = self.names.resolve(qualname) if qualname is not None else None
+                return (target, False) if isinstance(target, Symbol) and not target.kind == VALUE else None
+        if not isinstance(func, ast.Attribute):
+            return None
+        semantics = self.semantics
+        klass = semantics.receivers.class_of(func.value, scope, semantics.summary)
+        member = self.names.member(klass, func.attr) if klass is not None else None
+        return (member, True) if member is not None else None
+
+    # -- wrappers in other modules -----------------------------------------------------
+    def wrapper_at(self, func: ast.expr, scope: Scope) -> Optional[Tuple[WrapperSummary, Tuple[str, Tuple[str, ...]]]]:
+        """The summary of the wrapper in another project module that a call reaches, and
+        its key (for the caller's cache of its OutboundApi)."""
+        found = self.callee(func, scope)
+        if found is None:
+            return None
+        symbol, on_instance = found
+        if symbol.module is self.module or not symbol.is_function:
+            return None
+        summary = self._wrapper_summary(symbol, 0)
+        if summary is None:
+            return None
+        if summary.is_method and not on_instance:
+            return None  # not called on an instance (`Class.method(obj, ...)`): stay quiet
+        return summary, (f"{symbol.module.digest}:{symbol.module.name}", symbol.path)
+
+    def _wrapper_summary(self, symbol: Symbol, depth: int) -> Optional[WrapperSummary]:
+        """A project function's summary from its module's fact, a `via` payload composed with
+        its callee's (`wrapper_chains.py`)."""
+        if depth > MAX_HOPS or not symbol.is_function or not text_may_hold(self.forwards, symbol.module, self.names):
+            return None
+        local = locals_of(self.forwards, symbol.module).get(".".join(symbol.path))
+        if local is None or local.payload is None:
+            return None
+        payload: tuple = local.payload  # type: ignore[assignment]
+        if payload[0] == VIA:
+            return composed(payload, self._summary_named, depth)
+        return _summary(payload)
+
+    def _summary_named(self, qualname: str, depth: int) -> Optional[WrapperSummary]:
+        target = self.names.resolve(qualname)
+        return self._wrapper_summary(target, depth) if isinstance(target, Symbol) else None
+
+    def wrapper_names(self) -> FrozenSet[str]:
+        """The last names of the wrappers in the modules this file's project imports (and
+        their classes' bases) define: a call spelling none of them reaches none."""
+        if self._wrapper_names is None:
+            found: Set[str] = set()
+            seen: Set[str] = set()
+            own = self.semantics.summary.summary
+
+            def add(module) -> None:
+                if module is None or module.path in seen or module is self.module:
+                    return
+                seen.add(module.path)
+                if text_may_hold(self.forwards, module, self.names):
+                    found.update(path.rpartition(".")[2] for path in locals_of(self.forwards, module))
+
+            classes = [Symbol(self.module, (name,), CLASS) for name, table in own.classes.items() if table.bases]
+            for target in own.imports.values():
+                if not self.names.is_project_name(target):
+                    continue
+                add(self.names.defining_module(target))
+                resolved = self.names.resolve(target)
+                if isinstance(resolved, Symbol) and resolved.is_class:
+                    classes.append(resolved)
+            for klass in classes:
+                for owner in self.names.mro(klass):
+                    add(owner.module)
+            self._wrapper_names = frozenset(found)
+        return self._wrapper_names
+
+    def brings_clients(self) -> bool:
+        """The prefilter's answer for this file (see `leads_to_a_client`)."""
+        if self._brings is None:
+            self._brings = leads_to_a_client(self.ctx.source.path, self.ctx.source.text, self.ctx.catalog)
+        return self._brings
+
+
+def project_types(file: object) -> Optional[OutboundProject]:
+    ctx: "FileView" = file  # type: ignore[assignment]
+    return OutboundProject(ctx) if project_of(ctx.source.path) is not None else None
+
+
+Resolver.project_factory = project_types
+
+
+def _instance(found: Optional[Client], kind: str) -> Optional[Instance]:
+    if found is None or found[0] != kind:
+        return None
+    return Instance(found[1], None, overridden=found[2])
+
+
+def _members(chain) -> FrozenSet[str]:
+    """The names the project classes of an MRO bind in their bodies."""
+    names: Set[str] = set()
+    for owner in chain:
+        summary = summary_of(owner.module)
+        table = summary.classes.get(owner.path[0]) if summary is not None and len(owner.path) == 1 else None
+        if table is not None:
+            names.update(table.members)
+    return frozenset(names)
+
+
+def _stored_names(node: ast.AST) -> FrozenSet[str]:
+    """Names a class binds in its body (defs included) or assigns to an attribute anywhere."""
+    found: Set[str] = set()
+    for sub in walk_nodes(node):
+        if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and sub is not node:
+            found.add(sub.name)
+        elif isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
+            found.add(sub.id)
+        elif isinstance(sub, ast.Attribute) and isinstance(sub.ctx, ast.Store):
+            found.add(sub.attr)
+    return frozenset(found)
+
+
+def _summary(payload: tuple) -> WrapperSummary:
+    (name, keyword, position, default_none, required, via_kwargs, is_method, inner, inner_default, library,
+     template, imports) = payload
+    return WrapperSummary(
+        name=name, keyword=keyword, position=position,
+        default=None if required or via_kwargs else (ast.Constant(None) if default_none else NOT_NONE),
+        required=required, via_kwargs=via_kwargs, is_method=is_method, inner_qualname=inner,
+        inner_default=inner_default, inner_library=library, timeout_template=template, imports=tuple(imports),
+    )
+
+
+# -- the prefilter's project half ------------------------------------------------------
+_ANSWERS: Dict[Tuple[str, int, int], Tuple[Catalog, bool]] = {}
+
+
+def leads_to_a_client(path: str, text: str, catalog: Catalog) -> bool:
+    """The file imports a project name that is or gives a client, a class holding one or a
+    wrapper of an outbound call (`IsClient`, `ForwardsTimeout`), or a listed module or object
+    re-exported by a project module. Once per file (the prefilter and the walk both ask)."""
+    key = (path, hash(text), id(catalog))
+    known = _ANSWERS.get(key)
+    if known is None or known[0] is not catalog:
+        if len(_ANSWERS) > 4096:
+            _ANSWERS.clear()
+        is_client, forwards = facts_for(catalog)
+        with collector_paused():  # it may parse project modules: see `collector_paused`
+            found = (
+                reexports_listed(text, path, catalog)
+                or imports_fact_holder(is_client, text, path)
+                or imports_fact_holder(forwards, text, path)
+            )
+        known = _ANSWERS[key] = (catalog, found)
+    return known[1]
+
+
+def reexports_listed(text: str, path: str, catalog: Catalog) -> bool:
+    """A name the file imports from the project, or an attribute of an imported project
+    module it spells (`compat.http`), stands for a listed module or object."""
+    found = project_of(path)
+    if found is None:
+        return False
+    modules, name, is_package = found
+    names = Names(modules, ModuleSource(name, path, is_package, text))
+    spelled: Optional[Dict[str, Set[str]]] = None
+    for bound, target in import_table(text).items():
+        target = absolute_name(name, is_package, target)
+        if not names.is_project_name(target):
+            continue
+        if _reexports_listed(names, target, catalog):
+            return True
+        split = names.split(target)
+        if split is not None and not split[1]:  # a module: judge the attributes this file spells
+            if bound.isidentifier():
+                if spelled is None:
+                    spelled = attributes_spelled(text)
+                attrs = spelled.get(bound, set())
+            else:  # what the import-line scan took for a name (text in a docstring, say)
+                attrs = set(re.findall(rf"\b{re.escape(bound)}\.([A-Za-z_]\w*)", text))
+            for attr in attrs:
+                if _reexports_listed(names, f"{target}.{attr}", catalog):
+                    return True
+    return False
+
+
+# `name.attr` wherever the text spells it (comments and strings too), chains included: the
+# attribute is matched inside a lookahead, so `a.b.c` gives (a, b) and then (b, c).
+_NAME_DOT_ATTR = re.compile(r"\b([^\W\d]\w*)(?=\.([A-Za-z_]\w*))")
+
+
+def attributes_spelled(text: str) -> Dict[str, Set[str]]:
+    """Every name the text spells followed by `.attr`, with those attributes, as a search for
+    `\\bNAME\\.([A-Za-z_]\\w*)` per name finds them (one scan of the text, where one search per
+    imported project module was 1.3 CPU s of a cold check of the services corpus). That
+    search consumes what it matched, so in `NAME.NAME.x` it finds only `NAME.NAME`: a pair
+    starting inside the name's previous match is left out here too."""
+    found: Dict[str, Set[str]] = {}
+    ends: Dict[str, int] = {}
+    for match in _NAME_DOT_ATTR.finditer(text):
+        name, attr = match[1], match[2]
+        start = match.start()
+        if start < ends.get(name, 0):
+            continue
+        ends[name] = start + len(name) + 1 + len(attr)
+        attrs = found.get(name)
+        if attrs is None:
+            attrs = found[name] = set()
+        attrs.add(attr)
+    return found
+
+
+def _reexports_listed(names: Names, qualname: str, catalog: Catalog) -> bool:
+    """`qualname` is bound by import lines, through project modules, to a listed name outside
+    the project: judged from the modules' import lines alone (no parse; a name an import
+    binds twice counts too, which only lets a file in)."""
+    for _ in range(MAX_CHAIN):
+        split = names.split(qualname)
+        if split is None or not split[1]:
+            return False
+        module, rest = split
+        table = import_lines(module)
+        if rest[0] not in table:
+            return False
+        qualname = ".".join((absolute_name(module.name, module.is_package, table[rest[0]]), *rest[1:]))
+        if not names.is_project_name(qualname):
+            return listed(catalog, qualname)
+    return False
+
+
+def listed(catalog: Catalog, qualname: str) -> bool:
+    """A module or object outside the project that is, holds or leads to a listed name
+    (`requests`, `requests.Session`, `urllib.request`); `requests.exceptions` does not."""
+    leading, names = catalog.cached("outbound_project.listed_prefixes", lambda: _prefixes_of(catalog))
+    parts = catalog.canonical(qualname).split(".")
+    if ".".join(parts) in leading:
+        return True  # the name itself, or a module on the way to one
+    return any(".".join(parts[:cut]) in names for cut in range(1, len(parts)))  # an attribute of one
+
+
+def _prefixes_of(catalog: Catalog) -> Tuple[FrozenSet[str], FrozenSet[str]]:
+    names = [*catalog.apis, *catalog.classes, *catalog.factories, *catalog.timeout_objects, *catalog.aliases]
+    leading: Set[str] = set()
+    for qualname in names:
+        parts = qualname.split(".")
+        leading.update(".".join(parts[:cut]) for cut in range(1, len(parts) + 1))
+    return frozenset(leading), frozenset(names)
+
+
+__all__ = ["ForwardsTimeout", "IsClient", "OutboundProject", "leads_to_a_client", "listed"]

@@ -1,0 +1,388 @@
+"""`--thread-budget`: give a function with outbound calls but no budget the budget its callers
+have, make its timeouts use it, and forward it from those callers. Mint nothing below the edge.
+
+The parameter is keyword-only with no default, `budget_s: float`: the caller's remaining time in
+seconds. A default would be a new total at every caller that omits it, so the parameter is
+written only where every call of the function passes it after the run (thread_callers.py
+chooses; thread_elsewhere.py follows callers into other modules of one `fix` run). A plain
+float, not the organisation's budget object, and not named like a profile budget parameter
+(`budget`, read as an object). Its fixes are the rules' own (thread_fixes.py) with
+`max(0.001, budget_s - <margin>)` in place of the edge default. A caller passes its own:
+`budget_s=budget_s`, or the timeout it would give an outbound call (`budget.timeout()`,
+already less the hop margin). With DL503 and unsafe fixes the parameter travels up the call
+graph, caller by caller, until a caller has a budget of its own.
+
+A function that cannot take the parameter (a caller the run cannot update, a public name, a
+decorator) reads the ambient budget through `fix.context_accessor` where the profile names
+one, as every function does under `fix.propagation = "context"` (thread_ambient.py); without
+one it keeps its findings' own fixes (the edge total), and a retried one spends that once per
+attempt from a deadline taken on entry (thread_spending.py).
+
+`budget_s` is the time left at the call: a function that spends it more than once takes a
+deadline on entry and gives each hop what is left of it then (thread_spending.py).
+
+Methods (thread_methods.py): `INSTANCE.m(...)` on a module-level `INSTANCE = Klass()` runs
+exactly `Klass.m`; `self.m(...)` may run any override, so it is forwarded only with unsafe
+fixes and only when every method of that name in the module takes the parameter in the same
+plan and the name appears in no other project file.
+
+Prove or bail: lambdas, `*args`/`**kwargs` signatures, decorators other than staticmethod and
+classmethod, dunder methods, functions defined more than once, functions that already use
+the name, test functions in test files and lines with a DL suppression keep their signature.
+"""
+from __future__ import annotations
+
+import ast
+import weakref
+from typing import (
+    TYPE_CHECKING,
+    Callable,
+    Dict,
+    FrozenSet,
+    List,
+    Optional,
+    Sequence,
+    Set,
+    Tuple,
+)
+
+from deadline_lint.semantics.local.scopes import FUNCTION, OTHER, Scope
+from deadline_lint.support.diagnostics import Applicability, Diagnostic, Edit, Fix
+from deadline_lint.engine.edits import add_keyword_only_parameter, insert_keyword
+from deadline_lint.support.records import dataclass
+from deadline_lint.support.source import SourceFile
+from deadline_lint.families.outbound.fixes.thread_fixes import (
+    THREADED_CODES,
+    Key,
+    edge_default_fixes,
+    finding_key,
+    placeholder_fixes as _placeholder_fixes,
+)
+from deadline_lint.families.outbound.fixes.thread_index import (
+    DEFS as _DEFS,
+    PARAMETER,
+    ModuleIndex,
+    has_threaded_parameter as _has_threaded_parameter,
+    mentions_parameter as _mentions_parameter,
+    suppressed as _suppressed,
+    threadable as _threadable,
+)
+from deadline_lint.families.outbound.fixes.thread_ambient import ambient_fixes, uses_context
+from deadline_lint.families.outbound.fixes.thread_callers import (
+    caller_would_thread,
+    required_parameter_set,
+    same_named_methods,
+)
+from deadline_lint.families.outbound.fixes.thread_callers import may_change as _may_change
+from deadline_lint.families.outbound.fixes.thread_elsewhere import Elsewhere, ProjectWords
+from deadline_lint.families.outbound.fixes.thread_spending import overlapping as _overlapping
+from deadline_lint.families.outbound.fixes.thread_spending import spend_from_a_deadline, spend_the_edge_default_once
+
+if TYPE_CHECKING:
+    from deadline_lint.engine.checker import Checker
+
+__all__ = ["PARAMETER", "THREADED_CODES", "ThreadPlan", "finding_key", "plan_thread_budget"]
+
+FORWARDING_CODE = "DL503"  # budget-not-forwarded: its presence threads callers too
+ELSEWHERE = ast.Pass()  # `_threaded_target`'s answer for a function of another module
+_WORDS: "weakref.WeakKeyDictionary[Checker, ProjectWords]" = weakref.WeakKeyDictionary()
+
+
+@dataclass(frozen=True)
+class ThreadPlan:
+    edits: Tuple[Edit, ...]
+    imports: Tuple[str, ...]
+    covered: FrozenSet[Key]  # findings the plan fixes (instead of their own fix)
+    functions: int  # functions given the parameter
+
+
+def plan_thread_budget(
+    checker: "Checker",
+    source: SourceFile,
+    tree: ast.Module,
+    found: Sequence[Diagnostic],
+    applies: Callable[[Optional[Fix]], bool],
+    run: FrozenSet[str] = frozenset(),
+) -> Optional[ThreadPlan]:
+    """Edits that thread `budget_s` through this module, or None when there is nothing to do.
+    `run`: the absolute paths a `fix` run holds (a caller in one of them is updated by a later
+    pass, thread_project.py); empty for one text alone (the codemod, stdin)."""
+    profile = checker.profile
+    if PARAMETER in profile.budget.parameters:
+        return None  # it would read as a budget object, which a float is not
+    module = ModuleIndex(checker, source, tree, applies(Fix((), Applicability.UNSAFE, "")))
+    applicable = [d for d in found if applies(d.fix)]
+    threaded: Dict[int, ast.AST] = {id(f): f for f in module.functions if _has_threaded_parameter(f)}
+    candidates = {id(f): f for f in threaded.values()}
+    for diagnostic in applicable:
+        if diagnostic.code in THREADED_CODES:
+            function = module.innermost_function(diagnostic)
+            if function is not None and isinstance(function, _DEFS):
+                candidates[id(function)] = function
+
+    edits: List[Edit] = []
+    imports: List[str] = []
+    covered: Set[Key] = set()
+    plans: Dict[int, Tuple[List[Edit], List[str], Set[Key]]] = {}
+    unthreadable: Dict[int, List[Diagnostic]] = {}  # no budget, and no parameter possible
+    placeholder_fixes: Dict[Key, Fix] = {}
+    if any(module.budgets.budget_of(module.scope_of[key]) is None for key in candidates):
+        placeholder_fixes = _placeholder_fixes(checker, source)
+        expression = profile.render("seconds_expression", PARAMETER)
+        for function in candidates.values():
+            if module.budgets.budget_of(module.scope_of[id(function)]) is not None:
+                continue  # a budget is in scope: the rules' own fixes already use it
+            inside = [d for d in applicable if module.innermost_function(d) is function]
+            planned = _thread_function(module, function, inside, placeholder_fixes, expression)
+            if planned is None:
+                unthreadable[id(function)] = inside
+                continue
+            plans[id(function)] = planned
+    chosen = {} if uses_context(module) else _choose(checker, module, plans, threaded, applies, run)
+    for key, (function, signature) in chosen.items():
+        threaded[key] = function
+        edits.append(signature)
+    for key, (function_edits, function_imports, function_covered) in plans.items():
+        if key in threaded:  # the others keep their findings' own fixes
+            edits.extend(function_edits)
+            imports.extend(function_imports)
+            covered.update(function_covered)
+    new_functions = len(chosen)
+    for key in [k for k in plans if k not in threaded]:
+        unthreadable[key] = [d for d in applicable if module.innermost_function(d) is module.function_of[key]]
+    for key, inside in unthreadable.items():
+        function = module.function_of[key]
+        fallback = ambient_fixes(module, function, inside, placeholder_fixes)
+        if fallback is None and key not in plans:
+            fallback = spend_the_edge_default_once(module, function, inside, placeholder_fixes)
+        if fallback is not None:
+            edits.extend(fallback[0])
+            imports.extend(fallback[1])
+            covered.update(fallback[2])
+    forwarding = _forwarding_edits(module, threaded)
+    edits.extend(forwarding)
+    covered.update(_forwarding_findings(found, forwarding, source))
+    edits, clock_imports = spend_from_a_deadline(module, threaded, edits)
+    imports.extend(clock_imports)
+    if not edits or _overlapping(edits):
+        return None
+    return ThreadPlan(tuple(edits), tuple(dict.fromkeys(imports)), frozenset(covered), new_functions)
+
+
+
+def _choose(
+    checker: "Checker",
+    module: ModuleIndex,
+    plans: Dict[int, Tuple[List[Edit], List[str], Set[Key]]],
+    threaded: Dict[int, ast.AST],
+    applies: Callable[[Optional[Fix]], bool],
+    run: FrozenSet[str],
+) -> Dict[int, Tuple[ast.AST, Edit]]:
+    """The functions that get the parameter (no default) and each one's signature edit: the
+    planned ones, their callers without a budget (with DL503's unsafe fixes), every method of a
+    planned method's name, cut down to the set whose every call is forwarded in this run
+    (thread_callers.py)."""
+    proposed: Dict[int, ast.AST] = {
+        key: f for key, f in ((k, module.function_of[k]) for k in plans) if not _has_threaded_parameter(f)
+    }
+    if _threads_callers(checker, applies):
+        for function in _callers_to_thread(module, {**threaded, **proposed}):
+            proposed[id(function)] = function
+    for function in list(proposed.values()):
+        for method in same_named_methods(function, module):
+            if not _has_threaded_parameter(method) and _may_change(method, module):
+                proposed[id(method)] = method
+    signatures: Dict[int, Edit] = {}
+    for key, function in proposed.items():
+        signature = add_keyword_only_parameter(module.source, function, module.parameter)  # type: ignore[arg-type]
+        if signature is not None:
+            signatures[key] = signature
+    proposed = {key: f for key, f in proposed.items() if key in signatures}
+    words = _WORDS.get(checker)
+    if words is None:
+        words = _WORDS[checker] = ProjectWords()
+    words.start()
+    elsewhere = Elsewhere(
+        checker, run, _threads_callers(checker, applies), words, module.profile.fix.public_api, caller_would_thread,
+        _will_forward, _caller_budget,
+    )
+    chosen = required_parameter_set(module, proposed, elsewhere)
+    return {key: (function, signatures[key]) for key, function in chosen.items()}
+
+
+def _threads_callers(checker: "Checker", applies: Callable[[Optional[Fix]], bool]) -> bool:
+    """With DL503 (budget-not-forwarded) selected and its unsafe fixes applied, the plan
+    also threads the parameter up the call graph: a caller without a budget gets one too."""
+    return FORWARDING_CODE in checker.codes and applies(Fix((), Applicability.UNSAFE, ""))
+
+
+def _callers_to_thread(module: ModuleIndex, threaded: Dict[int, ast.AST]) -> List[ast.AST]:
+    """Functions with no budget that call a threaded function by name, and (a fixpoint)
+    the callers of those, each provably threadable."""
+    added: List[ast.AST] = []
+    reached = dict(threaded)
+    changed = True
+    while changed:
+        changed = False
+        for call, scope in module.calls:
+            caller = scope.node
+            if scope.kind != FUNCTION or not isinstance(caller, _DEFS) or id(caller) in reached:
+                continue
+            if _threaded_target(call, scope, reached, module) is None or not _forwardable(call, module):
+                continue
+            if module.budgets.budget_of(scope) is not None or _has_threaded_parameter(caller):
+                continue
+            if (
+                not _threadable(caller, scope) or _suppressed(module.source, caller.lineno)
+                or _mentions_parameter(caller) or module.is_test(caller)
+            ):
+                continue
+            reached[id(caller)] = caller
+            added.append(caller)
+            changed = True
+    return added
+
+
+def _forwardable(call: ast.Call, module: ModuleIndex) -> bool:
+    if any(kw.arg is None or kw.arg == PARAMETER for kw in call.keywords):
+        return False  # already passed, or maybe hidden in **kwargs
+    if any(isinstance(a, ast.Starred) for a in call.args):
+        return False
+    return not _suppressed(module.source, call.lineno)
+
+
+def _forwarding_findings(found: Sequence[Diagnostic], forwarding: List[Edit], source: SourceFile) -> Set[Key]:
+    """The DL503 findings the forwarding edits settle (the same keyword at the same call),
+    so their own fixes do not apply on top."""
+    at = {edit.start for edit in forwarding}
+    covered: Set[Key] = set()
+    for diagnostic in found:
+        if diagnostic.code == FORWARDING_CODE and diagnostic.fix is not None:
+            if any(edit.start in at for edit in diagnostic.fix.edits):
+                covered.add(finding_key(diagnostic))
+    return covered
+
+
+
+def _thread_function(
+    module: ModuleIndex,
+    function: ast.AST,
+    inside: List[Diagnostic],
+    placeholder_fixes: Dict[Key, Fix],
+    expression: str,
+) -> Optional[Tuple[List[Edit], List[str], Set[Key]]]:
+    """For each finding in the body whose fix uses the edge default, that fix with `budget_s`
+    instead (the signature is `_choose`'s); None to bail."""
+    if not _has_threaded_parameter(function) and not _may_change(function, module):
+        return None
+    if _has_threaded_parameter(function) and (
+        not _threadable(function, module.scope_of[id(function)])
+        or _suppressed(module.source, function.lineno)  # type: ignore[attr-defined]
+        or module.is_test(function)
+    ):
+        return None
+    planned = edge_default_fixes(inside, placeholder_fixes, expression)
+    if planned is None or not planned[2]:
+        return None  # a timeout it cannot place, or nothing in the body would use the parameter
+    return planned
+
+
+def _will_forward(module: ModuleIndex, call: ast.Call, scope: Scope, members: Dict[int, ast.AST]) -> bool:
+    """`_forwarding_edits` would give `call` the keyword with `members` threaded (besides the
+    functions that already take it)."""
+    threaded = {**members, **{id(f): f for f in module.functions if _has_threaded_parameter(f)}}
+    target = _threaded_target(call, scope, threaded, module)
+    if target is None or not _forwardable(call, module):
+        return False
+    value = _caller_budget(scope, threaded, module)
+    if value is None:
+        return False
+    members_run = () if target is ELSEWHERE else _family_members(call, scope, module)
+    if any(id(m) not in threaded and not _has_threaded_parameter(m) for m in members_run):
+        return False
+    return insert_keyword(module.source, call, PARAMETER, value) is not None
+
+
+def _forwarding_edits(module: ModuleIndex, threaded: Dict[int, ast.AST]) -> List[Edit]:
+    """`f(x)` -> `f(x, budget_s=...)` where `f` is threaded and the caller has a budget; a
+    method call only when every method it can run takes the parameter (no signature is added
+    here: `_choose` decided which functions change)."""
+    edits: List[Edit] = []
+    # Even with nothing threaded here: a callee in another module may have been (an earlier
+    # pass of this run relies on this pass forwarding to it, thread_elsewhere.py).
+    for call, scope in module.calls:
+        target = _threaded_target(call, scope, threaded, module)
+        if target is None or not _forwardable(call, module):
+            continue  # a suppressed line is left exactly as it is
+        value = _caller_budget(scope, threaded, module)
+        if value is None:
+            continue
+        members = () if target is ELSEWHERE else _family_members(call, scope, module)
+        if any(id(m) not in threaded and not _has_threaded_parameter(m) for m in members):
+            continue
+        edit = insert_keyword(module.source, call, PARAMETER, value)
+        if edit is not None:
+            edits.append(edit)
+    return edits
+
+
+def _family_members(call: ast.Call, scope: Scope, module: ModuleIndex) -> Tuple[ast.AST, ...]:
+    family = module.methods.family(call, scope) if isinstance(call.func, ast.Attribute) else None
+    return family.members if family is not None else ()
+
+
+def _threaded_target(call: ast.Call, scope: Scope, threaded: Dict[int, ast.AST], module: ModuleIndex):
+    """The threaded function `call` calls, if provably so: one of this module's (below), or
+    an undecorated module-level function of another project module that already takes
+    `budget_s` (ELSEWHERE: threaded by an earlier pass of this run, or written so)."""
+    found = _threaded_here(call, scope, threaded, module)
+    if found is None and module.elsewhere.takes_parameter(call, scope):
+        return ELSEWHERE
+    return found
+
+
+def _threaded_here(call: ast.Call, scope: Scope, threaded: Dict[int, ast.AST], module: ModuleIndex):
+    """A function of this module: a module-level or nested function by plain name, or a
+    method whose whole family (thread_methods.py) has or can take the parameter (on `self`
+    only with unsafe fixes: an override elsewhere cannot be seen)."""
+    if isinstance(call.func, ast.Attribute):
+        family = module.methods.family(call, scope)
+        if family is None or (family.on_self and not module.unsafe):
+            return None
+        method = family.members[0]
+        if id(method) not in threaded:
+            return None
+        for member in family.members:
+            if id(member) in threaded or _has_threaded_parameter(member):
+                continue
+            member_scope = module.scope_of[id(member)]
+            if (
+                not _threadable(member, member_scope)
+                or _suppressed(module.source, member.lineno)  # type: ignore[attr-defined]
+                or _mentions_parameter(member)
+            ):
+                return None
+        return method
+    if not isinstance(call.func, ast.Name):
+        return None
+    bindings = scope.lookup(call.func.id)
+    if not bindings or len(bindings) != 1 or bindings[0].kind != OTHER:
+        return None
+    target = bindings[0].value
+    if id(target) not in threaded or not isinstance(target, _DEFS):
+        return None
+    target_scope = module.scope_of[id(target)]
+    if target_scope.enclosing_class is not None or not _threadable(target, target_scope):
+        return None
+    return target
+
+
+def _caller_budget(scope: Scope, threaded: Dict[int, ast.AST], module: ModuleIndex) -> Optional[str]:
+    if scope.kind != FUNCTION:
+        return None
+    if id(scope.node) in threaded:
+        return PARAMETER
+    budget = module.budgets.budget_of(scope)
+    return budget.timeout_expression(module.profile) if budget is not None else None
+
+

@@ -1,0 +1,161 @@
+from __future__ import annotations
+
+import ast
+
+from deadline_lint.support.diagnostics import Applicability
+from deadline_lint.engine.edits import replace_node
+from deadline_lint.engine.rule import register
+from deadline_lint.families.outbound.analysis.budget_hops import budget_hop
+from deadline_lint.families.outbound.analysis.outbound import FROM_CALL, outbound_sites
+from deadline_lint.families.outbound.common import (
+    BudgetValueRule,
+    is_clamp_floor,
+    single_assignment,
+    timeout_values,
+)
+from deadline_lint.families.shared.budget.budget import SECONDS, BudgetAnalysis, budget_in_scope
+from deadline_lint.semantics.local.children import walk as walk_nodes
+from deadline_lint.settings.profile import seconds_literal
+
+
+@register
+class RemainderForwardedWithoutMargin(BudgetValueRule):
+    """
+    ## What it does
+    Flags a raw remainder passed on as a timeout with no hop margin taken off: the result of
+    a budget's method in the *raw remainder* role (`context.time_remaining()` on a gRPC
+    context, `context.get_remaining_time_in_millis() / 1000` on AWS Lambda's, your budget
+    type's `remaining()`: `budget.roles`), of one of the profile's `budget.accessors`, or a
+    name assigned once from one of those. A method in the `hop_timeout` role
+    (`budget.timeout()`) already has the margin off. It looks
+    through tuples, timeout objects, `min(...)`, `float(...)` and clamps like `max(0.0, x)`.
+    It judges the timeout of every outbound call the catalog knows, and also a value passed
+    as `timeout=` (the catalog's `budget.hop_keywords`) to a call whose callee it cannot type
+    (`self.inventory.reserve(sku, timeout=context.time_remaining())`): passing the budget
+    there shows the call is a hop. A callee it knows is no hop stays quiet: builtins and the
+    standard library, functions and methods of the project it can read, and waits on this
+    process (`event.wait`, `thread.join`: the catalog's `budget.local_waits`).
+
+    ## Why is this bad?
+    The downstream service gets exactly the time this hop has left, so its answer (or its
+    deadline error) arrives when this hop has nothing left to receive, serialise and reply
+    with. The caller sees its own deadline expire instead of a clean error from below. Each hop
+    keeps a margin: send `remaining - margin`.
+
+    ## Example
+    ```python
+    import grpc
+    from shop.protos import stock_pb2_grpc
+
+    class Orders(stock_pb2_grpc.OrdersServicer):
+        def __init__(self, channel):
+            self.stock = stock_pb2_grpc.StockStub(channel)
+            self.payments = stock_pb2_grpc.PaymentsStub(channel)
+
+        def GetOrder(self, request, context):
+            return self.stock.Reserve(request, timeout=context.time_remaining())
+    ```
+
+    ## Use instead
+    ```python
+    import grpc
+    from shop.protos import stock_pb2_grpc
+
+    class Orders(stock_pb2_grpc.OrdersServicer):
+        def __init__(self, channel):
+            self.stock = stock_pb2_grpc.StockStub(channel)
+            self.payments = stock_pb2_grpc.PaymentsStub(channel)
+
+        def GetOrder(self, request, context):
+            return self.stock.Reserve(request, timeout=max(0.001, context.time_remaining() - 0.05))
+    ```
+
+    ## Fix safety
+    Unsafe: the fix subtracts the profile's hop margin from the remainder where it is passed,
+    which changes the value sent. The result is floored at 1 ms like every timeout a fix
+    derives from a budget (`max(0.001, remaining - 0.05)`), so it is never a value the
+    library rejects (requests raises `ValueError` for 0 or less, `http.client` turns 0 into a
+    non-blocking socket, aiohttp reads `total=0` as no limit); but when the budget is all but
+    spent, a call that used to succeed with the last few milliseconds now fails with the
+    library's timeout error. Refuse such work up front (DL106) rather than rely on it. At a
+    call of unknown type the same edit applies: the value passed is already the remainder in
+    seconds, and the edit only takes the margin off it. Where the remainder is a budget
+    object's method in the raw-remainder role and its type has a method in the hop-timeout
+    role (`budget.remaining()` and `budget.timeout()`, `budget.roles`), the fix calls that one
+    instead: the type already takes its margin off.
+
+    ## Options
+    - `hop_margin_ms`: the margin subtracted (a margin of 0 turns this rule off).
+    - `fix.seconds_expression`: the replacement's shape, with the remainder as `{budget}`
+      (default `max(0.001, {budget} - {margin})`); inside an existing clamp only the margin
+      is subtracted.
+    - `budget.accessors`: your own functions returning the remaining seconds.
+    - `budget.roles` / `budget.type_roles`: which methods of your budget types return the raw
+      remainder (`raw_remainder`, `raw_remainder_ms`).
+    - `budget.*`: what counts as a budget (a call of unknown type is judged only when its
+      timeout derives from one).
+    """
+
+    code = "DL104"
+    name = "remainder-forwarded-without-margin"
+    summary = "the raw remainder is passed on with no hop margin subtracted"
+    fix_applicability = Applicability.UNSAFE
+    def visit(self, node, ctx):
+        sites = [call for call in outbound_sites(ctx, node) if call.source == FROM_CALL]
+        if not sites:
+            hop = budget_hop(ctx, node)  # a call of unknown type that the budget shows is a hop
+            sites = [hop] if hop is not None else []
+        margin = ctx.profile.hop_margin_s
+        if not sites or margin <= 0:
+            return
+        budget = budget_in_scope(ctx)  # None: only accessor calls (`remaining_seconds()`) can be raw
+        for call in sites:
+            for value in timeout_values(call.timeout, ctx):
+                if self._is_raw_remainder(value, budget, ctx):
+                    self._report(value, call, margin, ctx, budget, _inside_clamp(value, call.timeout, ctx))
+
+    def _is_raw_remainder(self, value, budget, ctx) -> bool:
+        analysis = ctx.analysis(BudgetAnalysis)
+        if isinstance(value, ast.Name):
+            # Assigned once, straight from an accessor (`rem = context.time_remaining()`).
+            if budget is None or budget.kind_of(value.id) != SECONDS:
+                return False
+            return single_assignment(value.id, ctx.scope) is not None
+        if analysis.raw_remainder_call(value, budget):  # a method in the raw-remainder role
+            return True
+        if not isinstance(value, ast.Call) or value.args or value.keywords:
+            return False
+        name = ctx.resolver.qualified_name(value.func, ctx.scope)
+        return name is not None and analysis.accessors.get(name) == SECONDS
+
+    def _report(self, value, call, margin, ctx, budget, clamped):
+        shown = ctx.source.segment(value)
+        hop_timeout = ctx.analysis(BudgetAnalysis).hop_timeout_method(value, budget)
+        if hop_timeout is not None:  # the budget type's own method has the margin off already
+            replacement = f"{ctx.source.segment(value.func.value)}.{hop_timeout}()"
+            message = (
+                f"`{call.display_name}` is given the raw remainder `{shown}`: "
+                f"use the hop timeout (`{replacement}`)"
+            )
+            edit = replace_node(ctx.source, value, replacement)
+            ctx.report(self, value, message, [edit], description=f"use {replacement}")
+            return
+        if clamped:  # the clamp around it already floors: only the margin comes off
+            replacement = f"{shown} - {seconds_literal(margin)}"
+        else:  # the remainder in seconds, through the profile's template like every fix
+            replacement = ctx.profile.render("seconds_expression", shown)
+        message = (
+            f"`{call.display_name}` is given the raw remainder `{shown}`: "
+            f"subtract the hop margin (`{replacement}`)"
+        )
+        edit = replace_node(ctx.source, value, replacement)
+        ctx.report(self, value, message, [edit], description=f"use {replacement}")
+
+
+def _inside_clamp(value, timeout, ctx) -> bool:
+    """`max(0.0, value)` already keeps the result from going below its floor."""
+    for node in walk_nodes(timeout):
+        if isinstance(node, ast.Call) and any(a is value for a in node.args) and len(node.args) == 2:
+            if ctx.resolver.qualified_name(node.func, ctx.scope) == "max":
+                return any(is_clamp_floor(a) for a in node.args if a is not value)
+    return False

@@ -1,0 +1,348 @@
+from __future__ import annotations
+
+import ast
+from typing import Callable, Dict, List, Optional, Tuple, cast
+
+from deadline_lint.catalog import CLIENT
+from deadline_lint.support.diagnostics import Applicability, Edit
+from deadline_lint.engine.edits import replace_node
+from deadline_lint.engine.requires import Look
+from deadline_lint.engine.rule import register
+from deadline_lint.families.outbound.analysis.outbound import FROM_CALL, outbound_call, timeout_object
+from deadline_lint.families.outbound.common import (
+    OutboundRule,
+    is_sequential,
+    name_occurrences,
+    outbound_first_look,
+)
+from deadline_lint.families.outbound.fixes.spend_deadline import spend_from_a_deadline
+from deadline_lint.families.shared.budget.budget import INSTANT, SECONDS, BudgetAnalysis, budget_in_scope
+from deadline_lint.families.shared.errors.cancel_scopes import is_awaited
+from deadline_lint.semantics.local.children import walk as walk_nodes
+from deadline_lint.semantics.local.expressions import mentions_any
+from deadline_lint.semantics.local.flow import enclosing_loop, runs_before
+from deadline_lint.semantics.local.function_body import function_body
+from deadline_lint.semantics.local.scopes import ASSIGN, IMPORT, PARAM, Binding, is_builtin
+
+_TRANSPARENT_CALLS = frozenset({"min", "max", "float", "int"})
+_ATOMIC = (ast.Name, ast.Attribute, ast.Call, ast.Constant, ast.Subscript)
+
+
+@register
+class StaleRemainderReused(OutboundRule):
+    """
+    ## What it does
+    Flags a remaining-time value that was read once (`remaining = context.time_remaining() -
+    0.05`, `t = budget.timeout()`) and is then passed to a second outbound call that runs
+    after the first one, or to a call repeated in a loop. A budget's seconds given as a
+    parameter (`budget.seconds_parameters`, `budget_s` by default, which `fix
+    --thread-budget` adds) are such a value too: the time left when the function was called,
+    so a second hop that spends them, an outbound call or a call handing them on
+    (`fetch(url, budget_s=budget_s)`), is flagged the same way. Calls started together
+    (coroutines handed to `asyncio.gather`, grpc `.future()`) share one remainder legitimately
+    and stay quiet, as do calls on exclusive branches of an `if`.
+
+    ## Why is this bad?
+    The value was true when it was read. After the first call took 800 ms, the second call's
+    "remaining" timeout is 800 ms longer than the time actually left: in a sequential chain each
+    hop must deduct the time spent before it. Retry loops that reuse the value overspend once
+    per attempt.
+
+    ## Example
+    ```python
+    import grpc
+    from shop.protos import stock_pb2_grpc
+
+    class Orders(stock_pb2_grpc.OrdersServicer):
+        def __init__(self, channel):
+            self.stock = stock_pb2_grpc.StockStub(channel)
+            self.payments = stock_pb2_grpc.PaymentsStub(channel)
+
+        def Checkout(self, request, context):
+            remaining = context.time_remaining() - 0.05
+            stock = self.stock.Reserve(request, timeout=remaining)
+            return self.payments.Charge(request, timeout=remaining)
+    ```
+
+    ## Use instead
+    ```python
+    import grpc
+    from shop.protos import stock_pb2_grpc
+
+    class Orders(stock_pb2_grpc.OrdersServicer):
+        def __init__(self, channel):
+            self.stock = stock_pb2_grpc.StockStub(channel)
+            self.payments = stock_pb2_grpc.PaymentsStub(channel)
+
+        def Checkout(self, request, context):
+            stock = self.stock.Reserve(request, timeout=context.time_remaining() - 0.05)
+            return self.payments.Charge(request, timeout=context.time_remaining() - 0.05)
+    ```
+
+    ## Fix safety
+    Unsafe: the fix replaces the stale name in the later call with the expression it was
+    computed from, so the remainder is read again at that call. It changes the timeout the
+    call gets (that is the point), and is offered only when that expression reads nothing but
+    the budget, numbers and module-level names, so re-evaluating it has no other effect.
+    When that call held the name's only uses, the fix also removes the read it leaves unused
+    (`t = budget.timeout()` on a line of its own), so no dead local remains; a read with a
+    comment on its line, or sharing its line, is kept. A seconds parameter cannot be read
+    again: the fix takes a deadline from it on entry (`budget_deadline_s = time.monotonic() +
+    budget_s`, adding `import time` if needed) and gives the later call what is left of it
+    (`budget_deadline_s - time.monotonic()`); where `time` is rebound in the file, or the
+    function has nested scopes, it only reports.
+
+    ## Options
+    - `budget.*`: what counts as a budget and its accessors.
+    """
+
+    code = "DL107"
+    name = "stale-remainder-reused"
+    summary = "one remainder value passed to several sequential outbound calls"
+    fix_applicability = Applicability.UNSAFE
+    first_looks = {ast.Call: Look.of(lambda rule: _first_look(rule))}
+
+    def visit(self, node, ctx):
+        hop = _hop(node, ctx)
+        if hop is None:
+            return
+        timeout, call = hop
+        budget = budget_in_scope(ctx)
+        if budget is None:
+            return
+        function = ctx.state(self, _Function)
+        if function.snapshots is None:
+            function.snapshots = _snapshots(ctx, budget)
+        snapshots = function.snapshots
+        if not snapshots or not _sequential(node, call, ctx):
+            return
+        used = [n for n in snapshots if mentions_any(timeout, (n,))]
+        uses = function.uses
+        chain = tuple(ctx.parents)
+        if not used or _recomputed_here(timeout, ctx):
+            if mentions_any(timeout, budget.names):
+                # A hop bounded by a fresh read still spends time: a seconds parameter used
+                # after it is stale (`f(budget_s=deadline - time.monotonic()); g(budget_s)`).
+                for name, binding in snapshots.items():
+                    if binding.kind == PARAM:
+                        uses.setdefault(name, []).append((node, chain))
+            return
+        # Uses are counted per read: `derived = remaining - 0.01` is the same read as `remaining`.
+        reads = sorted({root for name in used for root in _roots(name, snapshots)})
+        stale = None
+        for read in reads:
+            earlier = uses.setdefault(read, [])
+            loop = enclosing_loop(chain, node, ctx.scope.node, snapshots[read].value)
+            if stale is None and (loop or any(runs_before(p, p_chain, node, chain) for p, p_chain in earlier)):
+                stale = (read, loop)
+            earlier.append((node, chain))
+        if stale is not None:
+            self._report(timeout, used, snapshots, stale[0], stale[1], ctx, budget)
+
+    def _report(self, timeout, used, snapshots, read, loop, ctx, budget):
+        occurrences = [n for n in name_occurrences(timeout, used)]
+        name = occurrences[0].id
+        line = snapshots[read].value.lineno
+        why = "is reused on every iteration of this loop" if loop else "was already used by an earlier call"
+        deadline = spend_from_a_deadline(ctx, snapshots)
+        fresh = {n: _fresh_read(n, snapshots, ctx, budget, deadline) for n in set(o.id for o in occurrences)}
+        imports: Tuple[str, ...] = ()
+        if all(fresh.values()):
+            advice = f"read it again here (`{_bare(fresh[name])}`)"
+            # As the whole argument the expression needs no parentheses of its own.
+            edits = [
+                replace_node(ctx.source, o, _bare(fresh[o.id]) if o is timeout else _wrapped(fresh[o.id]))
+                for o in occurrences
+            ]
+            if deadline is not None and any(deadline.name in _bare(f) for f in fresh.values() if f):
+                edits += deadline.opening
+                imports = deadline.imports
+            else:
+                edits += _drop_if_dead(name, occurrences, snapshots, ctx)
+        else:
+            advice, edits = "read the remainder again for this call", []
+        if snapshots[read].kind == PARAM:
+            what = f"`{name}` is the time left when the function was called" if name == read else (
+                f"`{name}` comes from `{read}`, the time left when the function was called,"
+            )
+        else:
+            what = f"`{name}` was read once (line {line})" if name == read else (
+                f"`{name}` comes from `{read}`, read once (line {line}),"
+            )
+        message = f"{what} and {why}: {advice}"
+        ctx.report(self, occurrences[0], message, edits, description=f"recompute {name} for this call",
+                   imports=imports)
+
+
+def _first_look(rule) -> Callable[[ast.Call, object], bool]:
+    """The outbound calls' look, and calls that pass a budget's seconds on by keyword."""
+    keywords = frozenset(rule.profile.budget.seconds_parameters)
+
+    def look(node: ast.Call, ctx) -> bool:
+        return any(k.arg in keywords for k in node.keywords) or outbound_first_look(node, ctx)
+
+    return look
+
+
+def _hop(node: ast.Call, ctx):
+    """(the value that bounds the hop, its outbound view or None) for an outbound call, or a
+    call handing a budget's seconds on (`fetch(url, budget_s=...)`: the callee spends them)."""
+    call = outbound_call(ctx, node)
+    if call is not None:
+        if call.source != FROM_CALL or call.api.kind == CLIENT:
+            return None
+        return call.timeout, call
+    keywords = ctx.profile.budget.seconds_parameters
+    forwarded = [k.value for k in node.keywords if k.arg in keywords]
+    return (forwarded[0], None) if len(forwarded) == 1 else None
+
+
+def _sequential(node: ast.Call, call, ctx) -> bool:
+    if call is not None:
+        if call.blocking and isinstance(ctx.parent, ast.Expr):
+            return True  # a statement of its own: it blocks (a sync client in async code too)
+        return is_sequential(node, call, ctx)
+    function = ctx.scope.node
+    if isinstance(function, ast.AsyncFunctionDef):
+        return is_awaited(ctx, node)  # a coroutine handed to `gather` starts with the others
+    return isinstance(function, ast.FunctionDef)
+
+
+def _drop_if_dead(name: str, occurrences, snapshots, ctx) -> List[Edit]:
+    """The fix also removes `name = <read>` when this call held its only uses, so no dead
+    local is left (pyflakes F841). Only a plain `name = value` statement on lines of its own
+    with no comment; a name read anywhere else in the function (a nested one too) stays."""
+    value = getattr(snapshots[name], "value", None)
+    body = function_body(ctx.scope)  # the function's one shared walk (loads include nested scopes')
+    statement = next((n for n in body.nodes(ast.Assign) if n.value is value), None)
+    if statement is None or len(statement.targets) != 1 or not isinstance(statement.targets[0], ast.Name):
+        return []
+    replaced = {id(o) for o in occurrences}
+    if any(id(load) not in replaced for load in body.loads.get(name, ())):
+        return []
+    source = ctx.source
+    start, end = source.node_span(statement)
+    end_line = statement.end_lineno or statement.lineno
+    first = source.line_text(statement.lineno)
+    last = source.line_text(end_line)
+    line_start = source.line_starts[statement.lineno - 1]
+    last_start = source.line_starts[end_line - 1]
+    if source.text[line_start:start].strip(" \t\f") or source.text[end:last_start + len(last)].strip():
+        return []  # shares a line with another statement or a comment
+    return [Edit(line_start, last_start + len(last), "")] if first else []
+
+
+class _Function:
+    """What DL107 knows of one function: its snapshots of the budget (computed at its first
+    outbound call), and per snapshot the calls that used it so far, in walk order."""
+
+    __slots__ = ("snapshots", "uses")
+
+    def __init__(self) -> None:
+        self.snapshots: Optional[Dict[str, Binding]] = None
+        self.uses: Dict[str, List[Tuple[ast.AST, Tuple[ast.AST, ...]]]] = {}
+
+
+def _roots(name: str, snapshots: Dict[str, Binding]) -> List[str]:
+    """The reads a snapshot name is computed from (itself, when it reads the budget)."""
+    value = cast(ast.expr, snapshots[name].value)  # snapshots are ASSIGN bindings with a value
+    inner = [n.id for n in walk_nodes(value) if isinstance(n, ast.Name) and n.id in snapshots and n.id != name]
+    if not inner:
+        return [name]
+    return [root for other in inner for root in _roots(other, snapshots)]
+
+
+def _snapshots(ctx, budget) -> Dict[str, Binding]:
+    """Names of this function bound once to a value read from the budget at that moment: the
+    value mentions the budget and calls something (`budget.timeout()`, an accessor, a helper
+    given the budget), or is computed from another such name."""
+    found: Dict[str, Binding] = {}
+    own = ctx.scope.bindings()
+    for name, kind in budget.kinds:
+        # A budget's seconds given as a parameter are what was left when the function was
+        # called: a snapshot from the first line (`fetch(url, budget_s=budget.timeout())`).
+        bindings = own.get(name, [])
+        if kind == SECONDS and len(bindings) == 1 and bindings[0].kind == PARAM:
+            found[name] = bindings[0]
+    candidates = []
+    for name, bindings in ctx.scope.bindings().items():
+        if name in budget.names and len(bindings) == 1 and bindings[0].kind == ASSIGN and bindings[0].value is not None:
+            if budget.kind_of(name) != INSTANT:
+                candidates.append((name, bindings[0]))
+    candidates.sort(key=lambda pair: (pair[1].value.lineno, pair[1].value.col_offset))
+    for name, binding in candidates:
+        value = binding.value
+        reads_now = mentions_any(value, budget.names) and any(isinstance(n, ast.Call) for n in walk_nodes(value))
+        if reads_now or mentions_any(value, found):
+            found[name] = binding
+    return found
+
+
+def _recomputed_here(timeout: ast.expr, ctx) -> bool:
+    """A timeout that calls something itself (`deadline - time.monotonic()`) is fresh."""
+    for node in walk_nodes(timeout):
+        if isinstance(node, ast.Call):
+            if timeout_object(node, ctx.scope, ctx.resolver, ctx.catalog) is not None:
+                continue
+            if ctx.resolver.qualified_name(node.func, ctx.scope) in _TRANSPARENT_CALLS:
+                continue
+            return True
+    return False
+
+
+# -- the fix ---------------------------------------------------------------------
+def _fresh_read(name: str, snapshots, ctx, budget, deadline, depth: int = 0) -> Optional[Tuple[str, bool]]:
+    """Text that reads the remainder again instead of `name` (and whether it is atomic), or
+    None when re-evaluating its value could do anything else (call a helper, read a local
+    that may have changed). A seconds parameter is read again as what is left of the
+    deadline taken on entry (`deadline`), when there can be one."""
+    if snapshots[name].kind == PARAM:
+        return (deadline.remaining, False) if deadline is not None and deadline.parameter == name else None
+    value = snapshots[name].value
+    own = ctx.scope.bindings()
+    inner = []  # snapshot names inside the value: expanded in turn
+    for node in walk_nodes(value):
+        if isinstance(node, ast.Call):
+            func = node.func
+            receiver = func.value if isinstance(func, ast.Attribute) else None
+            on_budget = isinstance(receiver, ast.Name) and receiver.id in budget.names
+            called = ctx.resolver.qualified_name(func, ctx.scope)
+            if not (on_budget or called in _TRANSPARENT_CALLS or called in ctx.analysis(BudgetAnalysis).accessors):
+                return None
+        elif isinstance(node, ast.Name):
+            if node.id in snapshots and node.id != name:
+                inner.append(node)
+                continue
+            bindings = own.get(node.id)
+            if bindings is None:
+                if ctx.scope.lookup(node.id) is None and not is_builtin(node.id):
+                    return None
+            elif not all(b.kind in (PARAM, IMPORT) for b in bindings):
+                return None  # a local: it may hold something else by now
+        elif isinstance(node, (ast.Lambda, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)):
+            return None
+    start, end = ctx.source.node_span(value)
+    text = ctx.source.text
+    pieces, position = [], start
+    for occurrence in sorted(inner, key=lambda n: ctx.source.node_span(n)[0]):
+        expanded = _fresh_read(occurrence.id, snapshots, ctx, budget, deadline, depth + 1) if depth < 4 else None
+        if expanded is None:
+            return None
+        at, until = ctx.source.node_span(occurrence)
+        pieces.extend([text[position:at], _wrapped(expanded)])
+        position = until
+    pieces.append(text[position:end])
+    rendered = "".join(pieces)
+    if "\n" in rendered or "\r" in rendered:
+        return None
+    return rendered, isinstance(value, _ATOMIC)
+
+
+def _bare(fresh) -> str:
+    return fresh[0]
+
+
+def _wrapped(fresh) -> str:
+    """Parenthesised unless atomic, to sit safely inside a larger expression."""
+    text, atomic = fresh
+    return text if atomic else f"({text})"

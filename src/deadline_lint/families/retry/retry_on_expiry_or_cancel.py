@@ -1,0 +1,366 @@
+from __future__ import annotations
+
+import ast
+import re
+from typing import Callable, FrozenSet, Iterator, Optional, Sequence, Set, Tuple
+
+from deadline_lint.support.diagnostics import Applicability
+from deadline_lint.engine.requires import Text, Words
+from deadline_lint.engine.rule import Rule, register
+from deadline_lint.families.retry.common import (
+    PROJECT_HELPERS,
+    RetryRule,
+    called_policy,
+    decorated_policies,
+    drop_element,
+    elements_of,
+    except_clause,
+    library_imports,
+    library_words,
+    outside_requests,
+    reported_once,
+    shown,
+)
+from deadline_lint.families.retry.retry import TYPES, RetryAnalysis, RetryPolicy
+from deadline_lint.families.retry.retry_guards import Narrowing
+from deadline_lint.families.shared.errors.exceptions import CANCEL, EXPIRY, Admission, Admitted, ExceptionAnalysis
+
+_KINDS = (EXPIRY, CANCEL)
+# Hand-written loops name the type itself: one of these is in the file's text.
+# (`from socket import timeout` then `except timeout:` is not among them: socket.timeout
+# has been TimeoutError since Python 3.10, and the bare lowercase word is everywhere.)
+LOOP_WORDS = frozenset({"Timeout", "socket.timeout", "Deadline", "Cancel", "Expired", "TooSlow"})
+# An except clause, a constant tuple, or an `isinstance` test (a handler's guard on the way
+# round, or a retry predicate's body).
+_EXCEPT_OR_CONSTANT = re.compile(
+    r"(?m)\bexcept\b([^:]*):|^[ \t]*[A-Z_][A-Z0-9_]*[ \t]*=[ \t]*[(\[]([^)\]]*)|\bisinstance\([^,()]*,([^)]*)\)"
+)
+
+
+def _type_words(rule: Rule) -> FrozenSet[str]:
+    own = {name.rpartition(".")[2] for kind in _KINDS for name in getattr(rule.profile.exceptions, kind)}
+    return LOOP_WORDS | frozenset(own)
+
+
+def _names_a_type(rule: Rule) -> Callable[[str], bool]:
+    words = _type_words(rule)
+    key = ("DL301.names_a_type", words)
+    return rule.catalog.cached(key, lambda: NamedInMatch(_EXCEPT_OR_CONSTANT, words))  # type: ignore[arg-type, no-any-return]
+
+
+class NamedInMatch:
+    """True when some match of `pattern` has one of `words` in the group it matched (a plain
+    regex with the words inside would backtrack)."""
+
+    def __init__(self, pattern: "re.Pattern[str]", words: FrozenSet[str]) -> None:
+        self._pattern = pattern
+        self._words = tuple(sorted(words))
+
+    def __call__(self, text: str) -> bool:
+        words = self._words
+        if any(word in text for word in words):
+            for match in self._pattern.finditer(text):
+                group = match.group(match.lastindex or 0)
+                if any(word in group for word in words):
+                    return True
+        return False
+_WHY = {
+    EXPIRY: "an expiry error: the deadline is gone, another attempt only spends time nobody waits for",
+    CANCEL: "cancellation: the caller has gone, another attempt works for nobody",
+}
+
+
+@register
+class RetryOnExpiryOrCancel(RetryRule):
+    """
+    ## What it does
+    Flags a retry policy whose exception filter names an expiry or cancel type:
+    `retry_if_exception_type((requests.Timeout, ConnectionError))`,
+    `backoff.on_exception(backoff.expo, asyncio.TimeoutError)`, `stamina.retry(on=httpx.ReadTimeout)`,
+    google-api-core `Retry(predicate=if_exception_type(DeadlineExceeded))`, aiohttp_retry's
+    `ExponentialRetry(exceptions={asyncio.TimeoutError})`, tenacity's
+    `retry_if_exception(is_transient)` where `is_transient` is a lambda or a def of the file
+    that only returns `isinstance(exc, T)` tests, and hand-written
+    retry loops (`for attempt in range(n)` / `while` around `try`/`except` that tries again
+    after the error) whose `except` clause names one. The types come from the exception
+    vocabulary (catalog `exceptions.yaml`, the profile's `exceptions`, and classes named like
+    `*Timeout*`, `*Deadline*`, `*Expired*`, `*Cancel(l)ed*`), through any import spelling, a
+    tuple, or a name bound to a tuple. A filter that only admits expiry through a base class
+    (`OSError`, `Exception`) is DL302's. Also: a redis-py `Retry(..., supported_errors=...)`
+    naming `TimeoutError`, a redis client built with `retry_on_timeout=True`, and a gRPC retry
+    loop whose handler goes round for `DEADLINE_EXCEEDED` or `CANCELLED` (`if err.code() in
+    (UNAVAILABLE, DEADLINE_EXCEEDED): continue`, or `if err.code() not in RETRYABLE: raise`
+    with `RETRYABLE` holding one of them). Project decorators and helpers whose filter is one
+    of their parameters (`@async_retry(exception_types=[asyncio.TimeoutError])` where
+    `async_retry` loops and catches `except exception_types:`; `call(fn, retry_on=(Timeout,))`)
+    are judged where they are used, in this module or another: the argument given there, or
+    else the default the def declares (the finding then lands on the name called); one
+    attempt (`tries=1`, `retries=0` where the loop is `range(tries)` / `range(retries + 1)`)
+    or a def that re-raises what it catches is no retry.
+
+    A loop counts as a retry loop when it counts attempts (`range`, `itertools.count`) or is a
+    `while`, leaves on success (`return`/`break` in the `try` or right after it) and the
+    handler can reach the next iteration (it does not end in `raise`, `return` or `break`, or
+    it reaches a `continue` before it does: `if attempt < last: continue` then `raise`). A
+    handler whose way round passes a test on the caught error is judged by that test:
+    `if isinstance(err, (ConnectionError, Timeout)): continue`, or `if not
+    self._is_retryable(err): raise` where the predicate is a def of this file that returns
+    True for `isinstance(error, T)` (the finding is on the type in the `isinstance`, or on the
+    predicate's call); a type that leaves first (`if isinstance(err, Timeout): raise`) is not
+    reported, and a predicate that cannot be read narrows nothing.
+    Loops over data (`for item in items`), polling loops that never leave on success, an
+    attempt that only waits on this process (`q.get(timeout=1)`, `event.wait()`,
+    `fut.result(timeout=1)`, `asyncio.wait_for(q.get(), 1)`: waiting again sends nothing
+    downstream; catalog `retry.yaml` `local_waits`), and a
+    `while` that checks an exit condition of its own (`if stop.is_set(): return`) and neither
+    sleeps nor counts attempts (a socket timeout used as a tick) stay quiet, as does a handler
+    whose type an earlier handler of the same `try` already catches. Retries where no request
+    waits stay quiet too (start-up, shutdown, readiness waits such as `wait_until_ready`,
+    background jobs, scripts: catalog `retry.yaml` `outside_requests`, as for DL302).
+
+    The finding is on the exception type inside the retry filter (on the name the policy
+    reaches it through, when the tuple or the test function is defined elsewhere: each policy
+    using it gets its own finding), on the `except` clause
+    of a hand-written loop, on the status test of a gRPC loop, and on `retry_on_timeout=True`.
+
+    ## Why is this bad?
+    An expired deadline does not get better by trying again: the caller has already given up
+    (or is about to), and each new attempt spends the time of every hop below on a result
+    nobody reads. Cancellation means the caller is gone. Retrying either one turns one slow
+    dependency into a retry storm. Retries are for transient errors that may succeed within
+    the remaining budget (a reset connection, a 503), never for expiry or cancel.
+
+    ## Example
+    ```python
+    import requests
+    from tenacity import retry, retry_if_exception_type
+
+    @retry(retry=retry_if_exception_type((requests.Timeout, requests.ConnectionError)))
+    def fetch(url):
+        return requests.get(url, timeout=2)
+    ```
+
+    ## Use instead
+    ```python
+    import requests
+    from tenacity import retry, retry_if_exception_type
+
+    @retry(retry=retry_if_exception_type((requests.ConnectionError,)))
+    def fetch(url):
+        return requests.get(url, timeout=2)
+    ```
+    (`requests.ConnectionError` still includes `ConnectTimeout`: exclude it with
+    `retry_if_not_exception_type(requests.Timeout)`, see DL302.)
+
+    ## Fix safety
+    Unsafe: the fix removes the type from the tuple it is written in (when the tuple holds
+    other types too), so that error now propagates instead of being retried; callers see a
+    failure where a later attempt might have succeeded. A type written alone, or in a tuple
+    bound to a name elsewhere, gets no fix.
+
+    ## Options
+    - `exceptions.expiry`, `exceptions.cancel`: the organisation's own expiry and cancel types.
+    - `retry_decorators`: the organisation's own retry decorators (their filters are not
+      analysed; they matter to DL303 and DL304).
+    """
+
+    code = "DL301"
+    name = "retry-on-expiry-or-cancel"
+    summary = "a retry policy or retry loop whose exception filter names an expiry or cancel type"
+    fix_applicability = Applicability.UNSAFE
+    node_types = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Call, ast.For, ast.AsyncFor, ast.While)
+    # Hand-written loops name the type itself: one of these is in the file's text.
+    # (`from socket import timeout` then `except timeout:` is not among them: socket.timeout
+    # has been TimeoutError since Python 3.10, and the bare lowercase word is everywhere.)
+    loop_words = frozenset({"Timeout", "socket.timeout", "Deadline", "Cancel", "Expired", "TooSlow"})
+
+    # A gRPC retry loop tests the status code in the handler's body.
+    status_words = frozenset({"DEADLINE_EXCEEDED", "CANCELLED"})
+
+    # A policy, or an except clause naming such a type or a tuple of them bound to a constant
+    # first (`RETRYABLE = (ReadTimeout, ...)`; a lowercase local tuple is left to the policies),
+    # or a status-code test of a gRPC retry loop.
+    requires = (
+        (Words.of(library_words) | Words.of(_type_words)) & (Text(library_imports) | Text(_names_a_type))
+    ) | Words(*status_words) | PROJECT_HELPERS
+    visit_requires = RetryRule.POLICY_CALLS
+
+    def visit(self, node: ast.AST, ctx) -> None:
+        retry = ctx.analysis(RetryAnalysis)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for policy in decorated_policies(ctx, node):
+                self._policy(policy, ctx, node)
+        elif isinstance(node, ast.Call):
+            called = called_policy(ctx, node)
+            if called is not None:
+                self._policy(called, ctx, None)
+            elif node.keywords:
+                self._timeout_flag(node, ctx)
+        else:
+            loop = retry.loop(node, ctx.scope)
+            if loop is None:
+                return
+            for _handler, test, found in loop.status_retries:
+                self._status(test, found, ctx)
+            for attempt in loop.tries:
+                caught: Set[str] = set()  # by an earlier handler of the same try: never reaches this one
+                for handler in attempt.handlers:
+                    admission = ctx.analysis(ExceptionAnalysis).handler(handler, ctx.scope)
+                    if handler in loop.handlers:
+                        self._ways_round(handler, admission, caught, ctx)
+                    caught.update(e.qualname for e in admission.elements if e.qualname)
+
+    def _ways_round(self, handler: ast.ExceptHandler, admission: Admission, caught: Set[str], ctx) -> None:
+        """Judge the `except` clause by what goes round without a test on the error, and each
+        test on the error (`isinstance(err, T)`, a predicate) by what gets past it."""
+        paths = ctx.analysis(RetryAnalysis).round_paths(handler, ctx.scope)
+        open_ways = [p for p in paths if p.narrowing is None]
+        if open_ways:
+            left = set.intersection(*({q for a in p.excluded for q in _qualnames(a)} for p in open_ways))
+            self._handler(handler, admission, caught | left, ctx)
+        for narrowing in dict.fromkeys(p.narrowing for p in paths if p.narrowing is not None):
+            self._narrowed(narrowing, admission, caught, ctx)
+
+    def _narrowed(self, narrowing: Narrowing, admission: Admission, caught: Set[str], ctx) -> None:
+        for admitted in _named(narrowing.admission):
+            if admitted.named in caught or admission.admits(admitted.kind) is None:
+                continue  # an earlier clause took it, or this clause never catches it
+            if outside_requests(ctx) or not reported_once(self, ctx, narrowing.node):
+                return
+            if narrowing.via is not None:
+                where: ast.AST = narrowing.node
+                how = f"`{narrowing.via}` returns True for `{_short(ctx, admitted)}`"
+            else:
+                where = admitted.node if isinstance(admitted.node, ast.expr) else narrowing.node
+                how = f"`{shown(ctx, narrowing.node)}` lets `{_short(ctx, admitted)}` through"
+            message = (
+                f"this retry loop tries again when {how}; that is {_WHY[admitted.kind]}; "
+                f"let it propagate (or stop the loop) instead"
+            )
+            ctx.report(self, where, message)
+            return
+
+    def _policy(self, policy: RetryPolicy, ctx, function: Optional[ast.AST]) -> None:
+        """`function`: the def the policy decorates (None: one built in the code being walked)."""
+        for part in policy.filter:
+            if part.state != TYPES or part.admission is None:
+                continue
+            for admitted in _named(part.admission):
+                where = part.place(admitted.node, policy.node)
+                if outside_requests(ctx, function) or not reported_once(self, ctx, where):
+                    continue
+                fix = _drop(ctx, part.node, part.admission, admitted)
+                through = "" if where is admitted.node else f" (through `{shown(ctx, where)}`)"
+                short = _short(ctx, admitted)
+                if part.default:
+                    short, through = admitted.named, f" (the default of `{part.default}`, not given here)"
+                message = (
+                    f"the retry filter of `{policy.api.qualname}` names `{short}`{through}, "
+                    f"{_WHY[admitted.kind]}; "
+                    + (f"pass `{part.default}=` without it" if part.default else "remove it from the filter")
+                ) + _still_admitted(
+                    part.admission, admitted, ctx, "exclude that too (`retry_if_not_exception_type`, see DL302)"
+                )
+                description = f"Remove `{short}` from the retry filter"
+                ctx.report(self, where, message, edits=fix, description=description)
+
+    def _status(self, test: ast.Compare, found, ctx) -> None:
+        status = next(s for s in found.statuses if s.kind in _KINDS)
+        short = status.qualname.rpartition(".")[2]
+        if outside_requests(ctx):
+            return
+        message = (
+            f"this retry loop tries again when the status is `{short}` (`{shown(ctx, test)}`); that is "
+            f"{_WHY[status.kind]}; let it propagate instead"
+        )
+        ctx.report(self, test, message)
+
+    def _timeout_flag(self, call: ast.Call, ctx) -> None:
+        """`redis.Redis(retry_on_timeout=True)`: the client retries its own timeouts."""
+        catalog = ctx.analysis(RetryAnalysis).catalog
+        flag = next((k for k in call.keywords if isinstance(k.value, ast.Constant) and k.value.value is True), None)
+        if flag is None or flag.arg != catalog.timeout_flag(ctx.resolver.qualified_name(call.func, ctx.scope)):
+            return
+        if outside_requests(ctx):
+            return
+        message = (
+            f"`{flag.arg}=True` makes this client retry its timeouts; that is {_WHY[EXPIRY]}; "
+            f"leave it off (the default)"
+        )
+        ctx.report(self, flag, message)
+
+    def _handler(self, handler: ast.ExceptHandler, admission: Admission, caught: Set[str], ctx) -> None:
+        named = [a for a in _named(admission) if a.named not in caught]
+        if not named or outside_requests(ctx):
+            return
+        admitted = named[0]
+        fix = _drop(ctx, handler.type, admission, admitted)
+        message = (
+            f"this retry loop catches `{_short(ctx, admitted)}` and tries again; that is {_WHY[admitted.kind]}; "
+            f"let it propagate (or stop the loop) instead"
+        ) + _still_admitted(
+            admission, admitted, ctx, "re-raise it in a clause before this one (`except {type}: raise`)"
+        )
+        description = f"Stop retrying `{_short(ctx, admitted)}`"
+        ctx.report(self, except_clause(handler), message, edits=fix, description=description)
+
+
+def _still_admitted(admission: Admission, admitted: Admitted, ctx, advice: str) -> str:
+    """What the filter lets through by a base class once the named type is gone
+    (`requests.ConnectionError` still admits `requests.ConnectTimeout`): the fix cannot remove
+    that, so the message says so."""
+    for element in admission.elements:
+        if element.node is admitted.node:
+            continue
+        for other in element.admitted:
+            if other.kind == admitted.kind and not other.direct:
+                named = shown(ctx, element.node) if isinstance(element.node, ast.expr) else other.named
+                return (
+                    f"; `{named}`, which stays, "
+                    f"still lets its subclass `{other.type}` through: {advice.format(type=other.type)}"
+                )
+    return ""
+
+
+def _qualnames(admission: Admission) -> Iterator[str]:
+    """The classes an admission names and those it lets through as its subclasses."""
+    for element in admission.elements:
+        if element.qualname:
+            yield element.qualname
+        for admitted in element.admitted:
+            yield admitted.named
+
+
+def _named(admission: Admission) -> Iterator[Admitted]:
+    """Expiry or cancel types the filter names itself (not through a base class)."""
+    for element in admission.elements:
+        for admitted in element.admitted:
+            if admitted.kind in _KINDS and admitted.direct:
+                yield admitted
+                break
+
+
+def _short(ctx, admitted: Admitted) -> str:
+    """The type as the code spells it (`RT`, `exceptions.ReadTimeout`)."""
+    if isinstance(admitted.node, ast.expr):
+        return shown(ctx, admitted.node)
+    return admitted.named
+
+
+def _drop(ctx, container: Optional[ast.AST], admission: Admission, admitted: Admitted) -> Tuple:
+    """Drop the type from the tuple written in place, when something else stays in it."""
+    siblings: Optional[Sequence[ast.expr]] = elements_of(container)
+    if siblings is None or not any(s is admitted.node for s in siblings):
+        return ()
+    flagged = {id(a.node) for a in _named(admission)}
+    if all(id(s) in flagged for s in siblings):
+        return ()  # nothing would be left to retry: a decision, not a rewrite
+    index = next(i for i, s in enumerate(siblings) if s is admitted.node)
+    tuple_left = isinstance(container, ast.Tuple) and container.elts is siblings and _written(ctx, container)
+    edit = drop_element(ctx.source, siblings, index, tuple_left=tuple_left)
+    return (edit,) if edit is not None else ()
+
+
+def _written(ctx, container: ast.AST) -> bool:
+    """A tuple in the source (not the arguments of `if_exception_type(A, B)` seen as one)."""
+    return ctx.source.segment(container).startswith("(")

@@ -1,0 +1,213 @@
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+from deadline_lint.engine.rule import register
+from deadline_lint.families.retry.common import (
+    RetryRule,
+    budget_of,
+    called_policy,
+    decorated_policies,
+    outside_requests,
+    policy_head,
+    reported_once,
+)
+from deadline_lint.families.retry.retry import ALL, ALL_BUT, TYPES, RetryPolicy
+from deadline_lint.families.shared.budget.budget import BudgetAnalysis
+from deadline_lint.families.shared.errors.exceptions import EXPIRY, Admitted, ExceptionAnalysis
+
+_ANY_ERROR = "Exception"
+# A filter naming one of these retries everything, like no filter; a narrower base class
+# (`requests.ConnectionError`, parent of `ConnectTimeout`) retries expiry only where the
+# attempt's timeout is the caller's budget: outside one (a job with its own fixed timeout) a
+# connect timeout is a transient error like any other.
+_EVERY_ERROR = frozenset({"Exception", "BaseException", "builtins.Exception", "builtins.BaseException"})
+
+
+@register
+class RetryPolicyAdmitsExpiry(RetryRule):
+    """
+    ## What it does
+    Flags a retry policy that retries deadline expiry without naming it: one with no
+    exception filter at all (a bare `@retry`, `@retry(stop=stop_after_attempt(3))`,
+    `Retrying(...)` without `retry=`, `@retrying.retry`), a filter that is a base class of an
+    expiry type (`Exception`, `OSError`, `requests.RequestException`,
+    `requests.ConnectionError`, parent of `ConnectTimeout`, aiohttp's `ClientError`,
+    `grpc.RpcError`, which carries `DEADLINE_EXCEEDED`) where a budget is in scope (the
+    decorated def's, or the one the policy is built in: only then is the attempt's timeout the
+    caller's deadline; outside a budget a connect timeout is a transient error like any other,
+    while `Exception` retries everything anywhere), `retry_if_exception_type()` with no
+    argument, or `retry_if_not_exception_type(X)` where `X` excludes no expiry type. The
+    message names an expiry type the policy lets through (preferring a library the file uses)
+    and how to keep it out in that library.
+
+    Quiet when the filter cannot be read (a predicate function, an intersection
+    `a & b`), when backoff's `giveup=` may already give up on it, for policies that retry
+    results only (`backoff.on_predicate`, `retry_if_result`), for google-api-core's `Retry()`
+    whose default predicate leaves `DeadlineExceeded` out, and for hand-written loops
+    (`except Exception` in a loop is too often polling; DL301 covers loops naming expiry).
+    Quiet also where no request waits for the retry: start-up, shutdown, health probes and
+    readiness waits (by the function's name), background jobs (a function handed to a
+    scheduler or a thread, a task nobody awaits, and the private functions only they call)
+    and scripts (`if __name__ == "__main__":`); catalog `retry.yaml` `outside_requests`.
+    Also a def whose every caller in the project runs there, by the same rules in the
+    caller's own module and then through its callers (`connect`, called only from another
+    module's lifespan; a method only a background task of its file reaches). A def with no
+    caller in the project (a library's public API, a route registered by a decorator), one
+    handed on as a value, or one whose caller cannot be placed is still reported; test
+    modules are judged by their own file only.
+
+    Project decorators and helpers whose filter is one of their parameters
+    (`@async_retry(exception_types=(Exception,))`, `call(fn, retry_on=(OSError,))`, defined
+    in this module or another) are judged where they are used: the argument given there, or
+    else the default they declare (the finding then lands on the name called).
+
+    The finding is on the base class inside the filter (on the name the policy reaches it
+    through, when the tuple or a `retry_if_exception(f)` test function is defined elsewhere),
+    or on the decorator's (or policy call's) first line when there is no filter.
+
+    ## Why is this bad?
+    A policy that retries "everything" retries the one error that must never be retried: the
+    deadline ran out. Each retry then runs after the caller has stopped waiting, and every
+    layer below sees a burst of doomed work. Naming `Exception` or a library's base class
+    looks harmless, but those include the timeout types.
+
+    ## Example
+    ```python
+    import backoff
+    import requests
+
+    @backoff.on_exception(backoff.expo, requests.RequestException, max_tries=5)
+    def fetch(url, budget):
+        return requests.get(url, timeout=budget.timeout())
+    ```
+
+    ## Use instead
+    ```python
+    import backoff
+    import requests
+
+    @backoff.on_exception(
+        backoff.expo,
+        requests.RequestException,
+        max_tries=5,
+        giveup=lambda exc: isinstance(exc, requests.Timeout),
+    )
+    def fetch(url, budget):
+        return requests.get(url, timeout=budget.timeout())
+    ```
+
+    ## Fix safety
+    No fix: which errors are transient for this call is the author's decision.
+
+    ## Options
+    - `exceptions.expiry`: the organisation's own expiry types (taken to derive from
+      `Exception`, so a filter of `Exception` admits them).
+    """
+
+    code = "DL302"
+    name = "retry-policy-admits-expiry"
+    summary = "a retry policy with no exception filter, or one admitting expiry through a base class"
+    node_types = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Call)
+    visit_requires = RetryRule.POLICY_CALLS
+
+
+    def visit(self, node: ast.AST, ctx) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            policies = decorated_policies(ctx, node)
+            if policies:
+                budgeted = _budgeted_def(ctx, node)
+                for policy in policies:
+                    self._policy(policy, ctx, budgeted, node)
+        elif isinstance(node, ast.Call):  # the only other node type visited
+            called = called_policy(ctx, node)
+            if called is not None:
+                self._policy(called, ctx, budget_of(ctx) is not None, None)
+
+    def _policy(self, policy: RetryPolicy, ctx, budgeted: bool, function: Optional[ast.AST]) -> None:
+        """`function`: the def the policy decorates (None: one built in the code being walked)."""
+        if policy.giveup:
+            return
+        hint = f"; keep expiry out with {policy.api.hint}" if policy.api.hint else ""
+        name = policy.api.qualname
+        own = policy.api.timeouts
+        if policy.own_timeouts and own is not None:
+            keep = f"; keep expiry out with {own.hint}" if own.hint else ""
+            self._report(
+                ctx, policy_head(policy),
+                f"`{name}` retries {own.what} by default (`{own.type}`), so it retries deadline expiry{keep}",
+                function,
+            )
+        for part in policy.filter:
+            if part.state == ALL:
+                witness = _any_error(ctx, part.node or policy_head(policy))
+                where = part.node if part.node is not None else policy_head(policy)
+                what = (
+                    "has no exception filter" if part.node is None
+                    else f"retries every error (`{_shown(ctx, part.node)}`)"
+                )
+                message = f"`{name}` {what}, so it retries deadline expiry too (`{witness}`){hint}"
+                self._report(ctx, where, message, function)
+            elif part.state == TYPES and part.admission is not None:
+                for element in part.admission.elements:
+                    through = _through_base(element.admitted)
+                    if through is not None and (budgeted or through.named in _EVERY_ERROR):
+                        where = part.place(element.node, policy.node)
+                        via = "" if where is element.node else f" (through `{_shown(ctx, where)}`)"
+                        if part.default:
+                            via = f" (the default of `{part.default}`, not given here)"
+                        self._report(
+                            ctx,
+                            where,
+                            f"`{through.named}`{via} in the retry filter of `{name}` includes `{through.type}`, so it "
+                            f"retries deadline expiry{hint}",
+                            function,
+                        )
+            elif (
+                part.state == ALL_BUT and part.node is not None  # an ALL_BUT part always has its node
+                and part.admission is not None and part.admission.admits(EXPIRY) is None
+            ):
+                witness = _any_error(ctx, part.node)
+                excluded = f"`{_shown(ctx, part.node)}`"
+                if part.tested:
+                    types = ", ".join(f"`{_shown(ctx, e.node)}`" for e in part.admission.elements)
+                    excluded = f"what {excluded} tests for ({types})"
+                self._report(
+                    ctx,
+                    part.node,
+                    f"`{name}` retries every error except {excluded}, deadline expiry too (`{witness}`){hint}",
+                    function,
+                )
+
+    def _report(self, ctx, node: Optional[ast.AST], message: str, function: Optional[ast.AST]) -> None:
+        # Asked last: whether a request waits is a question about the whole file.
+        if node is not None and not outside_requests(ctx, function, callers=True) and reported_once(self, ctx, node):
+            ctx.report(self, node, message)
+
+
+def _budgeted_def(ctx, function: ast.AST) -> bool:
+    """The decorated def has a budget (its parameters, or a servicer method's `context`)."""
+    outer = ctx.scope if ctx.scope.node is not function else ctx.scope.parent
+    if outer is None:
+        return False
+    scope = ctx.resolver.scope_of(function, outer)
+    return scope is not None and ctx.analysis(BudgetAnalysis).budget_of(scope) is not None
+
+
+def _through_base(admitted) -> Optional[Admitted]:
+    for found in admitted:
+        if found.kind == EXPIRY:
+            return None if found.direct else found
+    return None
+
+
+def _any_error(ctx, node: ast.AST) -> str:
+    """The expiry type `except Exception` would let through, preferring a library in use."""
+    witness = ctx.analysis(ExceptionAnalysis).witnesses(_ANY_ERROR, node)
+    found = next((w for w in witness if w.kind == EXPIRY), None)
+    return found.type if found is not None else "TimeoutError"
+
+
+def _shown(ctx, node: ast.AST) -> str:
+    return " ".join(ctx.source.segment(node).split())

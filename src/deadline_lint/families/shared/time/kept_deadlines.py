@@ -1,0 +1,334 @@
+"""Wall-clock instants that cross a function boundary inside one module.
+
+A function reads the wall clock and keeps the instant (or a deadline built from it) where
+another function finds it: on `self.<attr>` (read by the class's methods), on another
+object's attribute (`request.state.deadline = time.time() + t`, `lease.expires = ...`), as a
+keyword of a constructor call (`Lease(expires=time.time() + ttl)`), or as the return value of
+a module-level function (`def deadline_in(t): return time.time() + t`). A later read of that
+attribute or call is then a wall-clock instant for time_values.py, so comparing it with
+`time.time()` there is DL201 (and sending it is DL202), and the read that made it is DL201
+too when some other function of the module compares it with the wall clock.
+
+Every store of the attribute must agree (a wall-clock instant read in the storing function,
+or `None`): one store from elsewhere (a payload's field, a parsed header, a row) makes it
+an instant of unknown origin, and the rules stay quiet. Fixes never span two functions: the
+instants carry a stand-in read with no monotonic equivalent, so no fix is offered.
+"""
+from __future__ import annotations
+
+import ast
+import re
+import weakref
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Set, Tuple
+
+from deadline_lint.families.shared.time.clock_catalog import WALL
+from deadline_lint.families.shared.time.clock_reads import ClockRead
+from deadline_lint.semantics.local.function_body import function_body
+from deadline_lint.semantics.local.scopes import FUNCTION, IMPORT, MODULE, Scope
+from deadline_lint.support.records import replace
+
+if TYPE_CHECKING:
+    from deadline_lint.support.source import SourceFile
+
+# time_values.py (which asks this module) hands in its TimeValues, FunctionTimes and
+# TimeValue objects: typed `Any` here, as importing their module back would be a cycle.
+Key = Tuple[object, str]  # (class node id or "*" or "return", attribute or function name)
+_SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+class KeptDeadlines:
+    """Per file, per key, on demand: a key is worked out only when a time value asks about
+    its name, and only the functions whose text spells the name are walked."""
+
+    def __init__(self, times: Any, module: Scope, source: Optional["SourceFile"]) -> None:
+        self.times = weakref.proxy(times)  # it holds this object: no cycle to outlive the file
+        self.module = module
+        self._source = source
+        self._text = source.text if source is not None else None
+        self._possible = self._text is None or bool(_STORE_TEXT.search(self._text))
+        self._kept: Dict[Key, Optional[Any]] = {}
+        self._used: Dict[Key, Optional[str]] = {}
+        self._functions: List[Scope] = []
+        self._named: Dict[Tuple[bool, str], bool] = {}
+        self._patterns: Dict[str, "re.Pattern[str]"] = {}
+
+    # -- what time_values asks -----------------------------------------------------------
+    def value(self, expr: ast.AST, scope: Scope) -> Optional[Any]:
+        """The kept instant `expr` reads (`self.deadline`, `deadline_in(5)`), or None."""
+        if not self._possible:
+            return None
+        key = self._key_of_read(expr, scope)
+        if key is None or not self._may_store(key):
+            return None
+        return self._kept_for(key)
+
+    def store_use(self, read: ClockRead, times: Any) -> Optional[str]:
+        """For a clock read stored for another function: the name of a function that
+        compares it with the wall clock (None: not stored, or nobody does)."""
+        if not self._possible:
+            return None
+        key = self._key_of_store(read.node, times)
+        if key is None or not self._may_store(key):
+            return None
+        kept = self._kept_for(key)
+        if kept is None or not any(r.node is read.node for r in kept.reads):
+            return None
+        if key not in self._used:
+            self._used[key] = None  # asked again while looking: nobody yet
+            self._used[key] = self._first_user(key, kept)
+        return self._used[key]
+
+    # -- keys --------------------------------------------------------------------------
+    def _key_of_read(self, expr: ast.AST, scope: Scope) -> Optional[Key]:
+        if isinstance(expr, ast.Attribute):
+            return self._store_key(expr, scope)
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name):
+            bindings = scope.lookup(expr.func.id) or []
+            if len(bindings) == 1 and bindings[0].scope is self.module:
+                return ("return", expr.func.id)
+        return None
+
+    def _key_of_store(self, node: ast.AST, times: Any) -> Optional[Key]:
+        """Where the statement around a clock read keeps its value: an attribute it assigns,
+        a keyword of a module class's constructor, or the module-level function's return."""
+        scope = times.scope
+        child, parent = node, times.parent_of(node)
+        while parent is not None and not isinstance(parent, ast.stmt):
+            if isinstance(parent, ast.keyword) and parent.arg is not None:
+                call = times.parent_of(parent)
+                if isinstance(call, ast.Call) and self._constructs_module_class(call, scope):
+                    return ("*", parent.arg)
+            child, parent = parent, times.parent_of(parent)
+        if isinstance(parent, (ast.Assign, ast.AnnAssign)) and child is parent.value:
+            targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
+            for target in targets:
+                if isinstance(target, ast.Attribute):
+                    return self._store_key(target, scope)
+        if isinstance(parent, ast.Return) and scope.parent is self.module:
+            return ("return", getattr(scope.node, "name", ""))
+        return None
+
+    def _may_store(self, key: Key) -> bool:
+        """The text stores something under the key's name (`.deadline =`, `expires=`, a
+        `def` with a `return` of a clock call): most names asked about never are."""
+        if self._text is None:
+            return True
+        returned = key[0] == "return"
+        name = key[1]
+        found = self._named.get((returned, name))
+        if found is None:
+            if returned:
+                defined = re.search(rf"\bdef {re.escape(name)}\b", self._text)
+                found = bool(defined) and bool(_RETURN_TEXT.search(self._text))
+            else:
+                found = _stores_under(self._text, name)
+            self._named[(returned, name)] = found
+        return found
+
+    def _spells(self, scope: Scope, name: str) -> bool:
+        return self._source is None or name in self._source.segment(scope.node)
+
+    def _stores_here(self, scope: Scope, key: Key) -> bool:
+        """The function's text stores under the key's name (`.name =`, `name=`, or it is the
+        returning function itself)."""
+        if key[0] == "return":
+            return scope.parent is self.module and getattr(scope.node, "name", None) == key[1]
+        if self._source is None:
+            return True
+        text = self._source.segment(scope.node)
+        if key[1] not in text:
+            return False
+        pattern = self._patterns.get(key[1])
+        if pattern is None:
+            escaped = re.escape(key[1])
+            pattern = self._patterns[key[1]] = re.compile(rf"\.{escaped}\s*(?::[^=\n]*)?=(?!=)|[(,]\s*{escaped}=")
+        return bool(pattern.search(text))
+
+    # -- one key -------------------------------------------------------------------------
+    def _kept_for(self, key: Key) -> Optional[Any]:
+        if key in self._kept:
+            return self._kept[key]
+        self._kept[key] = None  # a store whose value asks about its own key sees none
+        stored: List[Optional[Any]] = []
+        for scope in self._function_scopes():
+            if not self._stores_here(scope, key):
+                continue
+            times = self.times.function(scope)
+            if times is None:
+                continue
+            for found_key, value in self._stores_of(scope):
+                if found_key == key:
+                    stored.append(times.kept_instant(value) if value is not None else None)
+        agreed = [v for v in stored if v is not None]
+        result: Optional[Any] = None
+        if agreed and len(agreed) == len(stored):
+            first = agreed[0]
+            if all((v.role, v.unit) == (first.role, first.unit) for v in agreed):
+                reads = tuple(replace(r, monotonic=None) for v in agreed for r in v.reads)
+                result = type(first)(first.role, WALL, first.unit, reads, True)
+        self._kept[key] = result
+        return result
+
+    def _stores_of(self, scope: Scope) -> Iterator[Tuple[Key, Optional[ast.expr]]]:
+        """Each store of a key with its value (None: a store whose value cannot count, which
+        still makes the key's stores disagree)."""
+        body = function_body(scope)
+        targets: List[Tuple[ast.expr, ast.expr]] = []
+        for node in body.nodes(ast.Assign):
+            targets.extend((target, node.value) for target in node.targets if isinstance(target, ast.Attribute))
+        for annotated in body.nodes(ast.AnnAssign):
+            if isinstance(annotated.target, ast.Attribute) and annotated.value is not None:
+                targets.append((annotated.target, annotated.value))
+        for target, value in targets:
+            if _is_placeholder(value):
+                continue  # `self.deadline = None`, `self.last = 0.0`: not set yet
+            key = self._store_key(target, scope)  # type: ignore[arg-type]
+            if key is not None:
+                yield key, value if key[0] != "*" or self._kept_object(target.value, scope) else None  # type: ignore[attr-defined]
+        for call in body.nodes(ast.Call):
+            if call.keywords and self._constructs_module_class(call, scope):
+                for keyword in call.keywords:
+                    if keyword.arg is not None and not _is_placeholder(keyword.value):
+                        yield ("*", keyword.arg), keyword.value
+        if scope.parent is self.module and isinstance(scope.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for returned in body.nodes(ast.Return):
+                if returned.value is not None:
+                    yield ("return", scope.node.name), returned.value
+
+    def _store_key(self, target: ast.Attribute, scope: Scope) -> Optional[Key]:
+        owner = _self_class(target.value, scope)
+        if owner is not None:
+            return (id(owner.node), target.attr)
+        if _on_a_module(target.value, scope):
+            return None  # a module's global (`settings.LAST_CHECK`): first set who knows where
+        return ("*", target.attr)
+
+    def _kept_object(self, receiver: ast.expr, scope: Scope) -> bool:
+        """Another object's attribute counts as a place to keep an instant when the object is
+        request state (`request.state`) or one this module's class built (`lease =
+        Lease(...)`): an ORM row's `updated_at` is persisted, and read by others."""
+        if isinstance(receiver, ast.Attribute) and receiver.attr == "state":
+            return True
+        if not isinstance(receiver, ast.Name):
+            return False
+        bindings = scope.lookup(receiver.id) or []
+        return bool(bindings) and all(
+            isinstance(b.value, ast.Call) and self._constructs_module_class(b.value, b.scope) for b in bindings
+        )
+
+    def _constructs_module_class(self, call: ast.Call, scope: Scope) -> bool:
+        if not isinstance(call.func, ast.Name):
+            return False
+        bindings = scope.lookup(call.func.id) or []
+        return len(bindings) == 1 and isinstance(bindings[0].value, ast.ClassDef) and bindings[0].scope is self.module
+
+    def _function_scopes(self) -> List[Scope]:
+        if self._functions:
+            return self._functions
+        resolver = self.times.resolver
+        pending: List[Tuple[ast.AST, Scope]] = [(child, self.module) for child in _children(self.module.node)]
+        while pending:
+            node, parent = pending.pop()
+            scope = resolver.scope_of(node, parent)
+            if scope.kind == FUNCTION:
+                self._functions.append(scope)
+            pending.extend((child, scope) for child in _children(node))
+        return self._functions
+
+    def _first_user(self, key: Key, kept: Any) -> Optional[str]:
+        """A function whose deadline uses compare the kept value with a wall-clock read of
+        its own."""
+        kept_reads = {id(r.node) for r in kept.reads}
+        for scope in self._function_scopes():
+            if not self._spells(scope, key[1]):
+                continue
+            times = self.times.function(scope)
+            if times is None:
+                continue
+            for use in times.deadline_uses:
+                if use.clock == WALL and use.local and any(id(r.node) in kept_reads for r in use.reads):
+                    if any(id(r.node) not in kept_reads for r in use.reads):
+                        return getattr(scope.node, "name", "<lambda>")
+        return None
+
+
+# An attribute, keyword or return statement on a line that calls a wall clock: the only text
+# a kept instant can come from (most files have none, and skip the walk).
+_CLOCK_CALL = r"\b(?:time|now|utcnow|time_ns)\s*\("
+_STORE_TEXT = re.compile(r"(?:\.\w+\s*(?::[^=\n]*)?=(?!=)|[(,]\s*\w+=(?!=)|\breturn\b)[^\n]*" + _CLOCK_CALL)
+_RETURN_TEXT = re.compile(r"\breturn\b[^\n]*" + _CLOCK_CALL)
+_ANNOTATED_ASSIGNMENT = re.compile(r"\s*(?::[^=\n]*)?=(?!=)")
+
+
+def _stores_under(text: str, name: str) -> bool:
+    """The text has `.name =` (`.name: T =`) or `name=` after `(` or `,`: what the regex
+    `\\.name\\s*(?::[^=\\n]*)?=(?!=)|[(,]\\s*name=(?!=)` finds, found from the name's
+    occurrences instead; that regex starts with no literal, so it was tried at every
+    character of the file, once per name asked (4% of a cold check of the services corpus)."""
+    size = len(name)
+    at = text.find(name)
+    while at >= 0:
+        end = at + size
+        if at and text[at - 1] == "." and _ANNOTATED_ASSIGNMENT.match(text, end):
+            return True
+        if text.startswith("=", end) and not text.startswith("==", end):
+            before = at - 1
+            while before >= 0 and text[before].isspace():  # what the regex's `\s` matches
+                before -= 1
+            if before >= 0 and text[before] in "(,":
+                return True
+        at = text.find(name, at + 1)
+    return False
+
+
+def _self_class(receiver: ast.expr, scope: Scope) -> Optional[Scope]:
+    """The class whose instance `receiver` is, when it is a method's `self` (or `cls`)."""
+    method: Optional[Scope] = scope
+    while method is not None and method.kind == FUNCTION and method.enclosing_class is None:
+        method = method.parent
+    if method is None or method.kind != FUNCTION or method.enclosing_class is None:
+        return None
+    args = method.node.args  # type: ignore[attr-defined]
+    positional = [*args.posonlyargs, *args.args]
+    if not positional or not isinstance(receiver, ast.Name) or receiver.id != positional[0].arg:
+        return None
+    return method.enclosing_class
+
+
+def _on_a_module(receiver: ast.expr, scope: Scope) -> bool:
+    """`settings.X`, `pkg.sub.X`: the receiver is (an attribute of) an imported name."""
+    while isinstance(receiver, ast.Attribute):
+        receiver = receiver.value
+    if not isinstance(receiver, ast.Name):
+        return False
+    bindings = scope.lookup(receiver.id) or []
+    return any(b.kind == IMPORT for b in bindings)
+
+
+def _children(node: ast.AST) -> Iterator[ast.AST]:
+    """The functions and classes defined directly in `node`'s body (at any statement depth)."""
+    stack: List[ast.AST] = list(getattr(node, "body", []) or [])
+    seen: Set[int] = set()
+    while stack:
+        child = stack.pop()
+        if id(child) in seen:
+            continue
+        seen.add(id(child))
+        if isinstance(child, _SCOPE_NODES):
+            yield child
+            continue
+        if isinstance(child, (ast.expr, ast.Lambda)):
+            continue
+        for value in ast.iter_child_nodes(child):
+            if isinstance(value, (ast.stmt, ast.excepthandler, ast.match_case)):
+                stack.append(value)
+
+
+def _is_placeholder(node: Optional[ast.AST]) -> bool:
+    """`None`, or the zero instant (`0`, `0.0`: "never", so the first check passes)."""
+    if not isinstance(node, ast.Constant):
+        return False
+    return node.value is None or type(node.value) in (int, float) and node.value == 0
+
+
+__all__ = ["KeptDeadlines", "MODULE"]

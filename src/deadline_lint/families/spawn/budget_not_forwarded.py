@@ -1,0 +1,118 @@
+from __future__ import annotations
+
+import ast
+
+from deadline_lint.support.diagnostics import Applicability
+from deadline_lint.engine.edits import insert_keyword
+from deadline_lint.engine.requires import Look, Words
+from deadline_lint.engine.rule import Rule, register
+from deadline_lint.families.shared.budget.budget import budget_in_scope
+from deadline_lint.families.shared.budget.budget_text import BudgetText, budget_parameter_words
+from deadline_lint.families.shared.budget.forwarding import Forwarding, forwarded_value
+from deadline_lint.semantics.local.expressions import mentions_any
+
+
+@register
+class BudgetNotForwarded(Rule):
+    """
+    ## What it does
+    In a function with a budget in scope, flags a call to a function that accepts a budget
+    and is not given one: a function of the same module called by its name, a method of
+    the same class called on `self`, or an undecorated module-level function of another
+    module of the project (`from .clients import fetch`, `clients.fetch(...)`, read through
+    the project facts), with a parameter named like a profile budget
+    (`budget.parameters`, e.g. `budget`), annotated with a budget type, or holding budget
+    seconds (`budget.seconds_parameters`, e.g. `budget_s`, which `fix --thread-budget`
+    adds). Only parameters with a default are considered (a missing required one would fail
+    at once); calls that pass `*args` / `**kwargs` or any argument derived from the budget
+    are left alone, as are callees whose decorators might change their signature.
+
+    ## Why is this bad?
+    The callee falls back to its default, usually no budget at all or the whole edge
+    total, so every call it makes may run longer than the request that asked for it. The
+    budget has to be forwarded at every hop, in-process ones included.
+
+    ## Example
+    ```python
+    def load_profile(user_id, budget=None):
+        ...
+
+    def handler(request, budget):
+        return load_profile(request.user_id)
+    ```
+
+    ## Use instead
+    ```python
+    def load_profile(user_id, budget=None):
+        ...
+
+    def handler(request, budget):
+        return load_profile(request.user_id, budget=budget)
+    ```
+
+    ## Fix safety
+    Unsafe: the callee's calls become bounded by the caller's remainder, so a call that used
+    to wait may now fail. For a function called by name it inserts a budget, so the LibCST
+    codemod and `fix --thread-budget` apply it without `--unsafe-fixes`, as they do DL101's.
+    A method called on `self` (`self.lookup(...)`) gets no fix: an override in a subclass,
+    in this module or any other, may lack the parameter, and the added keyword would be a
+    `TypeError` there; the message says so. The fix passes the budget object as it is (`budget=budget`), or
+    for a seconds parameter the caller's own seconds parameter, else the timeout it would
+    give an outbound call (`budget_s=budget.timeout()`, the hop margin already taken off).
+    A budget read into a local before the call (`budget = request.state.budget`) is passed
+    by that local.
+    `fix --thread-budget --unsafe-fixes` (and the LibCST codemod with the same options),
+    with this rule selected, threads a `budget_s` parameter up through every caller in the
+    module that has none, so one run forwards the budget along whole call chains.
+
+    ## Options
+    - `budget.parameters`, `budget.seconds_parameters`, `budget.types`: what counts as a
+      budget parameter, in callers and callees alike.
+    - `fix.*`: the timeout expression passed for a seconds parameter.
+    """
+
+    code = "DL503"
+    name = "budget-not-forwarded"
+    summary = "a budgeted function calls a function that accepts a budget without passing it"
+    fix_applicability = Applicability.UNSAFE
+    node_types = (ast.Call,)
+
+    requires = Words.of(lambda rule: budget_parameter_words(rule.profile, rule.catalog))
+    first_looks = {ast.Call: Look.of(lambda rule: may_forward)}
+
+    def visit(self, node, ctx):
+        if not isinstance(node.func, (ast.Name, ast.Attribute)):
+            return
+        if not ctx.analysis(BudgetText).receivers:
+            return
+        budget = budget_in_scope(ctx)
+        if budget is None:
+            return
+        parameter = ctx.analysis(Forwarding).missing_budget(node, ctx.scope)
+        if parameter is None:
+            return
+        if any(mentions_any(a, budget.names) for a in [*node.args, *(k.value for k in node.keywords)]):
+            return  # it hands over something derived from the budget: a choice, not an omission
+        callee = parameter.callee
+        value = forwarded_value(budget, parameter.kind, ctx.scope, self.profile, node)
+        if value is None:
+            ctx.report(self, node, f"`{callee}()` accepts `{parameter.name}` but is called without it: "
+                       "forward the budget")
+            return
+        argument = f"{parameter.name}={value}"
+        message = f"`{callee}()` accepts `{parameter.name}` but is called without it: pass `{argument}`"
+        if parameter.on_self:
+            # `self.m(...)` may run an override in a subclass (in any module) that lacks the
+            # parameter: a keyword added here would be a TypeError there. No fix.
+            ctx.report(self, node, message + f" (not fixed: a subclass may override `{callee}` without "
+                       f"`{parameter.name}`; pass it through the class's overrides together)")
+            return
+        edit = insert_keyword(ctx.source, node, parameter.name, value)
+        ctx.report(self, node, message, [edit] if edit else (), description=f"pass {argument}",
+                   inserts_budget=True)
+
+
+def may_forward(node: ast.Call, ctx) -> bool:
+    """The first look: a call by name in a file where a function can receive a budget."""
+    return isinstance(node.func, (ast.Name, ast.Attribute)) and ctx.analysis(BudgetText).receivers
+

@@ -1,0 +1,419 @@
+"""The fix loop every front end goes through: `deadline-lint fix`, `check --fix` and the
+LibCST codemod.
+
+One round: check the text, take each applicable fix (safe ones; unsafe ones too with
+`--unsafe-fixes`; never a suppressed finding, which the engine has already dropped), apply
+those whose edits do not overlap or touch an edit already taken, add the imports they need
+(where LibCST's AddImportsVisitor would put them: import_block.py writes them itself when the
+module's import block is plain, else LibCST, which knows about docstrings, `from __future__`,
+shebangs and coding lines), then parse and check again. Fixes that had to wait get their turn in a later
+round. The loop stops when a round changes nothing. If the text is still changing after
+MAX_ROUNDS rounds, or a round produced code that does not parse, the file is left exactly as
+it was and a DL005 / DL003 diagnostic says so.
+"""
+from __future__ import annotations
+
+import ast
+import bisect
+import difflib
+import functools
+import os
+from typing import FrozenSet, List, Optional, Protocol, Sequence, Set, Tuple
+
+from deadline_lint.engine.checker import Checker, tool_diagnostic
+from deadline_lint.support.diagnostics import Applicability, Diagnostic, Edit, Fix
+from deadline_lint.engine.reading import read_file, undecodable
+from deadline_lint.support.source import DecodeError, SourceFile, split_lines
+from deadline_lint.families.outbound.fixes.thread_budget import (
+    PARAMETER,
+    THREADED_CODES,
+    finding_key,
+    plan_thread_budget,
+)
+from deadline_lint.fixes.import_block import add_imports_plainly
+from deadline_lint.fixes.writes import (
+    SourceSnapshot,
+    WriteRefused,
+    encode_like,
+    match_newlines,
+    snapshot_of,
+    write_atomic,
+)
+from deadline_lint.semantics.imported import imports_module_mentioning
+from deadline_lint.semantics.local.imports import parse_import
+from deadline_lint.support.records import dataclass
+
+MAX_ROUNDS = 10
+_PARSE_FAILURES = ("DL001", "DL002")
+
+
+@dataclass(frozen=True)
+class FixMode:
+    unsafe: bool = False  # also apply fixes marked unsafe
+    thread_budget: bool = False  # see thread_budget.py
+    # Also apply fixes that insert a missing timeout, whatever their class: the codemod's job
+    # (and `--thread-budget`'s, which exists to insert budgets).
+    insert_budgets: bool = False
+    # `--thread-budget` in a run over many files: their absolute paths (thread_elsewhere.py).
+    run: FrozenSet[str] = frozenset()
+
+    def applies(self, fix: Optional[Fix]) -> bool:
+        if fix is None:
+            return False
+        if fix.applicability is Applicability.SAFE or self.unsafe:
+            return True
+        return fix.inserts_budget and (self.insert_budgets or self.thread_budget)
+
+
+@dataclass(frozen=True)
+class FixedText:
+    original: str
+    text: str  # the fixed text; the original when fixing gave up
+    fixed: int  # findings whose fix was applied
+    remaining: Tuple[Diagnostic, ...]  # what checking `text` reports (plus DL003/DL005 on give-up)
+    before: Tuple[Diagnostic, ...]  # what checking the original reported
+    threaded: int = 0  # functions given a budget parameter (--thread-budget)
+    gave_up: bool = False  # DL005 (no convergence) or DL003 (a fix broke the code)
+
+    @property
+    def changed(self) -> bool:
+        return self.text != self.original
+
+
+@dataclass(frozen=True)
+class _Group:
+    """Edits that go in together or not at all: one finding's fix, or a whole thread plan."""
+
+    edits: Tuple[Edit, ...]
+    imports: Tuple[str, ...] = ()
+    fixes: int = 1
+    threaded: int = 0
+
+
+# -- one text ------------------------------------------------------------------------
+def fix_text(checker: Checker, text: str, path: str, mode: FixMode = FixMode()) -> FixedText:
+    """Apply fixes to `text` until nothing changes; never raises for what a fix does."""
+    original = text
+    before: Optional[List[Diagnostic]] = None
+    fixed = threaded = 0
+    found: List[Diagnostic] = []
+    for round_number in range(MAX_ROUNDS + 1):
+        found = check_for_fixing(checker, text, path)
+        if before is None:
+            before = found
+        elif any(d.code in _PARSE_FAILURES for d in found):
+            rules = ", ".join(sorted({d.code for d in before if mode.applies(d.fix)}))
+            return _give_up(original, before, path, "DL003", (
+                f"internal error: fixes ({rules}) produced code that does not parse; the file was left unchanged"
+            ))
+        groups = _round_groups(checker, text, path, found, mode)
+        if not groups:
+            break
+        new_text, applied = _apply_round(text, groups)
+        new_text = match_newlines(original, new_text)
+        if new_text == text:
+            break
+        if round_number == MAX_ROUNDS:
+            return _give_up(original, before, path, "DL005", (
+                f"fixes were still changing the file after {MAX_ROUNDS} rounds; the file was left unchanged"
+            ))
+        text = new_text
+        fixed += sum(group.fixes for group in applied)
+        threaded += sum(group.threaded for group in applied)
+    return FixedText(original, text, fixed, tuple(found), tuple(before or ()), threaded)
+
+
+def check_for_fixing(checker: Checker, text: str, path: str) -> List[Diagnostic]:
+    """What `check` reports for this text: suppressions applied (the per-path ignores are in
+    the checker's selection, see config.Checkers)."""
+    return checker.check_text(text, path)
+
+
+def _give_up(original: str, before: Sequence[Diagnostic], path: str, code: str, message: str) -> FixedText:
+    reason = tool_diagnostic(path, code, message)
+    remaining = tuple(sorted([*before, reason], key=Diagnostic.sort_key))
+    return FixedText(original, original, 0, remaining, tuple(before), gave_up=True)
+
+
+def _round_groups(checker: Checker, text: str, path: str, found: List[Diagnostic], mode: FixMode) -> List[_Group]:
+    groups: List[_Group] = []
+    covered: frozenset = frozenset()
+    if mode.thread_budget:
+        plan = _thread_plan(checker, text, path, found, mode)
+        if plan is not None:
+            covered = plan.covered
+            groups.append(_Group(plan.edits, plan.imports, len(plan.covered), plan.functions))
+    fixes = [d.fix for d in found if d.fix is not None and mode.applies(d.fix) and finding_key(d) not in covered]
+    fixes.sort(key=lambda fix: min((e.start, e.end) for e in fix.edits) if fix.edits else (0, 0))
+    groups.extend(_Group(fix.edits, fix.imports) for fix in fixes if fix.edits)
+    return groups
+
+
+def _thread_plan(checker: Checker, text: str, path: str, found: List[Diagnostic], mode: FixMode):
+    if (
+        PARAMETER not in text and not any(d.code in THREADED_CODES for d in found)
+        and not imports_module_mentioning(text, path, PARAMETER)
+    ):
+        return None  # nothing to thread and nothing to forward (here or to another module): skip the parse
+    try:
+        tree = ast.parse(text, filename=path)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    return plan_thread_budget(checker, SourceFile(text, path), tree, found, mode.applies, mode.run)
+
+
+# -- applying one round ----------------------------------------------------------------
+def _apply_round(text: str, groups: List[_Group]) -> Tuple[str, List[_Group]]:
+    chosen = _non_overlapping(groups, len(text))
+    new_text = apply_edits(text, [e for g in chosen for e in g.edits])
+    imports = tuple(dict.fromkeys(i for g in chosen for i in g.imports))
+    if imports:
+        with_imports = add_imports_plainly(new_text, imports)  # LibCST's placement, without it
+        if with_imports is None:
+            with_imports = add_imports(new_text, imports)
+        if with_imports is None:  # LibCST cannot take it (too deep for it, say): plain lines
+            with_imports = insert_import_lines(new_text, imports)
+        if with_imports is None:  # prove or bail: drop the fixes that need an import
+            chosen = [g for g in chosen if not g.imports]
+            return apply_edits(text, [e for g in chosen for e in g.edits]), chosen
+        new_text = with_imports
+    return new_text, chosen
+
+
+def _non_overlapping(groups: List[_Group], length: int) -> List[_Group]:
+    """Greedy, in order: a group whose edits overlap or touch a taken edit waits a round.
+
+    Taken edits never touch each other, so kept sorted by start their ends are sorted too and
+    only the last one starting at or before an edit's end can touch it: a binary search per
+    edit, not a scan of all taken ones (a file with 17,000 fixes was quadratic)."""
+    starts: List[int] = []
+    ends: List[int] = []
+    chosen: List[_Group] = []
+    for group in groups:
+        edits = list(dict.fromkeys(group.edits))
+        if any(not 0 <= e.start <= e.end <= length for e in edits):
+            continue  # a rule bug; never let it garble the file
+        ordered = sorted(edits, key=lambda e: (e.start, e.end))
+        if any(_touch(a, b) for a, b in zip(ordered, ordered[1:])):
+            continue
+        if any(_touches_taken(e, starts, ends) for e in ordered):
+            continue
+        chosen.append(group)
+        for edit in ordered:
+            index = bisect.bisect_right(starts, edit.start)
+            starts.insert(index, edit.start)
+            ends.insert(index, edit.end)
+    return chosen
+
+
+def _touches_taken(edit: Edit, starts: List[int], ends: List[int]) -> bool:
+    index = bisect.bisect_right(starts, edit.end) - 1
+    return index >= 0 and ends[index] >= edit.start
+
+
+def _touch(a: Edit, b: Edit) -> bool:
+    """Overlapping, adjacent, or two insertions at one point: the order would be a guess."""
+    return a.start <= b.end and b.start <= a.end
+
+
+def apply_edits(text: str, edits: Sequence[Edit]) -> str:
+    """Apply non-overlapping edits (character offsets into `text`)."""
+    pieces: List[str] = []
+    position = 0
+    for edit in sorted(edits, key=lambda e: (e.start, e.end)):
+        pieces.append(text[position:edit.start])
+        pieces.append(edit.text)
+        position = edit.end
+    pieces.append(text[position:])
+    return "".join(pieces)
+
+
+def add_imports(text: str, imports: Sequence[str]) -> Optional[str]:
+    """`text` with each import added unless already there; None if LibCST cannot do it.
+
+    An import is written `time`, `import os.path`, `import x as y` or `from time import
+    monotonic` (optionally `as name`)."""
+    return _added_imports(text, tuple(imports))
+
+
+# LibCST's parse is the slowest step of a fix, and the same text is often given the same
+# imports again: the codemod and `fix` fixing one file alike, an editor asking for the fixes of
+# an unchanged buffer, the simulation comparing the two. The answer depends on nothing else.
+@functools.lru_cache(maxsize=16)
+def _added_imports(text: str, imports: Tuple[str, ...]) -> Optional[str]:
+    import libcst
+    from libcst.codemod import CodemodContext
+    from libcst.codemod.visitors import AddImportsVisitor
+
+    context = CodemodContext()
+    for spec in imports:
+        parsed = parse_import(spec)
+        if parsed is None:
+            return None
+        module, name, alias = parsed
+        AddImportsVisitor.add_needed_import(context, module, name, alias)
+    try:
+        tree = libcst.parse_module(text)
+        return AddImportsVisitor(context).transform_module(tree).code
+    except Exception:  # libcst.ParserSyntaxError, RecursionError on deep code: prove or bail
+        return None
+
+
+def insert_import_lines(text: str, imports: Sequence[str]) -> Optional[str]:
+    """`text` with each import missing at module level added as a line of its own, after the
+    docstring and `from __future__` imports; without LibCST, for code it cannot take. None
+    when the place is not a line of its own (`"doc"; import x`) or the text does not parse."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    present: Set[Tuple[Optional[str], ...]] = set()
+    for statement in tree.body:
+        if isinstance(statement, ast.Import):
+            present.update(("import", a.name, a.asname) for a in statement.names)
+        elif isinstance(statement, ast.ImportFrom) and statement.level == 0:
+            present.update(("from", statement.module, a.name, a.asname) for a in statement.names)
+    lines = []
+    for spec in imports:
+        parsed = parse_import(spec)
+        if parsed is None:
+            return None
+        module, name, alias = parsed
+        if name is None:
+            key: tuple = ("import", module, alias)
+            line = f"import {module}" + (f" as {alias}" if alias else "")
+        else:
+            key = ("from", module, name, alias)
+            line = f"from {module} import {name}" + (f" as {alias}" if alias else "")
+        if key not in present:
+            lines.append(line + "\n")
+    if not lines:
+        return text
+    body = list(tree.body)
+    if (
+        body and isinstance(body[0], ast.Expr)
+        and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str)
+    ):
+        body = body[1:]
+    while body and isinstance(body[0], ast.ImportFrom) and body[0].module == "__future__":
+        body = body[1:]
+    if not body:
+        return text + ("" if not text or text.endswith(("\n", "\r")) else "\n") + "".join(lines)
+    first = body[0]
+    decorators = getattr(first, "decorator_list", None) or []
+    line_number = min([first.lineno, *(d.lineno for d in decorators)])
+    if first.col_offset != 0 or any(d.col_offset != 1 for d in decorators):
+        return None  # shares its line with what comes before
+    source = SourceFile(text, "<imports>")
+    at = source.offset(line_number, 0)
+    return text[:at] + "".join(lines) + text[at:]
+
+
+# -- files -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class FileOutcome:
+    path: str
+    fixed: int
+    remaining: Tuple[Diagnostic, ...]
+    changed: bool  # the fixed text differs (written, or shown as a diff)
+    diff: bytes = b""  # in the file's own encoding, so `patch -p0` applies it
+    written: bool = False
+    refused: Optional[str] = None  # why a changed file was not (or would not be) written
+    threaded: int = 0
+    gave_up: bool = False
+    text: Optional[str] = None  # the fixed text, when it changed (thread_project.py reads it)
+
+
+def fix_file(
+    checker: Checker, path: str, mode: FixMode = FixMode(), write: bool = True, start: Optional[str] = None,
+) -> FileOutcome:
+    """Fix one file; `write=False` only computes the diff (`--diff`). `start`: fix this text
+    (an earlier pass's result) instead of the file's, and diff or write against the file."""
+    read = read_file(path)
+    if isinstance(read, Diagnostic):
+        return _unfixable(path, read)
+    try:
+        snapshot = snapshot_of(path, read.data, read.stat.st_mtime_ns, read.stat.st_size)
+    except DecodeError as exc:
+        return _unfixable(path, undecodable(path, exc))
+    result = fix_text(checker, snapshot.text if start is None else start, path, mode)
+    if not result.changed and result.text == snapshot.text:
+        return FileOutcome(path, 0, result.remaining, False, gave_up=result.gave_up)
+    try:
+        if write:
+            write_atomic(snapshot, result.text)
+        else:
+            encode_like(snapshot, result.text)  # --diff shows only what `fix` would write
+    except WriteRefused as exc:
+        return FileOutcome(path, 0, result.before, False, refused=str(exc))
+    except OSError as exc:
+        return FileOutcome(path, 0, result.before, False, refused=f"cannot write: {exc.strerror or exc}")
+    diff = b"" if write else diff_like(snapshot, result.text)
+    return FileOutcome(path, result.fixed, result.remaining, True, diff, write, None, result.threaded, text=result.text)
+
+
+def _unfixable(path: str, reason: Diagnostic) -> FileOutcome:
+    return FileOutcome(path, 0, (reason,), False)
+
+
+def diff_like(snapshot: SourceSnapshot, after: str) -> bytes:
+    """The diff of the file's text to `after`, as bytes `patch -p0` applies to the file: the
+    lines in the file's own encoding (with its BOM on the first), headers relative to the
+    current folder when the file is below it (patch refuses absolute paths)."""
+    bom = "\ufeff" if snapshot.bom else ""
+    path = snapshot.path
+    if os.path.isabs(path):
+        relative = os.path.relpath(path)
+        if not relative.startswith(os.pardir):
+            path = relative
+    diff = unified_diff(path, bom + snapshot.text, bom + after)
+    lines = split_lines(diff)
+    headers = b"".join(os.fsencode(line) for line in lines[:2])
+    return headers + "".join(lines[2:]).encode(snapshot.encoding, errors="surrogateescape")
+
+
+def unified_diff(path: str, before: str, after: str) -> str:
+    """A unified diff that `patch -p0` applies; lines keep their own endings."""
+    lines: List[str] = []
+    for line in difflib.unified_diff(split_lines(before), split_lines(after), path, path):
+        lines.append(line)
+        if not line.endswith(("\n", "\r")):
+            lines.append("\n\\ No newline at end of file\n")
+    return "".join(lines)
+
+
+# -- many files (api.fix_paths runs them) ----------------------------------------------
+class Outcome(Protocol):
+    """What fix_summary reads of each file's result (api.FixResult)."""
+
+    @property
+    def fixed(self) -> int: ...
+    @property
+    def changed(self) -> bool: ...
+    @property
+    def remaining(self) -> Sequence[Diagnostic]: ...
+    @property
+    def threaded(self) -> int: ...
+
+
+def fix_summary(outcomes: Sequence[Outcome], mode: FixMode, write: bool, files_checked: int) -> str:
+    """`Fixed 3 problems in 2 files, 1 remaining (1 fixable with `--unsafe-fixes`).`"""
+    fixed = sum(o.fixed for o in outcomes)
+    changed = sum(1 for o in outcomes if o.changed)
+    remaining = [d for o in outcomes for d in o.remaining]
+    if not fixed and not remaining and not changed:
+        return f"Nothing to fix ({_plural(files_checked, 'file')} checked)."
+    verb, rest = ("Fixed", "remaining") if write else ("Would fix", "would remain")
+    text = f"{verb} {_plural(fixed, 'problem')} in {_plural(changed, 'file')}, {len(remaining)} {rest}"
+    hidden = sum(1 for d in remaining if d.fix is not None and d.fix.applicability is Applicability.UNSAFE)
+    if hidden and not mode.unsafe:
+        text += f" ({hidden} fixable with `--unsafe-fixes`)"
+    threaded = sum(o.threaded for o in outcomes)
+    if threaded:
+        verb = "threaded" if write else "would thread"
+        text += f"; {verb} a budget parameter through {_plural(threaded, 'function')}"
+    return text + "."
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"

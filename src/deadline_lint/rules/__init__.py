@@ -1,1 +1,0 @@
-"""The rule families, one package each; `deadline_lint.registry` imports them all."""

@@ -1,0 +1,481 @@
+"""deadline-lint's API: every front end (the CLI and pre-commit, flake8, pylint, the LibCST
+codemod, the editor server) says what it wants in `Options` and gets results back; none of
+them reads files, builds checkers, runs processes or applies suppressions itself.
+
+The contract:
+
+- `lint_paths(paths, options)` yields one `FileResult` per path, in the order given (files,
+  not folders: `discover` in files.py walks folders). `fix_paths(paths, options)` yields one
+  `FixResult` per path, fixing (and with `options.write`, writing) each file.
+- `lint_text(text, path, options)` and `fix_text(text, path, options)` take one buffer (stdin,
+  an editor's unsaved text) and answer exactly what `check` / `fix` would answer for that
+  text saved at `path`: the profile resolved for `path` as on disk (`options.profile`, else
+  the nearest pyproject.toml with `[tool.deadline-lint]`), its per-path ignores, and
+  suppression comments. `path` is never read; it need not exist. `lint_bytes` takes
+  undecoded bytes (DL002 when they are not source text). A buffer is checked even where the
+  profile's `exclude` would skip the file in a folder walk: `Session.excluded(path)` says so.
+- `Session.files(paths)` is the folder walk (`options.exclude`, the profiles' `exclude`,
+  .gitignore unless `options.respect_gitignore` is False).
+- `FileResult.path` is the path as given; `FileResult.diagnostics` is a sorted list of
+  `deadline_lint.support.diagnostics.Diagnostic` (1-based lines and columns), each with its `fix`
+  (edits as character offsets into the text checked) or None. `FixResult` has the same two
+  fields (what remains after fixing) and `text`, the fixed text (`fix_text` only; the
+  original text when nothing was fixed or fixing gave up).
+- Suppression happens in one place for every front end: `# deadline-lint: ignore[...]`
+  always, `# noqa` unless `options.noqa` is False (flake8 reads its own), and the profile's
+  `per_path_ignores` folded into each file's selection (the rules they silence are not run;
+  the tool codes DL0xx they name are dropped).
+- A broken profile or selector raises `ProfileError` (one line, no traceback); the code
+  checked never raises: a file that cannot be read, decoded or parsed gets its DL0xx
+  diagnostic instead.
+- `lint_text`, `lint_bytes` and `fix_text` keep their checkers per `Options` in the process
+  (rules and catalogs are built once); `reset()` forgets them, e.g. after a profile changed.
+  `lint_paths` and `fix_paths` resolve profiles afresh on every call, as a run of the CLI.
+"""
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple, TypeVar
+
+from deadline_lint.support.diagnostics import Diagnostic, tool_diagnostic
+from deadline_lint.engine.reading import Read, decode, read_file
+from deadline_lint.run.config import Checkers, ProfileResolver, silenced
+from deadline_lint.run.selection import SelectorError, check_selectors
+from deadline_lint.semantics.modules import consulted, forget_projects, start_consulting
+from deadline_lint.semantics.store import flush as flush_store
+from deadline_lint.settings.profile import ProfileError
+from deadline_lint.support.records import dataclass, replace
+
+if TYPE_CHECKING:
+    import ast
+
+    from deadline_lint.cache.results import Dependencies, ResultCache, Stamp
+    from deadline_lint.engine.checker import Checker
+    from deadline_lint.fixes.loop import FileOutcome, FixMode
+
+# Spawning workers costs ~0.2 s each: below this many files one process is faster.
+PARALLEL_THRESHOLD = 64
+
+# What a checked file's findings were computed from, for the results cache:
+# (stat before the read, content hash, project dependencies or None).
+Record = Tuple["Stamp", str, Optional["Dependencies"]]
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Options:
+    """What a front end can say. Selectors are codes or prefixes (`DL101`, `DL1`, `ALL`)."""
+
+    select: Tuple[str, ...] = ()  # replaces the profile's `select`
+    ignore: Tuple[str, ...] = ()  # these add to the profile's
+    extend_select: Tuple[str, ...] = ()
+    extend_safe_fixes: Tuple[str, ...] = ()
+    extend_unsafe_fixes: Tuple[str, ...] = ()
+    profile: Optional[str] = None  # a profile YAML for every file (else per file, pyproject.toml)
+    only: Optional[Tuple[str, ...]] = None  # run no rule outside these (pylint: enabled messages)
+    noqa: bool = True  # False: the host applies noqa comments itself (flake8)
+    # Fixing
+    unsafe_fixes: bool = False
+    thread_budget: bool = False
+    insert_budgets: bool = False  # fixes inserting a missing timeout whatever their class (codemod)
+    thread_run: FrozenSet[str] = frozenset()  # set by fix_paths: the run's files (thread_elsewhere.py)
+    write: bool = True  # fix_paths: write fixed files (False: compute the diff only)
+    # Running
+    jobs: Optional[int] = None  # worker processes (None: by file count)
+    cache_dir: Optional[str] = None  # the results cache for lint_paths (None: no cache)
+    # Finding files (files.discover; lint_paths itself takes files)
+    exclude: Tuple[str, ...] = ()
+    respect_gitignore: bool = True
+
+    def __post_init__(self) -> None:
+        for name in ("select", "ignore", "extend_select", "extend_safe_fixes", "extend_unsafe_fixes", "exclude"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+        if self.only is not None:
+            object.__setattr__(self, "only", tuple(self.only))
+
+    def check(self) -> None:
+        """Raise ProfileError for an unknown code in a selector."""
+        for name in ("select", "extend_select", "ignore", "extend_safe_fixes", "extend_unsafe_fixes"):
+            try:
+                check_selectors(getattr(self, name), "--" + name.replace("_", "-"))
+            except SelectorError as exc:
+                raise ProfileError(str(exc)) from None
+
+    def checker_options(self) -> Dict[str, object]:
+        """The keyword arguments of engine.Checker (also the results cache's key: only what
+        changes findings)."""
+        options: Dict[str, object] = {
+            "select": list(self.select), "ignore": list(self.ignore), "extend_select": list(self.extend_select),
+            "extend_safe_fixes": list(self.extend_safe_fixes), "extend_unsafe_fixes": list(self.extend_unsafe_fixes),
+        }
+        if self.only is not None:
+            options["only"] = list(self.only)
+        if not self.noqa:
+            options["apply_noqa"] = False
+        return options
+
+    def fix_mode(self) -> "FixMode":
+        from deadline_lint.fixes.loop import FixMode
+
+        return FixMode(
+            unsafe=self.unsafe_fixes, thread_budget=self.thread_budget, insert_budgets=self.insert_budgets,
+            run=self.thread_run,
+        )
+
+
+@dataclass(frozen=True)
+class FileResult:
+    path: str
+    diagnostics: List[Diagnostic]
+
+
+@dataclass(frozen=True)
+class FixResult:
+    path: str
+    diagnostics: List[Diagnostic]  # what remains (plus DL003/DL005 when fixing gave up)
+    fixed: int = 0  # findings whose fix was applied
+    changed: bool = False  # the fixed text differs (written, or shown as a diff)
+    text: Optional[str] = None  # the fixed text (fix_text: the original if unchanged; fix_path: if changed)
+    diff: bytes = b""  # with write=False: in the file's own encoding, so `patch -p0` applies it
+    written: bool = False
+    refused: Optional[str] = None  # why a changed file was not (or would not be) written
+    threaded: int = 0  # functions given a budget parameter (--thread-budget)
+    gave_up: bool = False
+    before: Tuple[Diagnostic, ...] = ()  # what checking the original reported
+
+    @property
+    def remaining(self) -> List[Diagnostic]:
+        return self.diagnostics
+
+
+class Session:
+    """One run's checkers (one per profile and per-path selection) and how to use them."""
+
+    def __init__(self, options: Options = Options()) -> None:
+        options.check()
+        self.options = options
+        forget_projects()  # a new run reads its projects' modules afresh (they may have changed)
+        # With a results cache, what the run parses is kept parsed in its folder: the pyproject
+        # tables profiles are read from (file discovery already asks) and the catalog.
+        _keep_catalog(options.cache_dir)
+        self.checkers = Checkers(ProfileResolver(options.profile), options.checker_options())
+
+    def checker(self, path: str) -> "Checker":
+        return self.checkers.for_path(path)
+
+    def suppressed(self, path: str, found: List[Diagnostic]) -> List[Diagnostic]:
+        """The tool codes the file's per-path ignores name (its rules never ran)."""
+        dropped = self.checkers.dropped(path)
+        return [d for d in found if not silenced(d.code, dropped)] if dropped else found
+
+    # -- checking -----------------------------------------------------------------------
+    def lint_path(self, path: str) -> FileResult:
+        return self.lint_read(path, read_file(path))[0]
+
+    def lint_read(self, path: str, read, sent: Optional[Dict[str, Set[str]]] = None,
+                  record: bool = False, stored: Optional["ResultCache"] = None) -> Tuple[FileResult, Optional[Record]]:
+        """`read` (a reading.Read, or the diagnostic on why there is none) checked as `path`;
+        with `record`, what the answer was computed from, for the results cache (`stored`:
+        the cache file the answer goes to, whose module reaches may still hold)."""
+        if isinstance(read, Diagnostic):
+            return FileResult(path, self.suppressed(path, [read])), None
+        checker = self.checker(path)
+        start_consulting()
+        from deadline_lint.semantics.callers import start as start_callers  # not on a cache hit's path
+
+        start_callers()
+        found = self.suppressed(path, checker.check_bytes(read.data, path))
+        if record:
+            flush_store()  # what this file taught about its project's modules, for later runs
+        return FileResult(path, found), (recorded(checker, path, read, sent, stored) if record else None)
+
+    def lint_bytes(self, data: bytes, path: str) -> FileResult:
+        located = os.path.abspath(path)
+        return FileResult(path, self.suppressed(located, self.checker(located).check_bytes(data, path)))
+
+    def lint_text(self, text: str, path: str, tree: Optional["ast.Module"] = None) -> FileResult:
+        located = os.path.abspath(path)
+        return FileResult(path, self.suppressed(located, self.checker(located).check_text(text, path, tree)))
+
+    # -- fixing -------------------------------------------------------------------------
+    def fix_path(self, path: str, start: Optional[str] = None) -> FixResult:
+        """Fix the file (from `start`, an earlier pass's text, when given: thread_project.py)."""
+        from deadline_lint.fixes.loop import fix_file
+
+        outcome = fix_file(self.checker(path), path, self.options.fix_mode(), self.options.write, start)
+        return self._fixed(path, outcome)
+
+    def fix_text(self, text: str, path: str) -> FixResult:
+        from deadline_lint.fixes.loop import fix_text
+
+        located = os.path.abspath(path)
+        result = fix_text(self.checker(located), text, path, self.options.fix_mode())
+        return FixResult(
+            path, self.suppressed(located, list(result.remaining)), result.fixed, result.changed, result.text,
+            threaded=result.threaded, gave_up=result.gave_up,
+            before=tuple(self.suppressed(located, list(result.before))),
+        )
+
+    def _fixed(self, path: str, outcome: "FileOutcome") -> FixResult:
+        return FixResult(
+            path, self.suppressed(path, list(outcome.remaining)), outcome.fixed, outcome.changed, outcome.text,
+            outcome.diff, outcome.written, outcome.refused, outcome.threaded, outcome.gave_up,
+        )
+
+    # -- many files ---------------------------------------------------------------------
+    def lint_paths(self, paths: Sequence[str]) -> Iterator[FileResult]:
+        if self.options.cache_dir is not None:
+            return _lint_cached(self, paths, self.options.cache_dir)
+        return self.each(paths, self.lint_path, _lint_chunk)
+
+    def fix_paths(self, paths: Sequence[str]) -> Iterator[FixResult]:
+        if self.options.thread_budget:
+            from deadline_lint.families.outbound.fixes.thread_project import fix_across_modules
+
+            # Every file of the run: a caller in one of them gets the budget in a later pass.
+            run = frozenset(os.path.abspath(p) for p in paths if p != "-")
+            self.options = replace(self.options, thread_run=run)
+            return iter(fix_across_modules(self, paths, self.each(paths, self.fix_path, _fix_chunk)))
+        return self.each(paths, self.fix_path, _fix_chunk)
+
+    def each(
+        self, paths: Sequence[str], one: Callable[[str], T], task: Callable[[Options, Sequence[str]], List[T]]
+    ) -> Iterator[T]:
+        """`one(path)` for each path in this process, or, for many files, `task` over chunks
+        of them in worker processes (workers.py); in order either way."""
+        workers = resolve_jobs(self.options.jobs, len(paths))
+        if workers == 1:
+            return (one(path) for path in paths)
+        from deadline_lint.run import workers as pool
+
+        return (result for chunk in pool.run(self.options, task, paths, workers) for result in chunk)
+
+    def files(self, paths: Sequence[str]) -> Tuple[List[str], List[Diagnostic]]:
+        """The Python files under `paths` that a run checks (`options.exclude`, the profiles'
+        `exclude`, .gitignore unless `options.respect_gitignore` is off), as the user wrote
+        them, and a DL006 for each folder that could not be listed. A path that does not
+        exist is a usage error (ProfileError)."""
+        from deadline_lint.run.files import discover, display_path
+
+        missing = [p for p in paths if not os.path.lexists(p) and not _unreachable(p)]
+        if missing:
+            raise ProfileError(f"{missing[0]}: no such file or directory")
+        unlistable: List[OSError] = []
+        found = discover(
+            paths, self.options.exclude, self.checkers.excluded, self.options.respect_gitignore, unlistable
+        )
+        files = [display_path(p) for p in found]
+        return files, [_unlistable(display_path(str(error.filename)), error) for error in unlistable]
+
+    def excluded(self, path: str) -> bool:
+        """The profile's `exclude` names this file (a folder walk would skip it)."""
+        return self.checkers.excluded(path)
+
+
+def _unreachable(path: str) -> bool:
+    """Named, but inside a folder we may not search: checking it reports DL006."""
+    try:
+        os.stat(path)
+    except PermissionError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
+def _unlistable(folder: str, error: OSError) -> Diagnostic:
+    return tool_diagnostic(
+        folder, "DL006", f"cannot list folder: {error.strerror or error}; its files were not checked"
+    )
+
+
+def recorded(
+    checker: "Checker", path: str, read: Read, sent: Optional[Dict[str, Set[str]]] = None,
+    stored: Optional["ResultCache"] = None,
+) -> Record:
+    """What `checker`'s answer for `read` was computed from. `sent`: module reaches its cache
+    file already has this run; `stored`: that cache file, whose earlier reaches and file
+    states still count where they hold."""
+    from deadline_lint.cache.results import Dependencies, content_hash, recorded_state, stamp_of
+
+    dependencies = None
+    if consulted():  # the answer depends on other project files
+        from deadline_lint.cache.dependencies import project_reach
+        from deadline_lint.support.collector import collector_paused
+
+        text = decode(read.data, path)
+        reach = None
+        if not isinstance(text, Diagnostic):
+            with collector_paused():  # the index holds every module's facts: a full pass is slow
+                reach = project_reach(path, text, checker.catalog, sent, stored)
+        if reach is not None:
+            from deadline_lint.semantics.callers import consulted as callers_consulted
+
+            files, folders = callers_consulted()  # who calls a def: every module of the project
+            if files or folders:
+                own = reach.own
+                reach = reach._replace(own=own._replace(
+                    files=tuple(sorted({*own.files, *files})), folders=tuple(sorted({*own.folders, *folders}))
+                ))
+            named = {*reach.own.follow, *reach.own.files, *reach.own.folders, *reach.modules}
+            for module in reach.modules.values():
+                named.update(module.follow)  # some may have gone to the cache file already
+                named.update(module.files)
+                named.update(module.folders)
+            earlier = None if stored is None else stored.stamps
+            states = {dep: state for dep in named for state in [recorded_state(dep, earlier)] if state is not None}
+            dependencies = Dependencies(reach.index, reach.own, reach.modules, states)
+    return stamp_of(read.stat), content_hash(read.data), dependencies
+
+
+# -- one buffer --------------------------------------------------------------------------
+_SESSIONS: Dict[Options, Session] = {}
+
+
+def session(options: Options = Options()) -> Session:
+    """The process's session for these options (see `reset`)."""
+    found = _SESSIONS.get(options)
+    if found is None:
+        found = _SESSIONS[options] = Session(options)
+    return found
+
+
+def reset() -> None:
+    _SESSIONS.clear()
+
+
+def lint_text(text: str, path: str, options: Options = Options()) -> FileResult:
+    return session(options).lint_text(text, path)
+
+
+def lint_bytes(data: bytes, path: str, options: Options = Options()) -> FileResult:
+    return session(options).lint_bytes(data, path)
+
+
+def fix_text(text: str, path: str, options: Options = Options()) -> FixResult:
+    return session(options).fix_text(text, path)
+
+
+# -- many files --------------------------------------------------------------------------
+def lint_paths(paths: Sequence[str], options: Options = Options()) -> Iterator[FileResult]:
+    """One FileResult per path, in order; with `options.cache_dir`, files whose cached
+    answer still holds are answered without building a checker."""
+    return Session(options).lint_paths(paths)
+
+
+def fix_paths(paths: Sequence[str], options: Options = Options()) -> Iterator[FixResult]:
+    """One FixResult per path, in order; each file fixed under its own profile."""
+    return Session(options).fix_paths(paths)
+
+
+def resolve_jobs(jobs: Optional[int], file_count: int) -> int:
+    """Worker processes: as asked (never more than files or CPUs), else by file count."""
+    cpus = os.cpu_count() or 1
+    if jobs is not None:
+        return max(1, min(jobs, file_count, cpus))
+    if file_count < PARALLEL_THRESHOLD:
+        return 1
+    return max(1, min(cpus, 8))
+
+
+def _lint_cached(run: Session, paths: Sequence[str], cache_dir: str) -> Iterator[FileResult]:
+    from deadline_lint.cache.results import ResultCache
+    from deadline_lint.semantics.roots import root_above
+
+    checkers = run.checkers
+    use_summary_store(cache_dir)
+    caches: Dict[Tuple[str, str], "ResultCache"] = {}
+    owner: Dict[str, "ResultCache"] = {}
+    misses: List[str] = []
+    # By folder as given (a file's profile, project and so cache file are its folder's): a
+    # warm run over thousands of files spent more on abspath and the lookups than on its hits.
+    folders: Dict[str, Tuple[str, "ResultCache"]] = {}
+    for path in paths:
+        head, name = os.path.split(path)
+        known = folders.get(head)
+        if known is None:
+            folder = os.path.abspath(head)
+            shard = (checkers.settings_key(checkers.resolver.for_path(path, False)), root_above(folder) or folder)
+            cache = caches.get(shard)
+            if cache is None:
+                cache = caches[shard] = ResultCache(cache_dir, *shard)
+            known = folders[head] = (folder, cache)
+        folder, cache = known
+        absolute = os.path.join(folder, name)
+        owner[path] = cache
+        cached = cache.lookup(absolute, path)
+        if cached is None:
+            misses.append(path)
+        else:
+            yield FileResult(path, cached)
+    results = run.each(
+        misses, lambda path: run.lint_read(path, read_file(path), owner[path].sent, record=True, stored=owner[path]),
+        _lint_chunk_recorded,
+    )
+    for result, record in results:
+        if record is not None:
+            owner[result.path].store(os.path.abspath(result.path), *record[:2], result.diagnostics, record[2])
+        yield result
+    for cache in caches.values():
+        problem = cache.save()
+        if problem is not None:
+            import sys
+
+            print(f"deadline-lint: warning: {problem}", file=sys.stderr)
+            break
+
+
+def _keep_catalog(cache_dir: Optional[str]) -> None:
+    from deadline_lint.catalog import compiled
+
+    compiled.keep_in(cache_dir)
+
+
+# -- in a worker process (workers.py starts them with the run's options) --------------------
+_worker_sent: Dict[str, Dict[str, Set[str]]] = {}  # per project root, see _sent_by_worker
+
+
+def _worker_session(options: Options) -> Session:
+    if options.cache_dir is not None:
+        use_summary_store(options.cache_dir)
+    return session(options)
+
+
+def use_summary_store(cache_dir: str) -> None:
+    """Module summaries and facts go to the results cache folder, under this build's name."""
+    from deadline_lint.cache.results import tool_fingerprint
+    from deadline_lint.semantics.store import use_store
+
+    use_store(os.path.join(cache_dir, "v1", "summaries", tool_fingerprint()))
+
+
+def _lint_chunk(options: Options, paths: Sequence[str]) -> List[FileResult]:
+    run = _worker_session(options)
+    return [run.lint_path(path) for path in paths]
+
+
+def _lint_chunk_recorded(options: Options, paths: Sequence[str]) -> List[Tuple[FileResult, Optional[Record]]]:
+    if options.cache_dir is not None:
+        _keep_catalog(options.cache_dir)
+    run = _worker_session(options)
+    return [run.lint_read(path, read_file(path), _sent_by_worker(path), record=True) for path in paths]
+
+
+def _fix_chunk(options: Options, paths: Sequence[str]) -> List[FixResult]:
+    run = _worker_session(options)
+    return [run.fix_path(path) for path in paths]
+
+
+def _sent_by_worker(path: str) -> Dict[str, Set[str]]:
+    """The module reaches this worker has already returned, per project root (a root has one
+    profile, so one cache file), so each goes to the main process once per run."""
+    from deadline_lint.semantics.roots import root_above
+
+    folder = os.path.dirname(os.path.abspath(path))
+    return _worker_sent.setdefault(root_above(folder) or folder, {})
+
+
+__all__ = [
+    "FileResult", "FixResult", "Options", "Session", "fix_paths", "fix_text", "lint_bytes", "lint_paths",
+    "lint_text", "reset", "session",
+]

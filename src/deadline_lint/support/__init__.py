@@ -1,0 +1,2 @@
+"""Small building blocks with no knowledge of deadlines: frozen records, digests, the collector
+pause."""
