@@ -404,6 +404,7 @@ class Fixer:
 
         import yaml
 
+        import deadline_lint.families.registry  # noqa: F401  # registers every rule (the CLI does this)
         from deadline_lint.run.api import Options, Session
         from deadline_lint.engine.checker import Checker
         from deadline_lint.settings.profile import build_profile
