@@ -23,8 +23,8 @@ import libcst  # noqa: E402
 from libcst.codemod import CodemodContext  # noqa: E402
 from libcst.codemod.visitors import AddImportsVisitor  # noqa: E402
 
-from deadline_lint.semantics.local.imports import parse_import  # noqa: E402
 from deadline_lint.fixes.import_block import add_imports_plainly  # noqa: E402
+from deadline_lint.semantics.local.imports import parse_import  # noqa: E402
 from deadline_lint.support.source import DecodeError, decode_source  # noqa: E402
 
 IMPORT_SETS = (

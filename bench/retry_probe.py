@@ -295,9 +295,9 @@ def lifecycle_only(path, text, lines):
 
     if LIFECYCLE[0] is None:
         try:
-            from deadline_lint.families.shared.lifecycle import ProjectLifecycle
             from deadline_lint.catalog import load_catalog
             from deadline_lint.engine.context import FileContext
+            from deadline_lint.families.shared.lifecycle import ProjectLifecycle
             from deadline_lint.settings.profile import default_profile
             from deadline_lint.support.source import SourceFile
         except ImportError:

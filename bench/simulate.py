@@ -49,6 +49,10 @@ import sim_runtime as rt  # noqa: E402
 
 PROFILE = {
     "budget": {"accessors": ["simbudget.remaining_seconds"]},
+    # The edge, explicit: the runtime sets every request's inbound deadline in the request
+    # state (`simbudget.current_deadline`, as an edge middleware would), and a function that
+    # cannot take a `budget_s` parameter reads what is left of it there.
+    "fix": {"context_accessor": "simbudget.remaining_seconds"},
 }
 STYLES = ("budget", "context", "seconds", "state", "none")  # where a function's budget comes from
 TRANSPORTS_SYNC = ("requests", "session", "httpx", "grpc")
@@ -400,8 +404,9 @@ class Fixer:
 
         import yaml
 
-        from deadline_lint.run.api import Options, Session
+        import deadline_lint.families.registry  # noqa: F401  # registers every rule (the CLI does this)
         from deadline_lint.engine.checker import Checker
+        from deadline_lint.run.api import Options, Session
         from deadline_lint.settings.profile import build_profile
 
         self.checker = Checker(build_profile(PROFILE, "<simulate>"))  # for fixing one text (tests)
@@ -431,7 +436,9 @@ class Fixer:
                     problems.append(f"{package}/{name}.py: fix gave up: {failures}")
                 fixed[name] = result.text if result.changed and result.text is not None else texts[name]
                 remaining[name] = _by_function(fixed[name], result.remaining)
-            if self.codemod:
+            # The codemod fixes one file at a time and never threads a function another module
+            # names (thread_elsewhere.py): it must agree with `fix` where a tree is one module.
+            if self.codemod and len(texts) == 1:
                 for name, text in self._codemod(paths).items():
                     if text != fixed[name]:
                         problems.append(f"{package}/{name}.py: the codemod's output differs from `fix`'s")

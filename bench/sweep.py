@@ -30,10 +30,10 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))  # this checkout, whatever is installed
 
 from deadline_lint.engine.checker import Checker  # noqa: E402
-from deadline_lint.run.files import discover  # noqa: E402
-from deadline_lint.fixes.loop import FixMode, check_for_fixing, fix_text  # noqa: E402
-from deadline_lint.settings.profile import Profile, resolve_profile  # noqa: E402
 from deadline_lint.families.registry import all_rules  # noqa: E402
+from deadline_lint.fixes.loop import FixMode, check_for_fixing, fix_text  # noqa: E402
+from deadline_lint.run.files import discover  # noqa: E402
+from deadline_lint.settings.profile import Profile, resolve_profile  # noqa: E402
 from deadline_lint.support.source import DecodeError, decode_source  # noqa: E402
 
 _worker: Dict[str, object] = {}

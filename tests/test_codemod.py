@@ -91,7 +91,7 @@ def test_codemod_thread_budget_option() -> None:
     result = transform_module(InsertBudget(CodemodContext(), thread_budget=True), before)
     assert isinstance(result, TransformSuccess)
     assert result.code == (
-        "import requests\n\ndef fetch(url, *, budget_s: float = 10.0):\n"
+        "import requests\n\ndef fetch(url, *, budget_s: float):\n"
         "    return requests.get(url, timeout=max(0.001, budget_s - 0.05))\n\n"
         "def handler(url, budget):\n    return fetch(url, budget_s=budget.timeout())\n"
     )

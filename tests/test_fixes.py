@@ -349,15 +349,7 @@ def fetch(url):
     return requests.get(url)
 
 
-async def fetch_all(urls, *, retries=2):
-    return [fetch(url) for url in urls]
-
-
 def handler(url, budget):
-    return fetch(url)
-
-
-def unbudgeted_caller(url):
     return fetch(url)
 
 
@@ -370,39 +362,47 @@ class Client:
         url,
     ):
         requests.head(url)
+
+
+CLIENT = Client()
+
+
+def client_handler(url, budget):
+    CLIENT.ping(url)
+    return CLIENT.get(url)
 '''
 
 THREADED_AFTER = '''\
 import requests
 
 
-def fetch(url, *, budget_s: float = 10.0):
+def fetch(url, *, budget_s: float):
     return requests.get(url, timeout=max(0.001, budget_s - 0.05))
-
-
-async def fetch_all(urls, *, retries=2):
-    return [fetch(url) for url in urls]
 
 
 def handler(url, budget):
     return fetch(url, budget_s=budget.timeout())
 
 
-def unbudgeted_caller(url):
-    return fetch(url)
-
-
 class Client:
-    def get(self, url, *, budget_s: float = 10.0):
+    def get(self, url, *, budget_s: float):
         return requests.get(url, timeout=max(0.001, budget_s - 0.05))
 
     @staticmethod
     def ping(
         url,
         *,
-        budget_s: float = 10.0,
+        budget_s: float,
     ):
         requests.head(url, timeout=max(0.001, budget_s - 0.05))
+
+
+CLIENT = Client()
+
+
+def client_handler(url, budget):
+    CLIENT.ping(url, budget_s=budget.timeout())
+    return CLIENT.get(url, budget_s=budget.timeout())
 '''
 
 
@@ -411,25 +411,88 @@ def test_thread_budget_adds_the_parameter_uses_it_and_forwards_it() -> None:
     assert thread(THREADED_AFTER) == THREADED_AFTER  # idempotent
     result = fix_text(Checker(), THREADED_AFTER, "m.py")
     assert result.remaining == ()  # and the plain check is clean
+    assert "budget_s: float =" not in THREADED_AFTER  # no threaded function mints time
+
+
+NOT_EVERY_CALLER_FORWARDS = {
+    "a caller without a budget": "def other(url):\n    return fetch(url)\n",
+    "called at module level": "RESULT = fetch('u')\n",
+    "passed as a value": "def handler2(budget):\n    return list(map(fetch, ['u']))\n",
+    "listed in __all__": "__all__ = ['fetch']\n",
+}
+
+
+@pytest.mark.parametrize("extra", NOT_EVERY_CALLER_FORWARDS.values(), ids=NOT_EVERY_CALLER_FORWARDS.keys())
+def test_a_function_is_threaded_only_when_every_call_of_it_is_forwarded(extra: str) -> None:
+    """The parameter has no default, so one call that would not pass it keeps the function
+    as it is (its own fix bounds it by the edge total): the fixed module still runs."""
+    text = "import requests\n\ndef fetch(url):\n    return requests.get(url)\n\n" + (
+        "def handler(url, budget):\n    return fetch(url)\n\n" + extra
+    )
+    fixed = fix_text(Checker(), text, "m.py", FixMode(unsafe=True, thread_budget=True)).text
+    assert "budget_s" not in fixed and "requests.get(url, timeout=10.0)" in fixed
+
+
+def test_a_function_no_budgeted_function_reaches_is_not_threaded() -> None:
+    """Threading a chain whose top has no budget only moves the minting up: left alone."""
+    text = "import requests\n\ndef fetch(url):\n    return requests.get(url)\n\ndef top(url):\n    return fetch(url)\n"
+    fixed = fix_text(Checker(), text, "m.py", FixMode(unsafe=True, thread_budget=True)).text
+    assert "budget_s" not in fixed
+
+
+def test_a_function_named_in_another_project_file_keeps_its_signature(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "m.py").write_text(
+        "import requests\n\ndef fetch(url):\n    return requests.get(url)\n\n"
+        "def handler(url, budget):\n    return fetch(url)\n"
+    )
+    (tmp_path / "other.py").write_text("from m import fetch\n\ndef job():\n    return fetch('u')\n")
+    assert main(["fix", "--thread-budget", "--unsafe-fixes", str(tmp_path / "m.py")]) == 0
+    assert "budget_s" not in (tmp_path / "m.py").read_text()
+    (tmp_path / "other.py").write_text("def job():\n    return 1\n")
+    (tmp_path / "m.py").write_text(
+        "import requests\n\ndef fetch(url):\n    return requests.get(url)\n\n"
+        "def handler(url, budget):\n    return fetch(url)\n"
+    )
+    assert main(["fix", "--thread-budget", "--unsafe-fixes", str(tmp_path / "m.py")]) == 0
+    assert "def fetch(url, *, budget_s: float):" in (tmp_path / "m.py").read_text()
+
+
+def test_public_api_keeps_its_signature(tmp_path: Path) -> None:
+    from deadline_lint.settings.profile import build_profile
+
+    text = (
+        "import requests\n\ndef fetch(url):\n    return requests.get(url)\n\n"
+        "def handler(url, budget):\n    return fetch(url)\n"
+    )
+    listed = build_profile({"fix": {"public_api": ["pkg.m.fetch"]}}, "p.yaml")
+    assert "budget_s" not in fix_text(Checker(listed), text, "m.py", FixMode(unsafe=True, thread_budget=True)).text
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text(text)
+    assert main(["fix", "--thread-budget", "--unsafe-fixes", str(package / "__init__.py")]) == 0
+    assert "budget_s" not in (package / "__init__.py").read_text()
 
 
 def test_thread_budget_forwards_between_threaded_functions() -> None:
     before = (
         "import requests\n\n"
         "def inner(url):\n    return requests.get(url)\n\n"
-        "def outer(url):\n    requests.post(url)\n    return inner(url)\n"
+        "def outer(url):\n    requests.post(url)\n    return inner(url)\n\n"
+        "def handler(url, budget):\n    return outer(url)\n"
     )
     # `outer` spends its budget on a hop and then forwards it: what it forwards is what is
     # left after that hop (bench/simulate.py found `budget_s=budget_s` giving `inner` the time
     # the first hop had already used).
     assert thread(before) == (
         "import requests\nimport time\n\n"
-        "def inner(url, *, budget_s: float = 10.0):\n"
+        "def inner(url, *, budget_s: float):\n"
         "    return requests.get(url, timeout=max(0.001, budget_s - 0.05))\n\n"
-        "def outer(url, *, budget_s: float = 10.0):\n"
+        "def outer(url, *, budget_s: float):\n"
         "    budget_deadline_s = time.monotonic() + budget_s\n"
         "    requests.post(url, timeout=max(0.001, (budget_deadline_s - time.monotonic()) - 0.05))\n"
-        "    return inner(url, budget_s=max(0.001, (budget_deadline_s - time.monotonic()) - 0.05))\n"
+        "    return inner(url, budget_s=max(0.001, (budget_deadline_s - time.monotonic()) - 0.05))\n\n"
+        "def handler(url, budget):\n    return outer(url, budget_s=budget.timeout())\n"
     )
 
 
@@ -440,18 +503,21 @@ def test_a_threaded_function_that_spends_its_budget_twice_spends_what_is_left() 
         "import requests\n\n"
         "def two(url):\n    requests.get(url)\n    return requests.get(url)\n\n"
         "def looped(urls):\n    for url in urls:\n        requests.get(url)\n\n"
-        "def one(url):\n    return requests.get(url)\n"
+        "def one(url):\n    return requests.get(url)\n\n"
+        "def handler(url, budget):\n    two(url)\n    looped([url])\n    one(url)\n"
     )
     fresh = "max(0.001, (budget_deadline_s - time.monotonic()) - 0.05)"
     assert thread(before) == (
         "import requests\nimport time\n\n"
-        "def two(url, *, budget_s: float = 10.0):\n"
+        "def two(url, *, budget_s: float):\n"
         "    budget_deadline_s = time.monotonic() + budget_s\n"
         f"    requests.get(url, timeout={fresh})\n    return requests.get(url, timeout={fresh})\n\n"
-        "def looped(urls, *, budget_s: float = 10.0):\n"
+        "def looped(urls, *, budget_s: float):\n"
         "    budget_deadline_s = time.monotonic() + budget_s\n"
         f"    for url in urls:\n        requests.get(url, timeout={fresh})\n\n"
-        "def one(url, *, budget_s: float = 10.0):\n    return requests.get(url, timeout=max(0.001, budget_s - 0.05))\n"
+        "def one(url, *, budget_s: float):\n    return requests.get(url, timeout=max(0.001, budget_s - 0.05))\n\n"
+        "def handler(url, budget):\n    two(url, budget_s=budget.timeout())\n"
+        "    looped([url], budget_s=budget.timeout())\n    one(url, budget_s=budget.timeout())\n"
     )
     assert thread(thread(before)) == thread(before)
 
@@ -501,7 +567,8 @@ def test_thread_budget_leaves_suppressed_lines_alone() -> None:
         "def silenced(url):  # noqa: DL101\n    return requests.get(url)  # noqa: DL101\n"
     )
     fixed = thread(text)
-    assert "def fetch(url, *, budget_s: float = 10.0):" in fixed
+    # the suppressed call cannot be given the keyword, so `fetch` keeps its signature
+    assert "def fetch(url):" in fixed
     assert "return fetch(url)  # noqa\n" in fixed
     assert fixed.endswith("def silenced(url):  # noqa: DL101\n    return requests.get(url)  # noqa: DL101\n")
 
@@ -517,7 +584,7 @@ def test_thread_budget_does_not_forward_to_methods_or_through_kwargs() -> None:
     fixed = thread(text)
     assert "return self.get(url)\n" in fixed
     assert "return fetch(url, **options)\n" in fixed
-    assert "def fetch(url, *, budget_s: float = 10.0):" in fixed
+    assert "def fetch(url):" in fixed and "def get(self, url):" in fixed  # a call that cannot forward
 
 
 def test_thread_budget_default_and_timeout_follow_the_profile(tmp_path: Path) -> None:
@@ -526,10 +593,13 @@ def test_thread_budget_default_and_timeout_follow_the_profile(tmp_path: Path) ->
     profile = build_profile(
         {"edge_total_ms": 2500, "hop_margin_ms": 20, "fix": {"seconds_expression": "{budget} * 0.9"}}, "p.yaml"
     )
-    text = "import requests\n\ndef f(url):\n    requests.get(url)\n"
+    text = "import requests\n\ndef f(url):\n    requests.get(url)\n\ndef h(budget):\n    f('u')\n"
     assert thread(text, profile=profile) == (
-        "import requests\n\ndef f(url, *, budget_s: float = 2.5):\n    requests.get(url, timeout=budget_s * 0.9)\n"
+        "import requests\n\ndef f(url, *, budget_s: float):\n    requests.get(url, timeout=budget_s * 0.9)\n\n"
+        "def h(budget):\n    f('u', budget_s=budget.timeout())\n"
     )
+    unreached = "import requests\n\ndef f(url):\n    requests.get(url)\n"
+    assert thread(unreached, profile=profile).endswith("requests.get(url, timeout=2.5)\n")  # the edge total
 
 
 def test_thread_budget_reuses_each_rules_own_fix_shape_and_imports() -> None:
@@ -543,24 +613,29 @@ def test_thread_budget_reuses_each_rules_own_fix_shape_and_imports() -> None:
         "functions": ["acme.rpc.call"],
     }
     profile = build_profile({"outbound": [client]}, "p.yaml")
-    text = "from acme.rpc import call\n\ndef f(name):\n    return call(name)\n"
+    text = "from acme.rpc import call\n\ndef f(name):\n    return call(name)\n\ndef h(budget):\n    return f('n')\n"
     assert thread(text, profile=profile) == (
-        "from acme.rpc import call\nimport acme.rpc\n\ndef f(name, *, budget_s: float = 10.0):\n"
-        "    return call(name, deadline=acme.rpc.Deadline(seconds=max(0.001, budget_s - 0.05)))\n"
+        "from acme.rpc import call\nimport acme.rpc\n\ndef f(name, *, budget_s: float):\n"
+        "    return call(name, deadline=acme.rpc.Deadline(seconds=max(0.001, budget_s - 0.05)))\n\n"
+        "def h(budget):\n    return f('n', budget_s=budget.timeout())\n"
     )
 
 
 def test_thread_budget_with_unsafe_fixes_also_bounds_unbounded_timeouts() -> None:
-    text = "import requests\n\ndef refund(url):\n    requests.post(url, timeout=None)\n    requests.get(url)\n"
+    text = (
+        "import requests\n\ndef refund(url):\n    requests.post(url, timeout=None)\n    requests.get(url)\n\n"
+        "def h(budget):\n    refund('u')\n"
+    )
     safe = thread(text)
     assert "requests.post(url, timeout=None)" in safe  # DL103 is unsafe: not without --unsafe-fixes
     result = fix_text(Checker(), text, "m.py", FixMode(unsafe=True, thread_budget=True))
     fresh = "max(0.001, (budget_deadline_s - time.monotonic()) - 0.05)"  # two hops: see above
     assert result.text == (
-        "import requests\nimport time\n\ndef refund(url, *, budget_s: float = 10.0):\n"
+        "import requests\nimport time\n\ndef refund(url, *, budget_s: float):\n"
         "    budget_deadline_s = time.monotonic() + budget_s\n"
         f"    requests.post(url, timeout={fresh})\n"
-        f"    requests.get(url, timeout={fresh})\n"
+        f"    requests.get(url, timeout={fresh})\n\n"
+        "def h(budget):\n    refund('u', budget_s=budget.timeout())\n"
     )
     assert result.remaining == () and result.fixed == 2 and result.threaded == 1
     # ...and a later --unsafe-fixes run finishes a function threaded by a safe-only run (with
@@ -580,7 +655,7 @@ def test_a_function_whose_only_finding_is_an_unbounded_timeout_is_threaded_with_
     )
     assert "budget_s" not in thread(text)  # DL103's fix is unsafe: nothing to thread without it
     result = fix_text(Checker(), text, "m.py", FixMode(unsafe=True, thread_budget=True))
-    assert "def audit(url, *, budget_s: float = 10.0):" in result.text
+    assert "def audit(url, *, budget_s: float):" in result.text
     assert "    audit(url, budget_s=budget.timeout())\n" in result.text
     assert "timeout=None" not in result.text and "min(30.0, " in result.text
     assert result.remaining == ()
@@ -617,8 +692,10 @@ def test_callers_are_threaded_only_with_dl503_and_unsafe_fixes() -> None:
     safe_only = thread(text)
     without_dl503 = fix_text(Checker(ignore=["DL503"]), text, "m.py", FixMode(unsafe=True, thread_budget=True)).text
     for fixed in (safe_only, without_dl503):
-        assert "def fetch_user(user_id, *, budget_s: float = 10.0):" in fixed
-        assert "def load_profile(user_id):" in fixed  # not threaded up the chain
+        # `load_profile` is not threaded up the chain, so it could not pass a required
+        # `budget_s`: `fetch_user` keeps its signature and its own fix
+        assert "def fetch_user(user_id):" in fixed and "timeout=10.0" in fixed
+        assert "def load_profile(user_id):" in fixed
 
 
 def test_dl503_findings_settled_by_forwarding_are_counted_once() -> None:

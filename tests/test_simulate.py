@@ -86,11 +86,21 @@ def test_the_oracle_records_the_library_defaults() -> None:
     assert calls and calls[0].timeout is None and calls[0].library == "requests"
 
 
-def _fix(text: str) -> str:
+def _fix(text: str, ambient: bool = True) -> str:
     from deadline_lint.fixes.loop import FixMode, fix_text
 
-    return fix_text(simulate.Fixer(codemod=False).checker, text, "simtest/m0.py",
-                    FixMode(unsafe=True, thread_budget=True)).text
+    return fix_text(_checker(ambient), text, "simtest/m0.py", FixMode(unsafe=True, thread_budget=True)).text
+
+
+def _checker(ambient: bool = True):
+    """The simulator's checker; without `ambient`, its profile minus `fix.context_accessor`
+    (what a project with no ambient budget gets)."""
+    if ambient:
+        return simulate.Fixer(codemod=False).checker
+    from deadline_lint.engine.checker import Checker
+    from deadline_lint.settings.profile import build_profile
+
+    return Checker(build_profile({k: v for k, v in simulate.PROFILE.items() if k != "fix"}, "<no ambient>"))
 
 
 def _keeps_the_contract(text: str, total: float, **kwargs) -> None:
@@ -229,11 +239,14 @@ def test_a_finding_on_a_decorator_is_its_functions() -> None:
 
 def test_a_retried_function_left_unthreaded_says_why() -> None:
     """`--thread-budget` does not give a retried function `budget_s` (every attempt would spend
-    it again): its calls keep the edge default, which exceeds the caller's budget, and the
-    fixed code still says so (DL303 on the decorator), so the violation is not silent."""
+    it again): with no ambient budget its calls keep the edge default, which exceeds the
+    caller's budget, and the fixed code still says so (DL303 on the decorator), so the
+    violation is not silent. With one, each attempt's hop reads what is left."""
     from deadline_lint.fixes.loop import FixMode, fix_text
 
-    checker = simulate.Fixer(codemod=False).checker
+    ambient = fix_text(_checker(), _RETRIED, "simtest/m0.py", FixMode(unsafe=True, thread_budget=True)).text
+    assert "def fetch():" in ambient and "timeout=max(0.001, simbudget.remaining_seconds() - 0.05)" in ambient
+    checker = _checker(ambient=False)
     result = fix_text(checker, _RETRIED, "simtest/m0.py", FixMode(unsafe=True, thread_budget=True))
     assert "def fetch():" in result.text and "timeout=10.0" in result.text
     left = simulate._by_function(result.text, result.remaining)
@@ -261,11 +274,11 @@ def test_a_retried_function_spends_the_edge_default_once_per_attempt() -> None:
         "    for url in args:\n"
         "        requests.get(url)\n"
     )
-    fixed = _fix(text)
+    fixed = _fix(text, ambient=False)
     assert "def f():\n    edge_deadline_s = time.monotonic() + 10.0\n" in fixed and "import time\n" in fixed
     assert "def g(*args):\n    for url in args:\n        requests.get(url, timeout=10.0)\n" in fixed
     _keeps_the_contract(fixed, rt.EDGE_TOTAL_S)
-    assert _fix(fixed) == fixed
-    checker = simulate.Fixer(codemod=False).checker
+    assert _fix(fixed, ambient=False) == fixed
+    checker = _checker(ambient=False)
     codemod = fix_text(checker, text, "simtest/m0.py", FixMode(unsafe=True, thread_budget=True, insert_budgets=True))
     assert codemod.text == fixed

@@ -46,7 +46,7 @@ def fixed(text: str, mode: FixMode = UNSAFE) -> str:
 def test_self_calls_are_threaded_through_every_override_in_the_module() -> None:
     text = fixed(SELF_CALLS)
     assert "        return self.get(url, budget_s=budget.timeout())\n" in text
-    assert text.count("def get(self, url, *, budget_s: float = 10.0):") == 3
+    assert text.count("def get(self, url, *, budget_s: float):") == 3
     assert "requests.get(url, timeout=max(0.001, budget_s - 0.05))" in text
     namespace: dict = {}
     exec(compile(text, "m.py", "exec"), namespace)
@@ -112,7 +112,11 @@ def handler(key, budget):
     for mode in (SAFE, UNSAFE):  # the instance's class is known: no override can run
         out = fixed(text, mode)
         assert "    return REPO.load(key, budget_s=budget.timeout())\n" in out
-        assert "class Special(Repo):\n    def load(self, key):\n" in out  # not needed: left as it is
+        # every method of the name goes with it: an override takes the parameter too
+        assert "class Special(Repo):\n    def load(self, key, *, budget_s: float):\n" in out
+        namespace: dict = {}
+        exec(compile(out, "m.py", "exec"), namespace)
+        assert namespace["Special"]().load("k", budget_s=1.0) == "special"
 
 
 def test_instances_not_built_here_or_rebound_are_left_alone() -> None:
@@ -159,6 +163,6 @@ def handler(keys, budget):
     return REPO.load_all(keys)
 '''
     out = fixed(text)
-    assert "    def load_all(self, keys, *, budget_s: float = 10.0):\n" in out
+    assert "    def load_all(self, keys, *, budget_s: float):\n" in out
     assert "    return REPO.load_all(keys, budget_s=budget.timeout())\n" in out
     assert "self.load(key, budget_s=" in out

@@ -1,7 +1,8 @@
 """tests/goldens/thread_modules/: `fix --unsafe-fixes --thread-budget` threads a budget along a
-chain that crosses modules (api -> service -> clients) in one run, a caller outside the run
-is left alone and still works, the codemod (one file at a time) reaches the same code over
-repeated runs, and the fixed package keeps the contract when it runs."""
+chain that crosses modules (api -> service -> clients) in one run, with no default anywhere;
+a function whose caller is outside the run keeps its signature, so that caller still works;
+the codemod (one file at a time) never threads a function another module names; and the
+fixed package keeps the contract when it runs."""
 from __future__ import annotations
 
 import random
@@ -41,7 +42,8 @@ def _paths(root: Path, *names: str) -> list:
 def test_one_run_threads_the_chain_across_modules_and_a_second_changes_nothing(project: Path) -> None:
     results = list(api.fix_paths(_paths(project), OPTIONS))
     assert _texts(project) == _texts(GOLDEN / "after")
-    assert sum(r.threaded for r in results) == 4  # two clients, the service, the batch caller
+    assert sum(r.threaded for r in results) == 3  # two clients and the service
+    assert "budget_s: float =" not in "".join(_texts(project).values())  # no default mints time
     assert [r.remaining for r in results] == [[], [], [], []]
     again = list(api.fix_paths(_paths(project), OPTIONS))
     assert not any(r.changed for r in again) and _texts(project) == _texts(GOLDEN / "after")
@@ -65,21 +67,23 @@ def test_a_module_whose_callees_are_outside_the_run_is_left_alone(project: Path)
     assert not results[0].changed
 
 
-def test_a_caller_outside_the_run_is_not_edited_and_still_works(project: Path) -> None:
+def test_a_caller_outside_the_run_keeps_the_chain_unthreaded_and_working(project: Path) -> None:
+    """api.py calls the service but is not in the run: a required `budget_s` would break it,
+    so neither the service nor the clients it calls are threaded (their own fixes bound
+    each hop by the edge total), and the untouched caller still runs."""
     list(api.fix_paths(_paths(project, "clients", "service"), OPTIONS))
     texts = _texts(project)
-    after = _texts(GOLDEN / "after")
-    assert texts["clients"] == after["clients"] and texts["service"] == after["service"]
-    assert texts["api"] == _texts(GOLDEN / "before")["api"]  # not handed to the run
-    # The public function keeps a default, so the untouched caller still runs, bounded by
-    # the edge total.
-    calls = _run(texts, total=None)
+    before = _texts(GOLDEN / "before")
+    assert "budget_s" not in "".join(texts.values())
+    assert texts["api"] == before["api"] and texts["service"] == before["service"]
+    assert texts["clients"].count("timeout=10.0") == 2
+    calls = _run(texts, total=10.0)
     assert calls and all(call.timeout is not None and call.timeout <= 10.0 for call in calls)
 
 
-def test_the_codemod_reaches_the_same_code_over_repeated_runs(project: Path) -> None:
-    """LibCST runs a codemod one file at a time: a caller in another module learns of a
-    threaded callee from the files on disk, so each run goes one module further."""
+def test_the_codemod_never_threads_a_function_another_module_names(project: Path) -> None:
+    """LibCST runs a codemod one file at a time: between two runs a caller in another module
+    would lack a required keyword, so it threads nothing across modules (a run settles)."""
     # LibCST's codemod machinery, imported here: at the module's top it is a second of every
     # xdist worker's collection, whichever worker runs this test.
     from libcst.codemod import CodemodContext, TransformSuccess, transform_module
@@ -100,7 +104,9 @@ def test_the_codemod_reaches_the_same_code_over_repeated_runs(project: Path) -> 
                 changed = True
         if not changed:
             break
-    assert _texts(project) == _texts(GOLDEN / "after")
+    texts = _texts(project)
+    assert "budget_s" not in "".join(texts.values()) and texts["clients"].count("timeout=10.0") == 2
+    assert _run(texts, total=1.0)
 
 
 @pytest.mark.parametrize("total", [0.2, 1.0, 10.0])
@@ -115,19 +121,16 @@ def test_the_fixed_chain_never_gives_a_hop_more_than_is_left(total: float, seed:
 
 
 def _run(texts: dict, total, seed: int = 0):
-    """Call `api.handler` (or, without a budget, `api.batch`) as one request; its calls."""
+    """Call `api.handler` as one request; its calls."""
     fakes = rt.fakes()
     tree = rt.Tree("shop", {name: text for name, text in texts.items()}, fakes)
     module = tree.module("api")
-    request = rt.Request(deadline=total if total is not None else 10.0, rng=random.Random(seed), package="shop")
+    request = rt.Request(deadline=total, rng=random.Random(seed), package="shop")
     rt.STATE.request = request
     try:
         rt._now.set(0.0)
         try:
-            if total is None:
-                module.batch(["a", "b"])
-            else:
-                module.handler(SimpleNamespace(user_id="u"), fakes["simbudget"].Budget(total))
+            module.handler(SimpleNamespace(user_id="u"), fakes["simbudget"].Budget(total))
         except rt.Simulated:
             pass
     finally:
@@ -137,13 +140,15 @@ def _run(texts: dict, total, seed: int = 0):
 
 @pytest.mark.parametrize("path, threaded", [
     ("tests/test_pages.py", False), ("app/test_pages.py", False), ("app/pages_test.py", False),
-    ("app/pages.py", True),  # `test_page` is only a name here: a caller may pass a budget
+    ("app/pages.py", True),  # `test_page` is only a name here: its caller passes a budget
 ])
 def test_a_test_function_in_a_test_file_is_not_threaded(path: str, threaded: bool) -> None:
     text = (
         "import requests\n\n\n"
         "def test_page():\n"
-        "    requests.get('http://pages/1')\n"
+        "    requests.get('http://pages/1')\n\n\n"
+        "def handler(budget):\n"
+        "    test_page()\n"
     )
     result = api.fix_text(text, path, OPTIONS)
     assert result.text is not None and ("timeout=" in result.text)

@@ -22,5 +22,5 @@ def handler(request, budget):
     return build_page(request.user_id)
 
 
-def batch(user_ids):
+def batch(user_ids, budget):
     return [build_page(user_id) for user_id in user_ids]

@@ -18,7 +18,7 @@ import bisect
 import difflib
 import os
 from dataclasses import dataclass
-from typing import List, Optional, Protocol, Sequence, Tuple
+from typing import FrozenSet, List, Optional, Protocol, Sequence, Tuple
 
 from deadline_lint.engine.checker import Checker, tool_diagnostic
 from deadline_lint.engine.reading import read_file, undecodable
@@ -55,6 +55,8 @@ class FixMode:
     # Also apply fixes that insert a missing timeout, whatever their class: the codemod's job
     # (and `--thread-budget`'s, which exists to insert budgets).
     insert_budgets: bool = False
+    # `--thread-budget` in a run over many files: their absolute paths (thread_elsewhere.py).
+    run: FrozenSet[str] = frozenset()
 
     def applies(self, fix: Optional[Fix]) -> bool:
         if fix is None:
@@ -159,7 +161,7 @@ def _thread_plan(checker: Checker, text: str, path: str, found: List[Diagnostic]
         tree = ast.parse(text, filename=path)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    return plan_thread_budget(checker, SourceFile(text, path), tree, found, mode.applies)
+    return plan_thread_budget(checker, SourceFile(text, path), tree, found, mode.applies, mode.run)
 
 
 # -- applying one round ----------------------------------------------------------------

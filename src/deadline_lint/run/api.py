@@ -35,6 +35,7 @@ The contract:
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple, TypeVar
 
 from deadline_lint.engine.reading import read_file
@@ -66,6 +67,7 @@ if TYPE_CHECKING:
 # Below this many files one process is faster than starting workers.
 PARALLEL_THRESHOLD = 64
 T = TypeVar("T")
+
 
 
 class Session:
@@ -153,6 +155,9 @@ class Session:
 
     def fix_paths(self, paths: Sequence[str]) -> Iterator[FixResult]:
         if self.options.thread_budget:
+            # Every file of the run: a caller in one of them gets the budget in a later pass.
+            run = frozenset(os.path.abspath(p) for p in paths if p != "-")
+            self.options = replace(self.options, thread_run=run)
             return iter(fix_across_modules(self, paths, self.each(paths, self.fix_path, _fix_chunk)))
         return self.each(paths, self.fix_path, _fix_chunk)
 

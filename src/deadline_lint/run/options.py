@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Tuple
 
 from deadline_lint.fixes.loop import FixMode
 from deadline_lint.run.selection import SelectorError, check_selectors
@@ -33,6 +33,7 @@ class Options:
     unsafe_fixes: bool = False
     thread_budget: bool = False
     insert_budgets: bool = False  # fixes inserting a missing timeout whatever their class (codemod)
+    thread_run: FrozenSet[str] = frozenset()  # set by fix_paths: the run's files (thread_elsewhere.py)
     write: bool = True  # fix_paths: write fixed files (False: compute the diff only)
     # Running
     jobs: Optional[int] = None  # worker processes (None: by file count)
@@ -69,7 +70,10 @@ class Options:
         return options
 
     def fix_mode(self) -> FixMode:
-        return FixMode(unsafe=self.unsafe_fixes, thread_budget=self.thread_budget, insert_budgets=self.insert_budgets)
+        return FixMode(
+            unsafe=self.unsafe_fixes, thread_budget=self.thread_budget, insert_budgets=self.insert_budgets,
+            run=self.thread_run,
+        )
 
 
 @dataclass(frozen=True)

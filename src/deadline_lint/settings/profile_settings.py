@@ -98,6 +98,22 @@ class FixSettings:
         "Timeout from an AWS Lambda context.",
     )
     edge_expression: str = setting("{edge}", v.TEMPLATE, "Timeout where no budget is in scope (the edge total).")
+    propagation: str = setting(
+        "parameter", v.PROPAGATION,
+        "How `fix --thread-budget` gives an interior function the budget: `parameter` (a keyword-only "
+        "`budget_s` with no default, where every caller is in the run; else `context_accessor`, if set) or "
+        "`context` (always `context_accessor`: no signature changes).",
+    )
+    context_accessor: str = setting(
+        "", v.DOTTED_NAME,
+        "The function that returns the ambient request budget's remaining seconds (a `ContextVar` read; "
+        "`adopt --scaffold` writes one); also list it in `budget.accessors`. Empty: no ambient budget.",
+    )
+    public_api: Names = setting(
+        (), v.NAMES,
+        "Functions and methods (`name`, `Class.method`, or dotted) whose signature `fix --thread-budget` keeps; "
+        "names exported from a package `__init__` are kept without being listed.",
+    )
 
 
 @dataclass(frozen=True)

@@ -210,4 +210,21 @@ GRPC_STATUS = Check(_grpc_status, lambda: {"type": "string", "enum": list(GRPC_S
 TEMPLATE = Check(_template, lambda: {
     "type": "string", "pattern": r"\S", "not": {"pattern": r"\{(?!(?:budget|margin|edge)\})\w*\}"},
 }, "expression template")
+PROPAGATIONS = ("parameter", "context")
+
+
+def _propagation(value: Any) -> Optional[str]:
+    return None if value in PROPAGATIONS else "one of " + ", ".join(f'"{p}"' for p in PROPAGATIONS)
+
+
+def _dotted_name(value: Any) -> Optional[str]:
+    if isinstance(value, str) and (value == "" or all(part.isidentifier() for part in value.split("."))):
+        return None
+    return "a dotted name such as \"app.deadlines.remaining_seconds\" (or \"\" for none)"
+
+
+PROPAGATION = Check(_propagation, lambda: {"type": "string", "enum": list(PROPAGATIONS)}, "parameter or context")
+DOTTED_NAME = Check(
+    _dotted_name, lambda: {"type": "string", "pattern": r"^$|^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$"}, "dotted name",
+)
 CLIENTS = Check(_client_list, _outbound_json, "list of client groups (catalog schema)", _tuple)

@@ -9,11 +9,13 @@ the run's files, the files that may import a module the pass threaded are fixed 
 their new text, with every changed file's new text standing for the file on disk
 (`semantics.modules.use_unsaved_text`), until a pass threads nothing new or MAX_PASSES.
 
-A caller outside the run (pre-commit hands `fix` the changed files only) is never edited: it
-keeps working because every threaded parameter has a default (the edge total). Writes happen
-as each pass ends, one whole file at a time, so an interrupted run leaves each file either
-as it was or as one pass left it, never half-written (a later pass only forwards to what an
-earlier one wrote).
+The parameter has no default, so a function is threaded in one pass only when each caller in
+another module is in this run and a later pass forwards to it (thread_elsewhere.py decides,
+with the rules the later pass applies); a caller outside the run (pre-commit hands `fix` the
+changed files only) keeps the callee unthreaded. Writes happen as each pass ends, one whole
+file at a time, so an interrupted run leaves each file either as it was or as one pass left
+it, never half-written; but a callee written by one pass needs the next pass's forwarding to
+run, so an interrupted run is finished by running `fix` again.
 """
 from __future__ import annotations
 

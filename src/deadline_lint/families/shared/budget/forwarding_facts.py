@@ -77,8 +77,9 @@ class Vocabulary:
 
 def budget_parameters(function: ast.AST, kind: Kind, bound: bool = False, callee: str = "") -> List[BudgetParameter]:
     """Parameters that hold a budget object or budget seconds and have a default (a required
-    one that is missing would make the call fail: something else is going on); `bound`: the
-    call passes `self` first."""
+    positional one that is missing would make the call fail: something else is going on), or
+    are keyword-only (`fix --thread-budget` writes `*, budget_s: float` with no default, so its
+    callers in other modules are found and forwarded to); `bound`: the call passes `self` first."""
     args = function.args  # type: ignore[attr-defined]
     name = callee or function.name  # type: ignore[attr-defined]
     positional = [*args.posonlyargs, *args.args]
@@ -89,9 +90,9 @@ def budget_parameters(function: ast.AST, kind: Kind, bound: bool = False, callee
         param_kind = kind(param)
         if param_kind is not None and default is not None and index >= offset and index >= len(args.posonlyargs):
             found.append(BudgetParameter(name, param.arg, param_kind, index - offset))
-    for param, default in zip(args.kwonlyargs, args.kw_defaults):
+    for param in args.kwonlyargs:
         param_kind = kind(param)
-        if param_kind is not None and default is not None:
+        if param_kind is not None:
             found.append(BudgetParameter(name, param.arg, param_kind, None))
     return found
 
@@ -100,7 +101,7 @@ class AcceptsBudget(Fact[Tuple[str, ...]]):
     """Payload: the function's budget parameters, each `name:kind:position` (position `-`
     for a keyword-only one), in signature order."""
 
-    version = 1
+    version = 2  # 2: required keyword-only parameters count
     through_returns = False  # it holds where the def is written, never through a call
 
     def __init__(self, vocabulary: Vocabulary) -> None:
