@@ -259,7 +259,15 @@ def _build(groups: Iterable[Mapping[str, Any]], data: Mapping[str, Any]) -> Cata
     )
 
 
-_VALIDATORS = {"exceptions": validate_vocabulary, "retry": validate_retry_catalog}
+def _validate_groups(content: Any) -> Optional[str]:
+    """A file of library groups (queues.yaml): a list of mappings, each naming its library;
+    the family that reads it checks the rest."""
+    if isinstance(content, list) and all(isinstance(g, dict) and "library" in g for g in content):
+        return None
+    return "a list of library groups"
+
+
+_VALIDATORS = {"exceptions": validate_vocabulary, "retry": validate_retry_catalog, "queues": _validate_groups}
 
 
 @lru_cache(maxsize=None)
