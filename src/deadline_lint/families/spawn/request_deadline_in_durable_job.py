@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import ast
-from typing import Callable, FrozenSet, List, Optional
+from typing import TYPE_CHECKING, Callable, FrozenSet, List, Optional
 
 from deadline_lint.catalog import Catalog
 from deadline_lint.engine.requires import Aliases, Look, Names, Words
@@ -12,6 +12,9 @@ from deadline_lint.families.spawn.durable import Enqueue, Enqueues
 from deadline_lint.families.spawn.queue_catalog import queue_catalog
 from deadline_lint.semantics.local.expressions import mentions_any
 from deadline_lint.settings.profile import Profile
+
+if TYPE_CHECKING:
+    from deadline_lint.semantics.file_view import FileView
 
 
 @register
@@ -97,7 +100,7 @@ class RequestDeadlineInDurableJob(Rule):
     body_requires = Names.of(lambda rule: enqueue_words(rule.profile, rule.catalog)) | Aliases()
     first_looks = {ast.Call: Look.of(lambda rule: enqueue_first_look(rule.profile, rule.catalog))}
 
-    def visit(self, node, ctx):
+    def visit_Call(self, node: ast.Call, ctx: "FileView") -> None:
         if not ctx.analysis(BudgetText).possible:
             return
         enqueues = ctx.analysis(Enqueues)
