@@ -39,8 +39,6 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple, TypeVar
 
 from deadline_lint.engine.reading import read_file
-from deadline_lint.families.outbound.fixes.thread_project import fix_across_modules
-from deadline_lint.fixes import loop
 from deadline_lint.run import workers as pool
 from deadline_lint.run.cached import (
     keep_catalog,
@@ -63,6 +61,7 @@ if TYPE_CHECKING:
 
     from deadline_lint.cache.results import ResultCache
     from deadline_lint.engine.checker import Checker
+    from deadline_lint.fixes import loop
 
 # Below this many files one process is faster than starting workers.
 PARALLEL_THRESHOLD = 64
@@ -120,10 +119,15 @@ class Session:
     # -- fixing -------------------------------------------------------------------------
     def fix_path(self, path: str, start: Optional[str] = None) -> FixResult:
         """Fix the file (from `start`, an earlier pass's text, when given: thread_project.py)."""
+        # Fixing is imported where it is used: a check answered from the cache loads no rule.
+        from deadline_lint.fixes import loop
+
         outcome = loop.fix_file(self.checker(path), path, self.options.fix_mode(), self.options.write, start)
         return self._fixed(path, outcome)
 
     def fix_text(self, text: str, path: str) -> FixResult:
+        from deadline_lint.fixes import loop
+
         located = os.path.abspath(path)
         result = loop.fix_text(self.checker(located), text, path, self.options.fix_mode())
         return FixResult(
@@ -132,7 +136,7 @@ class Session:
             before=tuple(self.suppressed(located, list(result.before))), new=result.new,
         )
 
-    def _fixed(self, path: str, outcome: loop.FileOutcome) -> FixResult:
+    def _fixed(self, path: str, outcome: "loop.FileOutcome") -> FixResult:
         return FixResult(
             path, self.suppressed(path, list(outcome.remaining)), outcome.fixed, outcome.changed, outcome.text,
             outcome.diff, outcome.written, outcome.refused, outcome.threaded, outcome.gave_up, new=outcome.new,
@@ -158,6 +162,8 @@ class Session:
             # Every file of the run: a caller in one of them gets the budget in a later pass.
             run = frozenset(os.path.abspath(p) for p in paths if p != "-")
             self.options = replace(self.options, thread_run=run)
+            from deadline_lint.families.outbound.fixes.thread_project import fix_across_modules
+
             return iter(fix_across_modules(self, paths, self.each(paths, self.fix_path, _fix_chunk)))
         return self.each(paths, self.fix_path, _fix_chunk)
 

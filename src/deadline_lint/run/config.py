@@ -12,11 +12,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple, Union
 
 from deadline_lint.cache.results import settings_key
-from deadline_lint.engine.checker import Checker
-from deadline_lint.families import registry  # noqa: F401  (registers every rule)
 from deadline_lint.run.profile_checks import check_profile
 from deadline_lint.settings.globs import matches, relative_path
 from deadline_lint.settings.profile import (
@@ -28,6 +26,9 @@ from deadline_lint.settings.profile import (
     pyproject_profile,
 )
 from deadline_lint.support.selector import Selector
+
+if TYPE_CHECKING:
+    from deadline_lint.engine.checker import Checker
 
 
 class ProfileResolver:
@@ -108,16 +109,20 @@ class Checkers:
     def __init__(self, resolver: Optional[ProfileResolver] = None, options: Optional[Mapping[str, Any]] = None) -> None:
         self.resolver = resolver or ProfileResolver()
         self.options: Dict[str, Any] = dict(options or {})
-        self._by_selection: Dict[Tuple[int, Tuple[str, ...]], Tuple[Profile, Checker]] = {}
+        self._by_selection: Dict[Tuple[int, Tuple[str, ...]], Tuple[Profile, "Checker"]] = {}
         self._keys: Dict[int, Tuple[Profile, str]] = {}
 
-    def for_path(self, path: Union[str, os.PathLike]) -> Checker:
+    def for_path(self, path: Union[str, os.PathLike]) -> "Checker":
         """The checker for this file: its profile's, without the rules its `per_path_ignores`
         silence there (a rule that cannot report is not run)."""
         profile = self.resolver.for_path(path)
         return self.for_profile(profile, path_ignored(profile, os.fspath(path)))
 
-    def for_profile(self, profile: Profile, dropped: Tuple[str, ...] = ()) -> Checker:
+    def for_profile(self, profile: Profile, dropped: Tuple[str, ...] = ()) -> "Checker":
+        # Imported here: a run answered wholly from the results cache never loads the rules.
+        from deadline_lint.engine.checker import Checker
+        from deadline_lint.families import registry  # noqa: F401  (registers every rule)
+
         key = (id(profile), dropped)
         entry = self._by_selection.get(key)
         if entry is None:

@@ -4,12 +4,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Tuple
 
-from deadline_lint.fixes.loop import FixMode
 from deadline_lint.run.selection import SelectorError, check_selectors
 from deadline_lint.settings.profile import ProfileError
 from deadline_lint.support.diagnostics import Diagnostic
 
 if TYPE_CHECKING:
+    from deadline_lint.fixes.loop import FixMode
     from deadline_lint.cache.results import Dependencies, Stamp
 
 # What a checked file's findings were computed from, for the results cache:
@@ -69,7 +69,9 @@ class Options:
             options["apply_noqa"] = False
         return options
 
-    def fix_mode(self) -> FixMode:
+    def fix_mode(self) -> "FixMode":
+        from deadline_lint.fixes.loop import FixMode  # not on a cached check's path
+
         return FixMode(
             unsafe=self.unsafe_fixes, thread_budget=self.thread_budget, insert_budgets=self.insert_budgets,
             run=self.thread_run,
