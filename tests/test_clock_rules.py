@@ -26,10 +26,6 @@ def test_the_example_fires_and_the_use_instead_does_not(code: str) -> None:
     assert [d.code for d in checker.check_text(examples["Use instead"], "good.py")] == []
 
 
-def test_the_clock_family_has_four_rules() -> None:
-    assert CLOCK_CODES == ["DL201", "DL202", "DL203", "DL204"]
-
-
 def _fixed(text: str, unsafe: bool = False) -> str:
     return fix_text(Checker(select=["DL201"]), text, "m.py", FixMode(unsafe=unsafe)).text
 
