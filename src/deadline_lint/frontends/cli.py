@@ -66,7 +66,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 
 def cmd_server(_: argparse.Namespace) -> int:
-    from deadline_lint.frontends.server import run
+    from deadline_lint.frontends.lsp.server import run
 
     return run()
 
