@@ -33,18 +33,21 @@ class _Stored:
     by_attribute: Dict[str, Found]
 
 
+# A method's budget from everything but attributes (the budget a stored value comes from),
+# handed in by the caller on each question: kept here, it would hold its owner in a cycle.
+OwnBudget = Callable[[Scope], Optional[Budget]]
+
+
 class AttributeBudgets:
-    """Per file. `own_budget` is a method's budget from everything but attributes (the
-    budget a stored value comes from)."""
+    """Per file: the attribute-shaped budgets of each function."""
 
     def __init__(
         self, resolver: "Resolver", catalog: Catalog, profile: Profile, sources: BudgetSources,
-        source: Optional["SourceFile"], own_budget: Callable[[Scope], Optional[Budget]],
+        source: Optional["SourceFile"],
     ) -> None:
         self.resolver = resolver
         self.sources = sources
         self._source = source
-        self._own_budget = own_budget
         # Attribute sources are looked for only in files that spell one of their names.
         text = source.text if source is not None else ""
         self._state_words = tuple(sorted(sources.state_names))
@@ -53,13 +56,13 @@ class AttributeBudgets:
         self._words = tuple(sorted(budget_words(profile, catalog)))
         self._may_keep = source is None or any(word in text for word in self._words)
 
-    def sources_read(self, scope: Scope, attributes: bool) -> List[Tuple[str, Found]]:
+    def sources_read(self, scope: Scope, own_budget: Optional[OwnBudget]) -> List[Tuple[str, Found]]:
         """The attribute-shaped budget sources the function reads itself, by dotted text:
         `request.state.budget`, `g.budget`, `request.budget`, and `self.<attr>` where the class
-        keeps a budget object."""
+        keeps a budget object (not without `own_budget`)."""
         if not self._may_keep:
             return []  # no budget word in the file: no source, and nothing kept on `self`
-        stored = self._stored_budgets(scope) if attributes else {}
+        stored = self._stored_budgets(scope, own_budget) if own_budget is not None else {}
         if not self._reads_sources and not stored:
             return []
         if self._source is not None:
@@ -76,7 +79,7 @@ class AttributeBudgets:
                 found.setdefault(dotted, source)
         return sorted(found.items())
 
-    def _stored_budgets(self, scope: Scope) -> Dict[str, Found]:
+    def _stored_budgets(self, scope: Scope, own_budget: OwnBudget) -> Dict[str, Found]:
         """For a method: the attributes its class stores only budget objects on
         (`self.budget = budget` in `__init__`), with their kind and type."""
         class_scope = scope.enclosing_class
@@ -106,7 +109,7 @@ class AttributeBudgets:
                     if is_none(node.value):
                         continue
                     if base is None:
-                        base = self._base_budget(method)
+                        base = self._base_budget(method, own_budget)
                     stores.setdefault(target.attr, []).append(self._stored_value(node.value, base, method))
         result: Dict[str, Found] = {}
         for attr, values in stores.items():
@@ -116,9 +119,9 @@ class AttributeBudgets:
         class_scope.facts[_STORED] = _Stored(result)
         return result
 
-    def _base_budget(self, method: Scope) -> Optional[Budget]:
+    def _base_budget(self, method: Scope, own_budget: OwnBudget) -> Optional[Budget]:
         if _BASE not in method.facts:
-            method.facts[_BASE] = self._own_budget(method)
+            method.facts[_BASE] = own_budget(method)
         found = method.facts[_BASE]  # stored just now or before: a Budget or None
         return found if isinstance(found, Budget) else None
 

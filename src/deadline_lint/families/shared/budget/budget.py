@@ -95,9 +95,7 @@ class BudgetAnalysis:
         # Deadlines a function computes itself (`deadline = time.monotonic() + t`).
         self.times = checked.analysis(TimeValues) if checked is not None else TimeValues(ctx)
         self._source = getattr(ctx, "source", None)
-        self.attributes = AttributeBudgets(
-            resolver, catalog, profile, self.sources, self._source, lambda method: self._compute(method, False),
-        )
+        self.attributes = AttributeBudgets(resolver, catalog, profile, self.sources, self._source)
         text = self._source.text if self._source is not None else ""
         tails = {name.rpartition(".")[2] for name in [*self.accessors, *self.budget_types.names]}
         self._assignment_words = tuple(sorted(tails | self.sources.state_names))
@@ -138,7 +136,7 @@ class BudgetAnalysis:
             typed.extend((n, t) for n, t in outer.typed if n not in own and "." not in n)
             optional.update(n for n in outer.optional if n not in own)
         kinds.extend((name, INSTANT) for name in self._local_deadlines(scope, {n for n, _ in kinds}))
-        for text, found in self.attributes.sources_read(scope, attributes):
+        for text, found in self.attributes.sources_read(scope, self._own_budget if attributes else None):
             kinds.append((text, found[0]))
             if found[0] in OBJECT_KINDS:
                 typed.append((text, found[1]))
@@ -169,6 +167,10 @@ class BudgetAnalysis:
         return Budget(
             names=frozenset(names), kinds=tuple(kinds), optional=frozenset(optional & names), typed=tuple(typed),
         )
+
+    def _own_budget(self, method: Scope) -> Optional[Budget]:
+        """The method's budget from everything but attributes (what it may store on `self`)."""
+        return self._compute(method, attributes=False)
 
     def _may_assign_a_budget(self, scope: Scope) -> bool:
         """The function's text spells an accessor, a budget source's name, a budget type or
