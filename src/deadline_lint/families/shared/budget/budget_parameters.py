@@ -17,9 +17,7 @@ def is_self(node: ast.expr, scope: Scope) -> bool:
     method = scope
     while method.kind == FUNCTION and method.enclosing_class is None and method.parent is not None:
         method = method.parent  # a closure inside a method sees the method's `self`
-    if method.kind != FUNCTION or method.enclosing_class is None:
-        return False
-    if not isinstance(method.node, _FUNCTION_NODES):
+    if method.kind != FUNCTION or method.enclosing_class is None or not isinstance(method.node, _FUNCTION_NODES):
         return False
     args = method.node.args
     positional = [*args.posonlyargs, *args.args]
