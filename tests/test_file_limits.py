@@ -9,7 +9,7 @@ from pathlib import Path
 
 from deadline_lint.engine.reading import MAX_FILE_BYTES, unusable_text
 from deadline_lint.frontends.cli import main
-from deadline_lint.frontends.server_engine import Engine
+from deadline_lint.frontends.lsp.server_engine import Engine
 from deadline_lint.run import api
 
 # A generated module: every line something a rule looks at (the shape that took 1.6 GB at 5 MB).

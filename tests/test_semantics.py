@@ -106,7 +106,7 @@ def test_an_attribute_assigned_two_classes_is_unknown(tmp_path) -> None:
 def test_the_editor_server_learns_which_files_a_buffer_depends_on(tmp_path) -> None:
     """Facts from other modules make a buffer's findings depend on them: the server records
     that reach (and re-checks the buffer when one changes) without the project index."""
-    from deadline_lint.frontends.server_engine import Engine
+    from deadline_lint.frontends.lsp.server_engine import Engine
 
     root = _project(tmp_path, {
         "pkg/__init__.py": "",
@@ -123,7 +123,7 @@ def test_the_editor_server_follows_the_callers_a_finding_depends_on(tmp_path) ->
     """DL302 judges a retried def by its callers in every module: the buffer's findings
     depend on those files (a caller gained or lost there) and on the folders a new caller
     may appear in, and the server's forgetting drops the callers' tables too."""
-    from deadline_lint.frontends.server_engine import Engine
+    from deadline_lint.frontends.lsp.server_engine import Engine
 
     retried = "import backoff\n\nclass Db:\n    @backoff.on_exception(backoff.expo, Exception, max_tries=3)\n" \
               "    async def connect(self):\n        return self\n"

@@ -342,7 +342,7 @@ def test_pull_client_end_to_end(project: Path) -> None:
 def test_positions_and_edits_follow_the_encoding_and_line_endings() -> None:
     """Engine columns are characters; LSP's are UTF-16 units by default, over lines ended by
     \\n, \\r\\n or \\r. An edit never starts or ends inside a \\r\\n."""
-    from deadline_lint.frontends.server import Positions, text_edit
+    from deadline_lint.frontends.lsp.server_shapes import Positions, text_edit
 
     text = 'x = "\U0001F680"; y()\r\nz = 1\rw = 2\n'
     utf16_positions = Positions(text, types.PositionEncodingKind.Utf16)

@@ -69,7 +69,7 @@ def test_a_huge_content_length_is_one_line_not_a_memory_error(tmp_path: Path) ->
 
 
 def test_an_oversized_message_is_skipped_and_the_server_serves_on(tmp_path: Path) -> None:
-    from deadline_lint.frontends.server_io import MAX_MESSAGE_BYTES
+    from deadline_lint.frontends.lsp.server_io import MAX_MESSAGE_BYTES
 
     oversized = b"Content-Length: %d\r\n\r\n" % (MAX_MESSAGE_BYTES + 1) + b" " * (MAX_MESSAGE_BYTES + 1)
     done = serve(tmp_path, INITIALIZE + INITIALIZED + oversized + SHUTDOWN + EXIT)
@@ -81,7 +81,7 @@ def test_an_oversized_message_is_skipped_and_the_server_serves_on(tmp_path: Path
 
 
 def test_the_bounded_reader_holds_one_chunk_of_a_dropped_body() -> None:
-    from deadline_lint.frontends.server_io import MAX_HEADER_BYTES, SKIPPED, BoundedReader
+    from deadline_lint.frontends.lsp.server_io import MAX_HEADER_BYTES, SKIPPED, BoundedReader
 
     reader = BoundedReader(io.BytesIO(b"x" * 10 + b"Content-Length: 2\r\n"), limit=4)
     assert json.loads(reader.read(10))["method"] == SKIPPED
@@ -97,7 +97,7 @@ def test_the_bounded_reader_holds_one_chunk_of_a_dropped_body() -> None:
 ])
 def test_a_nul_byte_is_the_same_tool_code_in_every_front_end(tmp_path: Path, monkeypatch, text: str) -> None:
     from deadline_lint.frontends.cli import main
-    from deadline_lint.frontends.server_engine import Engine
+    from deadline_lint.frontends.lsp.server_engine import Engine
     from deadline_lint.run import api
 
     monkeypatch.chdir(tmp_path)

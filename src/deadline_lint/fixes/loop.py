@@ -182,6 +182,13 @@ def _apply_round(text: str, groups: List[_Group]) -> Tuple[str, List[_Group]]:
     return new_text, chosen
 
 
+def apply_one_fix(text: str, edits: Tuple[Edit, ...], imports: Tuple[str, ...] = ()) -> Optional[str]:
+    """One finding's fix applied as a round of the loop applies it, with the imports it
+    needs (None: its edits or its imports cannot go in)."""
+    new_text, applied = _apply_round(text, [_Group(edits, imports)])
+    return new_text if applied else None
+
+
 def _non_overlapping(groups: List[_Group], length: int) -> List[_Group]:
     """Greedy, in order: a group whose edits overlap or touch a taken edit waits a round.
 

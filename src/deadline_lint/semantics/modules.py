@@ -25,7 +25,7 @@ _PLACES: Dict[str, Tuple[str, str, Tuple[str, ...]]] = {}
 
 def use_unsaved_text(path: str, text: Optional[str]) -> None:
     """Read `path` as `text` from now on (None: from disk again). The caller forgets the
-    answers that may hold the old text (see server_engine.forget_project_facts)."""
+    answers that may hold the old text (see run/buffers.forget_project_facts)."""
     if text is None:
         _UNSAVED.pop(path, None)
     else:

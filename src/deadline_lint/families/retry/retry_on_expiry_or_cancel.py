@@ -2,19 +2,16 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import TYPE_CHECKING, Callable, FrozenSet, Iterator, Optional, Sequence, Set, Tuple, Union
+from typing import TYPE_CHECKING, Callable, FrozenSet, Optional, Set, Union
 
-from deadline_lint.catalog.retry import DELAY, TYPES
+from deadline_lint.catalog.retry import TYPES
 from deadline_lint.engine.requires import Text, Words
 from deadline_lint.engine.rule import Rule, register
 from deadline_lint.families.retry.common import (
     PROJECT_HELPERS,
     RetryRule,
-    budget_of,
     called_policy,
     decorated_policies,
-    drop_element,
-    elements_of,
     except_clause,
     library_imports,
     library_words,
@@ -22,27 +19,33 @@ from deadline_lint.families.retry.common import (
     reported_once,
     shown,
 )
+from deadline_lint.families.retry.filter_types import (
+    KINDS,
+    drop_type,
+    named_types,
+    overall_deadline,
+    qualnames,
+    spelled,
+    still_admitted,
+)
 from deadline_lint.families.retry.retry import RetryAnalysis
 from deadline_lint.families.retry.retry_guards import Narrowing
 from deadline_lint.families.retry.retry_policy import RetryPolicy
-from deadline_lint.families.shared.budget.budget import mentions_any
 from deadline_lint.families.shared.errors.exceptions import (
     CANCEL,
     EXPIRY,
     Admission,
-    Admitted,
     ExceptionAnalysis,
     StatusTest,
 )
 from deadline_lint.families.shared.function_nodes import Function
-from deadline_lint.support.diagnostics import Applicability, Edit
+from deadline_lint.support.diagnostics import Applicability
 
 if TYPE_CHECKING:
     from deadline_lint.semantics.file_view import FileView
 
 Loop = Union[ast.For, ast.AsyncFor, ast.While]
 
-_KINDS = (EXPIRY, CANCEL)
 # Hand-written loops name the type itself: one of these is in the file's text.
 # (`from socket import timeout` then `except timeout:` is not among them: socket.timeout
 # has been TimeoutError since Python 3.10, and the bare lowercase word is everywhere.)
@@ -55,7 +58,7 @@ _EXCEPT_OR_CONSTANT = re.compile(
 
 
 def _type_words(rule: Rule) -> FrozenSet[str]:
-    own = {name.rpartition(".")[2] for kind in _KINDS for name in getattr(rule.profile.exceptions, kind)}
+    own = {name.rpartition(".")[2] for kind in KINDS for name in getattr(rule.profile.exceptions, kind)}
     return LOOP_WORDS | frozenset(own)
 
 
@@ -82,6 +85,8 @@ class NamedInMatch:
                 if any(word in group for word in words):
                     return True
         return False
+
+
 _WHY = {
     EXPIRY: "an expiry error: the deadline is gone, another attempt only spends time nobody waits for",
     CANCEL: "cancellation: the caller has gone, another attempt works for nobody",
@@ -255,23 +260,23 @@ class RetryOnExpiryOrCancel(RetryRule):
         paths = ctx.analysis(RetryAnalysis).round_paths(handler, ctx.scope)
         open_ways = [p for p in paths if p.narrowing is None]
         if open_ways:
-            left = set.intersection(*({q for a in p.excluded for q in _qualnames(a)} for p in open_ways))
+            left = set.intersection(*({q for a in p.excluded for q in qualnames(a)} for p in open_ways))
             self._handler(handler, admission, caught | left, ctx)
         for narrowing in dict.fromkeys(p.narrowing for p in paths if p.narrowing is not None):
             self._narrowed(narrowing, admission, caught, ctx)
 
     def _narrowed(self, narrowing: Narrowing, admission: Admission, caught: Set[str], ctx: "FileView") -> None:
-        for admitted in _named(narrowing.admission):
+        for admitted in named_types(narrowing.admission):
             if admitted.named in caught or admission.admits(admitted.kind) is None:
                 continue  # an earlier clause took it, or this clause never catches it
             if outside_requests(ctx) or not reported_once(self, ctx, narrowing.node):
                 return
             if narrowing.via is not None:
                 where: ast.AST = narrowing.node
-                how = f"`{narrowing.via}` returns True for `{_short(ctx, admitted)}`"
+                how = f"`{narrowing.via}` returns True for `{spelled(ctx, admitted)}`"
             else:
                 where = admitted.node if isinstance(admitted.node, ast.expr) else narrowing.node
-                how = f"`{shown(ctx, narrowing.node)}` lets `{_short(ctx, admitted)}` through"
+                how = f"`{shown(ctx, narrowing.node)}` lets `{spelled(ctx, admitted)}` through"
             message = (
                 f"this retry loop tries again when {how}; that is {_WHY[admitted.kind]}; "
                 f"let it propagate (or stop the loop) instead"
@@ -281,34 +286,34 @@ class RetryOnExpiryOrCancel(RetryRule):
 
     def _policy(self, policy: RetryPolicy, ctx: "FileView", function: Optional[Function]) -> None:
         """`function`: the def the policy decorates (None: one built in the code being walked)."""
-        overall = _overall_deadline(policy, ctx)
+        overall = overall_deadline(policy, ctx)
         for part in policy.filter:
             if part.state != TYPES or part.admission is None:
                 continue
-            for admitted in _named(part.admission):
+            for admitted in named_types(part.admission):
                 if overall and admitted.kind == EXPIRY:
                     continue  # an attempt's own expiry, retried only while the overall deadline lasts
                 where = part.place(admitted.node, policy.node)
                 if outside_requests(ctx, function) or not reported_once(self, ctx, where):
                     continue
-                fix = _drop(ctx, part.node, part.admission, admitted)
+                fix = drop_type(ctx, part.node, part.admission, admitted)
                 through = "" if where is admitted.node else f" (through `{shown(ctx, where)}`)"
-                short = _short(ctx, admitted)
+                short = spelled(ctx, admitted)
                 if part.default:
                     short, through = admitted.named, f" (the default of `{part.default}`, not given here)"
                 message = (
                     f"the retry filter of `{policy.api.qualname}` names `{short}`{through}, "
                     f"{_WHY[admitted.kind]}; "
                     + (f"pass `{part.default}=` without it" if part.default else "remove it from the filter")
-                ) + _still_admitted(
+                ) + still_admitted(
                     part.admission, admitted, ctx, "exclude that too (`retry_if_not_exception_type`, see DL302)"
                 )
                 description = f"Remove `{short}` from the retry filter"
                 ctx.report(self, where, message, edits=fix, description=description)
 
     def _status(self, test: ast.Compare, found: StatusTest, ctx: "FileView") -> None:
-        status = next(s for s in found.statuses if s.kind in _KINDS)
-        assert status.kind is not None  # one of _KINDS
+        status = next(s for s in found.statuses if s.kind in KINDS)
+        assert status.kind is not None  # one of KINDS
         short = status.qualname.rpartition(".")[2]
         if outside_requests(ctx):
             return
@@ -333,92 +338,17 @@ class RetryOnExpiryOrCancel(RetryRule):
         ctx.report(self, flag, message)
 
     def _handler(self, handler: ast.ExceptHandler, admission: Admission, caught: Set[str], ctx: "FileView") -> None:
-        named = [a for a in _named(admission) if a.named not in caught]
+        named = [a for a in named_types(admission) if a.named not in caught]
         if not named or outside_requests(ctx):
             return
         admitted = named[0]
-        fix = _drop(ctx, handler.type, admission, admitted)
+        fix = drop_type(ctx, handler.type, admission, admitted)
         message = (
-            f"this retry loop catches `{_short(ctx, admitted)}` and tries again; that is {_WHY[admitted.kind]}; "
+            f"this retry loop catches `{spelled(ctx, admitted)}` and tries again; that is {_WHY[admitted.kind]}; "
             f"let it propagate (or stop the loop) instead"
-        ) + _still_admitted(
+        ) + still_admitted(
             admission, admitted, ctx, "re-raise it in a clause before this one (`except {type}: raise`)"
         )
-        description = f"Stop retrying `{_short(ctx, admitted)}`"
+        description = f"Stop retrying `{spelled(ctx, admitted)}`"
         ctx.report(self, except_clause(handler), message, edits=fix, description=description)
 
-
-def _still_admitted(admission: Admission, admitted: Admitted, ctx: "FileView", advice: str) -> str:
-    """What the filter lets through by a base class once the named type is gone
-    (`requests.ConnectionError` still admits `requests.ConnectTimeout`): the fix cannot remove
-    that, so the message says so."""
-    for element in admission.elements:
-        if element.node is admitted.node:
-            continue
-        for other in element.admitted:
-            if other.kind == admitted.kind and not other.direct:
-                named = shown(ctx, element.node) if isinstance(element.node, ast.expr) else other.named
-                return (
-                    f"; `{named}`, which stays, "
-                    f"still lets its subclass `{other.type}` through: {advice.format(type=other.type)}"
-                )
-    return ""
-
-
-def _qualnames(admission: Admission) -> Iterator[str]:
-    """The classes an admission names and those it lets through as its subclasses."""
-    for element in admission.elements:
-        if element.qualname:
-            yield element.qualname
-        for admitted in element.admitted:
-            yield admitted.named
-
-
-def _named(admission: Admission) -> Iterator[Admitted]:
-    """Expiry or cancel types the filter names itself (not through a base class)."""
-    for element in admission.elements:
-        for admitted in element.admitted:
-            if admitted.kind in _KINDS and admitted.direct:
-                yield admitted
-                break
-
-
-def _short(ctx: "FileView", admitted: Admitted) -> str:
-    """The type as the code spells it (`RT`, `exceptions.ReadTimeout`)."""
-    if isinstance(admitted.node, ast.expr):
-        return shown(ctx, admitted.node)
-    return admitted.named
-
-
-def _drop(ctx: "FileView", container: Optional[ast.AST], admission: Admission, admitted: Admitted) -> Tuple[Edit, ...]:
-    """Drop the type from the tuple written in place, when something else stays in it."""
-    siblings: Optional[Sequence[ast.expr]] = elements_of(container)
-    if siblings is None or not any(s is admitted.node for s in siblings):
-        return ()
-    flagged = {id(a.node) for a in _named(admission)}
-    if all(id(s) in flagged for s in siblings):
-        return ()  # nothing would be left to retry: a decision, not a rewrite
-    index = next(i for i, s in enumerate(siblings) if s is admitted.node)
-    tuple_left = isinstance(container, ast.Tuple) and container.elts is siblings and _written(ctx, container)
-    edit = drop_element(ctx.source, siblings, index, tuple_left=tuple_left)
-    return (edit,) if edit is not None else ()
-
-
-def _written(ctx: "FileView", container: ast.AST) -> bool:
-    """A tuple in the source (not the arguments of `if_exception_type(A, B)` seen as one)."""
-    return ctx.source.segment(container).startswith("(")
-
-
-_OVERALL_DEADLINE_APIS = ("google.api_core.retry.",)  # `timeout=` bounds the whole retry, not an attempt
-
-
-def _overall_deadline(policy: RetryPolicy, ctx) -> bool:
-    """The policy stops at a deadline of its own: google-api-core's explicit `timeout=` /
-    `deadline=`, or any delay stop that reads the budget in scope."""
-    delays = [stop.node for stop in policy.stops if stop.kind == DELAY and stop.node is not None]
-    if not delays:
-        return False
-    if policy.api.qualname.startswith(_OVERALL_DEADLINE_APIS):
-        return True
-    budget = budget_of(ctx)
-    return budget is not None and any(mentions_any(node, budget.names) for node in delays)

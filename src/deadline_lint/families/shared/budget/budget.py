@@ -10,99 +10,63 @@ function body). A name whose bindings disagree (one from the budget, one not) is
 Attribute-shaped sources are named by their dotted text (`request.state.budget`), which
 `mentions_any` matches. Nested functions see their enclosing function's budget unless they
 rebind the name: a stack of scopes, not a flag.
+
+Where each part lives: `scope_budget.py` (the `Budget` a scope has), `attribute_budgets.py`
+(sources read from attributes, budgets kept on `self`), `budget_methods.py` (what a budget's
+methods do), `given_timeouts.py` (DL102's given timeout), `budget_parameters.py`; this module
+finds a function's budget and answers what rules ask.
 """
 from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Protocol, Sequence, Tuple, Type, TypeVar, runtime_checkable
 
+from deadline_lint.families.shared.budget.attribute_budgets import AttributeBudgets
+from deadline_lint.families.shared.budget.budget_methods import BudgetMethods
+from deadline_lint.families.shared.budget.budget_parameters import optional_parameters
 from deadline_lint.families.shared.budget.budget_sources import BudgetSources
-from deadline_lint.families.shared.budget.budget_text import budget_words
 from deadline_lint.families.shared.budget.budget_types import (
-    CHECK_ROLES,
     GRPC_CONTEXT,
-    HOP_TIMEOUT,
     LAMBDA_CONTEXT,
     OBJECT,
-    RAW_REMAINDER,
-    RAW_REMAINDER_MS,
-    REFUSE_CHECK,
     BudgetType,
     BudgetTypes,
+)
+from deadline_lint.families.shared.budget.given_timeouts import given_timeout as _given_timeout
+from deadline_lint.families.shared.budget.scope_budget import (
+    DERIVED,
+    INSTANT,
+    OBJECT_KINDS,
+    SECONDS,
+    Budget,
+    assignments,
+    receiver_text,
 )
 from deadline_lint.families.shared.time.time_values import DEADLINE, REMAINING, TimeValues
 from deadline_lint.semantics.file import FileSemantics
 from deadline_lint.semantics.local.children import walk as walk_nodes
 from deadline_lint.semantics.local.declared import is_none
-from deadline_lint.semantics.local.expressions import dotted_text, mentions_any
-from deadline_lint.semantics.local.function_body import function_body
+from deadline_lint.semantics.local.expressions import mentions_any
 from deadline_lint.semantics.local.resolve import dotted_parts
-from deadline_lint.semantics.local.scopes import ASSIGN, FUNCTION, MODULE, PARAM, WITH, Binding, Scope
-from deadline_lint.settings.profile import Profile
+from deadline_lint.semantics.local.scopes import ASSIGN, FUNCTION, MODULE, WITH, Binding, Scope
 
 if TYPE_CHECKING:
     from deadline_lint.semantics.file_view import AnalysisInputs, FileView
 
-SECONDS, INSTANT, DERIVED = "seconds", "instant", "derived"
-__all__ = ["OBJECT", "GRPC_CONTEXT", "LAMBDA_CONTEXT", "SECONDS", "INSTANT", "DERIVED", "Budget", "BudgetAnalysis"]
+__all__ = [
+    "OBJECT", "GRPC_CONTEXT", "LAMBDA_CONTEXT", "SECONDS", "INSTANT", "DERIVED", "Budget", "BudgetAnalysis",
+    "budget_in_scope", "given_timeout", "given_timeout_polls", "timeout_expression", "mentions_any",
+]
 
-_TEMPLATE_FOR_KIND = {
-    OBJECT: "budget_expression",
-    GRPC_CONTEXT: "grpc_context_expression",
-    LAMBDA_CONTEXT: "lambda_context_expression",
-    SECONDS: "seconds_expression",
-}
-_OBJECT_KINDS = frozenset({OBJECT, GRPC_CONTEXT, LAMBDA_CONTEXT})
+_A = TypeVar("_A")
 
 
-@dataclass(frozen=True)
-class BudgetSource:
-    name: str
-    kind: str
+@runtime_checkable
+class _AsksAnalyses(Protocol):
+    """A file being checked (the engine's context): its other analyses, its project's too."""
 
-
-@dataclass(frozen=True)
-class Budget:
-    names: FrozenSet[str]  # every name that carries or derives from the budget
-    kinds: Tuple[Tuple[str, str], ...]  # (name, kind) for the direct sources, in priority order
-    optional: FrozenSet[str] = frozenset()  # parameters that default to None (or are Optional)
-    typed: Tuple[Tuple[str, BudgetType], ...] = ()  # (name, budget type) for budget objects
-
-    @property
-    def primary(self) -> Optional[BudgetSource]:
-        """The source a fix derives a timeout from: one with a template, first found."""
-        for name, kind in self.kinds:
-            if kind in _TEMPLATE_FOR_KIND:
-                return BudgetSource(name, kind)
-        return None
-
-    def timeout_expression(self, profile: Profile, spelled: Optional[str] = None) -> Optional[str]:
-        """The primary source's timeout (`budget.timeout()`), the source spelled `spelled`
-        when the caller holds it under another name (a local it was read into)."""
-        source = self.primary
-        if source is None:
-            return None
-        expression = profile.render(_TEMPLATE_FOR_KIND[source.kind], spelled or source.name)
-        if source.name in self.optional:
-            # `budget=None` callers exist: the edge default stands in for a missing budget.
-            edge = profile.render("edge_expression")
-            return f"({expression} if {source.name} is not None else {edge})"
-        return expression
-
-    def type_of(self, name: str) -> Optional[BudgetType]:
-        """The budget type of a budget object's name (None: not a budget object)."""
-        for source, budget_type in self.typed:
-            if source == name:
-                return budget_type
-        return None
-
-    def kind_of(self, name: str) -> Optional[str]:
-        for source, kind in self.kinds:
-            if source == name:
-                return kind
-        return DERIVED if name in self.names else None
+    def analysis(self, kind: Type[_A]) -> _A: ...
 
 
 class BudgetAnalysis:
@@ -112,65 +76,53 @@ class BudgetAnalysis:
     def __init__(self, ctx: "AnalysisInputs") -> None:
         resolver, catalog, profile = ctx.resolver, ctx.catalog, ctx.profile
         self.resolver = resolver
-        self.context_methods = catalog.budget.context_methods
         self.budget_types = BudgetTypes(catalog, profile)
-        analysis = getattr(ctx, "analysis", None)  # a file being checked: its project counts
-        if analysis is not None:
-            self.budget_types.see_project(lambda: analysis(FileSemantics).names)
+        checked = ctx if isinstance(ctx, _AsksAnalyses) else None  # a file being checked: its project counts
+        if checked is not None:
+            self.budget_types.see_project(lambda: checked.analysis(FileSemantics).names)
         self.types: Dict[str, str] = self.budget_types.kinds()
         self.sources = BudgetSources(resolver, catalog, profile, self.budget_types)
+        self.methods = BudgetMethods(catalog, self.budget_types)
+        self.check_methods = self.methods.check_methods
         self.lambda_handlers = catalog.budget.lambda_handlers
-        self.refuse_methods = catalog.budget.refuse_methods
         self.parameters = frozenset(profile.budget.parameters)
         self.seconds_parameters = frozenset(profile.budget.seconds_parameters)
         self.timeout_parameters = frozenset(profile.budget.timeout_parameters)
         self.accessors: Dict[str, str] = dict(catalog.budget.accessors)
-        # Methods that read the raw remainder on some budget type (a name assigned from one
-        # holds remaining seconds), and those that check or refuse (DL106).
-        known = [self.budget_types.default, self.budget_types.grpc, self.budget_types.aws_lambda]
-        known.extend(t for t in (self.budget_types.type_named(n) for n in self.budget_types.names) if t is not None)
-        self.raw_methods = self.context_methods | frozenset(m for t in known for m in t.methods(RAW_REMAINDER))
-        self.raw_ms_methods = frozenset(m for t in known for m in t.methods(RAW_REMAINDER_MS))
-        self.check_methods = self.refuse_methods | frozenset(m for t in known for m in t.methods(*CHECK_ROLES))
         for accessor in profile.budget.accessors:
             self.accessors.setdefault(accessor, SECONDS)
         self.servicer_suffix = catalog.budget.servicer_base_suffix
         # Deadlines a function computes itself (`deadline = time.monotonic() + t`).
-        self.times = ctx.analysis(TimeValues) if hasattr(ctx, "analysis") else TimeValues(ctx)  # type: ignore[attr-defined]
+        self.times = checked.analysis(TimeValues) if checked is not None else TimeValues(ctx)
         self._source = getattr(ctx, "source", None)
-        # Attribute sources are looked for only in files that spell one of their names.
+        self.attributes = AttributeBudgets(resolver, catalog, profile, self.sources, self._source)
         text = self._source.text if self._source is not None else ""
-        self._state_words = tuple(sorted(self.sources.state_names))
-        self._reads_sources = self._source is None or any(word in text for word in self._state_words)
-        # A class keeps a budget on `self` only where some method has one: a budget word.
-        self._words = tuple(sorted(budget_words(profile, catalog)))
         tails = {name.rpartition(".")[2] for name in [*self.accessors, *self.budget_types.names]}
         self._assignment_words = tuple(sorted(tails | self.sources.state_names))
         self._context_vars_in_file = self._source is None or "ContextVar" in text
-        self._may_keep = self._source is None or any(word in text for word in self._words)
         clock_names = "|".join(sorted(map(re.escape, self.times.clocks.final_names)))
         self._clock_call = re.compile(rf"\b(?:{clock_names})\s*\(")
 
     # -- per function --------------------------------------------------------
     def budget_of(self, scope: Scope) -> Optional[Budget]:
         """The budget visible in `scope` (None when there is none). Cached per scope."""
-        if "budget" in scope.facts:
-            return scope.facts["budget"]  # type: ignore[return-value]
-        # Outermost first, so each scope finds its enclosing one's budget cached: a loop, not
-        # one recursion per nested function (a thousand nested lambdas are valid Python).
-        pending = []
-        current: Optional[Scope] = scope
-        while current is not None and "budget" not in current.facts:
-            pending.append(current)
-            current = current.parent
-        for each in reversed(pending):
-            each.facts["budget"] = self._compute(each) if each.kind == FUNCTION else None
-        return scope.facts["budget"]  # type: ignore[return-value]
+        if "budget" not in scope.facts:
+            # Outermost first, so each scope finds its enclosing one's budget cached: a loop, not
+            # one recursion per nested function (a thousand nested lambdas are valid Python).
+            pending = []
+            current: Optional[Scope] = scope
+            while current is not None and "budget" not in current.facts:
+                pending.append(current)
+                current = current.parent
+            for each in reversed(pending):
+                each.facts["budget"] = self._compute(each) if each.kind == FUNCTION else None
+        found = scope.facts["budget"]  # stored here only: a Budget or None
+        return found if isinstance(found, Budget) else None
 
     def _compute(self, scope: Scope, attributes: bool = True) -> Optional[Budget]:
         kinds: List[Tuple[str, str]] = []
         typed: List[Tuple[str, BudgetType]] = []
-        optional = set(_optional_parameters(scope.node))
+        optional = set(optional_parameters(scope.node))
         for index, param in enumerate(scope.function_params()):
             found = self._param_kind(param, index, scope)
             if found is not None:
@@ -184,17 +136,16 @@ class BudgetAnalysis:
             typed.extend((n, t) for n, t in outer.typed if n not in own and "." not in n)
             optional.update(n for n in outer.optional if n not in own)
         kinds.extend((name, INSTANT) for name in self._local_deadlines(scope, {n for n, _ in kinds}))
-        for text, found in self._attribute_sources(scope, attributes):
+        for text, found in self.attributes.sources_read(scope, self._own_budget if attributes else None):
             kinds.append((text, found[0]))
-            if found[0] in _OBJECT_KINDS:
+            if found[0] in OBJECT_KINDS:
                 typed.append((text, found[1]))
         names = {name for name, _ in kinds}
         if outer is not None:
             names.update(n for n in outer.names if n not in own)
         if not names and not self._may_assign_a_budget(scope):
             return None  # most functions: no budget, and no word an assignment could make one from
-        assignments = self._assignments(scope)
-        targets = _by_target(assignments)
+        targets = _by_target(assignments(scope))
         for target, values in targets.items():
             if target in names:
                 continue
@@ -216,6 +167,10 @@ class BudgetAnalysis:
         return Budget(
             names=frozenset(names), kinds=tuple(kinds), optional=frozenset(optional & names), typed=tuple(typed),
         )
+
+    def _own_budget(self, method: Scope) -> Optional[Budget]:
+        """The method's budget from everything but attributes (what it may store on `self`)."""
+        return self._compute(method, attributes=False)
 
     def _may_assign_a_budget(self, scope: Scope) -> bool:
         """The function's text spells an accessor, a budget source's name, a budget type or
@@ -258,128 +213,13 @@ class BudgetAnalysis:
         if not results or any(r[0] != results[0][0] for r in results):
             return None
         kind, budget_type = results[0]
-        return kind, (budget_type if kind in _OBJECT_KINDS else None)
+        return kind, (budget_type if kind in OBJECT_KINDS else None)
 
-    def _attribute_sources(self, scope: Scope, attributes: bool) -> List[Tuple[str, Tuple[str, BudgetType]]]:
-        """The attribute-shaped budget sources the function reads itself, by dotted text:
-        `request.state.budget`, `g.budget`, `request.budget`, and `self.<attr>` where the class
-        keeps a budget object."""
-        if not self._may_keep:
-            return []  # no budget word in the file: no source, and nothing kept on `self`
-        stored = self._stored_budgets(scope) if attributes else {}
-        if not self._reads_sources and not stored:
-            return []
-        if self._source is not None:
-            text = self._source.segment(scope.node)
-            if not any(word in text for word in self._state_words) and not any(attr in text for attr in stored):
-                return []
-        found: Dict[str, Tuple[str, BudgetType]] = {}
-        for node in function_body(scope).nodes(ast.Attribute):
-            text = None
-            source = self.sources.attribute_source(node, scope)
-            if source is None and node.attr in stored and _is_self(node.value, scope):
-                source = stored[node.attr]
-            if source is not None:
-                text = dotted_text(node)
-            if text is not None:
-                found.setdefault(text, source)  # type: ignore[arg-type]
-        return sorted(found.items())
-
-    def _stored_budgets(self, scope: Scope) -> Dict[str, Tuple[str, BudgetType]]:
-        """For a method: the attributes its class stores only budget objects on
-        (`self.budget = budget` in `__init__`), with their kind and type."""
-        class_scope = scope.enclosing_class
-        if class_scope is None:
-            return {}
-        cached = class_scope.facts.get("budget.stored")
-        if cached is not None:
-            return cached  # type: ignore[return-value]
-        class_scope.facts["budget.stored"] = {}  # a method asking while this runs sees none
-        if self._source is not None:
-            text = self._source.segment(class_scope.node)
-            if not any(word in text for word in self._words):
-                return {}  # no method of the class can have a budget to keep
-        stores: Dict[str, List[Optional[Tuple[str, BudgetType]]]] = {}
-        for stmt in class_scope.node.body:  # type: ignore[attr-defined]
-            if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                continue
-            method = self.resolver.scope_of(stmt, class_scope)
-            if not stmt.args.args:
-                continue
-            base = None
-            for node in function_body(method).nodes(ast.Assign):
-                for target in node.targets:
-                    if not (isinstance(target, ast.Attribute) and _is_self(target.value, method)):
-                        continue
-                    if is_none(node.value):
-                        continue
-                    if base is None:
-                        base = self._base_budget(method)
-                    stores.setdefault(target.attr, []).append(self._stored_value(node.value, base, method))
-        result = {
-            attr: values[0] for attr, values in stores.items()
-            if values and all(v is not None and v == values[0] for v in values)
-        }
-        class_scope.facts["budget.stored"] = result
-        return result  # type: ignore[return-value]
-
-    def _base_budget(self, method: Scope) -> Optional[Budget]:
-        found = method.facts.get("budget.base")
-        if found is None and "budget.base" not in method.facts:
-            found = method.facts["budget.base"] = self._compute(method, attributes=False)
-        return found  # type: ignore[return-value]
-
-    def _stored_value(
-        self, value: ast.expr, base: Optional[Budget], method: Scope
-    ) -> Optional[Tuple[str, BudgetType]]:
-        if isinstance(value, ast.Name) and base is not None:
-            kind = base.kind_of(value.id)
-            budget_type = base.type_of(value.id)
-            if kind in _OBJECT_KINDS and budget_type is not None:
-                return kind, budget_type
-            return None
-        source = self.sources.source(value, method)
-        return source if source is not None and source[0] in _OBJECT_KINDS else None
 
     def given_timeout(self, scope: Scope) -> Optional[Budget]:
-        """The time a function's caller gave it, when no budget is in scope: a numeric
-        parameter named in the opt-in `budget.timeout_parameters` (a number default, or
-        annotated `float` / `int`), of this function or an enclosing one that this one does
-        not rebind, with the names derived from it. Only DL102 asks: a function given
-        `timeout=10` that calls downstream with a fixed 30 s ignores what it was given."""
-        if not self.timeout_parameters or scope.kind != FUNCTION:
-            return None
-        if "given_timeout" in scope.facts:
-            return scope.facts["given_timeout"]  # type: ignore[return-value]
-        found: Optional[Budget] = None
-        own = scope.bindings()
-        numeric = [p.arg for p in _numeric_parameters(scope.node) if p.arg in self.timeout_parameters]
-        if numeric:
-            names = set(numeric)
-        else:
-            outer = self._enclosing_function(scope)
-            given = self.given_timeout(outer) if outer is not None else None
-            names = {n for n in given.names if n not in own} if given is not None else set()
-            numeric = [n for n, _ in given.kinds if n in names] if given is not None else []
-        if numeric:
-            assignments = self._assignments(scope)
-            changed = True
-            while changed:  # derived names, as for a budget
-                changed = False
-                for target, value in assignments:
-                    if target not in names and mentions_any(value, names):
-                        names.add(target)
-                        changed = True
-            found = Budget(names=frozenset(names), kinds=tuple((n, SECONDS) for n in numeric))
-        scope.facts["given_timeout"] = found
-        return found
-
-    @staticmethod
-    def _enclosing_function(scope: Scope) -> Optional[Scope]:
-        parent = scope.parent
-        while parent is not None and parent.kind != FUNCTION:
-            parent = parent.parent
-        return parent
+        """The time a function's caller gave it, when no budget is in scope (given_timeouts.py):
+        only DL102 asks."""
+        return _given_timeout(scope, self.timeout_parameters)
 
     def _local_deadlines(self, scope: Scope, known: set) -> List[str]:
         """Names this function assigns a deadline it computes from its own clock read
@@ -441,23 +281,24 @@ class BudgetAnalysis:
 
     def _is_servicer_method(self, scope: Scope) -> bool:
         class_scope = scope.enclosing_class
-        if class_scope is None:
+        if class_scope is None or not isinstance(class_scope.node, ast.ClassDef):
             return False
-        for base in class_scope.node.bases:  # type: ignore[attr-defined]
+        for base in class_scope.node.bases:
             parts = dotted_parts(base)
             if parts and parts[-1].endswith(self.servicer_suffix):
                 return True
         return False
 
     def _accessor_kind(self, value: ast.expr, budget_names: set, scope: Scope) -> Optional[str]:
-        whole = self._millis_operand(value) or value  # `ms / 1000` is the remainder in seconds
+        whole = self.methods.millis_operand(value) or value  # `ms / 1000` is the remainder in seconds
+        raw, raw_ms = self.methods.raw_methods, self.methods.raw_ms_methods
         for node in walk_nodes(value):
             if not isinstance(node, ast.Call):
                 continue
             func = node.func
-            if isinstance(func, ast.Attribute) and (func.attr in self.raw_methods or func.attr in self.raw_ms_methods):
-                if _receiver_text(func.value) in budget_names:
-                    if func.attr in self.raw_methods or whole is not value:
+            if isinstance(func, ast.Attribute) and (func.attr in raw or func.attr in raw_ms):
+                if receiver_text(func.value) in budget_names:
+                    if func.attr in raw or whole is not value:
                         return SECONDS if node is whole else DERIVED
                     return DERIVED  # milliseconds, unscaled
             qualname = self.resolver.qualified_name(func, scope)
@@ -465,81 +306,16 @@ class BudgetAnalysis:
                 return self.accessors[qualname] if node is value else DERIVED
         return None
 
-    def _millis_operand(self, value: ast.expr) -> Optional[ast.expr]:
-        """`x.get_remaining_time_in_millis() / 1000` (or `/ 1000.0`): the call."""
-        if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Div):
-            right = value.right
-            if isinstance(right, ast.Constant) and right.value in (1000, 1000.0) and isinstance(value.left, ast.Call):
-                func = value.left.func
-                if isinstance(func, ast.Attribute) and func.attr in self.raw_ms_methods:
-                    return value.left
-        return None
 
-    # -- what a budget's methods do -----------------------------------------------------
+    # -- what a budget's methods do (budget_methods.py) ------------------------------------
     def role(self, call: ast.AST, budget: Optional[Budget]) -> Optional[str]:
-        """The role of `call` as a method of a budget object in scope (`budget.remaining()`:
-        RAW_REMAINDER, `context.get_remaining_time_in_millis()`: RAW_REMAINDER_MS,
-        `budget.check()`: REFUSE_CHECK, ...), from the receiver's budget type."""
-        if budget is None or not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute):
-            return None
-        text = _receiver_text(call.func.value)
-        if text is None or text not in budget.names:
-            return None
-        method = call.func.attr
-        budget_type = budget.type_of(text) or self._type_of_kind(budget.kind_of(text))
-        found = budget_type.role_of(method) if budget_type is not None else None
-        if found is None and method in self.context_methods:
-            return RAW_REMAINDER
-        if found is None and method in self.refuse_methods:
-            return REFUSE_CHECK
-        return found
+        return self.methods.role(call, budget)
 
     def hop_timeout_method(self, call: ast.AST, budget: Optional[Budget]) -> Optional[str]:
-        """For a raw-remainder call (`budget.remaining()`), the method of the receiver's budget
-        type in the hop-timeout role (`timeout`: the margin already off), if it has one."""
-        if self.role(call, budget) != RAW_REMAINDER or budget is None:
-            return None
-        text = _receiver_text(call.func.value)  # type: ignore[attr-defined]
-        budget_type = budget.type_of(text) or self._type_of_kind(budget.kind_of(text))  # type: ignore[arg-type]
-        methods = sorted(budget_type.methods(HOP_TIMEOUT)) if budget_type is not None else []
-        if not methods:
-            return None
-        return "timeout" if "timeout" in methods else methods[0]
-
-    def _type_of_kind(self, kind: Optional[str]) -> Optional[BudgetType]:
-        if kind == GRPC_CONTEXT:
-            return self.budget_types.grpc
-        if kind == LAMBDA_CONTEXT:
-            return self.budget_types.aws_lambda
-        if kind in (OBJECT, DERIVED):
-            return self.budget_types.default
-        return None
+        return self.methods.hop_timeout_method(call, budget)
 
     def raw_remainder_call(self, value: ast.AST, budget: Optional[Budget]) -> bool:
-        """`budget.remaining()`, `context.time_remaining()`, or a millisecond remainder
-        scaled to seconds (`context.get_remaining_time_in_millis() / 1000`): no margin off."""
-        if isinstance(value, ast.BinOp):
-            inner = self._millis_operand(value)
-            return inner is not None and self.role(inner, budget) == RAW_REMAINDER_MS
-        if not isinstance(value, ast.Call) or value.args or value.keywords:
-            return False
-        return self.role(value, budget) == RAW_REMAINDER
-
-    @staticmethod
-    def _assignments(scope: Scope) -> List[Tuple[str, ast.expr]]:
-        """Each name's assigned values (`x = v`, `x: T = v`, `(x := v)` in a test, `with v as
-        x`), in source order."""
-        pairs: List[Tuple[str, ast.expr]] = []
-        for name, bindings in scope.bindings().items():
-            for binding in bindings:
-                if binding.kind in (ASSIGN, WITH) and binding.value is not None:
-                    pairs.append((name, binding.value))  # type: ignore[arg-type]
-        pairs.sort(key=lambda pair: (getattr(pair[1], "lineno", 0), getattr(pair[1], "col_offset", 0)))
-        return pairs
-
-
-def _receiver_text(node: ast.expr) -> Optional[str]:
-    return node.id if isinstance(node, ast.Name) else dotted_text(node) if isinstance(node, ast.Attribute) else None
+        return self.methods.raw_remainder_call(value, budget)
 
 
 def _by_target(assignments: List[Tuple[str, ast.expr]]) -> Dict[str, List[ast.expr]]:
@@ -556,73 +332,6 @@ def _all_from(values: List[ast.expr], names: set, bindings: Sequence[Binding]) -
         return False
     real = [v for v in values if not is_none(v)]
     return bool(real) and all(mentions_any(v, names) for v in real)
-
-
-def _is_self(node: ast.expr, scope: Scope) -> bool:
-    """The method's first parameter (`self`), not rebound."""
-    method = scope
-    while method.kind == FUNCTION and method.enclosing_class is None and method.parent is not None:
-        method = method.parent  # a closure inside a method sees the method's `self`
-    if method.kind != FUNCTION or method.enclosing_class is None:
-        return False
-    args = method.node.args  # type: ignore[attr-defined]
-    positional = [*args.posonlyargs, *args.args]
-    if not positional or not isinstance(node, ast.Name) or node.id != positional[0].arg:
-        return False
-    bindings = scope.lookup(node.id) or []
-    return len(bindings) == 1 and bindings[0].kind == PARAM
-
-
-def _optional_parameters(function: ast.AST) -> Iterator[str]:
-    """Parameters a caller may leave as None: `budget=None`, `budget: Optional[Budget]`,
-    `budget: Budget | None`."""
-    args = getattr(function, "args", None)
-    if args is None:
-        return
-    positional = [*args.posonlyargs, *args.args]
-    defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
-    pairs = [*zip(positional, defaults), *zip(args.kwonlyargs, args.kw_defaults)]
-    for param, default in pairs:
-        if is_none(default) or _annotation_admits_none(param.annotation):
-            yield param.arg
-
-
-def _numeric_parameters(function: ast.AST) -> Iterator[ast.arg]:
-    """Parameters that hold a number whenever the function runs: a number default (not a
-    bool) and no annotation admitting None, or annotated `float` / `int` with no None default."""
-    args = getattr(function, "args", None)
-    if args is None:
-        return
-    positional = [*args.posonlyargs, *args.args]
-    defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
-    for param, default in [*zip(positional, defaults), *zip(args.kwonlyargs, args.kw_defaults)]:
-        if is_none(default) or _annotation_admits_none(param.annotation):
-            continue
-        annotated = isinstance(param.annotation, ast.Name) and param.annotation.id in ("float", "int")
-        if annotated or _is_number(default):
-            yield param
-
-
-def _is_number(node: Optional[ast.expr]) -> bool:
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.UAdd, ast.USub)):
-        node = node.operand
-    return isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
-
-
-
-
-def _annotation_admits_none(annotation: Optional[ast.expr]) -> bool:
-    if annotation is None:
-        return False
-    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
-        text = annotation.value.replace(" ", "")
-        return text.startswith("Optional[") or "|None" in text or "None|" in text
-    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
-        return is_none(annotation.left) or is_none(annotation.right)
-    if isinstance(annotation, ast.Subscript):
-        parts = dotted_parts(annotation.value)
-        return parts is not None and bool(parts) and parts[-1] == "Optional"
-    return False
 
 
 # -- what rules ask ---------------------------------------------------------------

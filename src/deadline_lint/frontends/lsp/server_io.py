@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import BinaryIO
 
-from deadline_lint.engine.reading import MAX_FILE_BYTES
+from deadline_lint.run.buffers import MAX_FILE_BYTES
 
 # A file well over the 2 MiB the checker reads still arrives, JSON-escaped (quotes,
 # backslashes and newlines grow), so that the editor is told DL004 for it; a body this size

@@ -2,7 +2,7 @@
 'deadline-lint[lsp]'`).
 
 Diagnostics are what `check` reports for the buffer's unsaved text (server_engine.py is the
-only part that calls the engine). A client that pulls diagnostics (LSP 3.17
+only part that asks the run). A client that pulls diagnostics (LSP 3.17
 `textDocument/diagnostic`) gets them when it asks; any other client gets them pushed on open,
 on save and, debounced, on change. Each carries its code, a link to the rule's page, the
 severity (tool codes are errors, rule findings warnings), its range and its fix in `data`.
@@ -10,7 +10,8 @@ severity (tool codes are errors, rule findings warnings), its range and its fix 
 Code actions: a quick fix per finding with a fix ("(unsafe)" when it is), "suppress on this
 line" (`# noqa`, as `--add-noqa` writes it), and "fix all safe" as `source.fixAll.deadline-lint`
 (the text `deadline-lint fix` would write). Every edit is computed from the server's own
-findings for the document's current text, never from what the client sends back.
+findings for the document's current text, never from what the client sends back
+(server_shapes.py).
 
 A file's findings depend on the project modules it imports (whenever the semantics layer
 looked into its project): when one changes on disk (`workspace/didChangeWatchedFiles`) or in a buffer, the
@@ -22,15 +23,18 @@ import asyncio
 import logging
 import os
 import sys
-from dataclasses import dataclass
 from typing import Any, BinaryIO, Dict, FrozenSet, Iterable, List, Optional, Sequence, cast
 
 from deadline_lint import __version__
-from deadline_lint.frontends.server_engine import UNSAVED_PATH, BufferCheck, Engine
-from deadline_lint.frontends.server_io import SKIPPED, BoundedReader, skipped_message
-from deadline_lint.support.diagnostics import Applicability, Diagnostic
-from deadline_lint.support.source import SourceFile
-from deadline_lint.support.tool_codes import TOOL_CODES
+from deadline_lint.frontends.lsp.server_engine import UNSAVED_PATH, BufferCheck, Engine
+from deadline_lint.frontends.lsp.server_io import SKIPPED, BoundedReader, skipped_message
+from deadline_lint.frontends.lsp.server_shapes import (
+    FIX_ALL_KIND,
+    SOURCE,
+    Checked,
+    code_actions,
+    lsp_diagnostics,
+)
 
 try:
     from lsprotocol import types
@@ -40,27 +44,12 @@ except ImportError:  # pragma: no cover - reported by `run`
     types = None  # type: ignore[assignment]
     LanguageServer = object  # type: ignore[assignment,misc]
 
-FIX_ALL_KIND = "source.fixAll.deadline-lint"
-SOURCE = "deadline-lint"
 DEBOUNCE_SECONDS = 0.25  # after the last change, before a pushed re-check
 # Files whose change can change a profile, or where projects start.
 _SETTINGS_FILES = ("pyproject.toml", "setup.cfg", "setup.py")
 _WATCHED = ("**/*.py", "**/pyproject.toml", "**/setup.cfg", "**/setup.py", "**/*.yaml", "**/*.yml")
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class Checked:
-    """A document's findings for one version of its text."""
-
-    version: Optional[int]
-    text: str
-    result: BufferCheck
-    result_id: str
-    stale: bool = False  # a project module it reaches has changed since
-    fixed: Optional[str] = None  # what "fix all safe" makes of `text`, once asked
-    fixed_known: bool = False
 
 
 class DeadlineLintServer(LanguageServer):  # type: ignore[misc,valid-type]
@@ -273,8 +262,9 @@ def build_server() -> DeadlineLintServer:
         types.TEXT_DOCUMENT_CODE_ACTION,
         types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL_KIND]),
     )
-    def code_actions(ls: DeadlineLintServer, params: types.CodeActionParams):
-        return _code_actions(ls, params)
+    def actions(ls: DeadlineLintServer, params: types.CodeActionParams):
+        uri = params.text_document.uri
+        return code_actions(uri, ls.current(uri), params, ls.encoding(), ls.path_of(uri), ls.engine)
 
     @server.feature(SKIPPED)
     def skipped(ls: DeadlineLintServer, params: Any) -> None:
@@ -298,135 +288,6 @@ def _buffer_changed(ls: DeadlineLintServer, uri: str) -> None:
     ls.engine.use_unsaved(path, ls.workspace.get_text_document(uri).source)
     ls.project_changed([path], delay=DEBOUNCE_SECONDS)
 
-
-# -- LSP shapes -----------------------------------------------------------------------------
-class Positions:
-    """Engine positions (1-based lines, columns and offsets in characters) as LSP positions
-    in the negotiated encoding. Lines end where the engine's do (\\n, \\r\\n, \\r), as LSP's do."""
-
-    def __init__(self, text: str, encoding: str) -> None:
-        self.source = SourceFile(text, "-")
-        self.encoding = encoding
-
-    def _units(self, chars: str) -> int:
-        if self.encoding == types.PositionEncodingKind.Utf32:
-            return len(chars)
-        if self.encoding == types.PositionEncodingKind.Utf8:
-            return len(chars.encode("utf-8", "surrogatepass"))
-        return len(chars.encode("utf-16-le", "surrogatepass")) // 2
-
-    def at(self, line: int, column: int) -> "types.Position":
-        lines = self.source.lines
-        if line > len(lines):
-            return types.Position(line=max(len(lines), 0), character=0)
-        body = lines[line - 1].rstrip("\r\n") if lines else ""
-        return types.Position(line=line - 1, character=self._units(body[:max(column - 1, 0)]))
-
-    def at_offset(self, offset: int) -> "types.Position":
-        starts = self.source.line_starts
-        from bisect import bisect_right
-
-        line = max(bisect_right(starts, offset) - 1, 0)
-        if line >= len(self.source.lines):
-            return types.Position(line=len(self.source.lines), character=0)
-        return self.at(line + 1, offset - starts[line] + 1)
-
-
-def lsp_diagnostics(checked: Checked, encoding: str) -> List["types.Diagnostic"]:
-    from deadline_lint.frontends.docs import help_url
-
-    positions = Positions(checked.text, encoding)
-    if checked.result.profile_error is not None:
-        top = types.Position(line=0, character=0)
-        return [types.Diagnostic(
-            range=types.Range(start=top, end=top), message=checked.result.profile_error,
-            severity=types.DiagnosticSeverity.Error, source=SOURCE,
-        )]
-    out = []
-    for d in checked.result.diagnostics:
-        out.append(types.Diagnostic(
-            range=types.Range(start=positions.at(d.line, d.column), end=positions.at(d.end_line, d.end_column)),
-            message=d.message,
-            severity=types.DiagnosticSeverity.Error if d.code in TOOL_CODES else types.DiagnosticSeverity.Warning,
-            code=d.code,
-            code_description=types.CodeDescription(href=help_url(d.code)),
-            source=SOURCE,
-            data={"name": d.name, "fix": d.fix.to_json() if d.fix else None},
-        ))
-    return out
-
-
-def text_edit(before: str, after: str, positions: Positions) -> "types.TextEdit":
-    """One edit turning `before` into `after`: the span between their common start and end
-    (never splitting a \\r\\n, which would be a position inside a line ending)."""
-    start = 0
-    limit = min(len(before), len(after))
-    while start < limit and before[start] == after[start]:
-        start += 1
-    end = 0
-    while end < limit - start and before[-1 - end] == after[-1 - end]:
-        end += 1
-    if start and before[start - 1] == "\r" and before[start:start + 1] == "\n":
-        start -= 1
-    cut = len(before) - end  # where the unchanged tail starts
-    if end and before[cut:cut + 1] == "\n" and before[cut - 1:cut] == "\r":
-        end -= 1
-    return types.TextEdit(
-        range=types.Range(start=positions.at_offset(start), end=positions.at_offset(len(before) - end)),
-        new_text=after[start:len(after) - end],
-    )
-
-
-def _wanted(kind: str, only: Optional[Sequence[str]]) -> bool:
-    return not only or any(kind == k or kind.startswith(k + ".") for k in only)
-
-
-def _overlaps(a: "types.Range", b: "types.Range") -> bool:
-    key = lambda p: (p.line, p.character)  # noqa: E731
-    return key(a.start) <= key(b.end) and key(b.start) <= key(a.end)
-
-
-def _code_actions(ls: DeadlineLintServer, params: "types.CodeActionParams") -> List["types.CodeAction"]:
-    uri = params.text_document.uri
-    checked = ls.current(uri)
-    if checked.result.profile_error is not None:
-        return []
-    text = checked.text
-    positions = Positions(text, ls.encoding())
-    only = params.context.only
-    shown = lsp_diagnostics(checked, ls.encoding())
-    path = ls.path_of(uri)
-    actions: List[types.CodeAction] = []
-
-    def action(title: str, kind: str, after: Optional[str], diagnostics: List, preferred: bool = False) -> None:
-        if after is None:
-            return
-        edit = types.WorkspaceEdit(changes={uri: [text_edit(text, after, positions)]})
-        actions.append(types.CodeAction(
-            title=title, kind=kind, diagnostics=diagnostics or None, edit=edit, is_preferred=preferred or None,
-        ))
-
-    if _wanted(types.CodeActionKind.QuickFix, only):
-        for finding, lsp in zip(checked.result.diagnostics, shown):
-            if not _overlaps(lsp.range, params.range):
-                continue
-            fix = finding.fix
-            if fix is not None:
-                unsafe = fix.applicability is Applicability.UNSAFE
-                title = f"Fix {finding.code}: {fix.description}" + (" (unsafe)" if unsafe else "")
-                action(title, types.CodeActionKind.QuickFix, ls.engine.apply_fix(text, fix), [lsp], not unsafe)
-            if finding.code not in TOOL_CODES:
-                action(f"Suppress {finding.code} on this line (# noqa)", types.CodeActionKind.QuickFix,
-                       ls.engine.suppress(text, [finding]), [lsp])
-    if _wanted(FIX_ALL_KIND, only) and _has_safe_fix(checked.result.diagnostics):
-        if not checked.fixed_known:  # editors ask on every cursor move: the loop runs once per text
-            checked.fixed, checked.fixed_known = ls.engine.fix_all(text, path), True
-        action("Fix all safe deadline-lint problems", FIX_ALL_KIND, checked.fixed, [])
-    return actions
-
-
-def _has_safe_fix(found: Sequence[Diagnostic]) -> bool:
-    return any(d.fix is not None and d.fix.applicability is Applicability.SAFE for d in found)
 
 
 def run() -> int:
