@@ -1,9 +1,18 @@
 """The prefilter's vocabulary: what a file's text must hold for a rule to fire there, declared by
-the rule (`Rule.requires`, `Rule.visit_requires`, `Rule.body_requires`, `Rule.first_looks`) and
-compiled once per `Checker` into one `Matcher`, which answers per file (and per function or
-class body) which rules may fire. No rule looks at its own file's text.
+the rule as scoped needs (`Rule.needs`) and per-node first looks (`Rule.first_looks`), and
+bound once per `Checker`, which answers per file (and per function or class body) which rules
+may fire. No rule looks at its own file's text.
 
-    requires = Words.of(outbound_words) & Text(outbound_imports) | Project(leads_to_a_client)
+    needs = (
+        in_file(Words.of(outbound_words) & Text(outbound_imports) | Project(leads_to_a_client)),
+        in_body(Names.of(outbound_words) | Aliases()),
+    )
+
+Where a need is asked is its scope (`Scope`): `in_file(need)`, the whole text, or the file is
+not parsed for the rule; `on_visits(need, ast.Call)`, the whole text again, or the rule is not
+visited on those node types in the file; `in_body(need)`, a function's or class's text
+(decorators, signature and body), or its subtree is not walked for the rule. A rule declares
+each scope at most once (per node type for visits).
 
 - `Words("a", "b")`: the text contains one of them (substring tests, as flake8-async's and
   ruff's prefilters); `Words.of(derive)` takes them from the rule's catalog and profile,
@@ -26,6 +35,8 @@ declare the same need share one answer.
 """
 from __future__ import annotations
 
+import ast
+import enum
 import re
 from bisect import bisect_left
 from typing import (
@@ -36,7 +47,10 @@ from typing import (
     Iterable,
     List,
     Optional,
+    NamedTuple,
     Sequence,
+    Tuple,
+    Type,
 )
 
 TextTest = Callable[[str], bool]
@@ -193,6 +207,67 @@ class Look:
         return test
 
 
+class Scope(enum.Enum):
+    """Where a need is asked."""
+
+    FILE = "file"  # the whole text: the file is parsed for the rule only if it holds
+    VISIT = "visit"  # the whole text, for visits of some node types only
+    BODY = "body"  # a function's or class's text: its subtree is walked for the rule only if it holds
+
+
+class Scoped(NamedTuple):
+    """A need and where it is asked (`node_types`: the visits a `Scope.VISIT` need gates)."""
+
+    scope: Scope
+    need: Need
+    node_types: Tuple[Type[ast.AST], ...] = ()
+
+
+def in_file(need: Need) -> Scoped:
+    return Scoped(Scope.FILE, need)
+
+
+def in_body(need: Need) -> Scoped:
+    return Scoped(Scope.BODY, need)
+
+
+def on_visits(need: Need, *node_types: Type[ast.AST]) -> Scoped:
+    return Scoped(Scope.VISIT, need, node_types)
+
+
+class BoundScopes(NamedTuple):
+    """A rule's scoped needs bound to its catalog and profile, one per scope (None: none asked
+    there)."""
+
+    file: Optional[Need]
+    visits: Tuple[Tuple[Type[ast.AST], Need], ...]
+    body: Optional[Need]
+
+
+def bind_scoped(needs: Iterable[Scoped], rule: object) -> BoundScopes:
+    """`needs` bound to `rule`; a scope (or a visited node type) declared twice is an error, so
+    a rule's prefilter reads in one place."""
+    file: Optional[Need] = None
+    body: Optional[Need] = None
+    visits: Dict[Type[ast.AST], Need] = {}
+    for scoped in needs:
+        bound = scoped.need.bind(rule)
+        if scoped.scope is Scope.FILE:
+            if file is not None:
+                raise TypeError(f"{type(rule).__name__} declares two file needs")
+            file = bound
+        elif scoped.scope is Scope.BODY:
+            if body is not None:
+                raise TypeError(f"{type(rule).__name__} declares two body needs")
+            body = bound
+        else:
+            for node_type in scoped.node_types:
+                if node_type in visits:
+                    raise TypeError(f"{type(rule).__name__} declares two needs for {node_type.__name__} visits")
+                visits[node_type] = bound
+    return BoundScopes(file, tuple(visits.items()), body)
+
+
 # -- evaluation ----------------------------------------------------------------------------
 def _key(leaf: Need) -> Hashable:
     if isinstance(leaf, Names):
@@ -327,5 +402,5 @@ def describe(need: Optional[Need]) -> str:
 
 __all__ = [
     "Need", "Words", "Names", "Aliases", "Text", "Project", "Look", "AnyOf", "AllOf", "FileAnswers", "signature",
-    "describe",
+    "describe", "Scope", "Scoped", "in_file", "in_body", "on_visits", "BoundScopes", "bind_scoped",
 ]

@@ -20,7 +20,7 @@ from typing import (
 )
 
 from deadline_lint.catalog import WAIT, Catalog
-from deadline_lint.engine.requires import Look, Project, Text, Words
+from deadline_lint.engine.requires import Look, Project, Scoped, Text, Words, in_file
 from deadline_lint.engine.rule import Rule
 from deadline_lint.families.outbound.analysis.budget_hops import BudgetHop, budget_hop, hop_keywords, hop_text_filter
 from deadline_lint.families.outbound.analysis.catalog_imports import STDLIB_MODULES, catalog_imports, is_method
@@ -325,7 +325,9 @@ class OutboundRule(Rule):
     first look at them for all."""
 
     node_types: ClassVar[Tuple[Type[ast.AST], ...]] = (ast.Call,)
-    requires = Words.of(_outbound_words) & Text(_catalog_imports) | Project(_leads_to_a_client)
+    needs: ClassVar[Tuple[Scoped, ...]] = (
+        in_file(Words.of(_outbound_words) & Text(_catalog_imports) | Project(_leads_to_a_client)),
+    )
     first_looks: ClassVar[Mapping[Type[ast.AST], Look]] = {ast.Call: Look(outbound_first_look)}
 
 
@@ -335,8 +337,10 @@ class BudgetValueRule(OutboundRule):
     so their prefilter also lets in files that pass a budget at a hop keyword, and no shared
     first look covers their calls."""
 
-    requires = (
-        Words.of(_hop_keywords) & (Text(_catalog_imports) | Text(_passes_a_budget_at_a_hop))
-        | Project(_leads_to_a_client)
+    needs: ClassVar[Tuple[Scoped, ...]] = (
+        in_file(
+            Words.of(_hop_keywords) & (Text(_catalog_imports) | Text(_passes_a_budget_at_a_hop))
+            | Project(_leads_to_a_client)
+        ),
     )
     first_looks: ClassVar[Mapping[Type[ast.AST], Look]] = {}

@@ -4,7 +4,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from deadline_lint.engine.edits import insert_keyword
-from deadline_lint.engine.requires import Look, Words
+from deadline_lint.engine.requires import Look, Words, in_file
 from deadline_lint.engine.rule import Rule, register
 from deadline_lint.families.shared.budget.budget import budget_in_scope
 from deadline_lint.families.shared.budget.budget_text import BudgetText, budget_parameter_words
@@ -81,7 +81,7 @@ class BudgetNotForwarded(Rule):
     fix_applicability = Applicability.UNSAFE
     node_types = (ast.Call,)
 
-    requires = Words.of(lambda rule: budget_parameter_words(rule.profile, rule.catalog))
+    needs = (in_file(Words.of(lambda rule: budget_parameter_words(rule.profile, rule.catalog))),)
     first_looks = {ast.Call: Look.of(lambda rule: may_forward)}
 
     def visit_Call(self, node: ast.Call, ctx: "FileView") -> None:

@@ -4,7 +4,7 @@ import ast
 from typing import TYPE_CHECKING, Callable, FrozenSet, List, Optional
 
 from deadline_lint.catalog import Catalog
-from deadline_lint.engine.requires import Aliases, Look, Names, Words
+from deadline_lint.engine.requires import Aliases, Look, Names, Words, in_body, in_file
 from deadline_lint.engine.rule import Rule, register
 from deadline_lint.families.shared.budget.budget import budget_in_scope
 from deadline_lint.families.shared.budget.budget_text import BudgetText, budget_words
@@ -94,10 +94,13 @@ class RequestDeadlineInDurableJob(Rule):
 
     # A file is parsed for this rule only when it spells an enqueue (a method or function a
     # queue library or the profile lists) and a budget: one that mentions no queue is not.
-    requires = Words.of(lambda rule: enqueue_words(rule.profile, rule.catalog)) & Words.of(
-        lambda rule: budget_words(rule.profile, rule.catalog)
+    needs = (
+        in_file(
+            Words.of(lambda rule: enqueue_words(rule.profile, rule.catalog))
+            & Words.of(lambda rule: budget_words(rule.profile, rule.catalog))
+        ),
+        in_body(Names.of(lambda rule: enqueue_words(rule.profile, rule.catalog)) | Aliases()),
     )
-    body_requires = Names.of(lambda rule: enqueue_words(rule.profile, rule.catalog)) | Aliases()
     first_looks = {ast.Call: Look.of(lambda rule: enqueue_first_look(rule.profile, rule.catalog))}
 
     def visit_Call(self, node: ast.Call, ctx: "FileView") -> None:

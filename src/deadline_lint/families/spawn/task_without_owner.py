@@ -4,7 +4,7 @@ import ast
 from typing import TYPE_CHECKING, Callable, List, Optional, Sequence, Tuple
 
 from deadline_lint.catalog import Catalog
-from deadline_lint.engine.requires import Aliases, Look, Names, Project, Words
+from deadline_lint.engine.requires import Aliases, Look, Names, Project, Words, in_body, in_file
 from deadline_lint.engine.rule import Rule, register
 from deadline_lint.families.spawn.common import imports_task_wrapper, may_start, start_first_look, task_words
 from deadline_lint.families.spawn.spawn import TASK, Spawns
@@ -88,10 +88,12 @@ class TaskWithoutOwner(Rule):
     # that hands back a task it started: only where an imported project module holds one, or
     # this file defines one (it then spells a task word itself).
     _wrappers = Project(lambda rule: imports_task_wrapper(rule.profile, rule.catalog))
-    requires = Words.of(lambda rule: task_words(rule.profile, rule.catalog)) | _wrappers
     # Every finding starts at a call that may start a task: `x.<word>()`, `<word>()` or an
     # imported name, under its own name (a word) or another; or at a project wrapper's call.
-    body_requires = Names.of(lambda rule: task_words(rule.profile, rule.catalog)) | Aliases() | _wrappers
+    needs = (
+        in_file(Words.of(lambda rule: task_words(rule.profile, rule.catalog)) | _wrappers),
+        in_body(Names.of(lambda rule: task_words(rule.profile, rule.catalog)) | Aliases() | _wrappers),
+    )
     first_looks = {ast.Call: Look.of(lambda rule: _lose_first_look(rule.profile, rule.catalog))}
 
     def __init__(self, profile: Profile, catalog: Catalog) -> None:

@@ -5,7 +5,7 @@ import re
 from typing import TYPE_CHECKING, Callable, FrozenSet, List, Optional, Sequence, Union
 
 from deadline_lint.engine.edits import append_statement
-from deadline_lint.engine.requires import Words
+from deadline_lint.engine.requires import Words, in_body, in_file
 from deadline_lint.engine.rule import Rule, register
 from deadline_lint.families.shared.errors.cancel_scopes import shielded
 from deadline_lint.families.shared.errors.exceptions import CANCEL, ExceptionAnalysis
@@ -152,10 +152,9 @@ class CancellationSwallowed(Rule):
     node_types = (ast.ExceptHandler, ast.With, ast.AsyncWith)
 
     # Only async code can swallow a task's cancellation.
-    requires = Words.of(_cancel_words) & Words("async ")
     # A handler is judged only when its nearest enclosing function (a class stops the search)
     # is an `async def`, which lies inside any function or class around the handler.
-    body_requires = Words("async")
+    needs = (in_file(Words.of(_cancel_words) & Words("async ")), in_body(Words("async")))
 
     def visit_ExceptHandler(self, node: ast.ExceptHandler, ctx: "FileView") -> None:
         if _in_async_function(ctx):
