@@ -11,6 +11,7 @@ from deadline_lint.families.shared.budget.budget_text import BudgetText, budget_
 from deadline_lint.families.shared.budget.forwarding import Forwarding, forwarded_value
 from deadline_lint.semantics.local.expressions import mentions_any
 from deadline_lint.support.diagnostics import Applicability
+from deadline_lint.families.shared.budget.fix_tags import INSERTS_BUDGET_TAGS
 
 if TYPE_CHECKING:
     from deadline_lint.semantics.file_view import FileView
@@ -113,7 +114,7 @@ class BudgetNotForwarded(Rule):
             return
         edit = insert_keyword(ctx.source, node, parameter.name, value)
         ctx.report(self, node, message, [edit] if edit else (), description=f"pass {argument}",
-                   inserts_budget=True)
+                   tags=INSERTS_BUDGET_TAGS)
 
 
 def may_forward(node: ast.Call, ctx: "FileView") -> bool:
