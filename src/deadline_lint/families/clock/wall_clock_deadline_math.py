@@ -10,8 +10,8 @@ from deadline_lint.families.clock.common import (
     CLOCK_WORDS,
     may_read_clock,
     spell_function,
-    wall_clock_project_test,
-    wall_read_text_filter,
+    WALL_READ_TEXT,
+    WallClockThroughProject,
 )
 from deadline_lint.families.shared.time.clock_catalog import clock_catalog
 from deadline_lint.families.shared.time.time_values import (
@@ -138,11 +138,11 @@ class WallClockDeadlineMath(Rule):
 
     # A clock read in the text, or one through the project (a project function that reads the
     # wall clock, a clock module re-exported by a project module).
-    _through_project = Project(lambda rule: wall_clock_project_test(rule.catalog))
+    _through_project = Project(lambda rule: rule.catalog.derived(WallClockThroughProject))
     # Every finding starts at a clock read: `x.<clock name>()` or a name imported from a clock
     # module, under its own name or another, or a call through the project.
     needs = (
-        in_file(Words(*CLOCK_WORDS) & Text(lambda rule: wall_read_text_filter(rule.catalog)) | _through_project),
+        in_file(Words(*CLOCK_WORDS) & Text(lambda rule: WALL_READ_TEXT) | _through_project),
         in_body(Names.of(_clock_names) | Aliases() | _through_project),
     )
     first_looks = {ast.Call: Look(may_read_clock)}

@@ -301,13 +301,20 @@ def _catalog_imports(rule: Rule) -> Callable[[str], bool]:
     return catalog_imports(rule.catalog)
 
 
-def _leads_to_a_client(rule: Rule) -> Optional[Callable[[str, str], bool]]:
-    """A file whose text imports nothing listed may still import a project name that leads to
-    a client: one its project's facts say is, gives or holds one, or wraps an outbound call."""
-    catalog = rule.catalog
-    return catalog.cached(
-        "outbound.path_filter", lambda: lambda text, path: leads_to_a_client(path, text, catalog)
-    )
+class LeadsToAClient:
+    """The outbound rules' `Project` need, `(text, path) -> bool`: a file whose text imports
+    nothing listed may still import a project name that leads to a client: one its project's
+    facts say is, gives or holds one, or wraps an outbound call."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        self._catalog = catalog
+
+    def __call__(self, text: str, path: str) -> bool:
+        return leads_to_a_client(path, text, self._catalog)
+
+
+def _leads_to_a_client(rule: Rule) -> LeadsToAClient:
+    return rule.catalog.derived(LeadsToAClient)
 
 
 def _hop_keywords(rule: Rule) -> FrozenSet[str]:

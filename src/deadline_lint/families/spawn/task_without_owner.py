@@ -1,12 +1,12 @@
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Callable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 
 from deadline_lint.catalog import Catalog
 from deadline_lint.engine.requires import Aliases, Look, Names, Project, Words, in_body, in_file
 from deadline_lint.engine.rule import Rule, register
-from deadline_lint.families.spawn.common import imports_task_wrapper, may_start, start_first_look, task_words
+from deadline_lint.families.spawn.common import MayStart, imports_task_wrapper, may_start, start_first_look, task_words
 from deadline_lint.families.spawn.spawn import TASK, Spawns
 from deadline_lint.families.spawn.spawn_catalog import spawn_catalog
 from deadline_lint.families.spawn.spawn_facts import TaskWrappers
@@ -163,13 +163,21 @@ class TaskWithoutOwner(Rule):
                            "awaits or cancels the task; await it, keep it, or start it in a TaskGroup")
 
 
-def _lose_first_look(profile: Profile, catalog: Catalog) -> Callable[[ast.Call, "FileView"], bool]:
+def _lose_first_look(profile: Profile, catalog: Catalog) -> "MayLoseTask":
     """The first look: the call may start a task by its name, or its value is dropped or bound
     to a name (it may be a project wrapper's task)."""
-    start = start_first_look(profile, catalog)
-    return catalog.cached(
-        ("spawn.lose_first_look", id(start)), lambda: lambda node, ctx: start(node, ctx) or _may_lose(node, ctx.parents)
-    )
+    return catalog.derived(MayLoseTask, start_first_look(profile, catalog))
+
+
+class MayLoseTask:
+    """DL501's first look, `(call, ctx) -> bool`: `start` passes, or the call's value is
+    dropped or bound to a name."""
+
+    def __init__(self, catalog: Catalog, start: MayStart) -> None:
+        self._start = start
+
+    def __call__(self, node: ast.Call, ctx: "FileView") -> bool:
+        return self._start(node, ctx) or _may_lose(node, ctx.parents)
 
 
 def _may_lose(call: ast.Call, parents: Sequence[ast.AST]) -> bool:
