@@ -140,7 +140,7 @@ def node_diagnostic(
     if node is None or not hasattr(node, "lineno"):
         line, col, end_line, end_col = 1, 0, 1, 0
     else:
-        line = node.lineno  # type: ignore[attr-defined]
+        line = node.lineno
         col = source.char_column(line, getattr(node, "col_offset", 0))
         end_line = getattr(node, "end_lineno", None) or line
         end_col = source.char_column(end_line, getattr(node, "end_col_offset", None) or 0)
