@@ -27,11 +27,9 @@ class Edit:
     text: str
 
 
-# The tags a fix's JSON spells, each as a boolean key of every fix, in the order declared: by
-# the family whose rules set the tag, or by a fix document read back (the results cache's)
-# before that family is loaded.
+# The tags a fix's JSON spells, each as a boolean key of every fix, in the order declared (by
+# the families, `families/fix_tags.py`).
 _JSON_TAGS: Dict[str, None] = {}
-_FIX_KEYS = frozenset({"applicability", "description", "edits", "imports"})
 
 
 def fix_tag(name: str) -> str:
@@ -65,9 +63,6 @@ class Fix:
     @classmethod
     def from_json(cls, document: Dict[str, Any]) -> "Fix":
         """The inverse of to_json; TypeError (or KeyError, ValueError) for any other shape."""
-        for key in document:
-            if key not in _FIX_KEYS:
-                fix_tag(_typed(key, str))
         return cls(
             edits=tuple(
                 Edit(_typed(e["start"], int), _typed(e["end"], int), _typed(e["text"], str))
