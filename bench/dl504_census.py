@@ -20,7 +20,7 @@ from typing import Iterator, List
 
 import deadline_lint.families.registry  # noqa: F401  (registers the rules)
 from deadline_lint.engine.checker import Checker
-from deadline_lint.engine.requires import Names, Words
+from deadline_lint.engine.requires import Names, Words, in_body, in_file
 from deadline_lint.engine.rule import register
 from deadline_lint.families.spawn.durable import Enqueues
 from deadline_lint.families.spawn.request_deadline_in_durable_job import (
@@ -42,8 +42,10 @@ class DurableEnqueueCensus(RequestDeadlineInDurableJob):
     code = CENSUS
     name = "durable-enqueue-census"
     default_enabled = False
-    requires = Words.of(lambda rule: enqueue_words(rule.profile, rule.catalog))
-    body_requires = Names.of(lambda rule: enqueue_words(rule.profile, rule.catalog))
+    needs = (
+        in_file(Words.of(lambda rule: enqueue_words(rule.profile, rule.catalog))),
+        in_body(Names.of(lambda rule: enqueue_words(rule.profile, rule.catalog))),
+    )
 
     def visit(self, node, ctx):
         enqueues = ctx.analysis(Enqueues)

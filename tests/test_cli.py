@@ -80,6 +80,18 @@ def test_json_output_shape(tmp_path: Path) -> None:
     assert item["fix"]["inserts_budget"] is True
 
 
+def test_fix_tags_are_spelled_alike_from_the_cache(tmp_path: Path) -> None:
+    # A warm run loads no family, so the cached fix documents declare the tags themselves.
+    (tmp_path / "svc.py").write_text("import requests\nrequests.get('u')\nrequests.get('u', timeout=None)\n")
+    cache = str(tmp_path / "cache")
+    cold = run("check", "--format", "json", "--cache-dir", cache, str(tmp_path / "svc.py"))
+    warm = run("check", "--format", "json", "--cache-dir", cache, str(tmp_path / "svc.py"))
+    assert cold.stdout == warm.stdout
+    fixes = [item["fix"] for item in json.loads(warm.stdout)]
+    assert [list(fix)[-1] for fix in fixes] == ["inserts_budget", "inserts_budget"]
+    assert [fix["inserts_budget"] for fix in fixes] == [True, False]
+
+
 def test_clean_tree_exits_zero(tmp_path: Path) -> None:
     (tmp_path / "ok.py").write_text("import requests\nrequests.get('u', timeout=1)\n")
     result = run("check", str(tmp_path))

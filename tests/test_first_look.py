@@ -1,6 +1,6 @@
 """The prefilter's declared vocabulary (`requires.py`) as the engine applies it: a file is
-walked only for the rules whose `requires` it holds, a visit only where `visit_requires` also
-holds, a function or class only for the rules whose `body_requires` its text holds; rules
+walked only for the rules whose file need it holds, a visit only where its visit need also
+holds, a function or class only for the rules whose body need its text holds; rules
 declaring the same first look are visited behind one test per node, and a test that raises
 fails every rule behind it. Then rule state per scope and the dropping of repeated findings."""
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 
 import deadline_lint.engine.checker as engine
 from deadline_lint.engine.checker import Checker
-from deadline_lint.engine.requires import Look, Project, Text, Words
+from deadline_lint.engine.requires import Look, Project, Text, Words, in_body, in_file, on_visits
 from deadline_lint.engine.rule import Rule
 
 _asked: List[str] = []
@@ -91,10 +91,10 @@ def _says_yes_to_urls(text: str) -> bool:
 def test_a_file_is_walked_only_for_the_rules_whose_needs_it_holds(monkeypatch) -> None:
     urls = Text(lambda rule: _says_yes_to_urls)
     rules = _rules(
-        _probe("DL901", look=None, requires=Words("retry")),
-        _probe("DL902", look=None, requires=Words("requests")),
-        _probe("DL903", look=None, requires=Words("requests") & urls),
-        _probe("DL904", look=None, requires=Words("requests") & urls),
+        _probe("DL901", look=None, needs=(in_file(Words("retry")),)),
+        _probe("DL902", look=None, needs=(in_file(Words("requests")),)),
+        _probe("DL903", look=None, needs=(in_file(Words("requests") & urls),)),
+        _probe("DL904", look=None, needs=(in_file(Words("requests") & urls),)),
     )
     monkeypatch.setattr(engine, "registered_rules", lambda: rules)
     del _text_asked[:]
@@ -114,7 +114,8 @@ def test_the_project_is_asked_only_where_the_text_says_no(monkeypatch) -> None:
         asked.append(text)
         return "sibling" in text
 
-    rules = _rules(_probe("DL901", look=None, requires=Words("requests") | Project(lambda rule: through_project)))
+    through = Project(lambda rule: through_project)
+    rules = _rules(_probe("DL901", look=None, needs=(in_file(Words("requests") | through),)))
     monkeypatch.setattr(engine, "registered_rules", lambda: rules)
     checker = Checker()
     assert _found(rules, "import requests\nf()\n", checker) == [("DL901", 2)]
@@ -124,11 +125,11 @@ def test_the_project_is_asked_only_where_the_text_says_no(monkeypatch) -> None:
     assert len(asked) == 2
 
 
-def test_visit_requires_keeps_a_rule_off_one_node_type(monkeypatch) -> None:
+def test_a_visit_need_keeps_a_rule_off_one_node_type(monkeypatch) -> None:
     class Both(_Probe):
         code = "DL901"
         node_types = (ast.Call, ast.Return)
-        visit_requires = {ast.Call: Words("tenacity")}
+        needs = (on_visits(Words("tenacity"), ast.Call),)
 
         def visit(self, node, ctx):
             ctx.report(self, node, type(node).__name__)
@@ -139,9 +140,21 @@ def test_visit_requires_keeps_a_rule_off_one_node_type(monkeypatch) -> None:
     assert _found(None, "import tenacity\n" + text) == [("DL901", 3), ("DL901", 4)]
 
 
+def test_the_old_declarations_are_refused() -> None:
+    with pytest.raises(TypeError, match="declares requires, body_requires: declare `needs`"):
+        type("Old", (_Probe,), {"requires": Words("a"), "body_requires": Words("b")})
+
+
+def test_a_scope_is_declared_once(monkeypatch) -> None:
+    twice = _probe("DL901", look=None, needs=(in_file(Words("a")), in_file(Words("b"))))
+    monkeypatch.setattr(engine, "registered_rules", lambda: _rules(twice))
+    with pytest.raises(TypeError, match="two file needs"):
+        Checker()
+
+
 # -- what a function or class must hold -----------------------------------------------------
 def test_a_body_without_a_rules_words_is_not_walked_for_it(monkeypatch) -> None:
-    rules = _rules(_probe("DL901", look=None, body_requires=Words("async")), _probe("DL902", look=None))
+    rules = _rules(_probe("DL901", look=None, needs=(in_body(Words("async")),)), _probe("DL902", look=None))
     monkeypatch.setattr(engine, "registered_rules", lambda: rules)
     text = (
         "top()\n"  # module level: no body to ask
@@ -162,7 +175,7 @@ def test_a_body_no_rule_needs_is_not_walked_at_all(monkeypatch) -> None:
         code = "DL901"
         node_types = (ast.Call, ast.FunctionDef)
         leave_node_types = (ast.FunctionDef,)
-        body_requires = Words("go")
+        needs = (in_body(Words("go")),)
 
         def visit(self, node, ctx):
             visited.append(getattr(node, "name", None) or node.func.id)

@@ -164,7 +164,7 @@ def test_a_file_is_parsed_only_when_it_imports_a_listed_module(text: str, parsed
 def test_the_import_look_is_shared_by_all_outbound_rules() -> None:
     checker = Checker(select=["DL1"], extend_select=["DL106", "DL108"])
     looks = {
-        rule.code: {id(leaf.test) for leaf in needs.requires.leaves() if isinstance(leaf, Text)}
+        rule.code: {id(leaf.test) for leaf in needs.file.leaves() if isinstance(leaf, Text)}
         for rule, needs in zip(checker.rules, checker.needs)
     }
     # One import look for all (the engine asks it once per file); DL104 and DL105 also share

@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Dict, FrozenSet, Hashable, Iterable, List, Mapping, Optional, Set, Tuple
+from typing import Any, Callable, Dict, FrozenSet, Hashable, Iterable, List, Mapping, Optional, Set, Tuple, TypeVar
 
 from deadline_lint.catalog import compiled
 from deadline_lint.catalog.exceptions import (
@@ -44,6 +44,7 @@ from deadline_lint.catalog.sections import (
 )
 
 _HERE = Path(__file__).parent
+_D = TypeVar("_D")
 
 @dataclass(frozen=True)
 class Catalog:
@@ -74,6 +75,16 @@ class Catalog:
             self._synthesized[key] = build()
         return self._synthesized[key]
 
+    def derived(self, build: Callable[..., _D], *args: Hashable) -> _D:
+        """`build(self, *args)`, built on first use and then shared: a typed section, a text
+        filter, a first look, found by the name of its class or builder. Shared because a
+        prefilter tells its leaves apart by their test's identity."""
+        key = (build, *args)
+        if key not in self._synthesized:
+            self._synthesized[key] = build(self, *args)
+        found: _D = self._synthesized[key]
+        return found
+
     def canonical(self, qualname: str) -> str:
         """Map another import path of the same object to the catalog's spelling."""
         return canonical_name(self.aliases, qualname)
@@ -81,12 +92,7 @@ class Catalog:
     @property
     def outbound_modules(self) -> FrozenSet[str]:
         """Top-level module names that any outbound API lives in."""
-        def build() -> FrozenSet[str]:
-            names = {q.split(".")[0] for q in [*self.apis, *self.classes, *self.factories, *self.timeout_objects]}
-            names.update(alias.split(".")[0] for alias in self.aliases)
-            return frozenset(names)
-
-        return self.cached("outbound_modules", build)
+        return self.derived(_outbound_modules)
 
     # -- clients -----------------------------------------------------------------
     def client_class(self, qualname: str) -> Optional[ClientClass]:
@@ -360,3 +366,10 @@ def load_catalog(extra_groups: Iterable[Mapping[str, Any]] = ()) -> Catalog:
     inputs = hashlib.blake2b(f"{_builtin_digest()}\0{extra_text}".encode(), digest_size=16).hexdigest()
     object.__setattr__(built, "inputs", inputs)
     return built
+
+
+def _outbound_modules(catalog: Catalog) -> FrozenSet[str]:
+    apis = [*catalog.apis, *catalog.classes, *catalog.factories, *catalog.timeout_objects]
+    names = {q.split(".")[0] for q in apis}
+    names.update(alias.split(".")[0] for alias in catalog.aliases)
+    return frozenset(names)

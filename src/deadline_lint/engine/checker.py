@@ -12,7 +12,7 @@ from deadline_lint.catalog import Catalog, load_catalog
 from deadline_lint.engine.context import FileContext
 from deadline_lint.engine.parsing import parse_source
 from deadline_lint.engine.reading import decode, read_file, unusable_text
-from deadline_lint.engine.requires import FileAnswers
+from deadline_lint.engine.file_answers import FileAnswers
 from deadline_lint.engine.rule import Rule, registered_rules
 from deadline_lint.engine.tables import (
     BODY_NODE_TYPES,
@@ -149,11 +149,11 @@ class Checker:
         """The prefilter: does any selected rule's need hold for this text (or its project)?
         Files it rejects are not parsed."""
         answers = FileAnswers(text, path)
-        return any(answers.holds(needs.requires) for needs in self.needs)
+        return any(answers.holds(needs.file) for needs in self.needs)
 
     def _selection_for(self, text: str, path: str) -> Tuple[Selection, Optional[FileAnswers]]:
         """The rules that may fire in this file by their own needs, each with the node types it
-        is not visited on here (`visit_requires` failing), and the file's answers, which the
+        is not visited on here (its visit need failing), and the file's answers, which the
         walk asks again about bodies."""
         if not self.prefilter:
             return self._all, None
@@ -161,12 +161,12 @@ class Checker:
         chosen = []
         held: Dict[Hashable, bool] = {}  # rules declaring the same need (the outbound family's) ask once
         for index, needs in enumerate(self.needs):
-            holds = held.get(needs.requires_key)
+            holds = held.get(needs.file_key)
             if holds is None:
-                holds = held[needs.requires_key] = answers.holds(needs.requires)
+                holds = held[needs.file_key] = answers.holds(needs.file)
             if holds:
-                masked = frozenset(t for t, need in needs.visit_requires if not answers.holds(need))
-                chosen.append(SelectedRule(index, masked, needs.body_requires is not None))
+                masked = frozenset(t for t, need in needs.visits if not answers.holds(need))
+                chosen.append(SelectedRule(index, masked, needs.body is not None))
         return tuple(chosen), answers
 
     def _tables_for(self, selection: Selection) -> SharedTables:
@@ -181,12 +181,12 @@ class Checker:
         list is cut back to it on the way down instead of every node being visited a second
         time on the way up; only scopes and `with` statements need a "leave" step.
 
-        A function or class whose text holds no `body_requires` of some rules is walked
+        A function or class whose text holds no body need of some rules is walked
         without them (their tables are switched for its subtree and switched back when the
         walk leaves it), and not at all when no rule is left. A rule whose need a function or
         class holds is not asked again inside it: what the rule judges there may come from
         the enclosing code (a closure's budget, a class's base)."""
-        any_bodies = any(n.body_requires is not None for n in self.needs)
+        any_bodies = any(n.body is not None for n in self.needs)
         walk = FileTables(self._tables_for, selection, any_bodies)
         tables = walk.current
         narrow_bodies = answers is not None  # without the prefilter's answers no body is left out
@@ -273,7 +273,7 @@ class Checker:
     def _narrowed(
         self, node: ast.AST, tables: WalkTables, answers: Optional[FileAnswers], line_starts: Sequence[int]
     ) -> Selection:
-        """The rules still to walk a function or class with: those whose `body_requires` its
+        """The rules still to walk a function or class with: those whose body need its
         text (decorators, signature and body) holds, none of them asking again inside it: what
         a rule judges there may come from the enclosing code (a closure's budget, a class's
         base)."""

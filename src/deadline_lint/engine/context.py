@@ -4,7 +4,21 @@ family's facts live in `analysis/` and are asked for with `ctx.analysis(Kind)`."
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, Type, TypeVar, cast
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Dict,
+    FrozenSet,
+    List,
+    Optional,
+    Sequence,
+    Set,
+    Tuple,
+    Type,
+    TypeVar,
+    cast,
+)
 
 from deadline_lint.catalog import Catalog
 from deadline_lint.semantics.local.imports import bind_imports
@@ -89,10 +103,10 @@ class FileContext:
         applicability: Optional[Applicability] = None,
         description: str = "",
         imports: Tuple[str, ...] = (),
-        inserts_budget: bool = False,
+        tags: FrozenSet[str] = frozenset(),
     ) -> None:
         """`applicability` is this finding's fix class (else the rule's `fix_applicability`);
-        `inserts_budget`: the fix adds a timeout where the call passes none."""
+        `tags`: what the rule's family says the fix does (`Fix.tags`)."""
         fix = None
         if edits and imports:
             bound = bind_imports(self.scope, edits, imports)
@@ -103,7 +117,7 @@ class FileContext:
                 self.source.touches_comment(e.start, e.end) for e in edits
             ):
                 safety = Applicability.UNSAFE  # never silently drop or move a comment
-            fix = Fix(tuple(edits), safety, description or message, imports, inserts_budget)
+            fix = Fix(tuple(edits), safety, description or message, imports, tags)
         found = node_diagnostic(self.source, rule.code, rule.name, node, message, fix)
         key = (found.code, found.line, found.column, found.end_line, found.end_column, found.message)
         if key in self._reported:
@@ -126,7 +140,7 @@ def node_diagnostic(
     if node is None or not hasattr(node, "lineno"):
         line, col, end_line, end_col = 1, 0, 1, 0
     else:
-        line = node.lineno  # type: ignore[attr-defined]
+        line = node.lineno
         col = source.char_column(line, getattr(node, "col_offset", 0))
         end_line = getattr(node, "end_lineno", None) or line
         end_col = source.char_column(end_line, getattr(node, "end_col_offset", None) or 0)

@@ -9,10 +9,10 @@ import tokenize
 from typing import List, Optional, Tuple, Union
 
 from deadline_lint.support.diagnostics import Edit
-from deadline_lint.support.source import SourceFile
+from deadline_lint.support.source import Located, SourceFile
 
 
-def replace_node(source: SourceFile, node: ast.AST, text: str) -> Edit:
+def replace_node(source: SourceFile, node: Located, text: str) -> Edit:
     start, end = source.node_span(node)
     return Edit(start, end, text)
 
@@ -24,7 +24,7 @@ def insert_keyword(source: SourceFile, call: ast.Call, keyword: str, value: str)
     close = end - 1
     if close <= start or text[close] != ")":
         return None
-    arguments = [*call.args, *call.keywords]
+    arguments: List[Located] = [*call.args, *call.keywords]
     if not arguments:
         func_end = source.node_span(call.func)[1]
         between = text[func_end:close]
@@ -96,7 +96,7 @@ def add_keyword_only_parameter(source: SourceFile, function: FunctionNode, param
         return None
     open_paren, close = parens
     text = source.text
-    elements = [*args.posonlyargs, *args.args, *args.kwonlyargs, *args.defaults]
+    elements: List[Located] = [*args.posonlyargs, *args.args, *args.kwonlyargs, *args.defaults]
     elements.extend(d for d in args.kw_defaults if d is not None)
     if not elements:
         if text[open_paren + 1:close].strip():
@@ -156,7 +156,7 @@ def _next_line_start(text: str, offset: int) -> int:
     return len(text)
 
 
-def append_statement(source: SourceFile, owner: ast.AST, body: List[ast.stmt], statement: str) -> Optional[Edit]:
+def append_statement(source: SourceFile, owner: Located, body: List[ast.stmt], statement: str) -> Optional[Edit]:
     """Add `statement` as the last statement of `body` (a block of `owner`, e.g. a handler),
     at the block's indentation on a line of its own, or after `; ` when the block sits on the
     owner's line (`except E: pass`). A block that is just `pass` or `...` is replaced instead."""
@@ -165,8 +165,9 @@ def append_statement(source: SourceFile, owner: ast.AST, body: List[ast.stmt], s
     first, last = body[0], body[-1]
     if len(body) == 1 and _is_placeholder(first):
         return replace_node(source, first, statement)
-    if first.lineno == owner.lineno:  # type: ignore[attr-defined]
-        if last.end_lineno != owner.lineno or isinstance(last, _COMPOUND):  # type: ignore[attr-defined]
+    last_line_number = last.end_lineno or last.lineno
+    if first.lineno == owner.lineno:
+        if last_line_number != owner.lineno or isinstance(last, _COMPOUND):
             return None
         end = source.node_span(last)[1]
         return Edit(end, end, f"; {statement}")
@@ -174,12 +175,12 @@ def append_statement(source: SourceFile, owner: ast.AST, body: List[ast.stmt], s
     indent = line[: source.char_column(first.lineno, first.col_offset)]
     if indent.strip(" \t"):
         return None  # the block's first statement shares its line with something else
-    last_line = source.line_text(last.end_lineno)  # type: ignore[arg-type]
+    last_line = source.line_text(last_line_number)
     content = last_line.rstrip("\r\n")
     newline = last_line[len(content):] or _newline_of(source)
     if content.rstrip().endswith("\\"):
         return None
-    at = source.line_starts[last.end_lineno - 1] + len(content)  # type: ignore[operator]
+    at = source.line_starts[last_line_number - 1] + len(content)
     return Edit(at, at, f"{newline}{indent}{statement}")
 
 

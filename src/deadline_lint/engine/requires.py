@@ -1,9 +1,18 @@
 """The prefilter's vocabulary: what a file's text must hold for a rule to fire there, declared by
-the rule (`Rule.requires`, `Rule.visit_requires`, `Rule.body_requires`, `Rule.first_looks`) and
-compiled once per `Checker` into one `Matcher`, which answers per file (and per function or
-class body) which rules may fire. No rule looks at its own file's text.
+the rule as scoped needs (`Rule.needs`) and per-node first looks (`Rule.first_looks`), and
+bound once per `Checker`, which answers per file (and per function or class body) which rules
+may fire. No rule looks at its own file's text.
 
-    requires = Words.of(outbound_words) & Text(outbound_imports) | Project(leads_to_a_client)
+    needs = (
+        in_file(Words.of(outbound_words) & Text(outbound_imports) | Project(leads_to_a_client)),
+        in_body(Names.of(outbound_words) | Aliases()),
+    )
+
+Where a need is asked is its scope (`Scope`): `in_file(need)`, the whole text, or the file is
+not parsed for the rule; `on_visits(need, ast.Call)`, the whole text again, or the rule is not
+visited on those node types in the file; `in_body(need)`, a function's or class's text
+(decorators, signature and body), or its subtree is not walked for the rule. A rule declares
+each scope at most once (per node type for visits).
 
 - `Words("a", "b")`: the text contains one of them (substring tests, as flake8-async's and
   ruff's prefilters); `Words.of(derive)` takes them from the rule's catalog and profile,
@@ -26,17 +35,19 @@ declare the same need share one answer.
 """
 from __future__ import annotations
 
-import re
-from bisect import bisect_left
+import ast
+import enum
 from typing import (
     Callable,
     Dict,
     FrozenSet,
     Hashable,
     Iterable,
-    List,
+    NamedTuple,
     Optional,
     Sequence,
+    Tuple,
+    Type,
 )
 
 TextTest = Callable[[str], bool]
@@ -193,6 +204,67 @@ class Look:
         return test
 
 
+class Scope(enum.Enum):
+    """Where a need is asked."""
+
+    FILE = "file"  # the whole text: the file is parsed for the rule only if it holds
+    VISIT = "visit"  # the whole text, for visits of some node types only
+    BODY = "body"  # a function's or class's text: its subtree is walked for the rule only if it holds
+
+
+class Scoped(NamedTuple):
+    """A need and where it is asked (`node_types`: the visits a `Scope.VISIT` need gates)."""
+
+    scope: Scope
+    need: Need
+    node_types: Tuple[Type[ast.AST], ...] = ()
+
+
+def in_file(need: Need) -> Scoped:
+    return Scoped(Scope.FILE, need)
+
+
+def in_body(need: Need) -> Scoped:
+    return Scoped(Scope.BODY, need)
+
+
+def on_visits(need: Need, *node_types: Type[ast.AST]) -> Scoped:
+    return Scoped(Scope.VISIT, need, node_types)
+
+
+class BoundScopes(NamedTuple):
+    """A rule's scoped needs bound to its catalog and profile, one per scope (None: none asked
+    there)."""
+
+    file: Optional[Need]
+    visits: Tuple[Tuple[Type[ast.AST], Need], ...]
+    body: Optional[Need]
+
+
+def bind_scoped(needs: Iterable[Scoped], rule: object) -> BoundScopes:
+    """`needs` bound to `rule`; a scope (or a visited node type) declared twice is an error, so
+    a rule's prefilter reads in one place."""
+    file: Optional[Need] = None
+    body: Optional[Need] = None
+    visits: Dict[Type[ast.AST], Need] = {}
+    for scoped in needs:
+        bound = scoped.need.bind(rule)
+        if scoped.scope is Scope.FILE:
+            if file is not None:
+                raise TypeError(f"{type(rule).__name__} declares two file needs")
+            file = bound
+        elif scoped.scope is Scope.BODY:
+            if body is not None:
+                raise TypeError(f"{type(rule).__name__} declares two body needs")
+            body = bound
+        else:
+            for node_type in scoped.node_types:
+                if node_type in visits:
+                    raise TypeError(f"{type(rule).__name__} declares two needs for {node_type.__name__} visits")
+                visits[node_type] = bound
+    return BoundScopes(file, tuple(visits.items()), body)
+
+
 # -- evaluation ----------------------------------------------------------------------------
 def _key(leaf: Need) -> Hashable:
     if isinstance(leaf, Names):
@@ -202,114 +274,6 @@ def _key(leaf: Need) -> Hashable:
     if isinstance(leaf, Words):
         return ("words", leaf.words)
     return (type(leaf).__name__, id(getattr(leaf, "test", None)))
-
-
-class FileAnswers:
-    """One file's answers, each leaf asked at most once: `holds(need)` at file level, and
-    `in_span(need, start, end)` for a body (words found between two character offsets; a
-    `Text` or `Project` leaf cannot tell there and passes)."""
-
-    def __init__(self, text: str, path: str) -> None:
-        self.text = text
-        self.path = path
-        self._words: Dict[str, bool] = {}
-        self._tests: Dict[int, bool] = {}
-        self._positions: Dict[object, List[int]] = {}
-        self._alias_names: Optional[FrozenSet[str]] = None
-
-    def word(self, word: str) -> bool:
-        found = self._words.get(word)
-        if found is None:
-            found = self._words[word] = word in self.text
-        return found
-
-    def holds(self, need: Optional[Need]) -> bool:
-        if need is None or isinstance(need, Aliases):
-            return True
-        if isinstance(need, Names):
-            return bool(self._identifier_positions(need.words))
-        if isinstance(need, Words):
-            return any(self.word(w) for w in need.words)
-        if isinstance(need, AllOf):
-            return all(self.holds(p) for p in need.parts)
-        if isinstance(need, AnyOf):
-            return any(self.holds(p) for p in need.parts)
-        if isinstance(need, Text):
-            text_test = need.test
-            assert text_test is not None  # bound: `Text.bind` sets it
-            return self._asked(text_test, lambda: text_test(self.text))
-        if isinstance(need, Project):
-            if need.test is None:
-                return False
-            path_test = need.test
-            return self._asked(path_test, lambda: path_test(self.text, self.path))
-        raise TypeError(f"not a need: {need!r}")
-
-    def _asked(self, test: object, answer: Callable[[], bool]) -> bool:
-        found = self._tests.get(id(test))
-        if found is None:
-            found = self._tests[id(test)] = bool(answer())
-        return found
-
-    def in_span(self, need: Optional[Need], start: int, end: int) -> bool:
-        if need is None or isinstance(need, (Text, Project)):
-            return True
-        if isinstance(need, Names):
-            return _between(self._identifier_positions(need.words), start, end)
-        if isinstance(need, Aliases):
-            return _between(self._identifier_positions(self._aliases()), start, end)
-        if isinstance(need, Words):
-            return any(self._word_between(w, start, end) for w in need.words)
-        if isinstance(need, AllOf):
-            return all(self.in_span(p, start, end) for p in need.parts)
-        if isinstance(need, AnyOf):
-            return any(self.in_span(p, start, end) for p in need.parts)
-        raise TypeError(f"not a need: {need!r}")
-
-    def _word_between(self, word: str, start: int, end: int) -> bool:
-        if not self.word(word):
-            return False
-        positions = self._positions.get(word)
-        if positions is None:
-            positions = self._positions[word] = _occurrences(self.text, word)
-        index = bisect_left(positions, start)
-        return index < len(positions) and positions[index] + len(word) <= end
-
-
-    def _identifier_positions(self, names: FrozenSet[str]) -> List[int]:
-        """Where any of `names` stands as a whole identifier, in order (one regex pass)."""
-        positions = self._positions.get(names)
-        if positions is None:
-            present = sorted(n for n in names if self.word(n))
-            if not present:
-                positions = []
-            else:
-                pattern = re.compile(r"\b(?:%s)\b" % "|".join(map(re.escape, present)))
-                positions = [match.start() for match in pattern.finditer(self.text)]
-            self._positions[names] = positions
-        return positions
-
-    def _aliases(self) -> FrozenSet[str]:
-        if self._alias_names is None:
-            self._alias_names = frozenset(_AS_NAME.findall(self.text))
-        return self._alias_names
-
-
-_AS_NAME = re.compile(r"\bas\s+(\w+)")
-
-
-def _between(positions: List[int], start: int, end: int) -> bool:
-    index = bisect_left(positions, start)
-    return index < len(positions) and positions[index] < end
-
-
-def _occurrences(text: str, word: str) -> List[int]:
-    found = []
-    at = text.find(word)
-    while at >= 0:
-        found.append(at)
-        at = text.find(word, at + 1)
-    return found
 
 
 def signature(need: Optional[Need]) -> Hashable:
@@ -326,6 +290,6 @@ def describe(need: Optional[Need]) -> str:
 
 
 __all__ = [
-    "Need", "Words", "Names", "Aliases", "Text", "Project", "Look", "AnyOf", "AllOf", "FileAnswers", "signature",
-    "describe",
+    "Need", "Words", "Names", "Aliases", "Text", "Project", "Look", "AnyOf", "AllOf", "signature",
+    "describe", "Scope", "Scoped", "in_file", "in_body", "on_visits", "BoundScopes", "bind_scoped",
 ]

@@ -7,7 +7,7 @@ import inspect
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Dict, Mapping, Optional, Tuple, Type
 
 from deadline_lint.catalog import Catalog
-from deadline_lint.engine.requires import Look, Need
+from deadline_lint.engine.requires import Look, Scoped
 from deadline_lint.settings.profile import Profile
 from deadline_lint.support.diagnostics import Applicability
 
@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     from deadline_lint.semantics.file_view import FileView
 
 REGISTRY: Dict[str, Type["Rule"]] = {}
+
+_LEGACY_NEEDS = ("requires", "visit_requires", "body_requires")
 
 DOC_SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead", "Fix safety", "Options")
 
@@ -35,15 +37,21 @@ class Rule:
     node_types: ClassVar[Tuple[Type[ast.AST], ...]] = ()
     # Types whose end the rule wants to see (`leave`), e.g. a function it judges as a whole.
     leave_node_types: ClassVar[Tuple[Type[ast.AST], ...]] = ()
-    # What the prefilter asks before the rule runs (the vocabulary is `requires.py`): the file's
-    # text must hold `requires`; visits of a node type in `visit_requires` also need that; a
-    # function or class (decorators, signature and body) whose text lacks `body_requires` is
-    # not walked for the rule (None: every body is); `first_looks` are the shared per-node
-    # tests. Each must be sound: a file, body or node failing it holds nothing the rule reports.
-    requires: ClassVar[Optional[Need]] = None
-    visit_requires: ClassVar[Mapping[Type[ast.AST], Need]] = {}
-    body_requires: ClassVar[Optional[Need]] = None
+    # What the prefilter asks before the rule runs (the vocabulary and the scopes are
+    # `requires.py`): `needs` holds at most one need per scope, `in_file(...)` of the file's
+    # text, `on_visits(..., ast.Call)` of it for those visits, `in_body(...)` of a function's
+    # or class's text (none declared: every file, visit and body is walked); `first_looks`
+    # are the shared per-node tests. Each must be sound: a file, body or node failing it holds
+    # nothing the rule reports.
+    needs: ClassVar[Tuple[Scoped, ...]] = ()
     first_looks: ClassVar[Mapping[Type[ast.AST], Look]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # The declarations `needs` replaced would be ignored without a word: refuse them.
+        legacy = [name for name in _LEGACY_NEEDS if name in vars(cls)]
+        if legacy:
+            raise TypeError(f"{cls.__name__} declares {', '.join(legacy)}: declare `needs` (engine/requires.py)")
 
     def __init__(self, profile: Profile, catalog: Catalog) -> None:
         self.profile = profile

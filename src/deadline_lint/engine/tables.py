@@ -1,6 +1,6 @@
 """The engine's dispatch tables: for the rules selected in a file (or a body), which rule
 methods run on which node type, which nodes the walk must leave, and which rules still ask
-their `body_requires` of the functions and classes inside."""
+their body needs (`Scope.BODY`) of the functions and classes inside."""
 from __future__ import annotations
 
 import ast
@@ -8,12 +8,12 @@ import dataclasses
 from typing import Any, Callable, Dict, FrozenSet, List, NamedTuple, Optional, Sequence, Tuple, Type
 
 from deadline_lint.engine.context import SCOPE_TYPES
-from deadline_lint.engine.requires import Need, NodeTest, signature
+from deadline_lint.engine.requires import Need, NodeTest, bind_scoped, signature
 from deadline_lint.engine.rule import Rule
 
 # Scopes are left so the context can close them, even when no rule has a leave hook there.
 SCOPE_NODE_TYPES = frozenset(SCOPE_TYPES)
-# Nodes whose text the prefilter can ask about a rule's `body_requires`.
+# Nodes whose text the prefilter can ask about a rule's body need.
 BODY_NODE_TYPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
 # Nodes that never have children: not even pushed unless a selected rule asks for them.
 LEAF_NODE_TYPES = frozenset(
@@ -27,8 +27,8 @@ class SelectedRule(NamedTuple):
     """A rule chosen for a file or a body."""
 
     rule_index: int  # into `Checker.rules`
-    masked: FrozenSet[type]  # node types it is not visited on here (`visit_requires` failed)
-    open_body: bool  # its `body_requires` is still to be asked of the bodies inside
+    masked: FrozenSet[type]  # node types it is not visited on here (its visit need failed)
+    open_body: bool  # its body need is still to be asked of the bodies inside
 
 
 Selection = Tuple[SelectedRule, ...]
@@ -47,7 +47,7 @@ class Group(NamedTuple):
 
 
 class BodyNeed(NamedTuple):
-    """One distinct `body_requires` and the rules (by index) declaring it."""
+    """One distinct body need and the rules (by index) declaring it."""
 
     need: Need
     members: FrozenSet[int]
@@ -88,13 +88,11 @@ class WalkTables:
 class BoundNeeds:
     """One rule's declared needs, bound to its profile and catalog."""
 
-    __slots__ = ("requires", "requires_key", "visit_requires", "body_requires", "first_looks")
+    __slots__ = ("file", "file_key", "visits", "body", "first_looks")
 
     def __init__(self, rule: Rule) -> None:
-        self.requires = rule.requires.bind(rule) if rule.requires is not None else None
-        self.requires_key = signature(self.requires)  # equal for needs that answer alike
-        self.visit_requires = tuple((t, need.bind(rule)) for t, need in rule.visit_requires.items())
-        self.body_requires = rule.body_requires.bind(rule) if rule.body_requires is not None else None
+        self.file, self.visits, self.body = bind_scoped(rule.needs, rule)
+        self.file_key = signature(self.file)  # equal for needs that answer alike
         self.first_looks = {t: look.bind(rule) for t, look in rule.first_looks.items()}
 
 
@@ -102,7 +100,7 @@ def shared_tables(rules: Sequence[Rule], needs: Sequence[BoundNeeds], selection:
     """Per node type, the selected rules to visit in groups behind their shared first look:
     rules declaring the same look join the group of the first of them, so it runs once per
     node for all of them. Then the end-of-node hooks, the node types the walk must leave, and
-    the rules grouped by their `body_requires`."""
+    the rules grouped by their body need."""
     dispatch: Dispatch = {}
     leave_dispatch: LeaveDispatch = {}
     bodies: Dict[object, Tuple[Need, List[int]]] = {}
@@ -114,7 +112,7 @@ def shared_tables(rules: Sequence[Rule], needs: Sequence[BoundNeeds], selection:
                 _join(dispatch.setdefault(node_type, []), first_look, RuleHandler(rule, rule.visitor(node_type)))
         for node_type in rule.leave_node_types:
             leave_dispatch.setdefault(node_type, []).append(RuleHandler(rule, rule.leaver(node_type)))
-        body = needs[chosen.rule_index].body_requires
+        body = needs[chosen.rule_index].body
         if body is not None and chosen.open_body:
             bodies.setdefault(signature(body), (body, []))[1].append(chosen.rule_index)
     grouped = tuple(BodyNeed(need, frozenset(members)) for need, members in bodies.values())

@@ -28,6 +28,7 @@ from deadline_lint.families.outbound.fixes.thread_budget import (
     finding_key,
     plan_thread_budget,
 )
+from deadline_lint.families.shared.budget.fix_tags import INSERTS_BUDGET
 from deadline_lint.fixes.adding_imports import add_imports, insert_import_lines
 from deadline_lint.fixes.counts import tally, without_unapplied_fixes
 from deadline_lint.fixes.import_block import add_imports_plainly
@@ -63,7 +64,7 @@ class FixMode:
             return False
         if fix.applicability is Applicability.SAFE or self.unsafe:
             return True
-        return fix.inserts_budget and (self.insert_budgets or self.thread_budget)
+        return INSERTS_BUDGET in fix.tags and (self.insert_budgets or self.thread_budget)
 
 
 @dataclass(frozen=True)

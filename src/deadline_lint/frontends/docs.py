@@ -225,7 +225,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     for name in write(args.dir):
         print(f"wrote {args.dir / name}")
     if readme_stale:
-        args.readme.write_text(readme_new, encoding="utf-8", newline="\n")  # type: ignore[arg-type]
+        args.readme.write_text(readme_new, encoding="utf-8", newline="\n")
         print(f"wrote {args.readme} (rule table)")
     return 0
 

@@ -171,14 +171,14 @@ def _report_unreadable() -> None:
     `--select DL` hides, so the file would pass silently. Report DL006 there, as the CLI
     does (the file's profile decides: its `exclude` and `per_path_ignores` count)."""
     try:
-        from flake8.checker import FileChecker  # type: ignore[import-untyped]
+        from flake8.checker import FileChecker
     except ImportError:  # pragma: no cover - imported without flake8
         return
     unguarded = FileChecker._make_processor
     if getattr(unguarded, "deadline_lint", False):
         return
 
-    def make_processor(self):  # type: ignore[no-untyped-def]
+    def make_processor(self):
         processor = unguarded(self)
         if processor is None and DeadlineLintFlake8.parsed:
             session = DeadlineLintFlake8.session()
@@ -191,7 +191,7 @@ def _report_unreadable() -> None:
         return processor
 
     make_processor.deadline_lint = True  # type: ignore[attr-defined]
-    FileChecker._make_processor = make_processor  # type: ignore[method-assign]
+    FileChecker._make_processor = make_processor
 
 
 _report_unreadable()

@@ -4,6 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Tuple
 
+# Every family's fix tags, declared before a fix is spelled: see families/fix_tags.py.
+from deadline_lint.families import fix_tags  # noqa: F401
 from deadline_lint.run.selection import SelectorError, check_selectors
 from deadline_lint.settings.profile import ProfileError
 from deadline_lint.support.diagnostics import Diagnostic

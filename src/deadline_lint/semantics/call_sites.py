@@ -6,7 +6,7 @@ in a method to the class, `x.m()` for a local built by `App()` or a parameter an
 from __future__ import annotations
 
 import ast
-from typing import Dict, List, NamedTuple, Optional, Tuple
+from typing import Dict, List, NamedTuple, Optional, Tuple, Union
 
 from deadline_lint.semantics import store
 from deadline_lint.semantics.local.children import child_nodes
@@ -113,8 +113,11 @@ class _Table:
             self._visit(node, scope, within, klass)
             self._walk(node, scope, within, klass)
 
-    def _body(self, node: ast.AST, scope: Scope, within: Tuple[str, ...], klass: Optional[str]) -> None:
-        for stmt in node.body:  # type: ignore[attr-defined]
+    def _body(
+        self, node: Union[ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef], scope: Scope, within: Tuple[str, ...],
+        klass: Optional[str],
+    ) -> None:
+        for stmt in node.body:
             self._parents[id(stmt)] = node
             self._node(stmt, scope, within, klass)
 
@@ -173,7 +176,7 @@ class _Table:
         )
         return last, dropped
 
-    def _receiver(self, node: ast.expr, scope: Scope, klass: Optional[str]) -> str:
+    def _receiver(self, node: Union[ast.Name, ast.Attribute], scope: Scope, klass: Optional[str]) -> str:
         summary = self.summary
         if summary is None:
             return UNKNOWN
@@ -183,7 +186,7 @@ class _Table:
                 found = summary.qualname_of(node)
                 return f"q:{found}" if found else UNKNOWN
             return UNKNOWN
-        head = node.value  # type: ignore[attr-defined]
+        head = node.value
         if isinstance(head, ast.Call):  # `App().run()`
             return _class_named(summary.qualname_of(head.func))
         if isinstance(head, ast.Name):
@@ -240,7 +243,7 @@ def _declared(annotation: Optional[ast.expr]) -> Optional[ast.expr]:
     if isinstance(annotation, ast.Subscript):
         head = annotation.value
         if (head.attr if isinstance(head, ast.Attribute) else getattr(head, "id", "")) in ("Final", "ClassVar"):
-            return annotation.slice  # type: ignore[return-value]
+            return annotation.slice
     bare = annotation.attr if isinstance(annotation, ast.Attribute) else getattr(annotation, "id", "")
     if bare in ("Final", "ClassVar"):
         return None

@@ -3,7 +3,7 @@ which project symbol a call names, and what a family's fact says about it."""
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Dict, FrozenSet, NamedTuple, Optional, Set
+from typing import TYPE_CHECKING, Dict, FrozenSet, NamedTuple, Optional, Protocol, Set
 
 from deadline_lint.semantics.facts import Answer, Fact, P, ProjectFacts, locals_of, text_may_hold
 from deadline_lint.semantics.local.scopes import IMPORT, OTHER, Scope
@@ -11,12 +11,25 @@ from deadline_lint.semantics.modules import ModuleSource, project_of
 from deadline_lint.semantics.receivers import Receivers
 from deadline_lint.semantics.summary import CLASS, FUNCTION, FUNCTIONS, External, ModuleTree, Names, Symbol, tree_of
 
+from deadline_lint.support.source import SourceFile
+
 if TYPE_CHECKING:
     from deadline_lint.semantics.file_view import FileView
 
 
+class ParsedFile(Protocol):
+    """All the semantics of a file read of it: a check's view (`FileView`), or the budget
+    threader's own index of a module."""
+
+    @property
+    def source(self) -> SourceFile: ...
+
+    @property
+    def tree(self) -> ast.Module: ...
+
+
 class FileSemantics:
-    def __init__(self, ctx: "FileView") -> None:
+    def __init__(self, ctx: ParsedFile) -> None:
         found = project_of(ctx.source.path)
         modules, name, is_package = found if found is not None else (None, "", False)
         self.own = ModuleSource(name, ctx.source.path, is_package, ctx.source.text, ctx.tree)

@@ -4,7 +4,7 @@ the context back (the import graph has no cycle, `TYPE_CHECKING` edges included)
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Callable, List, Optional, Protocol, Sequence, Tuple, Type, TypeVar
+from typing import TYPE_CHECKING, Callable, FrozenSet, List, Optional, Protocol, Sequence, Tuple, Type, TypeVar
 
 if TYPE_CHECKING:
     from deadline_lint.catalog import Catalog
@@ -68,5 +68,5 @@ class FileView(Protocol):
         applicability: Optional["Applicability"] = None,
         description: str = "",
         imports: Tuple[str, ...] = (),
-        inserts_budget: bool = False,
+        tags: FrozenSet[str] = frozenset(),
     ) -> None: ...

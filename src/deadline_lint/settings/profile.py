@@ -226,7 +226,7 @@ def _unique_key_loader() -> type:
         import yaml
 
         class UniqueKeyLoader(yaml.SafeLoader):
-            def construct_mapping(self, node, deep=False):  # type: ignore[override]
+            def construct_mapping(self, node, deep=False):
                 seen = set()
                 for key_node, _ in node.value:
                     key = self.construct_object(key_node, deep=deep)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, FrozenSet, Optional, Tuple
 
 from deadline_lint.support.tool_codes import TOOL_CODES
 
@@ -27,6 +27,17 @@ class Edit:
     text: str
 
 
+# The tags a fix's JSON spells, each as a boolean key of every fix, in the order declared (by
+# the families, `families/fix_tags.py`).
+_JSON_TAGS: Dict[str, None] = {}
+
+
+def fix_tag(name: str) -> str:
+    """Declare `name` a fix tag (`Fix.tags`) spelled in the JSON as a boolean key; returns it."""
+    _JSON_TAGS.setdefault(name)
+    return name
+
+
 @dataclass(frozen=True)
 class Fix:
     edits: Tuple[Edit, ...]
@@ -34,18 +45,20 @@ class Fix:
     description: str
     # Modules the fixed code needs imported, e.g. ("time",).
     imports: Tuple[str, ...] = ()
-    # The fix adds a timeout where the call passes none: what the codemod and
-    # `--thread-budget` exist to do, so they apply it whatever its applicability.
-    inserts_budget: bool = False
+    # What a family says the fix does, for the runs that apply fixes of a kind whatever their
+    # applicability (declared with `fix_tag`).
+    tags: FrozenSet[str] = frozenset()
 
     def to_json(self) -> Dict[str, Any]:
-        return {
+        document: Dict[str, Any] = {
             "applicability": self.applicability.value,
             "description": self.description,
             "edits": [{"start": e.start, "end": e.end, "text": e.text} for e in self.edits],
             "imports": list(self.imports),
-            "inserts_budget": self.inserts_budget,
         }
+        for tag in _JSON_TAGS:
+            document[tag] = tag in self.tags
+        return document
 
     @classmethod
     def from_json(cls, document: Dict[str, Any]) -> "Fix":
@@ -58,7 +71,7 @@ class Fix:
             applicability=Applicability(document["applicability"]),
             description=_typed(document["description"], str),
             imports=tuple(_typed(name, str) for name in _typed(document["imports"], list)),
-            inserts_budget=_typed(document["inserts_budget"], bool),
+            tags=frozenset(tag for tag in _JSON_TAGS if _typed(document[tag], bool)),
         )
 
 

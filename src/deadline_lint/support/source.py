@@ -5,7 +5,7 @@ import ast
 import io
 import re
 import tokenize
-from typing import FrozenSet, List, Optional, Tuple
+from typing import FrozenSet, List, Optional, Protocol, Tuple
 
 from deadline_lint.support.selector import Selector
 
@@ -23,6 +23,31 @@ def split_lines(text: str) -> List[str]:
     str.splitlines() would also split on form feeds and U+2028."""
     return _LINE.findall(text)
 
+
+
+class Located(Protocol):
+    """A node with a position in the source: an expression, a statement, a handler, an
+    argument, a keyword (what `ast.parse` gives a position to)."""
+
+    @property
+    def lineno(self) -> int: ...
+    @property
+    def col_offset(self) -> int: ...
+    @property
+    def end_lineno(self) -> Optional[int]: ...
+    @property
+    def end_col_offset(self) -> Optional[int]: ...
+
+
+# What `ast.parse` gives a position to (a Python 3.12 type parameter aside).
+_LOCATED = (ast.expr, ast.stmt, ast.excepthandler, ast.arg, ast.keyword, ast.alias, ast.pattern)
+
+
+def located(node: ast.AST) -> Located:
+    """`node`, known to have a position; TypeError for a node that has none (`ast.arguments`)."""
+    if isinstance(node, _LOCATED):
+        return node
+    raise TypeError(f"{type(node).__name__} has no position")
 
 class DecodeError(Exception):
     """The bytes are not text in the declared (or default UTF-8) encoding."""
@@ -89,13 +114,14 @@ class SourceFile:
             return len(self.text)
         return starts[lineno - 1] + self.char_column(lineno, byte_col)
 
-    def node_span(self, node: ast.AST) -> Tuple[int, int]:
-        start = self.offset(node.lineno, node.col_offset)  # type: ignore[attr-defined]
-        end = self.offset(node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
+    def node_span(self, node: "Located") -> Tuple[int, int]:
+        start = self.offset(node.lineno, node.col_offset)
+        end_line = node.lineno if node.end_lineno is None else node.end_lineno
+        end = self.offset(end_line, node.col_offset if node.end_col_offset is None else node.end_col_offset)
         return start, end
 
     def segment(self, node: ast.AST) -> str:
-        start, end = self.node_span(node)
+        start, end = self.node_span(located(node))
         return self.text[start:end]
 
     # -- comments ----------------------------------------------------------

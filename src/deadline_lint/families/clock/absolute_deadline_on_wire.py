@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Optional, Union
 
-from deadline_lint.engine.requires import Look, Text, Words
+from deadline_lint.engine.requires import Look, Text, Words, in_file
 from deadline_lint.engine.rule import Rule, register
 from deadline_lint.families.clock.common import WIRE_WORDS, WRITE, key_text_filter, shown
 from deadline_lint.families.clock.wire import WireValues
@@ -66,8 +66,11 @@ class AbsoluteDeadlineOnWire(Rule):
     summary = "a header or metadata entry carries an absolute deadline instead of a remaining duration"
     node_types = (ast.Assign, ast.keyword, ast.Call)
 
-    requires = Words(*WIRE_WORDS) & Text(
-        lambda rule: key_text_filter(rule.catalog, rule.profile.budget_header, WIRE_WORDS, WRITE)
+    needs = (
+        in_file(
+            Words(*WIRE_WORDS)
+            & Text(lambda rule: key_text_filter(rule.catalog, rule.profile.budget_header, WIRE_WORDS, WRITE))
+        ),
     )
     first_looks = dict.fromkeys(node_types, Look.of(lambda rule: _may_write_headers))
 

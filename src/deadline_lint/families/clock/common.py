@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import TYPE_CHECKING, Callable, FrozenSet, Optional, Tuple
+from typing import TYPE_CHECKING, FrozenSet, Optional, Tuple
 
 from deadline_lint.catalog import Catalog
 from deadline_lint.families.clock.wire import WireValues, literal_key_read
@@ -53,45 +53,47 @@ _FROM_TIME = statement_pattern(r"from time import (?:\(|[^\r\n]*\btime(?:_ns)?\b
 _TIME_ALIAS = statement_pattern(r"import time as (\w+)")
 
 
-def wall_clock_project_test(catalog: Catalog) -> Callable[[str, str], bool]:
-    """DL201's `Project` need: the file reads the wall clock through the project."""
-    fact = reads_wall_clock(clock_catalog(catalog))
-    return catalog.cached(
-        ("clock.project_test", fact.name), lambda: lambda text, path: reaches_wall_clock(fact, text, path)
-    )
+class WallClockThroughProject:
+    """DL201's `Project` need, `(text, path) -> bool`: the file reads the wall clock through
+    the project (a module it imports reads it)."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        self._fact = reads_wall_clock(clock_catalog(catalog))
+
+    def __call__(self, text: str, path: str) -> bool:
+        return reaches_wall_clock(self._fact, text, path)
 
 
-def wall_read_text_filter(catalog: Catalog) -> Callable[[str], bool]:
+class WallReadText:
     """The second look for DL201: the text spells a wall-clock read (`time.time(`, a
     `from time import time`, `t.time(` after `import time as t`, `datetime` and `.now(`)."""
 
-    def build() -> Callable[[str], bool]:
-        def text_filter(text: str) -> bool:
-            if "time.time(" in text or "time_ns(" in text:
-                return True
-            if "from time import" in text and _FROM_TIME.search(text):
-                return True
-            if "datetime" in text and (".now(" in text or "utcnow(" in text or ".today(" in text):
-                return True
-            if "import time as" in text:
-                return any(f"{alias}.time" in text for alias in _TIME_ALIAS.findall(text))
-            return False
-
-        return text_filter
-
-    return catalog.cached("clock.wall_read_filter", build)
+    def __call__(self, text: str) -> bool:
+        if "time.time(" in text or "time_ns(" in text:
+            return True
+        if "from time import" in text and _FROM_TIME.search(text):
+            return True
+        if "datetime" in text and (".now(" in text or "utcnow(" in text or ".today(" in text):
+            return True
+        if "import time as" in text:
+            return any(f"{alias}.time" in text for alias in _TIME_ALIAS.findall(text))
+        return False
 
 
-def header_text_filter(catalog: Catalog) -> Callable[[str], bool]:
+class DateHeaderText:
     """The second look for DL203: a `Date` key, and the text names headers, metadata or a
     WSGI environ. (The engine parses a file when any selected rule's second look passes, so
     each one repeats its rule's own words.)"""
-    containers = HEADER_WORDS | {"environ"}
 
-    def build() -> Callable[[str], bool]:
-        return lambda text: any(w in text for w in DATE_WORDS) and any(w in text for w in containers)
+    _CONTAINERS = HEADER_WORDS | {"environ"}
 
-    return catalog.cached("clock.date_header_filter", build)
+    def __call__(self, text: str) -> bool:
+        return any(w in text for w in DATE_WORDS) and any(w in text for w in self._CONTAINERS)
+
+
+# Neither reads the catalog: one of each serves every checker.
+WALL_READ_TEXT = WallReadText()
+DATE_HEADER_TEXT = DateHeaderText()
 
 
 READ, WRITE = "read", "write"  # the shapes of a header key literal in source text
@@ -104,25 +106,28 @@ _SHAPES = {
 }
 
 
-def key_text_filter(catalog: Catalog, profile_header: str, words: FrozenSet[str], shape: str) -> Callable[[str], bool]:
+class HeaderKeyText:
     """The second look for DL202 (shape WRITE) and DL204 (shape READ): one of the rule's own
     words, a headers/metadata word, and a string literal naming a deadline, a timeout or a
     budget (`"X-Request-Deadline"`, `'grpc-timeout'`, the profile's header) in that shape."""
 
-    def build() -> Callable[[str], bool]:
+    _CONTAINERS = HEADER_WORDS | {"environ"}
+
+    def __init__(self, catalog: Catalog, profile_header: str, words: FrozenSet[str], shape: str) -> None:
         keys = [re.escape(w).replace("\\-", "[-_ ]?") for w in clock_catalog(catalog).wire.deadline_words]
         keys.append(re.escape(profile_header).replace("\\-", "[-_]"))
-        pattern = re.compile(_SHAPES[shape] % (_INSIDE, "|".join(keys), _INSIDE), re.IGNORECASE)
-        containers = HEADER_WORDS | {"environ"}
+        self._pattern = re.compile(_SHAPES[shape] % (_INSIDE, "|".join(keys), _INSIDE), re.IGNORECASE)
+        self._words = words
 
-        def text_filter(text: str) -> bool:
-            if not any(w in text for w in words) or not any(w in text for w in containers):
-                return False
-            return pattern.search(text) is not None
+    def __call__(self, text: str) -> bool:
+        if not any(w in text for w in self._words) or not any(w in text for w in self._CONTAINERS):
+            return False
+        return self._pattern.search(text) is not None
 
-        return text_filter
 
-    return catalog.cached(f"clock.key_text_filter:{profile_header}:{shape}:{sorted(words)}", build)
+def key_text_filter(catalog: Catalog, profile_header: str, words: FrozenSet[str], shape: str) -> HeaderKeyText:
+    """The catalog's one `HeaderKeyText` for this header, these words and this shape."""
+    return catalog.derived(HeaderKeyText, profile_header, words, shape)
 
 
 def shown(ctx: "FileView", node: ast.AST) -> str:

@@ -3,11 +3,11 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, AbstractSet, Optional, Sequence, Union
 
-from deadline_lint.engine.requires import Look, Text, Words
+from deadline_lint.engine.requires import Look, Text, Words, in_file
 from deadline_lint.engine.rule import Rule, register
 from deadline_lint.families.clock.common import (
     DATE_WORDS,
-    header_text_filter,
+    DATE_HEADER_TEXT,
     inbound_header_read,
     reads_literal_key_in_function,
     shown,
@@ -75,7 +75,7 @@ class DeadlineFromDateHeader(Rule):
     summary = "remaining time computed from an inbound Date header"
     node_types = (ast.Subscript, ast.Call)
 
-    requires = Words(*DATE_WORDS) & Text(lambda rule: header_text_filter(rule.catalog))
+    needs = (in_file(Words(*DATE_WORDS) & Text(lambda rule: DATE_HEADER_TEXT)),)
     first_looks = dict.fromkeys(node_types, Look(reads_literal_key_in_function))
 
     def visit_Subscript(self, node: ast.Subscript, ctx: "FileView") -> None:

@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Callable, Optional, Tuple, Union
 
-from deadline_lint.engine.requires import Look, Text, Words
+from deadline_lint.engine.requires import Look, Text, Words, in_file
 from deadline_lint.engine.rule import Rule, register
 from deadline_lint.families.clock.common import (
     HEADER_WORDS,
@@ -90,8 +90,11 @@ class InboundBudgetNotCapped(Rule):
     summary = "an inbound budget reaches a timeout without a cap or a check for negative values"
     node_types = (ast.Subscript, ast.Call)
 
-    requires = Words(*HEADER_WORDS) & Text(
-        lambda rule: key_text_filter(rule.catalog, rule.profile.budget_header, HEADER_WORDS, READ)
+    needs = (
+        in_file(
+            Words(*HEADER_WORDS)
+            & Text(lambda rule: key_text_filter(rule.catalog, rule.profile.budget_header, HEADER_WORDS, READ))
+        ),
     )
     first_looks = {
         ast.Subscript: Look(reads_literal_key_in_function),

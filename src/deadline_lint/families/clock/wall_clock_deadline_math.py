@@ -4,14 +4,14 @@ import ast
 from typing import TYPE_CHECKING, FrozenSet, List, Optional, Tuple
 
 from deadline_lint.engine.edits import replace_node
-from deadline_lint.engine.requires import Aliases, Look, Names, Project, Text, Words
+from deadline_lint.engine.requires import Aliases, Look, Names, Project, Text, Words, in_body, in_file
 from deadline_lint.engine.rule import Rule, register
 from deadline_lint.families.clock.common import (
     CLOCK_WORDS,
     may_read_clock,
     spell_function,
-    wall_clock_project_test,
-    wall_read_text_filter,
+    WALL_READ_TEXT,
+    WallClockThroughProject,
 )
 from deadline_lint.families.shared.time.clock_catalog import clock_catalog
 from deadline_lint.families.shared.time.time_values import (
@@ -138,12 +138,14 @@ class WallClockDeadlineMath(Rule):
 
     # A clock read in the text, or one through the project (a project function that reads the
     # wall clock, a clock module re-exported by a project module).
-    _through_project = Project(lambda rule: wall_clock_project_test(rule.catalog))
-    requires = Words(*CLOCK_WORDS) & Text(lambda rule: wall_read_text_filter(rule.catalog)) | _through_project
-    first_looks = {ast.Call: Look(may_read_clock)}
+    _through_project = Project(lambda rule: rule.catalog.derived(WallClockThroughProject))
     # Every finding starts at a clock read: `x.<clock name>()` or a name imported from a clock
     # module, under its own name or another, or a call through the project.
-    body_requires = Names.of(_clock_names) | Aliases() | _through_project
+    needs = (
+        in_file(Words(*CLOCK_WORDS) & Text(lambda rule: WALL_READ_TEXT) | _through_project),
+        in_body(Names.of(_clock_names) | Aliases() | _through_project),
+    )
+    first_looks = {ast.Call: Look(may_read_clock)}
 
     def visit_Call(self, node: ast.Call, ctx: "FileView") -> None:
         analysis = ctx.analysis(TimeValues)

@@ -15,6 +15,7 @@ from deadline_lint.families.outbound.common import (
     fix_timeout,
 )
 from deadline_lint.support.diagnostics import Applicability
+from deadline_lint.families.shared.budget.fix_tags import INSERTS_BUDGET_TAGS
 
 if TYPE_CHECKING:
     from deadline_lint.semantics.file_view import FileView
@@ -127,5 +128,5 @@ class OutboundCallWithoutBudget(OutboundRule):
             description=f"insert {argument}",
             imports=api.imports if edit else (),
             applicability=Applicability.SAFE if from_budget and call.default_timeout is None else Applicability.UNSAFE,
-            inserts_budget=True,
+            tags=INSERTS_BUDGET_TAGS,
         )

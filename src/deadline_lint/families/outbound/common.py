@@ -20,7 +20,7 @@ from typing import (
 )
 
 from deadline_lint.catalog import WAIT, Catalog
-from deadline_lint.engine.requires import Look, Project, Text, Words
+from deadline_lint.engine.requires import Look, Project, Scoped, Text, Words, in_file
 from deadline_lint.engine.rule import Rule
 from deadline_lint.families.outbound.analysis.budget_hops import BudgetHop, budget_hop, hop_keywords, hop_text_filter
 from deadline_lint.families.outbound.analysis.catalog_imports import STDLIB_MODULES, catalog_imports, is_method
@@ -301,13 +301,20 @@ def _catalog_imports(rule: Rule) -> Callable[[str], bool]:
     return catalog_imports(rule.catalog)
 
 
-def _leads_to_a_client(rule: Rule) -> Optional[Callable[[str, str], bool]]:
-    """A file whose text imports nothing listed may still import a project name that leads to
-    a client: one its project's facts say is, gives or holds one, or wraps an outbound call."""
-    catalog = rule.catalog
-    return catalog.cached(
-        "outbound.path_filter", lambda: lambda text, path: leads_to_a_client(path, text, catalog)
-    )
+class LeadsToAClient:
+    """The outbound rules' `Project` need, `(text, path) -> bool`: a file whose text imports
+    nothing listed may still import a project name that leads to a client: one its project's
+    facts say is, gives or holds one, or wraps an outbound call."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        self._catalog = catalog
+
+    def __call__(self, text: str, path: str) -> bool:
+        return leads_to_a_client(path, text, self._catalog)
+
+
+def _leads_to_a_client(rule: Rule) -> LeadsToAClient:
+    return rule.catalog.derived(LeadsToAClient)
 
 
 def _hop_keywords(rule: Rule) -> FrozenSet[str]:
@@ -325,7 +332,9 @@ class OutboundRule(Rule):
     first look at them for all."""
 
     node_types: ClassVar[Tuple[Type[ast.AST], ...]] = (ast.Call,)
-    requires = Words.of(_outbound_words) & Text(_catalog_imports) | Project(_leads_to_a_client)
+    needs: ClassVar[Tuple[Scoped, ...]] = (
+        in_file(Words.of(_outbound_words) & Text(_catalog_imports) | Project(_leads_to_a_client)),
+    )
     first_looks: ClassVar[Mapping[Type[ast.AST], Look]] = {ast.Call: Look(outbound_first_look)}
 
 
@@ -335,8 +344,10 @@ class BudgetValueRule(OutboundRule):
     so their prefilter also lets in files that pass a budget at a hop keyword, and no shared
     first look covers their calls."""
 
-    requires = (
-        Words.of(_hop_keywords) & (Text(_catalog_imports) | Text(_passes_a_budget_at_a_hop))
-        | Project(_leads_to_a_client)
+    needs: ClassVar[Tuple[Scoped, ...]] = (
+        in_file(
+            Words.of(_hop_keywords) & (Text(_catalog_imports) | Text(_passes_a_budget_at_a_hop))
+            | Project(_leads_to_a_client)
+        ),
     )
     first_looks: ClassVar[Mapping[Type[ast.AST], Look]] = {}

@@ -26,6 +26,7 @@ from deadline_lint.families.outbound.common import (
 from deadline_lint.families.shared.budget.budget import Budget, budget_in_scope, given_timeout, given_timeout_polls
 from deadline_lint.semantics.local.expressions import is_unbounded, mentions_any
 from deadline_lint.support.diagnostics import Applicability, Edit
+from deadline_lint.families.shared.budget.fix_tags import INSERTS_BUDGET_TAGS
 
 if TYPE_CHECKING:
     from deadline_lint.semantics.file_view import FileView
@@ -165,7 +166,7 @@ class FixedTimeoutIgnoresBudget(OutboundRule):
         imports = api.imports if edit else ()
         description = f"insert {api.keyword}=..."
         ctx.report(self, node, message, [edit] if edit else (), description=description, imports=imports,
-                   inserts_budget=True)
+                   tags=INSERTS_BUDGET_TAGS)
 
     def _client_timeout(self, node: ast.Call, call: OutboundCall, budget: Budget, ctx: "FileView", why: str) -> None:
         api = call.api

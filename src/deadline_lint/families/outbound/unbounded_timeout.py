@@ -12,6 +12,7 @@ from deadline_lint.families.outbound.analysis.timeout_objects import timeout_obj
 from deadline_lint.families.outbound.analysis.unbounded_settings import setting_unset
 from deadline_lint.families.outbound.common import OutboundRule, bounded_externally, fix_timeout
 from deadline_lint.semantics.local.expressions import is_unbounded
+from deadline_lint.support.source import Located
 from deadline_lint.support.diagnostics import Applicability, Edit
 
 if TYPE_CHECKING:
@@ -156,7 +157,7 @@ class UnboundedTimeout(OutboundRule):
                 ctx.report(self, value, message)
 
 
-def _apply_edits(ctx: "FileView", node: ast.AST, edits: Sequence[Edit]) -> str:
+def _apply_edits(ctx: "FileView", node: Located, edits: Sequence[Edit]) -> str:
     """How `node` reads once `edits` (inside it) are applied: for the message."""
     start, end = ctx.source.node_span(node)
     text = ctx.source.text

@@ -3,11 +3,11 @@ scope, and dropping one class from a tuple (DL301's fix)."""
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Callable, ClassVar, FrozenSet, Mapping, Optional, Sequence, Set, Tuple, Type
+from typing import TYPE_CHECKING, Callable, ClassVar, FrozenSet, Optional, Sequence, Set, Tuple
 
 from deadline_lint.catalog import Catalog
 from deadline_lint.catalog.retry import RetryCatalog
-from deadline_lint.engine.requires import Need, Project, Text, Words
+from deadline_lint.engine.requires import Project, Scoped, Text, Words, in_file, on_visits
 from deadline_lint.engine.rule import Rule
 from deadline_lint.families.retry.retry import RetryAnalysis
 from deadline_lint.families.retry.retry_helpers import parameter_filter_need
@@ -46,11 +46,11 @@ class RetryRule(Rule):
     """Base of the retry family: by default it needs a retry library imported (or a profile
     decorator named); rules with another case to judge declare what that case needs."""
 
-    requires = USES_A_RETRY_LIBRARY
+    needs: ClassVar[Tuple[Scoped, ...]] = (in_file(USES_A_RETRY_LIBRARY),)
     # Policy objects (`Retrying(...)`) need a retry library imported, whichever rule judges
     # them: calls are visited only then (a file let in by an `except Timeout` has loops to
     # look at, not calls).
-    POLICY_CALLS: ClassVar[Mapping[Type[ast.AST], Need]] = {ast.Call: Text(library_imports) | PROJECT_HELPERS}
+    POLICY_CALLS: ClassVar[Scoped] = on_visits(Text(library_imports) | PROJECT_HELPERS, ast.Call)
 
 
 def _import_prefix(qualname: str) -> str:

@@ -5,7 +5,7 @@ import re
 from typing import TYPE_CHECKING, Callable, FrozenSet, Optional, Set, Union
 
 from deadline_lint.catalog.retry import TYPES
-from deadline_lint.engine.requires import Text, Words
+from deadline_lint.engine.requires import Text, Words, in_file
 from deadline_lint.engine.rule import Rule, register
 from deadline_lint.families.retry.common import (
     PROJECT_HELPERS,
@@ -209,10 +209,14 @@ class RetryOnExpiryOrCancel(RetryRule):
     # A policy, or an except clause naming such a type or a tuple of them bound to a constant
     # first (`RETRYABLE = (ReadTimeout, ...)`; a lowercase local tuple is left to the policies),
     # or a status-code test of a gRPC retry loop.
-    requires = (
-        (Words.of(library_words) | Words.of(_type_words)) & (Text(library_imports) | Text(_names_a_type))
-    ) | Words(*status_words) | PROJECT_HELPERS
-    visit_requires = RetryRule.POLICY_CALLS
+    needs = (
+        in_file(
+            (Words.of(library_words) | Words.of(_type_words)) & (Text(library_imports) | Text(_names_a_type))
+            | Words(*status_words)
+            | PROJECT_HELPERS
+        ),
+        RetryRule.POLICY_CALLS,
+    )
 
     def visit_FunctionDef(self, node: ast.FunctionDef, ctx: "FileView") -> None:
         self._decorated(node, ctx)

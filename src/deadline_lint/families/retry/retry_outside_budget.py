@@ -4,7 +4,7 @@ import ast
 from typing import TYPE_CHECKING, FrozenSet, Iterable, Optional
 
 from deadline_lint.catalog.retry import ATTEMPTS, DELAY, NEVER
-from deadline_lint.engine.requires import Text, Words
+from deadline_lint.engine.requires import Text, Words, in_file
 from deadline_lint.engine.rule import Rule, register
 from deadline_lint.families.retry.common import (
     RetryRule,
@@ -121,8 +121,10 @@ class RetryOutsideBudget(RetryRule):
     leave_node_types = (ast.FunctionDef, ast.AsyncFunctionDef)
 
     # Only budgeted functions are judged, for a policy or for a loop that sleeps.
-    requires = Words.of(_budget_words) & (Text(library_imports) | Words.of(_sleep_words))
-    visit_requires = RetryRule.POLICY_CALLS
+    needs = (
+        in_file(Words.of(_budget_words) & (Text(library_imports) | Words.of(_sleep_words))),
+        RetryRule.POLICY_CALLS,
+    )
 
     def leave_FunctionDef(self, node: ast.FunctionDef, ctx: "FileView") -> None:
         self._decorated(node, ctx)

@@ -117,7 +117,7 @@ class RetryPolicyAdmitsExpiry(RetryRule):
     name = "retry-policy-admits-expiry"
     summary = "a retry policy with no exception filter, or one admitting expiry through a base class"
     node_types = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Call)
-    visit_requires = RetryRule.POLICY_CALLS
+    needs = (*RetryRule.needs, RetryRule.POLICY_CALLS)
 
     def visit_FunctionDef(self, node: ast.FunctionDef, ctx: "FileView") -> None:
         self._decorated(node, ctx)

@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, FrozenSet, List, Optional
 
-from deadline_lint.engine.requires import Text, Words
+from deadline_lint.engine.requires import Text, Words, in_file
 from deadline_lint.engine.rule import Rule, register
 from deadline_lint.families.retry.common import (
     RetryRule,
@@ -90,8 +90,11 @@ class StackedRetries(RetryRule):
     retry_arguments = frozenset({"retries=", "retries =", "aiohttp_retry"})
 
     # ... and its constructor is spelled in the file (`HTTPAdapter`, `Config`, `PoolManager`).
-    requires = (Words.of(library_words) | Words(*client_words)) & (
-        Text(library_imports) | Words(*retry_arguments) & Words.of(_client_builders)
+    needs = (
+        in_file(
+            (Words.of(library_words) | Words(*client_words))
+            & (Text(library_imports) | Words(*retry_arguments) & Words.of(_client_builders))
+        ),
     )
 
     def visit_Call(self, call: ast.Call, ctx: "FileView") -> None:

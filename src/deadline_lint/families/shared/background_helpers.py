@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 from typing import FrozenSet, Optional, Tuple
 
+from deadline_lint.families.shared.function_nodes import Function
 from deadline_lint.semantics.local.expressions import last_name
 from deadline_lint.semantics.modules import ModuleSource
 from deadline_lint.semantics.summary import CLASS, FUNCTION, Names, Symbol, summary_of, tree_of
@@ -47,8 +48,8 @@ def _helper(names: Names, module: ModuleSource, within: Tuple[str, ...], handed:
     return found if found is not None and found.is_function else None
 
 
-def _starts_a_parameter(function: ast.AST, background: FrozenSet[str]) -> bool:
-    args = function.args  # type: ignore[attr-defined]
+def _starts_a_parameter(function: Function, background: FrozenSet[str]) -> bool:
+    args = function.args
     params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
     if args.vararg is not None:
         params.add(args.vararg.arg)

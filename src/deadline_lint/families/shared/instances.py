@@ -30,8 +30,8 @@ class InstanceTest:
         if isinstance(expr, ast.Call):
             return self.built_by(expr, scope)
         if isinstance(expr, ast.Name):
-            bindings = scope.lookup(expr.id)
-            return bool(bindings) and all(self._binding(b, depth) for b in bindings)  # type: ignore[union-attr]
+            found = scope.lookup(expr.id)
+            return bool(found) and all(self._binding(b, depth) for b in found or ())
         if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name):
             bindings = self_attribute_bindings(self.resolver, expr, scope)
             return bool(bindings) and all(self._binding(b, depth) for b in bindings)
@@ -41,8 +41,9 @@ class InstanceTest:
         return self.resolver.qualified_name(call.func, scope) in self.factories
 
     def _binding(self, binding: Binding, depth: int) -> bool:
-        if binding.kind in (ASSIGN, WITH) and binding.value is not None:
-            if self.matches(binding.value, binding.scope, depth + 1):  # type: ignore[arg-type]
+        # What `matches` can tell apart is an expression; any other value matches nothing.
+        if binding.kind in (ASSIGN, WITH) and isinstance(binding.value, ast.expr):
+            if self.matches(binding.value, binding.scope, depth + 1):
                 return True
         if binding.kind in (ASSIGN, PARAM, ANNOTATED) and binding.annotation is not None:
             return self.resolver.annotation_class(binding.annotation, binding.scope) in self.types

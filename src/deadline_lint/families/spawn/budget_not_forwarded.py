@@ -4,13 +4,14 @@ import ast
 from typing import TYPE_CHECKING
 
 from deadline_lint.engine.edits import insert_keyword
-from deadline_lint.engine.requires import Look, Words
+from deadline_lint.engine.requires import Look, Words, in_file
 from deadline_lint.engine.rule import Rule, register
 from deadline_lint.families.shared.budget.budget import budget_in_scope
 from deadline_lint.families.shared.budget.budget_text import BudgetText, budget_parameter_words
 from deadline_lint.families.shared.budget.forwarding import Forwarding, forwarded_value
 from deadline_lint.semantics.local.expressions import mentions_any
 from deadline_lint.support.diagnostics import Applicability
+from deadline_lint.families.shared.budget.fix_tags import INSERTS_BUDGET_TAGS
 
 if TYPE_CHECKING:
     from deadline_lint.semantics.file_view import FileView
@@ -81,7 +82,7 @@ class BudgetNotForwarded(Rule):
     fix_applicability = Applicability.UNSAFE
     node_types = (ast.Call,)
 
-    requires = Words.of(lambda rule: budget_parameter_words(rule.profile, rule.catalog))
+    needs = (in_file(Words.of(lambda rule: budget_parameter_words(rule.profile, rule.catalog))),)
     first_looks = {ast.Call: Look.of(lambda rule: may_forward)}
 
     def visit_Call(self, node: ast.Call, ctx: "FileView") -> None:
@@ -113,7 +114,7 @@ class BudgetNotForwarded(Rule):
             return
         edit = insert_keyword(ctx.source, node, parameter.name, value)
         ctx.report(self, node, message, [edit] if edit else (), description=f"pass {argument}",
-                   inserts_budget=True)
+                   tags=INSERTS_BUDGET_TAGS)
 
 
 def may_forward(node: ast.Call, ctx: "FileView") -> bool:

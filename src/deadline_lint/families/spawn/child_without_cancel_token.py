@@ -4,7 +4,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from deadline_lint.catalog import Catalog
-from deadline_lint.engine.requires import Aliases, Look, Names, Words
+from deadline_lint.engine.requires import Aliases, Look, Names, Words, in_body, in_file
 from deadline_lint.engine.rule import Rule, register
 from deadline_lint.families.shared.budget.budget import budget_in_scope
 from deadline_lint.families.shared.budget.budget_text import BudgetText, budget_words
@@ -67,13 +67,16 @@ class ChildWithoutCancelToken(Rule):
     summary = "thread or executor job started in a budgeted function without the budget or a cancel token"
     node_types = (ast.Call,)
 
-    requires = Words.of(lambda rule: child_words(rule.profile, rule.catalog)) & Words.of(
-        lambda rule: budget_words(rule.profile, rule.catalog)
-    )
-    first_looks = {ast.Call: Look.of(lambda rule: start_first_look(rule.profile, rule.catalog))}
     # Every finding is at a call that may start a child: `x.<word>()`, `<word>()` or an
     # imported name, under its own name (a word) or another.
-    body_requires = Names.of(lambda rule: child_words(rule.profile, rule.catalog)) | Aliases()
+    needs = (
+        in_file(
+            Words.of(lambda rule: child_words(rule.profile, rule.catalog))
+            & Words.of(lambda rule: budget_words(rule.profile, rule.catalog))
+        ),
+        in_body(Names.of(lambda rule: child_words(rule.profile, rule.catalog)) | Aliases()),
+    )
+    first_looks = {ast.Call: Look.of(lambda rule: start_first_look(rule.profile, rule.catalog))}
 
     def __init__(self, profile: Profile, catalog: Catalog) -> None:
         super().__init__(profile, catalog)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Callable, FrozenSet
+from typing import TYPE_CHECKING, FrozenSet
 
 from deadline_lint.catalog import Catalog
 from deadline_lint.families.spawn.spawn import Spawns
@@ -29,12 +29,20 @@ def task_wrappers(profile: Profile, catalog: Catalog) -> ReturnsTask:
     return returns_task(spawn_catalog(catalog, profile.spawn_helpers))
 
 
-def imports_task_wrapper(profile: Profile, catalog: Catalog) -> Callable[[str, str], bool]:
+def imports_task_wrapper(profile: Profile, catalog: Catalog) -> "ImportsTaskWrapper":
     """The file-level `Project` need of DL501: an imported project module holds a task wrapper."""
-    fact = task_wrappers(profile, catalog)
-    return catalog.cached(
-        ("spawn.imports_task_wrapper", fact.name), lambda: lambda text, path: imports_fact_holder(fact, text, path)
-    )
+    return catalog.derived(ImportsTaskWrapper, task_wrappers(profile, catalog))
+
+
+class ImportsTaskWrapper:
+    """DL501's `Project` need, `(text, path) -> bool`: an imported project module holds a
+    function that returns a task (`fact`)."""
+
+    def __init__(self, catalog: Catalog, fact: ReturnsTask) -> None:
+        self._fact = fact
+
+    def __call__(self, text: str, path: str) -> bool:
+        return imports_fact_holder(self._fact, text, path)
 
 
 def may_start(func: ast.expr, words: FrozenSet[str], ctx: "FileView") -> bool:
@@ -51,10 +59,19 @@ def may_start(func: ast.expr, words: FrozenSet[str], ctx: "FileView") -> bool:
     return False
 
 
-def start_first_look(profile: Profile, catalog: Catalog) -> Callable[[ast.Call, "FileView"], bool]:
+def start_first_look(profile: Profile, catalog: Catalog) -> "MayStart":
     """The first look DL501 and DL502 share: the call may start a task or a child (their
     words together); each rule then checks its own words."""
-    words = task_words(profile, catalog) | child_words(profile, catalog)
-    return catalog.cached(("spawn.first_look", words), lambda: lambda node, ctx: may_start(node.func, words, ctx))
+    return catalog.derived(MayStart, task_words(profile, catalog) | child_words(profile, catalog))
+
+
+class MayStart:
+    """A first look, `(call, ctx) -> bool`: the call may start a task or a child (`may_start`)."""
+
+    def __init__(self, catalog: Catalog, words: FrozenSet[str]) -> None:
+        self._words = words
+
+    def __call__(self, node: ast.Call, ctx: "FileView") -> bool:
+        return may_start(node.func, self._words, ctx)
 
 

@@ -44,15 +44,17 @@ class DurableTask(Fact[str]):
 
     def decorated(self, module: ModuleTree, node: ast.AST) -> Optional[Local]:
         """What the decorators of `node` (a def anywhere in `module`) make it, if a task."""
-        for decorator in getattr(node, "decorator_list", ()):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            return None  # nothing else is decorated
+        for decorator in node.decorator_list:
             target = decorator.func if isinstance(decorator, ast.Call) else decorator
             qualname = module.qualname_of(target)
             if qualname is not None:
                 library = self.queues.decorator_library(self.queues.canonical(qualname))
                 if library is not None:
-                    return Local(library, node.name)  # type: ignore[attr-defined]
+                    return Local(library, node.name)
             if isinstance(target, ast.Attribute):
-                found = self._app_decorator(module, target, node.name)  # type: ignore[attr-defined]
+                found = self._app_decorator(module, target, node.name)
                 if found is not None:
                     return found
         return None

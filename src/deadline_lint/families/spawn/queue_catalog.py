@@ -94,8 +94,11 @@ class QueueCatalog:
 
 
 def queue_catalog(catalog: Catalog, durable_enqueues: Iterable[str] = ()) -> QueueCatalog:
-    functions = tuple(sorted(durable_enqueues))
-    return catalog.cached(("queues", functions), lambda: _build(catalog.data.get("queues") or [], functions))
+    return catalog.derived(_queues_section, tuple(sorted(durable_enqueues)))
+
+
+def _queues_section(catalog: Catalog, functions: Tuple[str, ...]) -> QueueCatalog:
+    return _build(catalog.data.get("queues") or [], functions)
 
 
 def _build(groups: Any, functions: Iterable[str]) -> QueueCatalog:

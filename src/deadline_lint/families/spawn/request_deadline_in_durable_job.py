@@ -1,10 +1,10 @@
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Callable, FrozenSet, List, Optional
+from typing import TYPE_CHECKING, FrozenSet, List, Optional
 
 from deadline_lint.catalog import Catalog
-from deadline_lint.engine.requires import Aliases, Look, Names, Words
+from deadline_lint.engine.requires import Aliases, Look, Names, Words, in_body, in_file
 from deadline_lint.engine.rule import Rule, register
 from deadline_lint.families.shared.budget.budget import budget_in_scope
 from deadline_lint.families.shared.budget.budget_text import BudgetText, budget_words
@@ -94,10 +94,13 @@ class RequestDeadlineInDurableJob(Rule):
 
     # A file is parsed for this rule only when it spells an enqueue (a method or function a
     # queue library or the profile lists) and a budget: one that mentions no queue is not.
-    requires = Words.of(lambda rule: enqueue_words(rule.profile, rule.catalog)) & Words.of(
-        lambda rule: budget_words(rule.profile, rule.catalog)
+    needs = (
+        in_file(
+            Words.of(lambda rule: enqueue_words(rule.profile, rule.catalog))
+            & Words.of(lambda rule: budget_words(rule.profile, rule.catalog))
+        ),
+        in_body(Names.of(lambda rule: enqueue_words(rule.profile, rule.catalog)) | Aliases()),
     )
-    body_requires = Names.of(lambda rule: enqueue_words(rule.profile, rule.catalog)) | Aliases()
     first_looks = {ast.Call: Look.of(lambda rule: enqueue_first_look(rule.profile, rule.catalog))}
 
     def visit_Call(self, node: ast.Call, ctx: "FileView") -> None:
@@ -125,17 +128,26 @@ def enqueue_words(profile: Profile, catalog: Catalog) -> FrozenSet[str]:
     return queue_catalog(catalog, profile.durable_enqueues).words
 
 
-def enqueue_first_look(profile: Profile, catalog: Catalog) -> Callable[[ast.Call, object], bool]:
-    words = enqueue_words(profile, catalog)
-    return catalog.cached(("queues.first_look", words), lambda: lambda node, ctx: _may_enqueue(node.func, words, ctx))
+def enqueue_first_look(profile: Profile, catalog: Catalog) -> "MayEnqueue":
+    return catalog.derived(MayEnqueue, enqueue_words(profile, catalog))
 
 
-def _may_enqueue(func: ast.expr, words: FrozenSet[str], ctx) -> bool:
-    if type(func) is ast.Attribute:
-        return func.attr in words  # type: ignore[attr-defined]
-    if type(func) is ast.Name:
+class MayEnqueue:
+    """The first look, `(call, ctx) -> bool`: the call may hand work to a durable queue."""
+
+    def __init__(self, catalog: Catalog, words: FrozenSet[str]) -> None:
+        self._words = words
+
+    def __call__(self, node: ast.Call, ctx: "FileView") -> bool:
+        return _may_enqueue(node.func, self._words, ctx)
+
+
+def _may_enqueue(func: ast.expr, words: FrozenSet[str], ctx: "FileView") -> bool:
+    if isinstance(func, ast.Attribute):
+        return func.attr in words
+    if isinstance(func, ast.Name):
         # The profile's own functions, perhaps imported under another name.
-        return func.id in words or func.id in ctx.resolver.imported_names(ctx.scope)  # type: ignore[attr-defined]
+        return func.id in words or func.id in ctx.resolver.imported_names(ctx.scope)
     return False
 
 

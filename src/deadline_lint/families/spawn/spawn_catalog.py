@@ -4,7 +4,7 @@ malformed built-in file is a packaging bug and fails loudly."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, FrozenSet, Iterable, Mapping
+from typing import Any, FrozenSet, Iterable, Mapping, Tuple
 
 from deadline_lint.catalog import Catalog
 from deadline_lint.catalog.names import name_set
@@ -42,8 +42,11 @@ def _names(section: Mapping[str, Any], key: str) -> FrozenSet[str]:
 
 
 def spawn_catalog(catalog: Catalog, spawn_helpers: Iterable[str] = ()) -> SpawnCatalog:
-    helpers = tuple(sorted(spawn_helpers))
-    return catalog.cached(("spawn", helpers), lambda: _build(catalog.data.get("spawn") or {}, helpers))
+    return catalog.derived(_spawn_section, tuple(sorted(spawn_helpers)))
+
+
+def _spawn_section(catalog: Catalog, helpers: Tuple[str, ...]) -> SpawnCatalog:
+    return _build(catalog.data.get("spawn") or {}, helpers)
 
 
 def _build(section: Mapping[str, Any], helpers: Iterable[str]) -> SpawnCatalog:

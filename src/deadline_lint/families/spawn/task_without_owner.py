@@ -1,12 +1,12 @@
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Callable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 
 from deadline_lint.catalog import Catalog
-from deadline_lint.engine.requires import Aliases, Look, Names, Project, Words
+from deadline_lint.engine.requires import Aliases, Look, Names, Project, Words, in_body, in_file
 from deadline_lint.engine.rule import Rule, register
-from deadline_lint.families.spawn.common import imports_task_wrapper, may_start, start_first_look, task_words
+from deadline_lint.families.spawn.common import MayStart, imports_task_wrapper, may_start, start_first_look, task_words
 from deadline_lint.families.spawn.spawn import TASK, Spawns
 from deadline_lint.families.spawn.spawn_catalog import spawn_catalog
 from deadline_lint.families.spawn.spawn_facts import TaskWrappers
@@ -88,10 +88,12 @@ class TaskWithoutOwner(Rule):
     # that hands back a task it started: only where an imported project module holds one, or
     # this file defines one (it then spells a task word itself).
     _wrappers = Project(lambda rule: imports_task_wrapper(rule.profile, rule.catalog))
-    requires = Words.of(lambda rule: task_words(rule.profile, rule.catalog)) | _wrappers
     # Every finding starts at a call that may start a task: `x.<word>()`, `<word>()` or an
     # imported name, under its own name (a word) or another; or at a project wrapper's call.
-    body_requires = Names.of(lambda rule: task_words(rule.profile, rule.catalog)) | Aliases() | _wrappers
+    needs = (
+        in_file(Words.of(lambda rule: task_words(rule.profile, rule.catalog)) | _wrappers),
+        in_body(Names.of(lambda rule: task_words(rule.profile, rule.catalog)) | Aliases() | _wrappers),
+    )
     first_looks = {ast.Call: Look.of(lambda rule: _lose_first_look(rule.profile, rule.catalog))}
 
     def __init__(self, profile: Profile, catalog: Catalog) -> None:
@@ -161,13 +163,21 @@ class TaskWithoutOwner(Rule):
                            "awaits or cancels the task; await it, keep it, or start it in a TaskGroup")
 
 
-def _lose_first_look(profile: Profile, catalog: Catalog) -> Callable[[ast.Call, "FileView"], bool]:
+def _lose_first_look(profile: Profile, catalog: Catalog) -> "MayLoseTask":
     """The first look: the call may start a task by its name, or its value is dropped or bound
     to a name (it may be a project wrapper's task)."""
-    start = start_first_look(profile, catalog)
-    return catalog.cached(
-        ("spawn.lose_first_look", id(start)), lambda: lambda node, ctx: start(node, ctx) or _may_lose(node, ctx.parents)
-    )
+    return catalog.derived(MayLoseTask, start_first_look(profile, catalog))
+
+
+class MayLoseTask:
+    """DL501's first look, `(call, ctx) -> bool`: `start` passes, or the call's value is
+    dropped or bound to a name."""
+
+    def __init__(self, catalog: Catalog, start: MayStart) -> None:
+        self._start = start
+
+    def __call__(self, node: ast.Call, ctx: "FileView") -> bool:
+        return self._start(node, ctx) or _may_lose(node, ctx.parents)
 
 
 def _may_lose(call: ast.Call, parents: Sequence[ast.AST]) -> bool:

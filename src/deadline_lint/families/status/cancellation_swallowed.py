@@ -2,10 +2,11 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import TYPE_CHECKING, Callable, FrozenSet, List, Optional, Sequence, Union
+from typing import TYPE_CHECKING, FrozenSet, List, Optional, Sequence, Union
 
+from deadline_lint.catalog import Catalog
 from deadline_lint.engine.edits import append_statement
-from deadline_lint.engine.requires import Words
+from deadline_lint.engine.requires import Words, in_body, in_file
 from deadline_lint.engine.rule import Rule, register
 from deadline_lint.families.shared.errors.cancel_scopes import shielded
 from deadline_lint.families.shared.errors.exceptions import CANCEL, ExceptionAnalysis
@@ -152,10 +153,9 @@ class CancellationSwallowed(Rule):
     node_types = (ast.ExceptHandler, ast.With, ast.AsyncWith)
 
     # Only async code can swallow a task's cancellation.
-    requires = Words.of(_cancel_words) & Words("async ")
     # A handler is judged only when its nearest enclosing function (a class stops the search)
     # is an `async def`, which lies inside any function or class around the handler.
-    body_requires = Words("async")
+    needs = (in_file(Words.of(_cancel_words) & Words("async ")), in_body(Words("async")))
 
     def visit_ExceptHandler(self, node: ast.ExceptHandler, ctx: "FileView") -> None:
         if _in_async_function(ctx):
@@ -344,21 +344,19 @@ class CancellationSwallowed(Rule):
 _UNRESOLVED_CANCEL_WORDS = ("cancel", "baseexception", "interrupt")
 
 
-def _ending_calls(ctx: "FileView") -> Callable[[str], bool]:
-    """The test for a call that ends a task (catalog `cancellation.ending_calls`), built once
-    per catalog."""
+class EndingCalls:
+    """`name -> bool`: the name of a call that ends a task (catalog `cancellation.ending_calls`)."""
 
-    def build() -> Callable[[str], bool]:
-        patterns = [re.compile(p) for p in ctx.catalog.cancellation.ending_calls]
+    def __init__(self, catalog: Catalog) -> None:
+        self._patterns = [re.compile(p) for p in catalog.cancellation.ending_calls]
 
-        def ending(name: str) -> bool:
-            bare = name.lstrip("_").lower()
-            return any(p.fullmatch(bare) for p in patterns)
+    def __call__(self, name: str) -> bool:
+        bare = name.lstrip("_").lower()
+        return any(p.fullmatch(bare) for p in self._patterns)
 
-        return ending
 
-    ending: Callable[[str], bool] = ctx.catalog.cached("DL403.ending_calls", build)
-    return ending
+def _ending_calls(ctx: "FileView") -> EndingCalls:
+    return ctx.catalog.derived(EndingCalls)
 
 
 def _runs_on_its_own(ctx: "FileView") -> bool:

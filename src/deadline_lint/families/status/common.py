@@ -3,10 +3,10 @@ needs, which come from the vocabularies (never a list of names kept here)."""
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, FrozenSet, Iterable, Optional, Set, Tuple
+from typing import TYPE_CHECKING, ClassVar, FrozenSet, Iterable, Optional, Set, Tuple
 
 from deadline_lint.catalog.exceptions import profile_types
-from deadline_lint.engine.requires import Words
+from deadline_lint.engine.requires import Scoped, Words, in_file
 from deadline_lint.engine.rule import Rule
 from deadline_lint.families.shared.errors.handling import Handling, HandlingAnalysis, Outcome
 from deadline_lint.families.shared.errors.status_catalog import Status, status_vocabulary
@@ -20,7 +20,7 @@ class HandlingRule(Rule):
 
     node_types = (ast.ExceptHandler, ast.If, ast.FunctionDef, ast.AsyncFunctionDef)  # and registered handlers
 
-    requires = Words.each(lambda rule: rule.word_groups())
+    needs: ClassVar[Tuple[Scoped, ...]] = (in_file(Words.each(lambda rule: rule.word_groups())),)
 
     def visit_ExceptHandler(self, node: ast.ExceptHandler, ctx: "FileView") -> None:
         self.judge(self.handlings(node, ctx), ctx)

@@ -5,7 +5,7 @@ import re
 from typing import TYPE_CHECKING, Optional
 
 from deadline_lint.catalog import Catalog
-from deadline_lint.engine.requires import Words
+from deadline_lint.engine.requires import Words, in_body, in_file
 from deadline_lint.engine.rule import Rule, register
 from deadline_lint.families.shared.budget.budget import INSTANT as BUDGET_INSTANT
 from deadline_lint.families.shared.budget.budget import SECONDS, Budget, BudgetAnalysis, budget_in_scope
@@ -86,10 +86,16 @@ class DeadlineInMetricLabel(Rule):
     node_types = (ast.Call,)
 
     # A metric cannot come from anywhere but the modules the listed APIs live in.
-    requires = Words.of(lambda rule: metric_words(rule.catalog)) & Words.of(lambda rule: metric_modules(rule.catalog))
     # Every finding is at a call of a label or record method, which spells the method's name.
-    body_requires = Words.of(
-        lambda rule: trace_catalog(rule.catalog).label_methods | trace_catalog(rule.catalog).record_methods
+    needs = (
+        in_file(
+            Words.of(lambda rule: metric_words(rule.catalog)) & Words.of(lambda rule: metric_modules(rule.catalog))
+        ),
+        in_body(
+            Words.of(
+                lambda rule: trace_catalog(rule.catalog).label_methods | trace_catalog(rule.catalog).record_methods
+            )
+        ),
     )
 
     def __init__(self, profile: Profile, catalog: Catalog) -> None:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Optional
 
 from deadline_lint.catalog import Catalog
 from deadline_lint.engine.edits import insert_keyword
-from deadline_lint.engine.requires import Words
+from deadline_lint.engine.requires import Words, in_body, in_file
 from deadline_lint.engine.rule import Rule, register
 from deadline_lint.families.shared.budget.budget import budget_in_scope
 from deadline_lint.families.shared.budget.budget_text import BudgetText
@@ -82,9 +82,11 @@ class HopWithoutRemainingInTrace(Rule):
     node_types = (ast.Call,)
 
     # A tracer cannot come from anywhere but the modules the listed APIs live in.
-    requires = Words.of(lambda rule: span_words(rule.catalog)) & Words.of(lambda rule: tracer_modules(rule.catalog))
     # Every finding is at a call of a span method, which spells the method's name.
-    body_requires = Words.of(lambda rule: trace_catalog(rule.catalog).span_methods)
+    needs = (
+        in_file(Words.of(lambda rule: span_words(rule.catalog)) & Words.of(lambda rule: tracer_modules(rule.catalog))),
+        in_body(Words.of(lambda rule: trace_catalog(rule.catalog).span_methods)),
+    )
 
     def __init__(self, profile: Profile, catalog: Catalog) -> None:
         super().__init__(profile, catalog)

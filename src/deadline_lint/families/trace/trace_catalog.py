@@ -37,7 +37,11 @@ def _mapping(section: Mapping[str, Any], key: str) -> Mapping[str, Any]:
 
 
 def trace_catalog(catalog: Catalog) -> TraceCatalog:
-    return catalog.cached("trace", lambda: _build(catalog.data.get("trace") or {}))
+    return catalog.derived(_trace_section)
+
+
+def _trace_section(catalog: Catalog) -> TraceCatalog:
+    return _build(catalog.data.get("trace") or {})
 
 
 def _build(section: Mapping[str, Any]) -> TraceCatalog:

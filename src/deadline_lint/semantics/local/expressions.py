@@ -58,7 +58,7 @@ def _dotted_tails(names: FrozenSet[str]) -> FrozenSet[str]:
 
 def dotted_text(node: ast.AST) -> Optional[str]:
     """`a.b.c` for a chain of attributes on a name, else None."""
-    parts = dotted_parts(node)  # type: ignore[arg-type]
+    parts = dotted_parts(node) if isinstance(node, ast.expr) else None
     return ".".join(parts) if parts else None
 
 

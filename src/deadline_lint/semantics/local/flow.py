@@ -6,6 +6,8 @@ from __future__ import annotations
 import ast
 from typing import Optional, Sequence
 
+from deadline_lint.support.source import located
+
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _BRANCHING = (ast.If, ast.IfExp, ast.Try, ast.TryStar, ast.Match)
@@ -87,6 +89,7 @@ def enclosing_loop(chain: Sequence[ast.AST], node: ast.AST, function: ast.AST, v
 
 
 def _within(inner: ast.AST, outer: ast.AST) -> bool:
-    start = (outer.lineno, outer.col_offset)  # type: ignore[attr-defined]
-    end = (outer.end_lineno, outer.end_col_offset)  # type: ignore[attr-defined]
-    return start <= (inner.lineno, inner.col_offset) <= end  # type: ignore[attr-defined]
+    inside, around = located(inner), located(outer)
+    start = (around.lineno, around.col_offset)
+    end = (around.end_lineno or around.lineno, around.end_col_offset or 0)
+    return start <= (inside.lineno, inside.col_offset) <= end

@@ -63,7 +63,6 @@ class ProjectTypes(Protocol):
     def external_name(self, resolver: "Resolver", qualname: str) -> Optional[str]: ...
 
 
-_UNSET = object()
 
 
 def dotted_parts(expr: ast.expr) -> Optional[List[str]]:
@@ -96,17 +95,20 @@ class Resolver:
         # What families work out about this file's names, kept with it (`client_types`).
         self.memo: Dict[str, object] = {}
         self._file = file  # the file's view: what its project names stand for is built from it
-        self._project: object = _UNSET if file is not None else None
+        self._project: Optional[ProjectTypes] = None
+        self._project_pending = file is not None  # built on first use, from `file`
 
     @property
     def project(self) -> Optional[ProjectTypes]:
-        if self._project is _UNSET:
+        if self._project_pending:
+            self._project_pending = False
             factory = Resolver.project_factory
             self._project = factory(self._file) if factory is not None else None
-        return self._project  # type: ignore[return-value]
+        return self._project
 
     @project.setter
     def project(self, value: Optional[ProjectTypes]) -> None:
+        self._project_pending = False
         self._project = value
 
     def release(self) -> None:
@@ -124,6 +126,7 @@ class Resolver:
         collector."""
         self._file = None
         self._project = None
+        self._project_pending = False
         self._qualnames.clear()
         self.memo.clear()
 
@@ -251,10 +254,13 @@ class Resolver:
     def member(self, class_def: Definition, name: str, depth: int) -> Optional[Definition]:
         """The method `name` of a project class, looked up in it and then its project bases."""
         for klass in self.project_mro(class_def, depth):
-            for stmt in klass.node.body:  # type: ignore[attr-defined]
+            node = klass.node
+            if not isinstance(node, ast.ClassDef):
+                continue  # the chain holds classes only
+            for stmt in node.body:
                 if isinstance(stmt, FUNCTION_DEFS) and stmt.name == name:
                     return Definition(stmt, klass.own_scope, klass.resolver)
-            if name in defined_names(klass.node):  # type: ignore[arg-type]
+            if name in defined_names(node):
                 return None  # a class attribute, not a method
         return None
 
@@ -269,7 +275,7 @@ class Resolver:
                 continue
             chain.append(klass)
             bases = []
-            for base in klass.node.bases:  # type: ignore[attr-defined]
+            for base in klass.node.bases if isinstance(klass.node, ast.ClassDef) else ():
                 found = klass.resolver.definition(base, klass.scope, depth + 1)
                 if found is not None and found.is_class:
                     bases.append(found)
@@ -323,7 +329,8 @@ class Resolver:
         if cached is not None:
             return cached
         table: Dict[str, List[Binding]] = {}
-        for stmt in class_scope.node.body:  # type: ignore[attr-defined]
+        class_node = class_scope.node
+        for stmt in class_node.body if isinstance(class_node, ast.ClassDef) else ():
             if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
             method = self.scope_of(stmt, class_scope)
@@ -382,7 +389,7 @@ def unwrap_optional(annotation: ast.expr) -> ast.expr:
     if isinstance(annotation, ast.Subscript):
         parts = dotted_parts(annotation.value)
         if parts and parts[-1] == "Optional":
-            return annotation.slice  # type: ignore[return-value]
+            return annotation.slice
     return annotation
 
 

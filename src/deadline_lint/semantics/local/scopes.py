@@ -224,11 +224,11 @@ def note_text(module_scope: Scope, text: str) -> None:
 def _bind_walrus(table: Dict[str, List[Binding]], expr: Optional[ast.expr], scope: Scope) -> None:
     if expr is not None:
         for sub in _walrus_targets(expr):
-            _add(table, sub.target.id, Binding(ASSIGN, sub.value, scope))  # type: ignore[attr-defined]
+            _add(table, sub.target.id, Binding(ASSIGN, sub.value, scope))
 
 
-def _walrus_targets(expr: ast.expr) -> List[ast.AST]:
-    found: List[ast.AST] = []
+def _walrus_targets(expr: ast.expr) -> List[ast.NamedExpr]:
+    found: List[ast.NamedExpr] = []
     pending: List[ast.AST] = [expr]
     while pending:
         node = pending.pop()

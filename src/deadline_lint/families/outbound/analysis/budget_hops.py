@@ -44,11 +44,11 @@ class BudgetHop:
 
 
 def hop_keywords(catalog: Catalog) -> FrozenSet[str]:
-    return catalog.cached("budget.hop_keywords", lambda: _budget_names(catalog, "hop_keywords"))
+    return catalog.derived(_budget_names, "hop_keywords")
 
 
 def local_waits(catalog: Catalog) -> FrozenSet[str]:
-    return catalog.cached("budget.local_waits", lambda: _budget_names(catalog, "local_waits"))
+    return catalog.derived(_budget_names, "local_waits")
 
 
 def _budget_names(catalog: Catalog, key: str) -> FrozenSet[str]:

@@ -14,7 +14,7 @@ STDLIB_MODULES = frozenset(getattr(sys, "stdlib_module_names", ())) | {"asyncio"
 
 def catalog_imports(catalog: Catalog) -> "ImportTextFilter":
     """The catalog's one `ImportTextFilter`."""
-    return catalog.cached(ImportTextFilter, lambda: ImportTextFilter(catalog))
+    return catalog.derived(ImportTextFilter)
 
 
 class ImportTextFilter:

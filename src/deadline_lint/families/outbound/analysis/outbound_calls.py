@@ -202,18 +202,18 @@ def classify_construction(call: ast.Call, scope: Scope, resolver: Resolver, cata
 def file_methods(catalog: Catalog, text: str) -> FrozenSet[str]:
     """Method names that can reach a listed client in a file with this text: those of the
     classes whose module (or, for the standard library, whose name) the text mentions."""
-    by_class = catalog.cached("outbound.class_words", lambda: _class_words(catalog))
+    by_class = catalog.derived(_class_words)
     # Each distinct word is looked for once (many classes share their module's).
-    spelled = {word for word in catalog.cached("outbound.class_word_set", lambda: _word_set(by_class)) if word in text}
-    methods = set()
+    spelled = {word for word in catalog.derived(_word_set) if word in text}
+    methods: Set[str] = set()
     for words, reachable in by_class:
         if not spelled.isdisjoint(words):
             methods.update(reachable)
     return frozenset(methods)
 
 
-def _word_set(by_class: ClassWords) -> Tuple[str, ...]:
-    return tuple(sorted({word for words, _ in by_class for word in words}))
+def _word_set(catalog: Catalog) -> Tuple[str, ...]:
+    return tuple(sorted({word for words, _ in catalog.derived(_class_words) for word in words}))
 
 
 def _class_words(catalog: Catalog) -> ClassWords:

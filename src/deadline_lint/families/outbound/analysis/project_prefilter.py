@@ -115,7 +115,7 @@ def _reexports_listed(names: Names, qualname: str, catalog: Catalog) -> bool:
 def listed(catalog: Catalog, qualname: str) -> bool:
     """A module or object outside the project that is, holds or leads to a listed name
     (`requests`, `requests.Session`, `urllib.request`); `requests.exceptions` does not."""
-    leading, names = catalog.cached("outbound_project.listed_prefixes", lambda: _prefixes_of(catalog))
+    leading, names = catalog.derived(_prefixes_of)
     parts = catalog.canonical(qualname).split(".")
     if ".".join(parts) in leading:
         return True  # the name itself, or a module on the way to one

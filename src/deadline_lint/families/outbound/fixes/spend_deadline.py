@@ -16,6 +16,7 @@ import ast
 from dataclasses import dataclass
 from typing import Dict, Optional, Tuple
 
+from deadline_lint.families.shared.function_nodes import Function
 from deadline_lint.semantics.local.children import walk as walk_nodes
 from deadline_lint.semantics.local.scopes import PARAM, Binding
 from deadline_lint.support.diagnostics import Edit
@@ -64,14 +65,14 @@ def spend_from_a_deadline(ctx, snapshots: Dict[str, Binding]) -> Optional[Deadli
     return Deadline(parameter, name, remaining, (opening,), imports)
 
 
-def can_take_deadline(tree: ast.Module, function: ast.AST, name: str) -> bool:
+def can_take_deadline(tree: ast.Module, function: Function, name: str) -> bool:
     return (
         module_time_is_the_module(tree) and not mentions_name(function, name)
         and not binds_name(function, "time") and not has_nested_scope(function)
     )
 
 
-def has_deadline(function: ast.AST, name: str) -> bool:
+def has_deadline(function: Function, name: str) -> bool:
     first = first_statement(function)
     return (
         isinstance(first, ast.Assign) and len(first.targets) == 1
@@ -79,8 +80,8 @@ def has_deadline(function: ast.AST, name: str) -> bool:
     )
 
 
-def first_statement(function: ast.AST) -> Optional[ast.stmt]:
-    body = list(function.body)  # type: ignore[attr-defined]
+def first_statement(function: Function) -> Optional[ast.stmt]:
+    body = list(function.body)
     if (
         body and isinstance(body[0], ast.Expr)
         and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str)
@@ -89,10 +90,10 @@ def first_statement(function: ast.AST) -> Optional[ast.stmt]:
     return body[0] if body else None
 
 
-def prepend_statement(source: SourceFile, function: ast.AST, statement: str) -> Optional[Edit]:
+def prepend_statement(source: SourceFile, function: Function, statement: str) -> Optional[Edit]:
     """`statement` on a line of its own before the body's first statement (after a docstring)."""
     first = first_statement(function)
-    if first is None or first.lineno == function.lineno:  # type: ignore[attr-defined]
+    if first is None or first.lineno == function.lineno:
         return None
     line = source.line_text(first.lineno)
     indent = line[: source.char_column(first.lineno, first.col_offset)]
@@ -110,7 +111,7 @@ def imports_time(tree: ast.Module) -> bool:
     )
 
 
-def has_nested_scope(function: ast.AST) -> bool:
+def has_nested_scope(function: Function) -> bool:
     """A nested def or lambda has its own `budget_s` (or none): its edits are not ours."""
     return any(
         isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)) and node is not function
@@ -118,14 +119,14 @@ def has_nested_scope(function: ast.AST) -> bool:
     )
 
 
-def mentions_name(function: ast.AST, name: str) -> bool:
+def mentions_name(function: Function, name: str) -> bool:
     return any(
         (isinstance(node, ast.Name) and node.id == name) or (isinstance(node, ast.arg) and node.arg == name)
         for node in walk_nodes(function)
     )
 
 
-def binds_name(function: ast.AST, name: str) -> bool:
+def binds_name(function: Function, name: str) -> bool:
     """A parameter, local or nested import called `name` in the function."""
     for node in walk_nodes(function):
         if isinstance(node, ast.arg) and node.arg == name:

@@ -7,9 +7,9 @@ starts, so it gets what is left then; nothing is minted below the edge. Without 
 those functions keep their findings' own fixes (the edge total)."""
 from __future__ import annotations
 
-import ast
 from typing import Dict, List, Optional, Set, Tuple
 
+from deadline_lint.families.shared.function_nodes import Function
 from deadline_lint.families.outbound.fixes.thread_fixes import Key, edge_default_fixes
 from deadline_lint.families.outbound.fixes.thread_index import ModuleIndex, suppressed
 from deadline_lint.semantics.local.scopes import IMPORT
@@ -17,14 +17,14 @@ from deadline_lint.support.diagnostics import Diagnostic, Edit, Fix
 
 
 def ambient_fixes(
-    module: ModuleIndex, function: ast.AST, inside: List[Diagnostic], placeholder_fixes: Dict[Key, Fix],
+    module: ModuleIndex, function: Function, inside: List[Diagnostic], placeholder_fixes: Dict[Key, Fix],
 ) -> Optional[Tuple[List[Edit], List[str], Set[Key]]]:
     """The function's edge-default fixes reading the ambient budget instead; None when the
     profile names no accessor, its module's name means something else here, or a fix cannot
     be shown (the function keeps its own fixes)."""
     accessor = module.profile.fix.context_accessor
     owner, _, _ = accessor.rpartition(".")
-    if not owner or module.is_test(function) or suppressed(module.source, function.lineno):  # type: ignore[attr-defined]
+    if not owner or module.is_test(function) or suppressed(module.source, function.lineno):
         return None
     top = owner.split(".")[0]
     bindings = module.scope_of[id(function)].lookup(top)

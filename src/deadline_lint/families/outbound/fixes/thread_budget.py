@@ -47,6 +47,7 @@ from typing import (
     Tuple,
 )
 
+from deadline_lint.families.shared.function_nodes import Function
 from deadline_lint.engine.edits import add_keyword_only_parameter, insert_keyword
 from deadline_lint.families.outbound.fixes.thread_ambient import ambient_fixes, uses_context
 from deadline_lint.families.outbound.fixes.thread_callers import (
@@ -124,7 +125,7 @@ def plan_thread_budget(
         return None  # it would read as a budget object, which a float is not
     module = ModuleIndex(checker, source, tree, applies(Fix((), Applicability.UNSAFE, "")))
     applicable = [d for d in found if applies(d.fix)]
-    threaded: Dict[int, ast.AST] = {id(f): f for f in module.functions if _has_threaded_parameter(f)}
+    threaded: Dict[int, Function] = {id(f): f for f in module.functions if _has_threaded_parameter(f)}
     candidates = {id(f): f for f in threaded.values()}
     for diagnostic in applicable:
         if diagnostic.code in THREADED_CODES:
@@ -186,15 +187,15 @@ def _choose(
     checker: "Checker",
     module: ModuleIndex,
     plans: Dict[int, Tuple[List[Edit], List[str], Set[Key]]],
-    threaded: Dict[int, ast.AST],
+    threaded: Dict[int, Function],
     applies: Callable[[Optional[Fix]], bool],
     run: FrozenSet[str],
-) -> Dict[int, Tuple[ast.AST, Edit]]:
+) -> Dict[int, Tuple[Function, Edit]]:
     """The functions that get the parameter (no default) and each one's signature edit: the
     planned ones, their callers without a budget (with DL503's unsafe fixes), every method of a
     planned method's name, cut down to the set whose every call is forwarded in this run
     (thread_callers.py)."""
-    proposed: Dict[int, ast.AST] = {
+    proposed: Dict[int, Function] = {
         key: f for key, f in ((k, module.function_of[k]) for k in plans) if not _has_threaded_parameter(f)
     }
     if _threads_callers(checker, applies):
@@ -206,7 +207,7 @@ def _choose(
                 proposed[id(method)] = method
     signatures: Dict[int, Edit] = {}
     for key, function in proposed.items():
-        signature = add_keyword_only_parameter(module.source, function, module.parameter)  # type: ignore[arg-type]
+        signature = add_keyword_only_parameter(module.source, function, module.parameter)
         if signature is not None:
             signatures[key] = signature
     proposed = {key: f for key, f in proposed.items() if key in signatures}
@@ -228,10 +229,10 @@ def _threads_callers(checker: "Checker", applies: Callable[[Optional[Fix]], bool
     return FORWARDING_CODE in checker.codes and applies(Fix((), Applicability.UNSAFE, ""))
 
 
-def _callers_to_thread(module: ModuleIndex, threaded: Dict[int, ast.AST]) -> List[ast.AST]:
+def _callers_to_thread(module: ModuleIndex, threaded: Dict[int, Function]) -> List[Function]:
     """Functions with no budget that call a threaded function by name, and (a fixpoint)
     the callers of those, each provably threadable."""
-    added: List[ast.AST] = []
+    added: List[Function] = []
     reached = dict(threaded)
     changed = True
     while changed:
@@ -278,7 +279,7 @@ def _forwarding_findings(found: Sequence[Diagnostic], forwarding: List[Edit], so
 
 def _thread_function(
     module: ModuleIndex,
-    function: ast.AST,
+    function: Function,
     inside: List[Diagnostic],
     placeholder_fixes: Dict[Key, Fix],
     expression: str,
@@ -289,7 +290,7 @@ def _thread_function(
         return None
     if _has_threaded_parameter(function) and (
         not _threadable(function, module.scope_of[id(function)])
-        or _suppressed(module.source, function.lineno)  # type: ignore[attr-defined]
+        or _suppressed(module.source, function.lineno)
         or module.is_test(function)
     ):
         return None
@@ -299,7 +300,7 @@ def _thread_function(
     return planned
 
 
-def _will_forward(module: ModuleIndex, call: ast.Call, scope: Scope, members: Dict[int, ast.AST]) -> bool:
+def _will_forward(module: ModuleIndex, call: ast.Call, scope: Scope, members: Dict[int, Function]) -> bool:
     """`_forwarding_edits` would give `call` the keyword with `members` threaded (besides the
     functions that already take it)."""
     threaded = {**members, **{id(f): f for f in module.functions if _has_threaded_parameter(f)}}
@@ -315,7 +316,7 @@ def _will_forward(module: ModuleIndex, call: ast.Call, scope: Scope, members: Di
     return insert_keyword(module.source, call, PARAMETER, value) is not None
 
 
-def _forwarding_edits(module: ModuleIndex, threaded: Dict[int, ast.AST]) -> List[Edit]:
+def _forwarding_edits(module: ModuleIndex, threaded: Dict[int, Function]) -> List[Edit]:
     """`f(x)` -> `f(x, budget_s=...)` where `f` is threaded and the caller has a budget; a
     method call only when every method it can run takes the parameter (no signature is added
     here: `_choose` decided which functions change)."""
@@ -338,12 +339,12 @@ def _forwarding_edits(module: ModuleIndex, threaded: Dict[int, ast.AST]) -> List
     return edits
 
 
-def _family_members(call: ast.Call, scope: Scope, module: ModuleIndex) -> Tuple[ast.AST, ...]:
+def _family_members(call: ast.Call, scope: Scope, module: ModuleIndex) -> Tuple[Function, ...]:
     family = module.methods.family(call, scope) if isinstance(call.func, ast.Attribute) else None
     return family.members if family is not None else ()
 
 
-def _threaded_target(call: ast.Call, scope: Scope, threaded: Dict[int, ast.AST], module: ModuleIndex):
+def _threaded_target(call: ast.Call, scope: Scope, threaded: Dict[int, Function], module: ModuleIndex):
     """The threaded function `call` calls, if provably so: one of this module's (below), or
     an undecorated module-level function of another project module that already takes
     `budget_s` (ELSEWHERE: threaded by an earlier pass of this run, or written so)."""
@@ -353,7 +354,9 @@ def _threaded_target(call: ast.Call, scope: Scope, threaded: Dict[int, ast.AST],
     return found
 
 
-def _threaded_here(call: ast.Call, scope: Scope, threaded: Dict[int, ast.AST], module: ModuleIndex):
+def _threaded_here(
+    call: ast.Call, scope: Scope, threaded: Dict[int, Function], module: ModuleIndex
+) -> Optional[Function]:
     """A function of this module: a module-level or nested function by plain name, or a
     method whose whole family (thread_methods.py) has or can take the parameter (on `self`
     only with unsafe fixes: an override elsewhere cannot be seen)."""
@@ -370,7 +373,7 @@ def _threaded_here(call: ast.Call, scope: Scope, threaded: Dict[int, ast.AST], m
             member_scope = module.scope_of[id(member)]
             if (
                 not _threadable(member, member_scope)
-                or _suppressed(module.source, member.lineno)  # type: ignore[attr-defined]
+                or _suppressed(module.source, member.lineno)
                 or _mentions_parameter(member)
             ):
                 return None
@@ -389,7 +392,7 @@ def _threaded_here(call: ast.Call, scope: Scope, threaded: Dict[int, ast.AST], m
     return target
 
 
-def _caller_budget(scope: Scope, threaded: Dict[int, ast.AST], module: ModuleIndex) -> Optional[str]:
+def _caller_budget(scope: Scope, threaded: Dict[int, Function], module: ModuleIndex) -> Optional[str]:
     if scope.kind != FUNCTION:
         return None
     if id(scope.node) in threaded:

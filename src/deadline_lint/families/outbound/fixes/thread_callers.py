@@ -29,6 +29,7 @@ import ast
 import os
 from typing import Dict, Iterator, List, Optional, Set, Tuple
 
+from deadline_lint.families.shared.function_nodes import Function
 from deadline_lint.families.outbound.fixes.thread_elsewhere import Elsewhere, Forwards
 from deadline_lint.families.outbound.fixes.thread_index import (
     DEFS,
@@ -43,8 +44,8 @@ from deadline_lint.semantics.local.scopes import FUNCTION, IMPORT, Scope
 
 
 def required_parameter_set(
-    module: ModuleIndex, proposed: Dict[int, ast.AST], elsewhere: Elsewhere, depth: int = 0,
-) -> Dict[int, ast.AST]:
+    module: ModuleIndex, proposed: Dict[int, Function], elsewhere: Elsewhere, depth: int = 0,
+) -> Dict[int, Function]:
     """The greatest subset of `proposed` (functions that would get the parameter) that can
     take it with no default, so that no call breaks and no caller mints time."""
     members = dict(proposed)
@@ -65,7 +66,7 @@ def required_parameter_set(
             return members
 
 
-def caller_would_thread(module: ModuleIndex, caller: ast.AST, elsewhere: Elsewhere, depth: int) -> Optional[bool]:
+def caller_would_thread(module: ModuleIndex, caller: Function, elsewhere: Elsewhere, depth: int) -> Optional[bool]:
     """A caller in another module with no budget: its own module's pass threads it (True) or
     not (None), by the rules above (thread_budget._callers_to_thread proposes it there)."""
     if not may_change(caller, module):
@@ -74,23 +75,23 @@ def caller_would_thread(module: ModuleIndex, caller: ast.AST, elsewhere: Elsewhe
     return True if id(caller) in chosen else None
 
 
-def may_change(function: ast.AST, module: ModuleIndex) -> bool:
+def may_change(function: Function, module: ModuleIndex) -> bool:
     """Its signature may change at all (thread_index's prove-or-bail predicates)."""
     return (
         threadable(function, module.scope_of[id(function)])
-        and not suppressed(module.source, function.lineno)  # type: ignore[attr-defined]
+        and not suppressed(module.source, function.lineno)
         and not mentions_parameter(function)
         and not module.is_test(function)
     )
 
 
-def _callers_elsewhere(function: ast.AST, module: ModuleIndex, elsewhere: Elsewhere, depth: int) -> Optional[bool]:
+def _callers_elsewhere(function: Function, module: ModuleIndex, elsewhere: Elsewhere, depth: int) -> Optional[bool]:
     """None when the function is public or named where this run cannot pass it the budget;
     else whether a caller in another module reaches it from a budget."""
-    name = function.name  # type: ignore[attr-defined]
+    name = function.name
     scope = module.scope_of[id(function)]
     klass = scope.enclosing_class
-    dotted = name if klass is None else f"{klass.node.name}.{name}"  # type: ignore[attr-defined]
+    dotted = f"{klass.node.name}.{name}" if klass is not None and isinstance(klass.node, ast.ClassDef) else name
     if any(entry == dotted or entry.endswith("." + dotted) for entry in elsewhere.public_api):
         return None
     exported = dotted.split(".")[0]
@@ -122,10 +123,10 @@ def _all_names(tree: ast.Module) -> Set[str]:
     return names
 
 
-def _references(function: ast.AST, module: ModuleIndex) -> Optional[List[Tuple[ast.expr, Scope]]]:
+def _references(function: Function, module: ModuleIndex) -> Optional[List[Tuple[ast.expr, Scope]]]:
     """Every place the module names `function`; None when one cannot be told apart (a method's
     name used as a plain name, which may be a class-level alias)."""
-    name = function.name  # type: ignore[attr-defined]
+    name = function.name
     if module.scope_of[id(function)].enclosing_class is not None:
         if any(node.id == name for node, _ in module.names):
             return None
@@ -162,9 +163,9 @@ def _imported_modules(tree: ast.Module) -> Set[str]:
 
 
 def _every_call_forwards(
-    function: ast.AST, members: Dict[int, ast.AST], module: ModuleIndex, forwards: Forwards,
+    function: Function, members: Dict[int, Function], module: ModuleIndex, forwards: Forwards,
 ) -> bool:
-    name = function.name  # type: ignore[attr-defined]
+    name = function.name
     method = module.scope_of[id(function)].enclosing_class is not None
     if method and any(id(m) not in members and not has_threaded_parameter(m) for m in _same_named(name, module)):
         return False  # a method goes with every method of its name, or not at all
@@ -182,7 +183,7 @@ def _every_call_forwards(
     return True
 
 
-def _reached_from_a_budget(members: Dict[int, ast.AST], module: ModuleIndex, seeds: Set[int]) -> Set[int]:
+def _reached_from_a_budget(members: Dict[int, Function], module: ModuleIndex, seeds: Set[int]) -> Set[int]:
     """Members some chain of calls reaches from a function that had a budget before the run
     (in this module, or in another: `seeds`): threading a function nobody with a budget calls
     would only move the minting up."""
@@ -209,7 +210,7 @@ def _reached_from_a_budget(members: Dict[int, ast.AST], module: ModuleIndex, see
     return reached
 
 
-def _same_named(name: str, module: ModuleIndex) -> Iterator[ast.AST]:
+def _same_named(name: str, module: ModuleIndex) -> Iterator[Function]:
     for node in ast.walk(module.tree):
         if isinstance(node, ast.ClassDef):
             for statement in node.body:
@@ -217,8 +218,8 @@ def _same_named(name: str, module: ModuleIndex) -> Iterator[ast.AST]:
                     yield statement
 
 
-def same_named_methods(function: ast.AST, module: ModuleIndex) -> List[ast.AST]:
+def same_named_methods(function: Function, module: ModuleIndex) -> List[Function]:
     """The other methods of `function`'s name in the module's classes (they go together)."""
     if module.scope_of[id(function)].enclosing_class is None:
         return []
-    return [m for m in _same_named(function.name, module) if m is not function]  # type: ignore[attr-defined]
+    return [m for m in _same_named(function.name, module) if m is not function]

@@ -18,6 +18,7 @@ import os
 import re
 from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Tuple
 
+from deadline_lint.families.shared.function_nodes import Function
 from deadline_lint.engine.edits import insert_keyword
 from deadline_lint.families.outbound.fixes.thread_index import (
     DEFS,
@@ -100,12 +101,12 @@ class ProjectWords:
 
 
 
-Judge = Callable[[ModuleIndex, ast.AST, "Elsewhere", int], Optional[bool]]
+Judge = Callable[[ModuleIndex, Function, "Elsewhere", int], Optional[bool]]
 # Whether thread_budget's forwarding step gives `call` (in `scope`) the keyword, with these
 # functions threaded: the one predicate the choice and the edits share, so they cannot differ.
-Forwards = Callable[[ModuleIndex, ast.Call, Scope, Dict[int, ast.AST]], bool]
+Forwards = Callable[[ModuleIndex, ast.Call, Scope, Dict[int, Function]], bool]
 # The expression a caller forwards (None: it has none), as thread_budget writes it.
-CallerBudget = Callable[[Scope, Dict[int, ast.AST], ModuleIndex], Optional[str]]
+CallerBudget = Callable[[Scope, Dict[int, Function], ModuleIndex], Optional[str]]
 
 # Each module a budget crosses is one more pass of the run (thread_project.MAX_PASSES is 5:
 # the first pass threads the callee, then one per module up, and the edge's own forward).
@@ -130,18 +131,18 @@ class Elsewhere:
         self._indexes: Dict[str, Optional[Tuple[ModuleIndex, str]]] = {}
         self._judged: Dict[Tuple[str, str], Optional[bool]] = {}  # None: being judged (a cycle)
 
-    def callers_forward(self, path: str, function: ast.AST, files: List[str], depth: int = 0) -> Optional[bool]:
+    def callers_forward(self, path: str, function: Function, files: List[str], depth: int = 0) -> Optional[bool]:
         """Whether every other file naming `function` (defined at module level in `path`)
         passes it the budget after this run: None when one cannot, else whether some caller
         there has a budget of its own (the function is then reached from an edge)."""
-        qualname = _qualified(path, function.name)  # type: ignore[attr-defined]
+        qualname = _qualified(path, function.name)
         if qualname is None or depth > MAX_HOPS or not self.run:
             return None
         reached = False
         for other in files:
             if other not in self.run or not other.endswith(".py"):
                 return None
-            verdict = self._file_forwards(other, qualname, function.name, depth)  # type: ignore[attr-defined]
+            verdict = self._file_forwards(other, qualname, function.name, depth)
             if verdict is None:
                 return None
             reached = reached or verdict
@@ -199,10 +200,10 @@ class Elsewhere:
             return None
         return self._caller_threads(module, caller, depth)
 
-    def _caller_threads(self, module: ModuleIndex, caller: ast.AST, depth: int) -> Optional[bool]:
+    def _caller_threads(self, module: ModuleIndex, caller: Function, depth: int) -> Optional[bool]:
         """The caller has no budget: the next pass threads it when its own module would, by
         the same rules (thread_callers.required_parameter_set)."""
-        key = (module.source.path, caller.name)  # type: ignore[attr-defined]
+        key = (module.source.path, caller.name)
         if key in self._judged:
             return self._judged[key] or None  # a cycle counts as not reached through itself
         self._judged[key] = None
@@ -232,7 +233,7 @@ def _reaches(module: ModuleIndex, call: ast.Call, scope: Scope, qualname: str) -
     the function this call names."""
     from deadline_lint.semantics.file import FileSemantics
 
-    symbol = FileSemantics(module).callee(call.func, scope)  # type: ignore[arg-type]  # reads source and tree
+    symbol = FileSemantics(module).callee(call.func, scope)
     return symbol is not None and symbol.qualname == qualname
 
 

@@ -8,6 +8,7 @@ import ast
 import os
 from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
+from deadline_lint.families.shared.function_nodes import Function
 from deadline_lint.families.outbound.fixes.thread_methods import MethodTargets
 from deadline_lint.families.shared.budget.budget import SECONDS, BudgetAnalysis
 from deadline_lint.families.shared.budget.forwarding_facts import (
@@ -43,7 +44,7 @@ class ModuleIndex:
         self.catalog = checker.catalog
         self.resolver = Resolver(checker.catalog, {id(tree): module_scope})
         self.budgets = BudgetAnalysis(self)
-        self.functions: List[ast.AST] = []
+        self.functions: List[Function] = []
         self.calls: List[Tuple[ast.Call, Scope]] = []
         self.scope_of: Dict[int, Scope] = {}
         self.bodies: List[Tuple[ast.AST, Tuple[int, int]]] = []  # defs and lambdas: body span
@@ -51,7 +52,7 @@ class ModuleIndex:
         self.attributes: List[Tuple[ast.Attribute, Scope]] = []  # and every attribute (methods)
         self.callee_of: Dict[int, ast.Call] = {}  # a call's `func` node -> the call
         self.scope_at: Dict[int, Scope] = {}  # a name's or attribute's node -> its scope
-        self.function_of: Dict[int, ast.AST] = {}  # id -> def
+        self.function_of: Dict[int, Function] = {}  # id -> def
         self._index(tree, module_scope)
         self.methods = MethodTargets(tree, module_scope)
         self.unsafe = unsafe  # forwarding on `self` is an unsafe fix (thread_methods.py says why)
@@ -60,10 +61,10 @@ class ModuleIndex:
         self.elsewhere = OtherModules(self)
         self._test_file = _is_test_file(source.path)
 
-    def is_test(self, function: ast.AST) -> bool:
+    def is_test(self, function: Function) -> bool:
         """A test function in a test file: the runner calls it, never with a budget, so a
         parameter would only be noise (its calls keep the rules' own fixes)."""
-        return self._test_file and function.name.startswith("test")  # type: ignore[attr-defined]
+        return self._test_file and function.name.startswith("test")
 
     def _index(self, tree: ast.Module, module_scope: Scope) -> None:
         stack: List[Tuple[ast.AST, Scope]] = [(tree, module_scope)]
@@ -130,7 +131,7 @@ class OtherModules:
         if not bindings or len(bindings) != 1 or bindings[0].kind != IMPORT:
             return False  # cheap: only a name imported at module level can reach one
         if self._semantics is None:
-            self._semantics = FileSemantics(self.module)  # type: ignore[arg-type]  # reads source and tree only
+            self._semantics = FileSemantics(self.module)
             self._fact = accepts_budget(Vocabulary.of(self.module.budgets))
         assert self._fact is not None
         return any(
@@ -145,21 +146,21 @@ def _is_test_file(path: str) -> bool:
     return name.startswith("test_") or name.endswith("_test.py") or "tests" in folders or "test" in folders
 
 
-def has_threaded_parameter(function: ast.AST) -> bool:
-    return any(arg.arg == PARAMETER for arg in function.args.kwonlyargs)  # type: ignore[attr-defined]
+def has_threaded_parameter(function: Function) -> bool:
+    return any(arg.arg == PARAMETER for arg in function.args.kwonlyargs)
 
 
-def threadable(function: ast.AST, scope: Scope) -> bool:
-    name = function.name  # type: ignore[attr-defined]
+def threadable(function: Function, scope: Scope) -> bool:
+    name = function.name
     if name.startswith("__") and name.endswith("__"):
         return False
-    args = function.args  # type: ignore[attr-defined]
+    args = function.args
     if args.vararg is not None or args.kwarg is not None:
         return False
     parent = scope.parent
     if parent is None or len(parent.bindings().get(name, [])) != 1:
         return False  # overloads, redefinitions, conditional defs
-    for decorator in function.decorator_list:  # type: ignore[attr-defined]
+    for decorator in function.decorator_list:
         if not (isinstance(decorator, ast.Name) and decorator.id in _UNDERSTOOD_DECORATORS):
             return False
         if parent.lookup(decorator.id) is not None:
@@ -173,7 +174,7 @@ def suppressed(source: SourceFile, line: int) -> bool:
     return codes is ALL_CODES or any(code.startswith("DL") for code in codes)
 
 
-def mentions_parameter(function: ast.AST) -> bool:
+def mentions_parameter(function: Function) -> bool:
     for node in walk_nodes(function):
         if isinstance(node, ast.Name) and node.id == PARAMETER:
             return True

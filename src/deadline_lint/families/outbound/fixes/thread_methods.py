@@ -26,6 +26,7 @@ import ast
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Set, Tuple
 
+from deadline_lint.families.shared.function_nodes import Function
 from deadline_lint.semantics.local.children import walk as walk_nodes
 from deadline_lint.semantics.local.scopes import ASSIGN, OTHER, PARAM, Scope
 
@@ -35,7 +36,7 @@ _HIDDEN_LOOKUP = frozenset({"__getattr__", "__getattribute__"})
 
 @dataclass(frozen=True)
 class Family:
-    members: Tuple[ast.AST, ...]  # the method the call names first, then its overrides
+    members: Tuple[Function, ...]  # the method the call names first, then its overrides
     on_self: bool  # `self.m()`: a subclass elsewhere may override it unseen (an unsafe fix)
 
 
@@ -148,14 +149,14 @@ class MethodTargets:
             current = bases[0].id
         return None
 
-    def _method(self, klass: str, name: str) -> Optional[ast.AST]:
+    def _method(self, klass: str, name: str) -> Optional[Function]:
         defs = [n for n in self.classes[klass].body if isinstance(n, _DEFS) and n.name == name]
         binds = [n for n in self.classes[klass].body if _binds(n, name)]
         return defs[0] if len(defs) == 1 and len(binds) == 1 else None
 
-    def _overrides(self, klass: str, name: str) -> List[Optional[ast.AST]]:
+    def _overrides(self, klass: str, name: str) -> List[Optional[Function]]:
         """`name` in every class of this module that inherits from `klass`, at any depth."""
-        found: List[Optional[ast.AST]] = []
+        found: List[Optional[Function]] = []
         for other in self.classes:
             if other != klass and self._inherits(other, klass) and _defines(self.classes[other], name):
                 found.append(self._method(other, name))  # None (unknown) spoils the family

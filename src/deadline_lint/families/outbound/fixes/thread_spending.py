@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 from typing import Dict, List, Optional, Set, Tuple
 
+from deadline_lint.families.shared.function_nodes import Function
 from deadline_lint.families.outbound.fixes.spend_deadline import (
     THREADED_DEADLINE,
     can_take_deadline,
@@ -25,7 +26,7 @@ EDGE_DEADLINE = "edge_deadline_s"  # and one that cannot take `budget_s` spends 
 
 
 def spend_from_a_deadline(
-    module: ModuleIndex, threaded: Dict[int, ast.AST], edits: List[Edit],
+    module: ModuleIndex, threaded: Dict[int, Function], edits: List[Edit],
 ) -> Tuple[List[Edit], List[str]]:
     """`budget_s` is the time left when the function was called. A function that spends it more
     than once (two hops, a hop and a forward, a hop in a loop) would give every later hop the
@@ -41,7 +42,7 @@ def spend_from_a_deadline(
     result = list(edits)
     for function in threaded.values():
         start, end = module.source.node_span(function)
-        body_start = module.source.node_span(function.body[0])[0]  # type: ignore[attr-defined]
+        body_start = module.source.node_span(function.body[0])[0]
         inside = [i for i, e in enumerate(result) if body_start <= e.start and e.end <= end]
         uses = [i for i in inside if seconds in result[i].text or result[i].text.endswith(forward)]
         if not uses:
@@ -73,10 +74,10 @@ def spend_from_a_deadline(
     return result, imports
 
 
-def _spent_already(function: ast.AST, source: SourceFile) -> List[Tuple[int, int]]:
+def _spent_already(function: Function, source: SourceFile) -> List[Tuple[int, int]]:
     """Where the body already reads `budget_s` (a nested scope has bailed before this)."""
     spans = []
-    for statement in function.body:  # type: ignore[attr-defined]
+    for statement in function.body:
         for node in walk_nodes(statement):
             if isinstance(node, ast.Name) and node.id == PARAMETER and isinstance(node.ctx, ast.Load):
                 spans.append(source.node_span(node))
@@ -93,7 +94,7 @@ def _spend_fresh(edits: List[Edit], uses: List[int], seconds: str, fresh: str, f
 
 
 def spend_the_edge_default_once(
-    module: ModuleIndex, function: ast.AST, inside: List[Diagnostic], placeholder_fixes: Dict[Key, Fix],
+    module: ModuleIndex, function: Function, inside: List[Diagnostic], placeholder_fixes: Dict[Key, Fix],
 ) -> Optional[Tuple[List[Edit], List[str], Set[Key]]]:
     """A retried function cannot take `budget_s` (`_threadable`: every attempt would spend it
     again): it keeps the edge default, and would spend the whole of it at every hop. With two
@@ -102,7 +103,7 @@ def spend_the_edge_default_once(
     it: one attempt then spends the edge total once. The next attempt starts a new one (DL303
     says why no budget is threaded there). None when any of its edge-default fixes cannot be
     shown, or the deadline cannot be taken (spend_deadline.py)."""
-    if not _retried(module, function) or suppressed(module.source, function.lineno):  # type: ignore[attr-defined]
+    if not _retried(module, function) or suppressed(module.source, function.lineno):
         return None
     profile = module.profile
     expression = profile.render("seconds_expression", f"({EDGE_DEADLINE} - time.monotonic())")
@@ -125,7 +126,7 @@ def spend_the_edge_default_once(
     return [opening, *edits], imports, covered
 
 
-def _retried(module: ModuleIndex, function: ast.AST) -> bool:
+def _retried(module: ModuleIndex, function: Function) -> bool:
     """A decorator of `function` is a retry policy the catalog or the profile knows. Only these
     spend the edge default from an entry deadline: on the corpora, the other unthreadable
     functions it reached were lifespans building long-lived clients (a client's timeout is for
@@ -133,7 +134,7 @@ def _retried(module: ModuleIndex, function: ast.AST) -> bool:
     scope = module.scope_of[id(function)].parent
     if scope is None:
         return False
-    for decorator in function.decorator_list:  # type: ignore[attr-defined]
+    for decorator in function.decorator_list:
         target = decorator.func if isinstance(decorator, ast.Call) else decorator
         qualname = module.resolver.qualified_name(target, scope)
         if qualname is not None and (
@@ -147,7 +148,7 @@ def _retried(module: ModuleIndex, function: ast.AST) -> bool:
 _REPEATS = (ast.For, ast.AsyncFor, ast.While, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
-def _in_loop(function: ast.AST, offset: int, source: SourceFile) -> bool:
+def _in_loop(function: Function, offset: int, source: SourceFile) -> bool:
     for node in walk_nodes(function):
         if isinstance(node, _REPEATS) and node is not function:
             start, end = source.node_span(node)

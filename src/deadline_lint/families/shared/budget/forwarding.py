@@ -8,6 +8,7 @@ import ast
 from dataclasses import replace
 from typing import TYPE_CHECKING, Optional, Tuple
 
+from deadline_lint.families.shared.function_nodes import Function
 from deadline_lint.families.shared.budget.budget import OBJECT, SECONDS, Budget, BudgetAnalysis
 from deadline_lint.families.shared.budget.forwarding_facts import (
     BudgetParameter,
@@ -54,7 +55,7 @@ class Forwarding:
             return parameter
         return None
 
-    def _callee(self, call: ast.Call, scope: Scope) -> Tuple[Optional[ast.AST], bool]:
+    def _callee(self, call: ast.Call, scope: Scope) -> Tuple[Optional[Function], bool]:
         """A def of this module called by its plain name, or `self.method(...)` of the
         caller's own class; and whether the call binds `self` first."""
         func = call.func
@@ -127,9 +128,9 @@ def local_alias(scope: Scope, source: str, at: Optional[ast.AST]) -> Optional[st
     return None
 
 
-def _plain(function: ast.AST, allow_static: bool = False) -> bool:
+def _plain(function: Function, allow_static: bool = False) -> bool:
     """No decorator that could change the signature (staticmethod / classmethod are known)."""
-    for decorator in function.decorator_list:  # type: ignore[attr-defined]
+    for decorator in function.decorator_list:
         if not (allow_static and isinstance(decorator, ast.Name) and decorator.id in ("staticmethod", "classmethod")):
             return False
     return True

@@ -13,6 +13,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Tuple
 
+from deadline_lint.families.shared.function_nodes import Function
 from deadline_lint.families.shared.budget.budget import OBJECT, SECONDS
 from deadline_lint.semantics.facts import Fact, Local
 from deadline_lint.semantics.file import FactUse, FileSemantics
@@ -53,7 +54,7 @@ class Vocabulary:
         if param.annotation is not None:
             parts = dotted_parts(param.annotation)
             if parts is None and isinstance(param.annotation, ast.Subscript):
-                parts = dotted_parts(param.annotation.slice)  # type: ignore[arg-type]
+                parts = dotted_parts(param.annotation.slice)
             if parts:
                 kind = self.types.get(".".join(parts)) or self.types.get(parts[-1])
                 if kind == OBJECT:
@@ -75,13 +76,15 @@ class Vocabulary:
         return tuple(sorted(name for name in names if name))
 
 
-def budget_parameters(function: ast.AST, kind: Kind, bound: bool = False, callee: str = "") -> List[BudgetParameter]:
+def budget_parameters(
+    function: Function, kind: Kind, bound: bool = False, callee: str = ""
+) -> List[BudgetParameter]:
     """Parameters that hold a budget object or budget seconds and have a default (a required
     positional one that is missing would make the call fail: something else is going on), or
     are keyword-only (`fix --thread-budget` writes `*, budget_s: float` with no default, so its
     callers in other modules are found and forwarded to); `bound`: the call passes `self` first."""
-    args = function.args  # type: ignore[attr-defined]
-    name = callee or function.name  # type: ignore[attr-defined]
+    args = function.args
+    name = callee or function.name
     positional = [*args.posonlyargs, *args.args]
     defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
     found: List[BudgetParameter] = []

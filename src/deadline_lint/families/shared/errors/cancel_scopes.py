@@ -4,7 +4,7 @@ engine keeps no state for it."""
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Dict, Tuple
+from typing import TYPE_CHECKING, Dict, Tuple, Union
 
 from deadline_lint.semantics.local.expressions import argument_at, is_unbounded
 from deadline_lint.semantics.local.scopes import IMPORT, Scope
@@ -32,11 +32,12 @@ class CancelScopes:
             return False
         qualname = self.ctx.resolver.qualified_name(expr.func, scope)
         specs = [self.specs.get(qualname or "")] if qualname is not None else self._alternatives(expr.func, scope)
-        if not specs or any(spec is None or (blocking and not spec.get("blocking")) for spec in specs):
+        known = [spec for spec in specs if spec is not None]
+        if not specs or len(known) < len(specs) or any(blocking and not spec.get("blocking") for spec in known):
             return False
         # Alternatives agree on where the limit goes, or only what they share counts.
-        positions = {spec.get("position") for spec in specs}  # type: ignore[union-attr]
-        keywords = {spec.get("keyword") for spec in specs}  # type: ignore[union-attr]
+        positions = {spec.get("position") for spec in known}
+        keywords = {spec.get("keyword") for spec in known}
         argument = argument_at(
             expr,
             positions.pop() if len(positions) == 1 else None,
@@ -53,14 +54,14 @@ class CancelScopes:
         if not bindings or len(bindings) < 2 or any(b.kind != IMPORT for b in bindings):
             return []
         catalog = self.ctx.catalog
-        return [self.specs.get(catalog.canonical(b.value)) for b in bindings]  # type: ignore[arg-type]
+        return [self.specs.get(catalog.canonical(b.value)) if isinstance(b.value, str) else None for b in bindings]
 
-    def opens_scope(self, node: ast.AST, blocking: bool = False) -> bool:
+    def opens_scope(self, node: Union[ast.With, ast.AsyncWith], blocking: bool = False) -> bool:
         key = (id(node), blocking)
         found = self._opens.get(key)
         if found is None:
             found = self._opens[key] = any(
-                self.is_cancel_scope(item, self.ctx.scope, blocking) for item in node.items  # type: ignore[attr-defined]
+                self.is_cancel_scope(item, self.ctx.scope, blocking) for item in node.items
             )
         return found
 

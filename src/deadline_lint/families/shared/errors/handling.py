@@ -160,7 +160,7 @@ class HandlingAnalysis:
             if not body:
                 return ()
             witnesses = tuple(
-                Admitted(s.kind, s.qualname, s.qualname, True, test, s.source, True)  # type: ignore[arg-type]
+                Admitted(s.kind, s.qualname, s.qualname, True, test, s.source, True)
                 for s in status_test.statuses
                 if s.kind
             )

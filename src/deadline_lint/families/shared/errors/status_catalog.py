@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, FrozenSet, Mapping, Optional, Tuple
 
+from deadline_lint.catalog import Catalog
 from deadline_lint.catalog.names import canonical_name
 from deadline_lint.catalog.schema import is_names
 
@@ -230,14 +231,14 @@ def validate_statuses(content: Any) -> Optional[str]:
     return _registrations_problem(content.get("handler_registrations") or {})
 
 
-def status_vocabulary(catalog: Any) -> StatusVocabulary:
+def status_vocabulary(catalog: Catalog) -> StatusVocabulary:
     """The built-in vocabulary, built once per catalog."""
+    return catalog.derived(_status_vocabulary)
 
-    def build() -> StatusVocabulary:
-        content = catalog.data.get("statuses") or {}
-        problem = validate_statuses(content)
-        if problem:  # a packaging bug, not a user error
-            raise RuntimeError(f"statuses.yaml: expected {problem}")
-        return build_statuses(content)
 
-    return catalog.cached("statuses", build)
+def _status_vocabulary(catalog: Catalog) -> StatusVocabulary:
+    content = catalog.data.get("statuses") or {}
+    problem = validate_statuses(content)
+    if problem:  # a packaging bug, not a user error
+        raise RuntimeError(f"statuses.yaml: expected {problem}")
+    return build_statuses(content)

@@ -69,7 +69,11 @@ class ClockCatalog:
 
 def clock_catalog(catalog: Catalog) -> ClockCatalog:
     """The typed clock section, built once per catalog."""
-    return catalog.cached("clock", lambda: _build(catalog.data.get("clock") or {}))
+    return catalog.derived(_clock_section)
+
+
+def _clock_section(catalog: Catalog) -> ClockCatalog:
+    return _build(catalog.data.get("clock") or {})
 
 
 def _problem(data: Any) -> Optional[str]:

@@ -54,11 +54,11 @@ class ClockReads:
         (`from time import time as now`). Most calls stop here."""
         func = call.func
         if type(func) is ast.Attribute:
-            return func.attr in self._final_names or self._through_project(func)  # type: ignore[attr-defined]
+            return func.attr in self._final_names or self._through_project(func)
         if type(func) is ast.Name:
             if self._from_imports is None:
                 self._from_imports = self._names_from_clock_modules(scope)
-            return func.id in self._from_imports or self._through_project(func)  # type: ignore[attr-defined]
+            return func.id in self._from_imports or self._through_project(func)
         return False
 
     def _through_project(self, func: ast.expr) -> bool:
@@ -68,7 +68,7 @@ class ClockReads:
             if analysis is None:
                 return False  # built outside a check (the budget threader's own index): the file alone
             self._project = analysis(ProjectClocks)
-        return self._project.may_reach(func)  # type: ignore[union-attr]
+        return self._project.may_reach(func)
 
     def _names_from_clock_modules(self, scope: Scope) -> FrozenSet[str]:
         modules = {q.split(".")[0] for q in self.clocks.functions}
@@ -96,8 +96,8 @@ class ClockReads:
 
     def _clock_read(self, call: ast.Call, scope: Scope) -> Optional[ClockRead]:
         found = self._library_read(call, scope)
-        if found is None and self._through_project(call.func):
-            through = self._project.read(call, scope)  # type: ignore[union-attr]
+        if found is None and self._through_project(call.func) and self._project is not None:
+            through = self._project.read(call, scope)
             if through is not None:
                 function, unit, chain = through
                 return ClockRead(call, WALL, unit, function, None, chain)  # no fix: the clock is elsewhere
@@ -138,7 +138,8 @@ class ClockReads:
             return (
                 len(bindings) == 1
                 and bindings[0].kind == ASSIGN
-                and self._is_loop(bindings[0].value, scope, depth + 1)  # type: ignore[arg-type]
+                and isinstance(bindings[0].value, ast.expr)
+                and self._is_loop(bindings[0].value, scope, depth + 1)
             )
         return False
 

@@ -173,7 +173,7 @@ class KeptDeadlines:
         """Each store of a key with its value (None: a store whose value cannot count, which
         still makes the key's stores disagree)."""
         body = function_body(scope)
-        targets: List[Tuple[ast.expr, ast.expr]] = []
+        targets: List[Tuple[ast.Attribute, ast.expr]] = []
         for node in body.nodes(ast.Assign):
             targets.extend((target, node.value) for target in node.targets if isinstance(target, ast.Attribute))
         for annotated in body.nodes(ast.AnnAssign):
@@ -182,9 +182,9 @@ class KeptDeadlines:
         for target, value in targets:
             if _is_placeholder(value):
                 continue  # `self.deadline = None`, `self.last = 0.0`: not set yet
-            key = self._store_key(target, scope)  # type: ignore[arg-type]
+            key = self._store_key(target, scope)
             if key is not None:
-                yield key, value if key[0] != "*" or self._kept_object(target.value, scope) else None  # type: ignore[attr-defined]
+                yield key, value if key[0] != "*" or self._kept_object(target.value, scope) else None
         for call in body.nodes(ast.Call):
             if call.keywords and self._constructs_module_class(call, scope):
                 for keyword in call.keywords:
@@ -288,7 +288,10 @@ def _self_class(receiver: ast.expr, scope: Scope) -> Optional[Scope]:
         method = method.parent
     if method is None or method.kind != FUNCTION or method.enclosing_class is None:
         return None
-    args = method.node.args  # type: ignore[attr-defined]
+    node = method.node
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        return None
+    args = node.args
     positional = [*args.posonlyargs, *args.args]
     if not positional or not isinstance(receiver, ast.Name) or receiver.id != positional[0].arg:
         return None
