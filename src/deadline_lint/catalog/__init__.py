@@ -6,12 +6,13 @@ built-in groups: a later entry with the same qualified name replaces an earlier 
 """
 from __future__ import annotations
 
+from types import MappingProxyType
 import hashlib
 import json
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Dict, FrozenSet, Hashable, Iterable, List, Mapping, Optional, Set, Tuple
+from typing import Any, Callable, Dict, FrozenSet, Hashable, Iterable, List, Mapping, Optional, Set, Tuple
 
 from deadline_lint.catalog import compiled
 from deadline_lint.catalog.exceptions import (
@@ -68,8 +69,11 @@ class Catalog:
     # groups), set by `load_catalog`; "" for a catalog built otherwise.
     inputs: str = field(default="", init=False, compare=False, repr=False)
 
-    def cached(self, key: Hashable, build: Any) -> Any:
-        """A value derived from this catalog, built once (`build()`) and shared by its users."""
+    def cached(self, owner: Callable[..., Any], build: Any, *params: Hashable) -> Any:
+        """A value derived from this catalog, built once (`build()`) and shared by its users:
+        found by the code that owns it (a class or function, never a string two owners could
+        both spell) and the parameters it was built for."""
+        key = (owner, params)
         if key not in self._synthesized:
             self._synthesized[key] = build()
         return self._synthesized[key]
@@ -81,12 +85,7 @@ class Catalog:
     @property
     def outbound_modules(self) -> FrozenSet[str]:
         """Top-level module names that any outbound API lives in."""
-        def build() -> FrozenSet[str]:
-            names = {q.split(".")[0] for q in [*self.apis, *self.classes, *self.factories, *self.timeout_objects]}
-            names.update(alias.split(".")[0] for alias in self.aliases)
-            return frozenset(names)
-
-        return self.cached("outbound_modules", build)
+        return self.cached(_outbound_modules, lambda: _outbound_modules(self))
 
     # -- clients -----------------------------------------------------------------
     def client_class(self, qualname: str) -> Optional[ClientClass]:
@@ -267,7 +266,15 @@ def _validate_groups(content: Any) -> Optional[str]:
     return "a list of library groups"
 
 
-_VALIDATORS = {"exceptions": validate_vocabulary, "retry": validate_retry_catalog, "queues": _validate_groups}
+def _outbound_modules(catalog: Catalog) -> FrozenSet[str]:
+    names = {q.split(".")[0] for q in [*catalog.apis, *catalog.classes, *catalog.factories, *catalog.timeout_objects]}
+    names.update(alias.split(".")[0] for alias in catalog.aliases)
+    return frozenset(names)
+
+
+_VALIDATORS = MappingProxyType(
+    {"exceptions": validate_vocabulary, "retry": validate_retry_catalog, "queues": _validate_groups}
+)
 
 
 @lru_cache(maxsize=None)

@@ -15,8 +15,9 @@ For a buffer (its unsaved text and its path on disk):
 - `suppress`: the text with `# noqa: CODE` added or extended on the findings' lines, as
   `check --add-noqa` writes it.
 
-Project modules open in the editor are read by the semantics layer as they are in the editor
-(`use_unsaved`); `forget_project_facts` drops every answer memoised about them, for when a
+The engine owns the server's memos (a `semantics.session.Session` that lives as long as the
+server): project modules open in the editor are read as they are in the editor
+(`use_unsaved`), and `invalidate(paths)` drops every answer memoised about the project when a
 module changed on disk or in a buffer.
 """
 from __future__ import annotations
@@ -24,11 +25,12 @@ from __future__ import annotations
 import ast
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, FrozenSet, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, FrozenSet, Iterable, Optional, Sequence, Set, Tuple
 
 from deadline_lint.engine.reading import unusable_text
 from deadline_lint.run import api
 from deadline_lint.semantics.modules import consulted, start_consulting
+from deadline_lint.semantics.session import Session as Memos
 from deadline_lint.settings.profile import ProfileError
 from deadline_lint.support.diagnostics import Diagnostic, Fix
 
@@ -54,15 +56,23 @@ class Engine:
 
     def __init__(self, explicit_profile: Optional[str] = None) -> None:
         self._options = api.Options(profile=explicit_profile)
+        self.memos = Memos()  # every answer about the project, for as long as the server runs
+        self._run: Optional[api.Session] = None
 
     def reload(self) -> None:
         """A profile (pyproject.toml or its YAML) may have changed: resolve them again."""
         api.reset()
+        self._run = None
+
+    def _session(self) -> api.Session:
+        if self._run is None:
+            self._run = api.Session(self._options, self.memos)
+        return self._run
 
     def _checker(self, path: str) -> Optional["Checker"]:
         """The file's checker; None when its profile excludes it. Raises ProfileError."""
         where = os.path.abspath(path)
-        session = api.session(self._options)
+        session = self._session()
         if path != UNSAVED_PATH and session.excluded(where):
             return None
         return session.checker(where)
@@ -79,16 +89,17 @@ class Engine:
             return BufferCheck((unusable,))
         from deadline_lint.semantics import callers
 
-        start_consulting()
-        callers.start()
-        found = tuple(api.lint_text(text, path, self._options).diagnostics)
-        # The findings depend on other files when the semantics layer looked into the project
-        # (found a module there or found none), and on every module of the project when a
-        # rule asked who calls a def (a caller may be gained or lost anywhere).
-        if path == UNSAVED_PATH or not consulted():
-            return BufferCheck(found)
-        reach, folders = _reach_of(checker, text, path)
-        caller_files, caller_folders = callers.consulted()
+        with self.memos.active():
+            start_consulting()
+            callers.start()
+            found = tuple(self._session().lint_text(text, path).diagnostics)
+            # The findings depend on other files when the semantics layer looked into the project
+            # (found a module there or found none), and on every module of the project when a
+            # rule asked who calls a def (a caller may be gained or lost anywhere).
+            if path == UNSAVED_PATH or not consulted():
+                return BufferCheck(found)
+            reach, folders = _reach_of(checker, text, path)
+            caller_files, caller_folders = callers.consulted()
         return BufferCheck(found, None, reach | frozenset(caller_files), folders | frozenset(caller_folders), True)
 
     def fix_all(self, text: str, path: str) -> Optional[str]:
@@ -96,7 +107,7 @@ class Engine:
         try:
             if self._checker(path) is None:
                 return None
-            result = api.fix_text(text, path, self._options)
+            result = self._session().fix_text(text, path)
         except ProfileError:
             return None
         return result.text if result.changed and not result.gave_up else None
@@ -128,16 +139,22 @@ class Engine:
         return result.text if result.text != text else None
 
     # -- the project's modules, for a server that lives longer than one check -----------
-    @staticmethod
-    def use_unsaved(path: str, text: Optional[str]) -> None:
+    def use_unsaved(self, path: str, text: Optional[str]) -> None:
         """The semantics layer reads `path` as `text` (None: as on disk again)."""
         from deadline_lint.semantics.modules import use_unsaved_text
 
-        use_unsaved_text(os.path.abspath(path), text)
+        with self.memos.active():
+            use_unsaved_text(os.path.abspath(path), text)
 
-    @staticmethod
-    def forget_project_facts() -> None:
-        forget_project_facts()
+    def invalidate(self, paths: Iterable[str]) -> None:
+        """Files changed (on disk or in a buffer): drop every answer memoised about the
+        project (its index, modules' texts and answers, the dependency records, where files'
+        projects start). A run of the CLI never needs this: files do not change during it."""
+        self.memos.invalidate(paths)
+
+    def forget_project_facts(self) -> None:
+        """`invalidate` for a change the server cannot name (a profile changed)."""
+        self.memos.invalidate(())
 
 
 def _reach_of(checker: "Checker", text: str, path: str) -> Tuple[FrozenSet[str], FrozenSet[str]]:
@@ -159,22 +176,3 @@ def _reach_of(checker: "Checker", text: str, path: str) -> Tuple[FrozenSet[str],
     files.update(reach.modules)
     return frozenset(files), frozenset(folders)
 
-
-def forget_project_facts() -> None:
-    """Drop everything memoised about project files: the indexes (their modules' texts and
-    answers), the dependency records, the answers of the project prefilter, and where files'
-    projects start. A run of the CLI never needs this: files do not change during it."""
-    from deadline_lint.cache import dependencies
-    from deadline_lint.families.outbound.analysis import outbound_facts, project_prefilter
-    from deadline_lint.semantics import callers, facts, modules, roots, scan
-
-    modules.forget_projects()
-    facts.forget_facts()
-    callers.forget_callers()
-    for memo in (
-        roots._ROOTS, project_prefilter._ANSWERS, outbound_facts._SALTS,
-        dependencies._MODULE_REACH, dependencies._PREFIXES,
-        dependencies._FOLDERS,
-    ):
-        memo.clear()
-    scan._LAST_TABLE[0] = None

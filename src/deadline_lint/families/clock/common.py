@@ -2,6 +2,7 @@
 how a fix spells a monotonic clock read with the names the module already binds."""
 from __future__ import annotations
 
+from types import MappingProxyType
 import ast
 import re
 from typing import TYPE_CHECKING, Callable, FrozenSet, Optional, Tuple
@@ -57,7 +58,7 @@ def wall_clock_project_test(catalog: Catalog) -> Callable[[str, str], bool]:
     """DL201's `Project` need: the file reads the wall clock through the project."""
     fact = reads_wall_clock(clock_catalog(catalog))
     return catalog.cached(
-        ("clock.project_test", fact.name), lambda: lambda text, path: reaches_wall_clock(fact, text, path)
+        wall_clock_project_test, lambda: lambda text, path: reaches_wall_clock(fact, text, path), fact.name
     )
 
 
@@ -79,7 +80,7 @@ def wall_read_text_filter(catalog: Catalog) -> Callable[[str], bool]:
 
         return text_filter
 
-    return catalog.cached("clock.wall_read_filter", build)
+    return catalog.cached(wall_read_text_filter, build)
 
 
 def header_text_filter(catalog: Catalog) -> Callable[[str], bool]:
@@ -91,17 +92,17 @@ def header_text_filter(catalog: Catalog) -> Callable[[str], bool]:
     def build() -> Callable[[str], bool]:
         return lambda text: any(w in text for w in DATE_WORDS) and any(w in text for w in containers)
 
-    return catalog.cached("clock.date_header_filter", build)
+    return catalog.cached(header_text_filter, build)
 
 
 READ, WRITE = "read", "write"  # the shapes of a header key literal in source text
 # A short one-line literal holding a key word, where a key is read (`h["..."]`,
 # `h.get("...")`) or written (`{"...": v}`, `("...", v)`, `h["..."] = v`).
 _INSIDE = r"""[^"'\s=(){}\[\],:]{0,60}?"""
-_SHAPES = {
+_SHAPES = MappingProxyType({
     READ: r"""[\[(]\s*[bBrRuU]?["']%s(?:%s)%s["']\s*[\]),]""",
     WRITE: r"""[{(,\[]\s*[bBrRuU]?["']%s(?:%s)%s["']\s*[:,\]]""",
-}
+})
 
 
 def key_text_filter(catalog: Catalog, profile_header: str, words: FrozenSet[str], shape: str) -> Callable[[str], bool]:
@@ -122,7 +123,7 @@ def key_text_filter(catalog: Catalog, profile_header: str, words: FrozenSet[str]
 
         return text_filter
 
-    return catalog.cached(f"clock.key_text_filter:{profile_header}:{shape}:{sorted(words)}", build)
+    return catalog.cached(key_text_filter, build, profile_header, shape, tuple(sorted(words)))
 
 
 def shown(ctx: "FileView", node: ast.AST) -> str:

@@ -306,7 +306,7 @@ def _leads_to_a_client(rule: Rule) -> Optional[Callable[[str, str], bool]]:
     a client: one its project's facts say is, gives or holds one, or wraps an outbound call."""
     catalog = rule.catalog
     return catalog.cached(
-        "outbound.path_filter", lambda: lambda text, path: leads_to_a_client(path, text, catalog)
+        _leads_to_a_client, lambda: lambda text, path: leads_to_a_client(path, text, catalog)
     )
 
 

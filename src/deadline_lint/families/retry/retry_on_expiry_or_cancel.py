@@ -61,8 +61,9 @@ def _type_words(rule: Rule) -> FrozenSet[str]:
 
 def _names_a_type(rule: Rule) -> Callable[[str], bool]:
     words = _type_words(rule)
-    key = ("DL301.names_a_type", words)
-    found: Callable[[str], bool] = rule.catalog.cached(key, lambda: NamedInMatch(_EXCEPT_OR_CONSTANT, words))
+    found: Callable[[str], bool] = rule.catalog.cached(
+        _names_a_type, lambda: NamedInMatch(_EXCEPT_OR_CONSTANT, words), words
+    )
     return found
 
 

@@ -33,7 +33,7 @@ def imports_task_wrapper(profile: Profile, catalog: Catalog) -> Callable[[str, s
     """The file-level `Project` need of DL501: an imported project module holds a task wrapper."""
     fact = task_wrappers(profile, catalog)
     return catalog.cached(
-        ("spawn.imports_task_wrapper", fact.name), lambda: lambda text, path: imports_fact_holder(fact, text, path)
+        imports_task_wrapper, lambda: lambda text, path: imports_fact_holder(fact, text, path), fact.name
     )
 
 
@@ -55,6 +55,6 @@ def start_first_look(profile: Profile, catalog: Catalog) -> Callable[[ast.Call, 
     """The first look DL501 and DL502 share: the call may start a task or a child (their
     words together); each rule then checks its own words."""
     words = task_words(profile, catalog) | child_words(profile, catalog)
-    return catalog.cached(("spawn.first_look", words), lambda: lambda node, ctx: may_start(node.func, words, ctx))
+    return catalog.cached(start_first_look, lambda: lambda node, ctx: may_start(node.func, words, ctx), words)
 
 

@@ -95,7 +95,7 @@ class QueueCatalog:
 
 def queue_catalog(catalog: Catalog, durable_enqueues: Iterable[str] = ()) -> QueueCatalog:
     functions = tuple(sorted(durable_enqueues))
-    return catalog.cached(("queues", functions), lambda: _build(catalog.data.get("queues") or [], functions))
+    return catalog.cached(QueueCatalog, lambda: _build(catalog.data.get("queues") or [], functions), functions)
 
 
 def _build(groups: Any, functions: Iterable[str]) -> QueueCatalog:

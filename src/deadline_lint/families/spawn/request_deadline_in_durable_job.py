@@ -127,7 +127,7 @@ def enqueue_words(profile: Profile, catalog: Catalog) -> FrozenSet[str]:
 
 def enqueue_first_look(profile: Profile, catalog: Catalog) -> Callable[[ast.Call, object], bool]:
     words = enqueue_words(profile, catalog)
-    return catalog.cached(("queues.first_look", words), lambda: lambda node, ctx: _may_enqueue(node.func, words, ctx))
+    return catalog.cached(enqueue_first_look, lambda: lambda node, ctx: _may_enqueue(node.func, words, ctx), words)
 
 
 def _may_enqueue(func: ast.expr, words: FrozenSet[str], ctx) -> bool:

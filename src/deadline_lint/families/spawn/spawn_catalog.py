@@ -43,7 +43,7 @@ def _names(section: Mapping[str, Any], key: str) -> FrozenSet[str]:
 
 def spawn_catalog(catalog: Catalog, spawn_helpers: Iterable[str] = ()) -> SpawnCatalog:
     helpers = tuple(sorted(spawn_helpers))
-    return catalog.cached(("spawn", helpers), lambda: _build(catalog.data.get("spawn") or {}, helpers))
+    return catalog.cached(SpawnCatalog, lambda: _build(catalog.data.get("spawn") or {}, helpers), helpers)
 
 
 def _build(section: Mapping[str, Any], helpers: Iterable[str]) -> SpawnCatalog:

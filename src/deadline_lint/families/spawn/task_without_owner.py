@@ -166,7 +166,7 @@ def _lose_first_look(profile: Profile, catalog: Catalog) -> Callable[[ast.Call, 
     to a name (it may be a project wrapper's task)."""
     start = start_first_look(profile, catalog)
     return catalog.cached(
-        ("spawn.lose_first_look", id(start)), lambda: lambda node, ctx: start(node, ctx) or _may_lose(node, ctx.parents)
+        _lose_first_look, lambda: lambda node, ctx: start(node, ctx) or _may_lose(node, ctx.parents), id(start)
     )
 
 

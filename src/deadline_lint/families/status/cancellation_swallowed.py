@@ -357,7 +357,7 @@ def _ending_calls(ctx: "FileView") -> Callable[[str], bool]:
 
         return ending
 
-    ending: Callable[[str], bool] = ctx.catalog.cached("DL403.ending_calls", build)
+    ending: Callable[[str], bool] = ctx.catalog.cached(_ending_calls, build)
     return ending
 
 

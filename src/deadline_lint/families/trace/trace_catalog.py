@@ -37,7 +37,7 @@ def _mapping(section: Mapping[str, Any], key: str) -> Mapping[str, Any]:
 
 
 def trace_catalog(catalog: Catalog) -> TraceCatalog:
-    return catalog.cached("trace", lambda: _build(catalog.data.get("trace") or {}))
+    return catalog.cached(TraceCatalog, lambda: _build(catalog.data.get("trace") or {}))
 
 
 def _build(section: Mapping[str, Any]) -> TraceCatalog:

@@ -44,11 +44,11 @@ class BudgetHop:
 
 
 def hop_keywords(catalog: Catalog) -> FrozenSet[str]:
-    return catalog.cached("budget.hop_keywords", lambda: _budget_names(catalog, "hop_keywords"))
+    return catalog.cached(hop_keywords, lambda: _budget_names(catalog, "hop_keywords"))
 
 
 def local_waits(catalog: Catalog) -> FrozenSet[str]:
-    return catalog.cached("budget.local_waits", lambda: _budget_names(catalog, "local_waits"))
+    return catalog.cached(local_waits, lambda: _budget_names(catalog, "local_waits"))
 
 
 def _budget_names(catalog: Catalog, key: str) -> FrozenSet[str]:
@@ -146,8 +146,7 @@ def hop_text_filter(catalog: Catalog, profile: Profile) -> "_HopText":
     words = budget_words(profile, catalog)
     clocks = clock_catalog(catalog).final_names
     keywords = hop_keywords(catalog)
-    key = ("budget_hops.text_filter", keywords, words, clocks)
-    return catalog.cached(key, lambda: _HopText(keywords, words, clocks))
+    return catalog.cached(_HopText, lambda: _HopText(keywords, words, clocks), keywords, words, clocks)
 
 
 class _HopText:

@@ -202,9 +202,9 @@ def classify_construction(call: ast.Call, scope: Scope, resolver: Resolver, cata
 def file_methods(catalog: Catalog, text: str) -> FrozenSet[str]:
     """Method names that can reach a listed client in a file with this text: those of the
     classes whose module (or, for the standard library, whose name) the text mentions."""
-    by_class = catalog.cached("outbound.class_words", lambda: _class_words(catalog))
+    by_class = catalog.cached(_class_words, lambda: _class_words(catalog))
     # Each distinct word is looked for once (many classes share their module's).
-    spelled = {word for word in catalog.cached("outbound.class_word_set", lambda: _word_set(by_class)) if word in text}
+    spelled = {word for word in catalog.cached(_word_set, lambda: _word_set(by_class)) if word in text}
     methods = set()
     for words, reachable in by_class:
         if not spelled.isdisjoint(words):

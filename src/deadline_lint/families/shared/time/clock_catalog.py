@@ -69,7 +69,7 @@ class ClockCatalog:
 
 def clock_catalog(catalog: Catalog) -> ClockCatalog:
     """The typed clock section, built once per catalog."""
-    return catalog.cached("clock", lambda: _build(catalog.data.get("clock") or {}))
+    return catalog.cached(ClockCatalog, lambda: _build(catalog.data.get("clock") or {}))
 
 
 def _problem(data: Any) -> Optional[str]:
