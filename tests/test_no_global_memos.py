@@ -147,3 +147,57 @@ def test_a_session_owns_its_memos_and_invalidate_keeps_lasting_ones() -> None:
     assert first.memo(Answers) == {"k": 1}
     first.invalidate(["/some/changed.py"])
     assert first.memo(Answers) == {} and first.memo(ByContent) == {"k": 2}
+
+
+WRAPPER = "import requests\n\n\ndef fetch(url, timeout=None):\n    return requests.get(url, timeout=timeout)\n"
+NOT_A_WRAPPER = "def fetch(url, timeout=None):\n    return url\n"
+
+
+def _project(tmp_path) -> tuple:
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "http.py").write_text(WRAPPER)
+    app = tmp_path / "pkg" / "app.py"
+    app.write_text("from pkg.http import fetch\n\nfetch('http://x')\n")
+    return tmp_path / "pkg" / "http.py", app
+
+
+def test_a_run_leaves_no_memo_behind(tmp_path) -> None:
+    """What a run learnt about a project goes with it: the process's own session (outside
+    any run) holds nothing after it, and a second run answers from the files as they are."""
+    from deadline_lint.run import api
+    from deadline_lint.semantics.session import Session, current
+    from deadline_lint.semantics.summary import ModuleSummary
+
+    http, app = _project(tmp_path)
+    outside = Session()
+    with outside.active():
+        found = [d.code for r in api.lint_paths([str(app)], api.Options(select=("DL101",))) for d in r.diagnostics]
+        assert found == ["DL101"]  # through pkg.http's summary
+        assert current() is outside and outside.memo(ModuleSummary) == {}
+    http.write_text(NOT_A_WRAPPER)  # no longer a client call
+    found = [d.code for r in api.lint_paths([str(app)], api.Options(select=("DL101",))) for d in r.diagnostics]
+    assert found == []
+
+
+def test_the_servers_invalidate_keeps_its_unsaved_buffers(tmp_path) -> None:
+    """The server's session outlives its files: `invalidate` drops what it learnt about the
+    project and keeps the editor's unsaved buffers, which stand for the files on disk."""
+    from deadline_lint.frontends.server_engine import Engine
+
+    http, app = _project(tmp_path)
+    engine = Engine()
+
+    def codes() -> list:
+        return [d.code for d in engine.check(app.read_text(), str(app)).diagnostics]
+
+    assert codes() == ["DL101"]
+    engine.use_unsaved(str(http), NOT_A_WRAPPER)
+    engine.invalidate([str(http)])
+    assert codes() == []  # the buffer, not the file on disk
+    engine.invalidate([str(app)])
+    assert codes() == []  # still the buffer: invalidating keeps it
+    engine.use_unsaved(str(http), None)
+    engine.invalidate([str(http)])
+    assert codes() == ["DL101"]

@@ -33,7 +33,6 @@ from deadline_lint.support.diagnostics import Diagnostic
 from deadline_lint.support.source import DecodeError, decode_source
 
 
-
 class InsertBudget(CodemodCommand):
     DESCRIPTION = (
         "Insert request budgets: apply deadline-lint's fixes (timeouts from the budget in scope "

@@ -35,7 +35,6 @@ if TYPE_CHECKING:
 CheckMisses = Callable[[List[str], Dict[str, ResultCache]], Iterable[Tuple[FileResult, Optional[Record]]]]
 
 
-
 class WorkerSent(Dict[str, Dict[str, Set[str]]]):
     """Per project root, see sent_by_worker."""
 

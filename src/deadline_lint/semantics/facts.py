@@ -111,7 +111,6 @@ class Fact(Generic[P]):
         return None
 
 
-
 def _locals() -> Dict[Tuple[str, str, int], Dict[str, Local]]:
     """Facts' local values, by content, fact and version."""
     return current().memo(Local)

@@ -19,7 +19,6 @@ from deadline_lint.support.source import DecodeError, decode_source
 MAX_MODULE_BYTES = 2 * 1024 * 1024
 
 
-
 class Unsaved(Dict[str, str]):
     """Texts that stand for files on disk (the editor server's unsaved buffers), by absolute
     path: a module open in the editor is read as it is there, not as it was last saved."""
@@ -30,8 +29,8 @@ class Place:
 
 
 def use_unsaved_text(path: str, text: Optional[str]) -> None:
-    """Read `path` as `text` from now on (None: from disk again). The caller forgets the
-    answers that may hold the old text (see server_engine.forget_project_facts)."""
+    """Read `path` as `text` from now on (None: from disk again), in the active session. The
+    caller invalidates the answers that may hold the old text (server_engine.Engine.invalidate)."""
     unsaved = current().state(Unsaved, lasting=True)
     if text is None:
         unsaved.pop(path, None)

@@ -118,8 +118,6 @@ class AttributeTable(NamedTuple):
     assigned: Dict[str, List[Event]]
 
 
-
-
 def attribute_table(owner: Symbol) -> Optional[AttributeTable]:
     """The table of a project class (None: its module does not parse, or the name is no class)."""
     key = (content_key(owner.module), owner.path)

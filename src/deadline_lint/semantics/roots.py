@@ -12,7 +12,6 @@ from deadline_lint.semantics.session import current
 ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", ".git")
 
 
-
 class Roots:
     """The run's memo of where projects start, by folder (a folder may gain a marker)."""
 

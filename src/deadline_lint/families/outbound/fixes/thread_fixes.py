@@ -31,7 +31,6 @@ Position = Tuple[int, int, int, int]  # line, column, end line, end column (as i
 Key = Tuple[str, Position]  # a finding: its code and where it is
 
 
-
 class PlaceholderCheckers:
     """The run's twin of each checker, whose edge default is the placeholder name."""
 
