@@ -256,7 +256,6 @@ def test_an_entry_that_does_not_decode_is_a_miss(tmp_path, capsys, monkeypatch) 
 def test_a_large_run_keeps_the_module_reaches_of_entries_it_did_not_read(shop, tmp_path, capsys, monkeypatch) -> None:
     """A run over most of a project's files prunes the cache file: an entry it never looked
     up (still marshalled as read) keeps its module reaches, so it stays a hit."""
-    from deadline_lint.cache import dependencies
 
     folder = tmp_path / "cache"
     package = shop / "shop"
@@ -270,7 +269,6 @@ def test_a_large_run_keeps_the_module_reaches_of_entries_it_did_not_read(shop, t
     aged(shop)
     most = [str(package / name) for name in ("__init__.py", "compat.py", "transport.py", "orders.py", "other.py")]
     check(capsys, *most, "--cache-dir", str(folder))  # all but report.py and only_here.py: a large run
-    dependencies._MODULE_REACH.clear()
     counts = hits_and_misses(monkeypatch)
     check(capsys, str(package / "report.py"), "--cache-dir", str(folder))
     assert counts["checked"] == 0  # its reach (shop.only_here, which no other file reaches) was kept
@@ -298,6 +296,7 @@ def test_reach_memos_dropped_for_older_projects_answer_alike(shop, tmp_path, mon
     after its memos were dropped gets the same reaches."""
     from deadline_lint.cache import dependencies
     from deadline_lint.catalog import load_catalog
+    from deadline_lint.semantics.session import current
 
     second = tmp_path / "second"
     shutil.copytree(shop, second)
@@ -307,8 +306,7 @@ def test_reach_memos_dropped_for_older_projects_answer_alike(shop, tmp_path, mon
     catalog = load_catalog()
 
     def reaches() -> list:
-        for memo in (dependencies._MODULE_REACH, dependencies._PREFIXES, dependencies._FOLDERS):
-            memo.clear()
+        current().forget(dependencies.ModuleReaches, dependencies.Prefixes, dependencies.Folders)
         # Alternating projects: with one kept, every question finds the other's memos gone.
         order = [path for pair in zip(files[: len(files) // 2], files[len(files) // 2:]) for path in pair]
         return [dependencies.project_reach(str(path), path.read_text(), catalog) for path in order * 2]
@@ -316,7 +314,8 @@ def test_reach_memos_dropped_for_older_projects_answer_alike(shop, tmp_path, mon
     kept = reaches()
     monkeypatch.setattr(dependencies, "KEEP_INDEXES", 1)
     dropped = reaches()
-    assert dependencies._PREFIXES._tables and len(dependencies._PREFIXES._tables) == 1
+    prefixes = current().state(dependencies.Prefixes)
+    assert prefixes._tables and len(prefixes._tables) == 1
     assert dropped == kept and all(reach is not None and reach.own.follow for reach in kept[:2])
 
 
@@ -418,7 +417,6 @@ def test_one_changed_file_takes_the_stored_reaches_behind_it_and_they_stay_exact
         return original(index, name)
 
     monkeypatch.setattr(dependencies, "_module_reach", counted)
-    dependencies._MODULE_REACH.clear()
     with open(caller, "a") as handle:
         handle.write("# edited\n")
     counts = hits_and_misses(monkeypatch)
@@ -427,7 +425,6 @@ def test_one_changed_file_takes_the_stored_reaches_behind_it_and_they_stay_exact
     aged(project)
     with open(project / "pkg" / "compat.py", "r+") as handle:
         handle.write("import json     as http\n")  # no longer a client (edited in place)
-    dependencies._MODULE_REACH.clear()
     assert check(capsys, str(caller), *cache)[0] == 0
     assert counts["checked"] == 2
     assert check(capsys, str(caller), *cache[:-2], "--select", "DL101", "--no-cache")[0] == 0

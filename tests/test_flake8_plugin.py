@@ -15,6 +15,7 @@ from deadline_lint.engine import checker as engine
 from deadline_lint.engine.checker import Checker
 from deadline_lint.engine.rule import REGISTRY, Rule
 from deadline_lint.frontends.flake8_plugin import DeadlineLintFlake8
+from deadline_lint.run import api
 
 BAD = (
     "import requests\n"
@@ -27,7 +28,7 @@ BAD = (
 @pytest.fixture(autouse=True)
 def fresh_plugin_state(monkeypatch):
     """Each test gets its own Checker cache, as a new flake8 process would."""
-    monkeypatch.setattr(DeadlineLintFlake8, "_checkers", {})
+    monkeypatch.setattr(api, "_SESSIONS", {})
     monkeypatch.setattr(DeadlineLintFlake8, "profile_path", None)
     monkeypatch.setattr(DeadlineLintFlake8, "opt_ins", ())
 
@@ -188,5 +189,5 @@ def test_an_unreadable_file_is_dl006_as_in_the_cli(tmp_path, capsys, monkeypatch
     assert rows == [(1, 1, "DL006", "cannot read file: No such file or directory")] and status == 1
     # per-path ignores still decide, as in the CLI
     (tmp_path / "pyproject.toml").write_text('[tool.deadline-lint]\nper-path-ignores = {"gone.py" = ["DL0"]}\n')
-    monkeypatch.setattr(DeadlineLintFlake8, "_checkers", {})
+    monkeypatch.setattr(api, "_SESSIONS", {})
     assert flake8(capsys, "--select", "DL", "gone.py")[0] == []

@@ -11,6 +11,7 @@ import pytest
 
 from deadline_lint.engine.checker import Checker
 from deadline_lint.fixes.loop import FixMode, fix_text
+from deadline_lint.run import api
 from deadline_lint.settings.profile import TIMEOUT_FLOOR_S
 
 
@@ -462,18 +463,17 @@ def test_lowercase_noqa_codes_silence_nothing_under_every_front_end(tmp_path, mo
     from pylint.reporters import JSON2Reporter
 
     from deadline_lint.frontends import pylint_plugin
-    from deadline_lint.frontends.flake8_plugin import DeadlineLintFlake8
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "svc.py").write_text(NOQA_CASES)
     engine = sorted(d.line for d in Checker().check_text(NOQA_CASES, "svc.py"))
 
-    monkeypatch.setattr(DeadlineLintFlake8, "_checkers", {})
+    monkeypatch.setattr(api, "_SESSIONS", {})
     app = Application()
     app.run(["--isolated", "--jobs=1", "--select=DL", "--format=%(row)d %(code)s", "svc.py"])
     flake8_lines = sorted(int(line.split()[0]) for line in capsys.readouterr().out.splitlines() if "DL101" in line)
 
-    monkeypatch.setattr(pylint_plugin, "_checkers", {})
+    monkeypatch.setattr(api, "_SESSIONS", {})
     monkeypatch.setattr(pylint_plugin._ModuleFindings, "module", None)
     (tmp_path / "pylintrc").write_text("[MAIN]\n")
     output = StringIO()
@@ -487,10 +487,9 @@ def test_lowercase_noqa_codes_silence_nothing_under_every_front_end(tmp_path, mo
 def test_flake8_reports_dl002_for_a_file_python_cannot_decode(tmp_path, monkeypatch, capsys) -> None:
     from flake8.main.application import Application
 
-    from deadline_lint.frontends.flake8_plugin import DeadlineLintFlake8
 
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(DeadlineLintFlake8, "_checkers", {})
+    monkeypatch.setattr(api, "_SESSIONS", {})
     (tmp_path / "lat.py").write_bytes(b'import requests\nx = "\xe9"\nrequests.get("u")\n')
     app = Application()
     app.run(["--isolated", "--jobs=1", "--select=DL", "--format=%(row)d %(code)s %(text)s", "lat.py"])

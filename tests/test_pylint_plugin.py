@@ -20,6 +20,7 @@ from deadline_lint.engine.checker import Checker
 from deadline_lint.engine.rule import REGISTRY, Rule
 from deadline_lint.families.registry import all_rules
 from deadline_lint.frontends import pylint_plugin
+from deadline_lint.run import api
 from deadline_lint.frontends.pylint_plugin import checker_classes, mapping, message_id, symbol
 from deadline_lint.support.tool_codes import TOOL_CODES
 
@@ -33,7 +34,7 @@ BAD = (
 
 @pytest.fixture(autouse=True)
 def fresh_plugin_state(monkeypatch):
-    monkeypatch.setattr(pylint_plugin, "_checkers", {})
+    monkeypatch.setattr(api, "_SESSIONS", {})
     monkeypatch.setattr(pylint_plugin._ModuleFindings, "module", None)
 
 

@@ -88,11 +88,11 @@ def test_the_codemod_never_threads_a_function_another_module_names(project: Path
     # xdist worker's collection, whichever worker runs this test.
     from libcst.codemod import CodemodContext, TransformSuccess, transform_module
 
-    from deadline_lint.frontends import codemod
+    from deadline_lint.run import api
     from deadline_lint.frontends.codemod import InsertBudget
 
     for _ in range(4):
-        codemod._CHECKERS.clear()  # each `python -m libcst.tool codemod` is a new process
+        api.reset()  # each `python -m libcst.tool codemod` is a new process
         changed = False
         for path in _paths(project):
             before = Path(path).read_text(encoding="utf-8")

@@ -27,6 +27,7 @@ from deadline_lint.catalog import Catalog
 from deadline_lint.semantics.modules import ProjectModules, absolute_name, candidates, place_of, project_of
 from deadline_lint.semantics.roots import ROOT_MARKERS
 from deadline_lint.semantics.scan import import_table
+from deadline_lint.semantics.session import current
 
 
 class Reach(NamedTuple):
@@ -84,9 +85,16 @@ class _Recent:
         self._last = (0, {})
 
 
-_MODULE_REACH = _Recent()  # dotted name -> (its path or None, its Reach)
-_PREFIXES = _Recent()  # dotted name -> see _prefix
-_FOLDERS = _Recent()  # a path's folder -> the deepest folder on it that exists
+class ModuleReaches(_Recent):
+    """The run's dotted name -> (its path or None, its Reach)."""
+
+
+class Prefixes(_Recent):
+    """The run's dotted name -> see _prefix."""
+
+
+class Folders(_Recent):
+    """The run's path's folder -> the deepest folder on it that exists."""
 
 
 def project_reach(
@@ -110,7 +118,7 @@ def project_reach(
         _, own = _module_reach(index, name)  # shared with the files importing it
     else:
         own = _reach(index, name, is_package, import_table(text))
-    existing = _FOLDERS.of(index)
+    existing = current().state(Folders).of(index)
     folders = {_existing_folder(path, existing) for path in absent}
     own = own._replace(files=tuple(sorted(present.union(own.files))), folders=tuple(sorted(folders.union(own.folders))))
     signature = "\n".join((index.root, *index.search_paths))
@@ -136,7 +144,7 @@ def project_reach(
 
 
 def _module_reach(index: ProjectModules, module_name: str) -> Tuple[Optional[str], Reach]:
-    memo = _MODULE_REACH.of(index)
+    memo = current().state(ModuleReaches).of(index)
     known = memo.get(module_name)
     if known is None:
         module = index.module(module_name)
@@ -176,13 +184,13 @@ def _prefix(index: ProjectModules, name: str) -> Tuple[Optional[str], str, Tuple
     """(module path or None, its name, files tried before it that exist, folders where the
     files tried were absent), once per dotted name per index: thousands of modules import
     the same few names."""
-    memo = _PREFIXES.of(index)
+    memo = current().state(Prefixes).of(index)
     known = memo.get(name)
     if known is None:
         module = index.module(name)
         tried: Set[str] = set()
         absent_in: Set[str] = set()
-        existing = _FOLDERS.of(index)
+        existing = current().state(Folders).of(index)
         for candidate, _ in candidates(index.search_paths, name):
             if module is not None and candidate == module.path:
                 break

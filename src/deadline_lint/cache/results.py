@@ -27,6 +27,7 @@ from stat import S_ISDIR
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from deadline_lint import __version__
+from deadline_lint.semantics.session import current
 from deadline_lint.support import sealed
 from deadline_lint.support.diagnostics import Diagnostic
 from deadline_lint.support.regular_files import open_regular
@@ -140,17 +141,19 @@ class PathTable:
         return self._ids
 
 
-_HASHED: Dict[str, List[Any]] = {}
+class Hashed:
+    """The run's memo of `recorded_state`, by path."""
 
 
 def recorded_state(path: str, stamps: Optional[Mapping[str, List[Any]]] = None) -> Optional[List[Any]]:
     """[size, mtime_ns, content hash] of a file, or [0, mtime_ns, ""] of a folder, taken once
-    per process: a file that changes during the run keeps the state of its first read, whose
+    per run: a file that changes during the run keeps the state of its first read, whose
     hash no longer matches next time, so it is checked again then. A stat taken within
     seconds of the last change is recorded as UNRELIABLE: a second change in the same clock
     tick would not show in it. `stamps`: states recorded earlier, whose hash stands for a
     file whose reliable size and mtime still match (not read again)."""
-    known = _HASHED.get(path)
+    hashed: Dict[str, List[Any]] = current().memo(Hashed, lasting=True)
+    known = hashed.get(path)
     if known is not None:
         return known
     try:
@@ -168,7 +171,7 @@ def recorded_state(path: str, stamps: Optional[Mapping[str, List[Any]]] = None) 
                 state = [stat.st_size, reliable_mtime(stat), content_hash(handle.read())]
     except OSError:
         return None
-    _HASHED[path] = state
+    hashed[path] = state
     return state
 
 

@@ -6,6 +6,7 @@ built-in groups: a later entry with the same qualified name replaces an earlier 
 """
 from __future__ import annotations
 
+from types import MappingProxyType
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -69,8 +70,11 @@ class Catalog:
     # groups), set by `load_catalog`; "" for a catalog built otherwise.
     inputs: str = field(default="", init=False, compare=False, repr=False)
 
-    def cached(self, key: Hashable, build: Any) -> Any:
-        """A value derived from this catalog, built once (`build()`) and shared by its users."""
+    def cached(self, owner: Callable[..., Any], build: Any, *params: Hashable) -> Any:
+        """A value derived from this catalog, built once (`build()`) and shared by its users:
+        found by the code that owns it (a class or function, never a string two owners could
+        both spell) and the parameters it was built for."""
+        key = (owner, params)
         if key not in self._synthesized:
             self._synthesized[key] = build()
         return self._synthesized[key]
@@ -273,7 +277,15 @@ def _validate_groups(content: Any) -> Optional[str]:
     return "a list of library groups"
 
 
-_VALIDATORS = {"exceptions": validate_vocabulary, "retry": validate_retry_catalog, "queues": _validate_groups}
+def _outbound_modules(catalog: Catalog) -> FrozenSet[str]:
+    names = {q.split(".")[0] for q in [*catalog.apis, *catalog.classes, *catalog.factories, *catalog.timeout_objects]}
+    names.update(alias.split(".")[0] for alias in catalog.aliases)
+    return frozenset(names)
+
+
+_VALIDATORS = MappingProxyType(
+    {"exceptions": validate_vocabulary, "retry": validate_retry_catalog, "queues": _validate_groups}
+)
 
 
 @lru_cache(maxsize=None)
@@ -366,10 +378,3 @@ def load_catalog(extra_groups: Iterable[Mapping[str, Any]] = ()) -> Catalog:
     inputs = hashlib.blake2b(f"{_builtin_digest()}\0{extra_text}".encode(), digest_size=16).hexdigest()
     object.__setattr__(built, "inputs", inputs)
     return built
-
-
-def _outbound_modules(catalog: Catalog) -> FrozenSet[str]:
-    apis = [*catalog.apis, *catalog.classes, *catalog.factories, *catalog.timeout_objects]
-    names = {q.split(".")[0] for q in apis}
-    names.update(alias.split(".")[0] for alias in catalog.aliases)
-    return frozenset(names)

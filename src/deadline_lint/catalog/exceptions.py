@@ -15,9 +15,9 @@ KINDS = (EXPIRY, CANCEL, BREAKER)
 # Where a type's knowledge comes from.
 CATALOG, PROFILE, CONVENTION, SUBCLASS = "catalog", "profile", "convention", "subclass"
 
-_TYPE_KEYS = {"kind", "bases"}
-_STATUS_KEYS = {"kind", "carried_by"}
-_FILE_KEYS = {"types", "statuses", "aliases", "conventions"}
+_TYPE_KEYS = frozenset({"kind", "bases"})
+_STATUS_KEYS = frozenset({"kind", "carried_by"})
+_FILE_KEYS = frozenset({"types", "statuses", "aliases", "conventions"})
 
 
 @dataclass(frozen=True)

@@ -16,18 +16,18 @@ ATTEMPTS, DELAY, STOP, NEVER, ANY = "attempts", "delay", "stop", "never", "any"
 ALL_BUT, NOTHING = "all_but", "nothing"
 TEST = "test"  # a predicate given a function of the exception: read when the file defines it
 
-_FILE_KEYS = {
+_FILE_KEYS = frozenset({
     "policies", "predicates", "stop_builders", "sleeps", "client_retries", "retry_objects", "aliases",
     "local_waits", "timeout_flags", "outside_requests",
-}
-_OUTSIDE_KEYS = {"names", "background", "spawns"}
-_LOCAL_WAIT_KEYS = {"methods", "queue_methods", "wrappers", "sends"}
-_POLICY_KEYS = {
+})
+_OUTSIDE_KEYS = frozenset({"names", "background", "spawns"})
+_LOCAL_WAIT_KEYS = frozenset({"methods", "queue_methods", "wrappers", "sends"})
+_POLICY_KEYS = frozenset({
     "form", "bare", "filter", "default", "giveup", "stops", "positions", "default_stop", "retries_results", "hint",
     "timeouts", "counts",
-}
-_TIMEOUTS_KEYS = {"type", "what", "unless", "hint"}
-_PREDICATE_KEYS = {"admits", "position", "keyword", "default", "varargs"}
+})
+_TIMEOUTS_KEYS = frozenset({"type", "what", "unless", "hint"})
+_PREDICATE_KEYS = frozenset({"admits", "position", "keyword", "default", "varargs"})
 
 
 @dataclass(frozen=True)

@@ -3,24 +3,26 @@
 The schema itself is documented at the top of outbound.yaml."""
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional, Tuple
+from typing import AbstractSet, Any, Mapping, Optional, Tuple
 
 CALL, WAIT = "call", "wait"  # the kinds a function entry may declare
 
-_GROUP_KEYS = {
+_GROUP_KEYS = frozenset({
     "library", "default_timeout", "keyword", "timeout_template", "imports", "headers_keyword",
     "functions", "classes", "stubs", "timeout_objects", "aliases",
-}
-_ENTRY_KEYS = {
+})
+_ENTRY_KEYS = frozenset({
     "name", "keyword", "position", "default_timeout", "kind", "wraps", "wrap", "imports", "headers_position",
-}
-_METHOD_KEYS = {"name", "keyword", "position", "default_timeout", "returns", "inherits_timeout", "headers_position"}
-_CLASS_KEYS = {
+})
+_METHOD_KEYS = frozenset(
+    {"name", "keyword", "position", "default_timeout", "returns", "inherits_timeout", "headers_position"}
+)
+_CLASS_KEYS = frozenset({
     "methods", "constructor_keyword", "constructor_position", "default_timeout", "keyword", "checked",
     "factories", "configured_by", "none_is_default", "attributes",
-}
-_STUB_KEYS = {"module_suffix", "class_suffix", "position", "blocking_attributes", "future_attributes"}
-_TIMEOUT_OBJECT_KEYS = {"fields", "unbounded_if_none", "unbounded_if_empty"}
+})
+_STUB_KEYS = frozenset({"module_suffix", "class_suffix", "position", "blocking_attributes", "future_attributes"})
+_TIMEOUT_OBJECT_KEYS = frozenset({"fields", "unbounded_if_none", "unbounded_if_empty"})
 
 
 def _is_seconds(value: Any) -> bool:
@@ -68,7 +70,7 @@ def _common_problem(spec: Mapping[str, Any]) -> Optional[str]:
     return None
 
 
-def _entry_problem(entry: Any, allowed: set = _ENTRY_KEYS) -> Optional[str]:
+def _entry_problem(entry: Any, allowed: AbstractSet[str] = _ENTRY_KEYS) -> Optional[str]:
     if isinstance(entry, str):
         return None if entry.strip() else "a qualified name"
     if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):

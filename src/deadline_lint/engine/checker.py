@@ -6,7 +6,8 @@ import ast
 import dataclasses
 import os
 import traceback
-from typing import Dict, Hashable, Iterable, List, Optional, Sequence, Set, Tuple, Type
+from types import MappingProxyType
+from typing import Dict, FrozenSet, Hashable, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Type
 
 from deadline_lint.catalog import Catalog, load_catalog
 from deadline_lint.engine.context import FileContext
@@ -40,19 +41,33 @@ _SKIPPED_FIELDS = frozenset({
     "is_async", "simple", "rest", "kwd_attrs",
 })
 # ... and per node type: the constants' values, the names of `global` and `nonlocal`.
-_SKIPPED_BY_TYPE = {"Constant": {"value"}, "MatchSingleton": {"value"}, "Global": {"names"}, "Nonlocal": {"names"}}
-_FIELDS_BY_TYPE: Dict[type, Tuple[str, ...]] = {}  # the fields to walk, last first
+_SKIPPED_BY_TYPE: Mapping[str, FrozenSet[str]] = MappingProxyType({
+    "Constant": frozenset({"value"}), "MatchSingleton": frozenset({"value"}),
+    "Global": frozenset({"names"}), "Nonlocal": frozenset({"names"}),
+})
 
 
 def _child_fields(node_type: type) -> Tuple[str, ...]:
     """The fields of `node_type` that can hold nodes, last first."""
-    fields = _FIELDS_BY_TYPE.get(node_type)
-    if fields is None:
-        own = _SKIPPED_BY_TYPE.get(node_type.__name__, ())
-        names: Tuple[str, ...] = getattr(node_type, "_fields", ())
-        fields = tuple(reversed([f for f in names if f not in _SKIPPED_FIELDS and f not in own]))
-        _FIELDS_BY_TYPE[node_type] = fields
-    return fields
+    own = _SKIPPED_BY_TYPE.get(node_type.__name__, frozenset())
+    names: Tuple[str, ...] = getattr(node_type, "_fields", ())
+    return tuple(reversed([f for f in names if f not in _SKIPPED_FIELDS and f not in own]))
+
+
+def _node_types() -> List[type]:
+    found: List[type] = []
+    pending: List[type] = [ast.AST]
+    while pending:
+        each = pending.pop()
+        found.append(each)
+        pending.extend(each.__subclasses__())
+    return found
+
+
+# The fields to walk of every node type the interpreter defines, last first: a table filled at
+# import and never written (a type missing from it is computed each time). A plain dict: the
+# walk looks it up for every node, and a read-only proxy's lookup costs twice a dict's.
+_FIELDS_BY_TYPE: Dict[type, Tuple[str, ...]] = {t: _child_fields(t) for t in _node_types()}
 
 
 class Checker:

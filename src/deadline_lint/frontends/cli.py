@@ -18,7 +18,8 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import dataclass
-from typing import Callable, Dict, Optional, Sequence
+from types import MappingProxyType
+from typing import Callable, Mapping, Optional, Sequence
 
 from deadline_lint import __version__
 from deadline_lint.frontends.cli_arguments import (
@@ -80,13 +81,13 @@ class Command:
 
 # The subcommands, in the order `--help` lists them. A new one is a line here; its arguments
 # and its body live in a module of their own (cli_arguments.py, cli_commands.py).
-COMMANDS: Dict[str, Command] = {
+COMMANDS: Mapping[str, Command] = MappingProxyType({
     "check": Command("report problems", cmd_check, add_check_arguments),
     "fix": Command("apply safe fixes (unsafe ones too with --unsafe-fixes)", cmd_fix, add_fix_arguments),
     "rules": Command("list every rule", cmd_rules),
     "explain": Command("print a rule's documentation", cmd_explain, add_explain_arguments),
     "server": Command("run the language server on stdin/stdout (needs the `lsp` extra)", cmd_server),
-}
+})
 
 
 def build_parser() -> argparse.ArgumentParser:

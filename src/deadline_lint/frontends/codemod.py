@@ -18,23 +18,19 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Dict, Optional, Sequence
+from typing import Optional, Sequence
 
 import libcst
 import libcst.codemod._cli as _libcst_cli
 from libcst.codemod import CodemodCommand, CodemodContext, SkipFile
 
 from deadline_lint.engine.checker import parse_source
+from deadline_lint.run import api
 from deadline_lint.run.api import Options, Session
 from deadline_lint.run.selection import parse_selectors
 from deadline_lint.settings.profile import ProfileError
 from deadline_lint.support.diagnostics import Diagnostic
 from deadline_lint.support.source import DecodeError, decode_source
-
-# Checkers are costly to build (rules, catalog) and the same for every file under one
-# profile: one session per options per process, each file resolving its own profile as the
-# CLI does (config.py).
-_CHECKERS: Dict[Options, Session] = {}
 
 
 class InsertBudget(CodemodCommand):
@@ -74,10 +70,10 @@ class InsertBudget(CodemodCommand):
         )
 
     def _session(self) -> Session:
-        session = _CHECKERS.get(self.options)
-        if session is None:
-            session = _CHECKERS[self.options] = Session(self.options)
-        return session
+        # Checkers are costly to build (rules, catalog) and the same for every file under one
+        # profile: the process's session for these options (api.session), each file resolving
+        # its own profile as the CLI does (config.py).
+        return api.session(self.options)
 
     def transform_module_impl(self, tree: libcst.Module) -> libcst.Module:
         path = self.context.filename or "<module>"

@@ -28,11 +28,12 @@ from __future__ import annotations
 import ast
 import os
 import re
-from typing import Dict, Iterator, List, Optional, Tuple
+from typing import Iterator, List, Optional, Tuple
 
 from deadline_lint import __version__
 from deadline_lint.engine.checker import Checker
 from deadline_lint.families.registry import all_rules
+from deadline_lint.run import api
 from deadline_lint.run.api import Options, Session
 from deadline_lint.run.selection import SelectorError, check_selectors
 from deadline_lint.settings.profile import ProfileError
@@ -53,8 +54,6 @@ class DeadlineLintFlake8:
 
     profile_path: Optional[str] = None
     opt_ins: Tuple[str, ...] = ()  # opt-in codes the user selected by their exact code
-    # One session per process and options: rules are instantiated once, not once per file.
-    _checkers: Dict[Tuple[Optional[str], Tuple[str, ...]], Session] = {}
     parsed = False  # parse_options ran: this flake8 run has the plugin (see _report_unreadable)
 
     def __init__(self, tree: ast.Module, lines: List[str], filename: str) -> None:
@@ -91,16 +90,12 @@ class DeadlineLintFlake8:
 
     @classmethod
     def session(cls) -> Session:
-        """The API's session for flake8's options: `# noqa` is flake8's to apply."""
-        key = (cls.profile_path, cls.opt_ins)
-        session = cls._checkers.get(key)
-        if session is None:
-            try:
-                session = Session(Options(extend_select=cls.opt_ins, profile=cls.profile_path, noqa=False))
-            except ProfileError as exc:
-                raise _critical(exc) from None
-            cls._checkers[key] = session
-        return session
+        """The API's session for flake8's options (`# noqa` is flake8's to apply): one per
+        process and options (api.session), so rules are instantiated once, not once per file."""
+        try:
+            return api.session(Options(extend_select=cls.opt_ins, profile=cls.profile_path, noqa=False))
+        except ProfileError as exc:
+            raise _critical(exc) from None
 
     @classmethod
     def checker(cls) -> Checker:

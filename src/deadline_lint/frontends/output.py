@@ -1,11 +1,12 @@
 """Rendering diagnostics for people and machines: text, json, sarif, github."""
 from __future__ import annotations
 
+from types import MappingProxyType
 import json
 import os
 from collections import Counter
 from pathlib import Path
-from typing import Any, Callable, Dict, List, TextIO
+from typing import Any, Callable, Dict, List, Mapping, TextIO
 from urllib.parse import quote
 
 from deadline_lint import __version__
@@ -203,9 +204,9 @@ def write_github(found: List[Diagnostic], out: TextIO, files_checked: int) -> No
         out.write(f"::{_level(d.code)} {properties}::{_escape_data(d.message)}\n")
 
 
-WRITERS: Dict[str, Callable[[List[Diagnostic], TextIO, int], None]] = {
+WRITERS: Mapping[str, Callable[[List[Diagnostic], TextIO, int], None]] = MappingProxyType({
     "text": write_text,
     "json": write_json,
     "sarif": write_sarif,
     "github": write_github,
-}
+})

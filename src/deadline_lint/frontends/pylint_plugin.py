@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, Type
 
 from deadline_lint.families.registry import all_rules
 from deadline_lint.frontends.rule_ids import PYLINT_CHECKER, message_id, symbol
+from deadline_lint.run import api
 from deadline_lint.run.api import Options, Session
 from deadline_lint.settings.profile import ProfileError
 from deadline_lint.support.diagnostics import Diagnostic
@@ -72,23 +73,16 @@ class _ModuleFindings:
     found: List[Diagnostic] = []
 
 
-_checkers: Dict[Tuple[Optional[str], Tuple[str, ...]], Session] = {}
-
-
 def enabled_codes(linter) -> Tuple[str, ...]:
     return tuple(code for code in all_rules() if linter.is_message_enabled(message_id(code)))
 
 
 def _engine_session(profile_path: Optional[str], enabled: Tuple[str, ...]) -> Session:
-    key = (profile_path, enabled)
-    session = _checkers.get(key)
-    if session is None:
-        # The CLI's selection under each module's profile, plus the opt-in rules pylint enabled,
-        # restricted to the rules one of whose messages is enabled.
-        opt_ins = tuple(code for code in enabled if not all_rules()[code].default_enabled)
-        session = Session(Options(extend_select=opt_ins, only=enabled, profile=profile_path))
-        _checkers[key] = session
-    return session
+    # The CLI's selection under each module's profile, plus the opt-in rules pylint enabled,
+    # restricted to the rules one of whose messages is enabled: the process's session for
+    # those options (api.session), built once.
+    opt_ins = tuple(code for code in enabled if not all_rules()[code].default_enabled)
+    return api.session(Options(extend_select=opt_ins, only=enabled, profile=profile_path))
 
 
 def profile_option(linter) -> Optional[str]:

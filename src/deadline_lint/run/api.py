@@ -31,6 +31,10 @@ The contract:
 - `lint_text`, `lint_bytes` and `fix_text` keep their checkers per `Options` in the process
   (rules and catalogs are built once); `reset()` forgets them, e.g. after a profile changed.
   `lint_paths` and `fix_paths` resolve profiles afresh on every call, as a run of the CLI.
+- A `Session` owns the run's memos (`semantics.session.Session`, its `memos`): every answer
+  analyses keep about the project lives there, active while the session checks or fixes, and
+  goes with it. A caller that outlives its files (the editor server) passes its own and
+  invalidates it when files change.
 """
 from __future__ import annotations
 
@@ -52,6 +56,7 @@ from deadline_lint.run.files import discover, display_path
 from deadline_lint.run.options import FileResult, FixResult, Options, Record
 from deadline_lint.semantics.callers import start as start_callers
 from deadline_lint.semantics.modules import forget_projects, start_consulting
+from deadline_lint.semantics.session import Session as Memos
 from deadline_lint.semantics.store import flush as flush_store
 from deadline_lint.settings.profile import ProfileError
 from deadline_lint.support.diagnostics import Diagnostic, tool_diagnostic
@@ -72,14 +77,26 @@ T = TypeVar("T")
 class Session:
     """One run's checkers (one per profile and per-path selection) and how to use them."""
 
-    def __init__(self, options: Options = Options()) -> None:
+    def __init__(self, options: Options = Options(), memos: Optional[Memos] = None) -> None:
         options.check()
         self.options = options
-        forget_projects()  # a new run reads its projects' modules afresh (they may have changed)
-        # With a results cache, what the run parses is kept parsed in its folder: the pyproject
-        # tables profiles are read from (file discovery already asks) and the catalog.
-        keep_catalog(options.cache_dir)
-        self.checkers = Checkers(ProfileResolver(options.profile), options.checker_options())
+        self.memos = memos if memos is not None else Memos()
+        with self.memos.active():
+            forget_projects()  # a new run reads its projects' modules afresh (they may have changed)
+            # With a results cache, what the run parses is kept parsed in its folder: the pyproject
+            # tables profiles are read from (file discovery already asks) and the catalog.
+            keep_catalog(options.cache_dir)
+            self.checkers = Checkers(ProfileResolver(options.profile), options.checker_options())
+
+    def _within(self, results: Iterator[T]) -> Iterator[T]:
+        """`results`, each computed with this session's memos active (and none between)."""
+        while True:
+            with self.memos.active():
+                try:
+                    item = next(results)
+                except StopIteration:
+                    return
+            yield item
 
     def checker(self, path: str) -> "Checker":
         return self.checkers.for_path(path)
@@ -100,21 +117,24 @@ class Session:
         the cache file the answer goes to, whose module reaches may still hold)."""
         if isinstance(read, Diagnostic):
             return FileResult(path, self.suppressed(path, [read])), None
-        checker = self.checker(path)
-        start_consulting()
-        start_callers()
-        found = self.suppressed(path, checker.check_bytes(read.data, path))
-        if record:
-            flush_store()  # what this file taught about its project's modules, for later runs
-        return FileResult(path, found), (recorded(checker, path, read, sent, stored) if record else None)
+        with self.memos.active():
+            checker = self.checker(path)
+            start_consulting()
+            start_callers()
+            found = self.suppressed(path, checker.check_bytes(read.data, path))
+            if record:
+                flush_store()  # what this file taught about its project's modules, for later runs
+            return FileResult(path, found), (recorded(checker, path, read, sent, stored) if record else None)
 
     def lint_bytes(self, data: bytes, path: str) -> FileResult:
         located = os.path.abspath(path)
-        return FileResult(path, self.suppressed(located, self.checker(located).check_bytes(data, path)))
+        with self.memos.active():
+            return FileResult(path, self.suppressed(located, self.checker(located).check_bytes(data, path)))
 
     def lint_text(self, text: str, path: str, tree: Optional["ast.Module"] = None) -> FileResult:
         located = os.path.abspath(path)
-        return FileResult(path, self.suppressed(located, self.checker(located).check_text(text, path, tree)))
+        with self.memos.active():
+            return FileResult(path, self.suppressed(located, self.checker(located).check_text(text, path, tree)))
 
     # -- fixing -------------------------------------------------------------------------
     def fix_path(self, path: str, start: Optional[str] = None) -> FixResult:
@@ -122,14 +142,16 @@ class Session:
         # Fixing is imported where it is used: a check answered from the cache loads no rule.
         from deadline_lint.fixes import loop
 
-        outcome = loop.fix_file(self.checker(path), path, self.options.fix_mode(), self.options.write, start)
+        with self.memos.active():
+            outcome = loop.fix_file(self.checker(path), path, self.options.fix_mode(), self.options.write, start)
         return self._fixed(path, outcome)
 
     def fix_text(self, text: str, path: str) -> FixResult:
         from deadline_lint.fixes import loop
 
         located = os.path.abspath(path)
-        result = loop.fix_text(self.checker(located), text, path, self.options.fix_mode())
+        with self.memos.active():
+            result = loop.fix_text(self.checker(located), text, path, self.options.fix_mode())
         return FixResult(
             path, self.suppressed(located, list(result.remaining)), result.fixed, result.changed, result.text,
             threaded=result.threaded, gave_up=result.gave_up,
@@ -145,7 +167,7 @@ class Session:
     # -- many files ---------------------------------------------------------------------
     def lint_paths(self, paths: Sequence[str]) -> Iterator[FileResult]:
         if self.options.cache_dir is not None:
-            return lint_cached(self.checkers, paths, self.options.cache_dir, self._check_and_record)
+            return self._within(lint_cached(self.checkers, paths, self.options.cache_dir, self._check_and_record))
         return self.each(paths, self.lint_path, _lint_chunk)
 
     def _check_and_record(
@@ -164,7 +186,10 @@ class Session:
             self.options = replace(self.options, thread_run=run)
             from deadline_lint.families.outbound.fixes.thread_project import fix_across_modules
 
-            return iter(fix_across_modules(self, paths, self.each(paths, self.fix_path, _fix_chunk)))
+            def passes() -> Iterator[FixResult]:  # started on the first result, memos active
+                yield from fix_across_modules(self, paths, self.each(paths, self.fix_path, _fix_chunk))
+
+            return self._within(passes())
         return self.each(paths, self.fix_path, _fix_chunk)
 
     def each(
@@ -268,9 +293,12 @@ def resolve_jobs(jobs: Optional[int], file_count: int) -> int:
 
 
 def _worker_session(options: Options) -> Session:
+    """The worker process's session: the worker is one run, and its memos last as long."""
+    run = session(options)
     if options.cache_dir is not None:
-        use_summary_store(options.cache_dir)
-    return session(options)
+        with run.memos.active():
+            use_summary_store(options.cache_dir)
+    return run
 
 
 def _lint_chunk(options: Options, paths: Sequence[str]) -> List[FileResult]:
@@ -282,7 +310,8 @@ def _lint_chunk_recorded(options: Options, paths: Sequence[str]) -> List[Tuple[F
     if options.cache_dir is not None:
         keep_catalog(options.cache_dir)
     run = _worker_session(options)
-    return [run.lint_read(path, read_file(path), sent_by_worker(path), record=True) for path in paths]
+    with run.memos.active():
+        return [run.lint_read(path, read_file(path), sent_by_worker(path), record=True) for path in paths]
 
 
 def _fix_chunk(options: Options, paths: Sequence[str]) -> List[FixResult]:

@@ -23,6 +23,7 @@ from deadline_lint.run.options import FileResult, Record
 from deadline_lint.semantics.callers import consulted as callers_consulted
 from deadline_lint.semantics.modules import consulted
 from deadline_lint.semantics.roots import root_above
+from deadline_lint.semantics.session import current
 from deadline_lint.semantics.store import use_store
 from deadline_lint.support.collector import collector_paused
 from deadline_lint.support.diagnostics import Diagnostic
@@ -33,7 +34,9 @@ if TYPE_CHECKING:
 # Checks the files the cache could not answer, given the cache file each belongs to.
 CheckMisses = Callable[[List[str], Dict[str, ResultCache]], Iterable[Tuple[FileResult, Optional[Record]]]]
 
-_WORKER_SENT: Dict[str, Dict[str, Set[str]]] = {}  # per project root, see sent_by_worker
+
+class WorkerSent(Dict[str, Dict[str, Set[str]]]):
+    """Per project root, see sent_by_worker."""
 
 
 def recorded(
@@ -121,4 +124,4 @@ def sent_by_worker(path: str) -> Dict[str, Set[str]]:
     """The module reaches this worker has already returned, per project root (a root has one
     profile, so one cache file), so each goes to the main process once per run."""
     folder = os.path.dirname(os.path.abspath(path))
-    return _WORKER_SENT.setdefault(root_above(folder) or folder, {})
+    return current().state(WorkerSent, lasting=True).setdefault(root_above(folder) or folder, {})

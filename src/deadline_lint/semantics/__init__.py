@@ -12,4 +12,5 @@ names: a file checked alone gets what it gets in its project.
     summary.py   one module's top-level bindings and classes, and names resolved across modules
     facts.py     the Fact protocol, per-module values content-addressed, composition with chains
     receivers.py the project class of a receiver (`self`, `self.app`, a local, a parameter)
+    session.py   the run's memos and state, each found by the type that owns it
 """

@@ -13,7 +13,8 @@ from deadline_lint.semantics.local.children import child_nodes
 from deadline_lint.semantics.local.resolve import unwrap_optional
 from deadline_lint.semantics.local.scopes import ASSIGN, IMPORT, OTHER, PARAM, Scope
 from deadline_lint.semantics.modules import ModuleSource
-from deadline_lint.semantics.summary import _TREES, CLASS, FUNCTIONS, content_key, summary_of
+from deadline_lint.semantics.session import current
+from deadline_lint.semantics.summary import CLASS, HeldTrees, FUNCTIONS, content_key, summary_of
 
 VERSION = 2
 UNKNOWN = "?"
@@ -35,14 +36,18 @@ class Site(NamedTuple):
 # Kept as plain tuples of strings and bools: the cyclic collector untracks those, where it
 # would walk a NamedTuple (or a list) after every file for the rest of the run.
 Table = Dict[str, Tuple[Tuple[object, ...], ...]]
-_TABLES: Dict[str, Table] = {}
+
+
+class Uses:
+    """The run's memo of `uses_of`, by content."""
 
 
 def uses_of(module: ModuleSource) -> Table:
     """Every call and value load in the module, by the last name it spells (once per content):
     each a `Site`'s fields."""
     key = content_key(module)
-    found = _TABLES.get(key)
+    memo: Dict[str, Table] = current().memo(Uses)
+    found = memo.get(key)
     if found is not None:
         return found
     field = f"callers@{VERSION}"
@@ -64,7 +69,7 @@ def uses_of(module: ModuleSource) -> Table:
         if not parsed and module.rereadable and not _held(module):
             module.forget_tree()  # parsed for this table only: a held tree slows the collector
         store.put(key, field, {n: [[list(s[0]), *s[1:]] for s in v] for n, v in found.items()})  # type: ignore[call-overload]
-    _TABLES[key] = found
+    memo[key] = found
     return found
 
 
@@ -216,7 +221,7 @@ class _Table:
 
 
 def _held(module: ModuleSource) -> bool:
-    known = _TREES.get(id(module))
+    known = current().state(HeldTrees).get(id(module))
     return known is not None and known[0] is module
 
 
@@ -278,4 +283,4 @@ def _is_self(name: str, scope: Scope, binding) -> bool:
 
 
 def forget_call_sites() -> None:
-    _TABLES.clear()
+    current().forget(Uses)

@@ -34,6 +34,7 @@ from deadline_lint.semantics import modules as places
 from deadline_lint.semantics.call_sites import UNKNOWN, Site, forget_call_sites, uses_of
 from deadline_lint.semantics.modules import ModuleSource, ProjectModules, place_of, read_module_text
 from deadline_lint.semantics.receivers import Receivers
+from deadline_lint.semantics.session import current
 from deadline_lint.semantics.summary import CLASS, Names, Symbol
 
 VERSION = 2
@@ -63,15 +64,23 @@ class _Listing(NamedTuple):
     folders: Tuple[str, ...]  # every folder listed
 
 
-_LISTINGS: Dict[Tuple[str, Tuple[str, ...]], Optional[_Listing]] = {}
-_MATCHES: Dict[Tuple[str, Tuple[str, ...], str, bool], Tuple[str, ...]] = {}
-_CONSULTED: List[Set[Tuple[str, Tuple[str, ...]]]] = [set()]
+class Matches:
+    """The run's memo of which files spell a name, by project and name."""
+
+
+class Consulted(Set[Tuple[str, Tuple[str, ...]]]):
+    """The projects (root, search paths) whose callers the file being checked asked for."""
+
+
+def _listings() -> Dict[Tuple[str, Tuple[str, ...]], Optional[_Listing]]:
+    return current().memo(_Listing)
 
 
 def _listing(modules: ProjectModules) -> Optional[_Listing]:
     key = (modules.root, modules.search_paths)
-    if key in _LISTINGS:
-        return _LISTINGS[key]
+    listings = _listings()
+    if key in listings:
+        return listings[key]
     files: List[str] = []
     folders: List[str] = []
     seen: Set[str] = set()
@@ -94,7 +103,7 @@ def _listing(modules: ProjectModules) -> Optional[_Listing]:
         found = _Listing(tuple(files), tuple(folders))
     except OSError:
         found = None
-    _LISTINGS[key] = found
+    listings[key] = found
     return found
 
 
@@ -108,12 +117,18 @@ class _Texts(NamedTuple):
     files: Tuple[str, ...]
 
 
-_TEXTS: List[Optional[Tuple[Tuple[str, Tuple[str, ...]], _Texts]]] = [None]  # one project at a time
+class JoinedTexts:
+    """The joined texts of one project at a time."""
+
+    def __init__(self) -> None:
+        self.held: Optional[Tuple[Tuple[str, Tuple[str, ...]], _Texts]] = None
+
 MAX_HELD_TEXT = 64 * 1024 * 1024  # a larger project's texts are read again for each name
 
 
 def _texts(key: Tuple[str, Tuple[str, ...]], listing: _Listing) -> Optional[_Texts]:
-    held = _TEXTS[0]
+    state = current().state(JoinedTexts)
+    held = state.held
     if held is not None and held[0] == key:
         return held[1]
     parts: List[bytes] = []
@@ -127,14 +142,15 @@ def _texts(key: Tuple[str, Tuple[str, ...]], listing: _Listing) -> Optional[_Tex
         if size > MAX_HELD_TEXT:
             return None
     found = _Texts(b"\0".join(parts), starts, listing.files)
-    _TEXTS[0] = (key, found)
+    state.held = (key, found)
     return found
 
 
 def _holding(modules: ProjectModules, listing: _Listing, name: str, method: bool) -> Tuple[str, ...]:
     """The project's module files whose text spells `name` as a word (`.name` for a method)."""
     key = (modules.root, modules.search_paths, name, method)
-    found = _MATCHES.get(key)
+    matches: Dict[Tuple[str, Tuple[str, ...], str, bool], Tuple[str, ...]] = current().memo(Matches)
+    found = matches.get(key)
     if found is None:
         texts = _texts(key[:2], listing)
         spelled = name.encode("utf-8", "surrogatepass")
@@ -151,7 +167,7 @@ def _holding(modules: ProjectModules, listing: _Listing, name: str, method: bool
                     continue
                 if next(_spelled(text.encode("utf-8", "surrogatepass"), spelled, method), None) is not None:
                     held.append(path)
-        found = _MATCHES[key] = tuple(held)
+        found = matches[key] = tuple(held)
     return found
 
 
@@ -184,8 +200,9 @@ def consulted() -> Tuple[Tuple[str, ...], Tuple[str, ...]]:
     """The files and folders the callers asked about since `start` depend on."""
     files: Set[str] = set()
     folders: Set[str] = set()
-    for key in _CONSULTED[0]:
-        listing = _LISTINGS.get(key)
+    listings = _listings()
+    for key in current().state(Consulted, lasting=True):
+        listing = listings.get(key)
         if listing is not None:
             files.update(listing.files)
             folders.update(listing.folders)
@@ -193,14 +210,12 @@ def consulted() -> Tuple[Tuple[str, ...], Tuple[str, ...]]:
 
 
 def start() -> None:
-    _CONSULTED[0] = set()
+    current().state(Consulted, lasting=True).clear()
 
 
 def forget_callers() -> None:
     forget_call_sites()
-    _LISTINGS.clear()
-    _MATCHES.clear()
-    _TEXTS[0] = None
+    current().forget(_Listing, Matches, JoinedTexts)
 
 
 # -- the question -----------------------------------------------------------------------------
@@ -223,8 +238,9 @@ class Callers:
         listing = _listing(project)
         if listing is None:
             return None
-        _CONSULTED[0].add((project.root, project.search_paths))
-        places._CONSULTED[0] = True  # the answer depends on other files
+        session = current()
+        session.state(Consulted, lasting=True).add((project.root, project.search_paths))
+        session.state(places.Consulting, lasting=True).consulted = True  # the answer depends on other files
         found: List[Caller] = []
         for module in self._modules(project, listing, symbol):
             for raw in uses_of(module).get(name, ()):

@@ -20,6 +20,7 @@ from deadline_lint.semantics.callers import forget_callers
 from deadline_lint.semantics.modules import ModuleSource, absolute_name
 from deadline_lint.semantics.receivers import forget_attribute_tables
 from deadline_lint.semantics.scan import import_table
+from deadline_lint.semantics.session import current
 from deadline_lint.semantics.summary import (
     FUNCTION,
     FUNCTIONS,
@@ -110,7 +111,9 @@ class Fact(Generic[P]):
         return None
 
 
-_LOCALS: Dict[Tuple[str, str, int], Dict[str, Local]] = {}  # by content, fact and version
+def _locals() -> Dict[Tuple[str, str, int], Dict[str, Local]]:
+    """Facts' local values, by content, fact and version."""
+    return current().memo(Local)
 
 
 def locals_of(fact: Fact, module: ModuleSource) -> Dict[str, Local]:
@@ -119,7 +122,8 @@ def locals_of(fact: Fact, module: ModuleSource) -> Dict[str, Local]:
     content = content_key(module)
     salt = fact.salt(module)
     key = (content, fact.name + salt, fact.version)
-    found = _LOCALS.get(key)
+    memo = _locals()
+    found = memo.get(key)
     if found is not None:
         return found
     field = f"{fact.name}{salt}@{fact.version}"
@@ -132,7 +136,7 @@ def locals_of(fact: Fact, module: ModuleSource) -> Dict[str, Local]:
         if tree is not None:
             for other in fact.companions:
                 _companion(other, module, content, tree)
-    _LOCALS[key] = found
+    memo[key] = found
     return found
 
 
@@ -152,9 +156,10 @@ def _companion(fact: Fact, module: ModuleSource, content: str, tree: ModuleTree)
     key = (content, fact.name + salt, fact.version)
     field = f"{fact.name}{salt}@{fact.version}"
     stored = store.entry(content)
-    if key in _LOCALS or (stored is not None and field in stored):
+    memo = _locals()
+    if key in memo or (stored is not None and field in stored):
         return
-    _LOCALS[key] = _computed(fact, content, field, tree)
+    memo[key] = _computed(fact, content, field, tree)
 
 
 def _plain(payload: object) -> object:
@@ -176,20 +181,23 @@ def _decoded(data: object) -> Optional[Dict[str, Local]]:
 def forget_facts() -> None:
     forget_callers()
     forget_attribute_tables()
-    _LOCALS.clear()
-    _MAY_HOLD.clear()
-    _IMPORTS.clear()
+    current().forget(Local, MayHold, ReturnedImports)
     forget_summaries()
 
 
-_MAY_HOLD: Dict[Tuple[str, str, int], bool] = {}
-_IMPORTS: Dict[str, Tuple[Tuple[str, str], ...]] = {}  # by content: imports some `return` calls
+class MayHold:
+    """The run's memo of `text_may_hold`, by content, fact and depth."""
+
+
+class ReturnedImports:
+    """The run's memo of `_returned_imports`, by content."""
 
 
 def _returned_imports(module: ModuleSource) -> Tuple[Tuple[str, str], ...]:
     """(bound name, target) of the module's imports whose name some `return` calls."""
     key = content_key(module)
-    found = _IMPORTS.get(key)
+    memo: Dict[str, Tuple[Tuple[str, str], ...]] = current().memo(ReturnedImports)
+    found = memo.get(key)
     if found is None:
         text = module.text
         returned = set()
@@ -202,7 +210,7 @@ def _returned_imports(module: ModuleSource) -> Tuple[Tuple[str, str], ...]:
             if end > start:
                 returned.add(text[start:end])
             at = text.find("return ", start)
-        found = _IMPORTS[key] = tuple(sorted((b, t) for b, t in import_table(text).items() if b in returned))
+        found = memo[key] = tuple(sorted((b, t) for b, t in import_table(text).items() if b in returned))
     return found
 
 
@@ -213,10 +221,11 @@ def text_may_hold(fact: Fact, module: ModuleSource, names: Names, depth: int = 0
     depth, so the answer never depends on which file asked first, and each module's imports
     are looked at once per depth."""
     key = (content_key(module), fact.name, depth)
-    known = _MAY_HOLD.get(key)
+    memo: Dict[Tuple[str, str, int], bool] = current().memo(MayHold)
+    known = memo.get(key)
     if known is not None:
         return known
-    _MAY_HOLD[key] = False  # an import cycle ends here
+    memo[key] = False  # an import cycle ends here
     text = module.text
     found = fact.may_hold(text)
     if not found and depth < MAX_HOPS and fact.through_returns:
@@ -231,7 +240,7 @@ def text_may_hold(fact: Fact, module: ModuleSource, names: Names, depth: int = 0
             if split is not None and split[0] is not module and text_may_hold(fact, split[0], names, depth + 1):
                 found = True
                 break
-    _MAY_HOLD[key] = found
+    memo[key] = found
     return found
 
 

@@ -9,6 +9,7 @@ from typing import FrozenSet, List, Optional, Tuple
 from deadline_lint.semantics.facts import Fact, holds_in
 from deadline_lint.semantics.modules import ModuleSource, ProjectModules, absolute_name, project_of
 from deadline_lint.semantics.scan import import_table
+from deadline_lint.semantics.session import current
 from deadline_lint.semantics.summary import Names
 
 
@@ -45,7 +46,8 @@ def _project_imports(text: str, path: str) -> Optional[_ProjectImports]:
     found = project_of(path)
     if found is None:
         return None
-    cached = _LAST[0]
+    last = current().state(LastImports)
+    cached = last.held
     if cached is not None and cached[0] is text and cached[1] == path and cached[2] is found[0]:
         return cached[3]
     modules, name, is_package = found
@@ -55,11 +57,15 @@ def _project_imports(text: str, path: str) -> Optional[_ProjectImports]:
     imports = _ProjectImports(names, tuple(
         t for t in targets if (own_top and t.split(".")[0] == own_top) or names.is_project_name(t)
     ), path)
-    _LAST[0] = (text, path, modules, imports)
+    last.held = (text, path, modules, imports)
     return imports
 
 
-_LAST: List[Optional[Tuple[str, str, ProjectModules, _ProjectImports]]] = [None]
+class LastImports:
+    """The last file's project imports (see `_project_imports`)."""
+
+    def __init__(self) -> None:
+        self.held: Optional[Tuple[str, str, ProjectModules, _ProjectImports]] = None
 
 
 def imports_fact_holder(fact: Fact, text: str, path: str) -> bool:

@@ -10,6 +10,7 @@ from collections import OrderedDict
 from typing import Callable, Dict, List, Optional, Tuple, TypeVar
 
 from deadline_lint.semantics.roots import root_above
+from deadline_lint.semantics.session import current
 from deadline_lint.support.regular_files import open_regular
 from deadline_lint.support.source import DecodeError, decode_source
 
@@ -17,24 +18,29 @@ from deadline_lint.support.source import DecodeError, decode_source
 # reading.MAX_FILE_BYTES, held equal by tests/test_file_limits.py; this layer is below it).
 MAX_MODULE_BYTES = 2 * 1024 * 1024
 
-# Texts that stand for files on disk (the editor server's unsaved buffers), by absolute
-# path: a module open in the editor is read as it is there, not as it was last saved.
-_UNSAVED: Dict[str, str] = {}
-_PLACES: Dict[str, Tuple[str, str, Tuple[str, ...]]] = {}
+
+class Unsaved(Dict[str, str]):
+    """Texts that stand for files on disk (the editor server's unsaved buffers), by absolute
+    path: a module open in the editor is read as it is there, not as it was last saved."""
+
+
+class Place:
+    """The run's memo of `place_of`, by absolute path."""
 
 
 def use_unsaved_text(path: str, text: Optional[str]) -> None:
-    """Read `path` as `text` from now on (None: from disk again). The caller forgets the
-    answers that may hold the old text (see run/buffers.forget_project_facts)."""
+    """Read `path` as `text` from now on (None: from disk again), in the active session. The
+    caller invalidates the answers that may hold the old text (run/buffers)."""
+    unsaved = current().state(Unsaved, lasting=True)
     if text is None:
-        _UNSAVED.pop(path, None)
+        unsaved.pop(path, None)
     else:
-        _UNSAVED[path] = text
+        unsaved[path] = text
 
 
 def read_module_text(path: str) -> Optional[str]:
     """The module's text, or None when it cannot be read, decoded, or is too large."""
-    unsaved = _UNSAVED.get(path)
+    unsaved = current().state(Unsaved, lasting=True).get(path)
     if unsaved is not None:
         return unsaved
     try:
@@ -55,7 +61,8 @@ def place_of(path: str) -> Optional[Tuple[str, str, Tuple[str, ...]]]:
     if not path or path == "-" or not path.endswith(".py"):
         return None
     path = os.path.abspath(path)
-    known = _PLACES.get(path)
+    places: Dict[str, Tuple[str, str, Tuple[str, ...]]] = current().memo(Place)
+    known = places.get(path)
     if known is not None:
         return known
     folder = os.path.dirname(path)
@@ -81,7 +88,7 @@ def place_of(path: str) -> Optional[Tuple[str, str, Tuple[str, ...]]]:
     if not (top == root or top.startswith(root + os.sep)):
         root = top  # the package sits above the marker: index only what is beside it
     place = (".".join(p for p in parts if p.isidentifier()), root, tuple(paths))
-    _PLACES[path] = place
+    places[path] = place
     return place
 
 
@@ -205,14 +212,18 @@ class ModuleSource:
 # module are answered from memos keyed by its hash, so holding every text read in a run (a
 # large corpus's texts are many times its size on disk) buys little.
 KEEP_TEXTS = 256
-_TEXTS: "OrderedDict[int, ModuleSource]" = OrderedDict()
+
+
+class HeldTexts(OrderedDict):  # type: ignore[type-arg]
+    """The texts a run holds (see KEEP_TEXTS), by id of their module."""
 
 
 def _held_text(module: ModuleSource) -> None:
-    _TEXTS[id(module)] = module
-    _TEXTS.move_to_end(id(module))
-    while len(_TEXTS) > KEEP_TEXTS:
-        _, oldest = _TEXTS.popitem(last=False)
+    held: "OrderedDict[int, ModuleSource]" = current().state(HeldTexts)
+    held[id(module)] = module
+    held.move_to_end(id(module))
+    while len(held) > KEEP_TEXTS:
+        _, oldest = held.popitem(last=False)
         oldest.forget_text()
 
 
@@ -223,9 +234,10 @@ class ProjectModules:
         self.root = root
         self.search_paths = search_paths
         self._modules: Dict[str, Optional[ModuleSource]] = {}
+        self._consulting = current().state(Consulting, lasting=True)  # asked on every lookup
 
     def module(self, name: str) -> Optional[ModuleSource]:
-        _CONSULTED[0] = True
+        self._consulting.consulted = True
         if name in self._modules:
             return self._modules[name]
         found = None
@@ -245,18 +257,20 @@ class ProjectModules:
         return bool(qualname) and self.module(qualname.split(".")[0]) is not None
 
 
-_PROJECTS: Dict[Tuple[str, Tuple[str, ...]], ProjectModules] = {}
-# Whether the file being checked looked into its project (found a module there or not): its
-# answer then depends on other files, which the results cache must record.
-_CONSULTED = [False]
+class Consulting:
+    """Whether the file being checked looked into its project (found a module there or not):
+    its answer then depends on other files, which the results cache must record."""
+
+    def __init__(self) -> None:
+        self.consulted = False
 
 
 def start_consulting() -> None:
-    _CONSULTED[0] = False
+    current().state(Consulting, lasting=True).consulted = False
 
 
 def consulted() -> bool:
-    return _CONSULTED[0]
+    return current().state(Consulting, lasting=True).consulted
 
 
 def project_of(path: str) -> Optional[Tuple[ProjectModules, str, bool]]:
@@ -266,14 +280,13 @@ def project_of(path: str) -> Optional[Tuple[ProjectModules, str, bool]]:
         return None
     name, root, paths = place
     key = (root, paths)
-    found = _PROJECTS.get(key)
+    projects: Dict[Tuple[str, Tuple[str, ...]], ProjectModules] = current().memo(ProjectModules)
+    found = projects.get(key)
     if found is None:
-        found = _PROJECTS[key] = ProjectModules(root, paths)
+        found = projects[key] = ProjectModules(root, paths)
     return found, name, os.path.basename(path) == "__init__.py"
 
 
 def forget_projects() -> None:
     """Forget every project's modules and places (an editor saw files change)."""
-    _PROJECTS.clear()
-    _PLACES.clear()
-    _TEXTS.clear()
+    current().forget(ProjectModules, Place, HeldTexts)

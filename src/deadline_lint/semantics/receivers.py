@@ -9,6 +9,7 @@ from typing import Dict, List, NamedTuple, Optional, Tuple
 from deadline_lint.semantics.local.children import walk as walk_nodes
 from deadline_lint.semantics.local.resolve import unwrap_optional
 from deadline_lint.semantics.local.scopes import ASSIGN, PARAM, Scope
+from deadline_lint.semantics.session import current
 from deadline_lint.semantics.summary import CLASS, FUNCTIONS, ModuleTree, Names, Symbol, content_key, tree_of
 
 _MAX_DEPTH = 4
@@ -117,22 +118,20 @@ class AttributeTable(NamedTuple):
     assigned: Dict[str, List[Event]]
 
 
-_TABLES: Dict[Tuple[str, Tuple[str, ...]], Optional[AttributeTable]] = {}
-
-
 def attribute_table(owner: Symbol) -> Optional[AttributeTable]:
     """The table of a project class (None: its module does not parse, or the name is no class)."""
     key = (content_key(owner.module), owner.path)
-    if key in _TABLES:
-        return _TABLES[key]
+    tables: Dict[Tuple[str, Tuple[str, ...]], Optional[AttributeTable]] = current().memo(AttributeTable)
+    if key in tables:
+        return tables[key]
     tree = tree_of(owner.module)
     node = tree.node(owner.path) if tree is not None else None
-    found = _TABLES[key] = _table(node, tree) if isinstance(node, ast.ClassDef) and tree is not None else None
+    found = tables[key] = _table(node, tree) if isinstance(node, ast.ClassDef) and tree is not None else None
     return found
 
 
 def forget_attribute_tables() -> None:
-    _TABLES.clear()
+    current().forget(AttributeTable)
 
 
 def _table(node: ast.ClassDef, summary: ModuleTree) -> AttributeTable:

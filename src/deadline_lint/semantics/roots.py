@@ -7,14 +7,19 @@ from __future__ import annotations
 import os
 from typing import Dict, Optional
 
+from deadline_lint.semantics.session import current
+
 ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", ".git")
 
-_ROOTS: Dict[str, Optional[str]] = {}
+
+class Roots:
+    """The run's memo of where projects start, by folder (a folder may gain a marker)."""
 
 
 def root_above(folder: str) -> Optional[str]:
     """The nearest folder at or above `folder` with a root marker (memoised per folder)."""
-    found = _ROOTS.get(folder, ...)
+    roots: Dict[str, Optional[str]] = current().memo(Roots)
+    found = roots.get(folder, ...)
     if found is not ...:
         return found
     result = None
@@ -24,5 +29,5 @@ def root_above(folder: str) -> Optional[str]:
         parent = os.path.dirname(folder)
         if parent != folder:
             result = root_above(parent)
-    _ROOTS[folder] = result
+    roots[folder] = result
     return result

@@ -5,7 +5,9 @@ aliases does `import time as t` bind), each as loose as its caller's soundness n
 from __future__ import annotations
 
 import re
-from typing import Dict, Iterable, Iterator, List, Optional, Tuple
+from typing import Dict, Iterable, Iterator, Optional, Tuple
+
+from deadline_lint.semantics.session import current
 
 # Each statement starts with its keyword, which is what the regex engine searches for fast; that
 # only blanks stand before it on its line is checked for each candidate (`_statements`): a
@@ -50,15 +52,20 @@ def import_table(text: str) -> Dict[str, str]:
     """Name -> what an import line binds it to (`from .a import b as c` -> c: ".a.b"), from
     every import line, at any depth: for the prefilter, more names only mean more checking.
     The file being checked is asked about more than once: its last answer is kept."""
-    cached = _LAST_TABLE[0]
+    last = current().state(LastTable)
+    cached = last.held
     if cached is not None and cached[0] is text:
         return cached[1]
     table = _scan_imports(text)
-    _LAST_TABLE[0] = (text, table)
+    last.held = (text, table)
     return table
 
 
-_LAST_TABLE: List[Optional[Tuple[str, Dict[str, str]]]] = [None]
+class LastTable:
+    """The import table of the last text asked about."""
+
+    def __init__(self) -> None:
+        self.held: Optional[Tuple[str, Dict[str, str]]] = None
 
 
 def _scan_imports(text: str) -> Dict[str, str]:

@@ -21,66 +21,82 @@ import threading
 import time
 from typing import Any, Dict, Optional, Set
 
+from deadline_lint.semantics.session import current
 from deadline_lint.support import sealed
 from deadline_lint.support.regular_files import open_regular
 
-_FOLDER: list = [None]  # where entries live; None: nothing is stored (no results cache)
-_ENTRIES: Dict[str, Optional[Dict[str, Any]]] = {}  # read or written this run, by key
-_DIRTY: Set[str] = set()
 KEEP_OTHER_BUILDS_SECONDS = 7 * 24 * 3600
 _USED = ".used"  # touched by every run that writes: when the build last wrote here
 
 
+class Store:
+    """The run's store: where entries live (None: nothing is stored, no results cache), the
+    entries read or written this run by key, and those not written yet."""
+
+    def __init__(self) -> None:
+        self.folder: Optional[str] = None
+        self.entries: Dict[str, Optional[Dict[str, Any]]] = {}
+        self.dirty: Set[str] = set()
+
+
+def _store() -> Store:
+    return current().state(Store, lasting=True)
+
+
 def use_store(folder: Optional[str]) -> None:
-    if folder != _FOLDER[0]:
-        _FOLDER[0] = folder
-        _ENTRIES.clear()
-        _DIRTY.clear()
+    held = _store()
+    if folder != held.folder:
+        held.folder = folder
+        held.entries.clear()
+        held.dirty.clear()
 
 
-def _path(key: str) -> str:
-    return os.path.join(_FOLDER[0], key[:2], f"{key}.json")
+def _path(folder: str, key: str) -> str:
+    return os.path.join(folder, key[:2], f"{key}.json")
 
 
 def entry(key: str) -> Optional[Dict[str, Any]]:
     """The stored entry for a module content, or None (no store, or nothing stored yet)."""
-    if _FOLDER[0] is None:
+    held = _store()
+    if held.folder is None:
         return None
-    if key not in _ENTRIES:
+    if key not in held.entries:
         found = None
         try:
-            with open_regular(_path(key)) as handle:
+            with open_regular(_path(held.folder, key)) as handle:
                 payload = sealed.unseal(handle.read(), key)
             data = json.loads(payload) if payload is not None else None
             if isinstance(data, dict) and data.get("key") == key:
                 found = data
         except (OSError, ValueError):
             found = None
-        _ENTRIES[key] = found
-    return _ENTRIES[key]
+        held.entries[key] = found
+    return held.entries[key]
 
 
 def put(key: str, field: str, value: Any) -> None:
     """Record `value` under `field` of the module's entry; written by `flush`."""
-    if _FOLDER[0] is None:
+    held = _store()
+    if held.folder is None:
         return
     found = entry(key)
     if found is None:
-        found = _ENTRIES[key] = {"key": key}
+        found = held.entries[key] = {"key": key}
     found[field] = value
-    _DIRTY.add(key)
+    held.dirty.add(key)
 
 
 def flush() -> None:
     """Write the entries changed since the last flush (between files, never mid-check)."""
-    if _FOLDER[0] is None or not _DIRTY:
+    held = _store()
+    if held.folder is None or not held.dirty:
         return
-    _mark_used(_FOLDER[0])
-    for key in sorted(_DIRTY):
-        data = _ENTRIES.get(key)
+    _mark_used(held.folder)
+    for key in sorted(held.dirty):
+        data = held.entries.get(key)
         if data is None:
             continue
-        path = _path(key)
+        path = _path(held.folder, key)
         temporary = None
         try:
             os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -95,7 +111,7 @@ def flush() -> None:
             if temporary is not None and os.path.exists(temporary):
                 os.unlink(temporary)
             break  # a folder we may not write: the run goes on without storing
-    _DIRTY.clear()
+    held.dirty.clear()
 
 
 def _mark_used(folder: str) -> None:

@@ -17,6 +17,7 @@ from deadline_lint.semantics.local.definitions import FUNCTIONS, class_members, 
 from deadline_lint.semantics.local.scopes import ASSIGN, IMPORT, OTHER, Scope
 from deadline_lint.semantics.modules import ModuleSource, ProjectModules, absolute_name, longest_prefix
 from deadline_lint.semantics.scan import import_table
+from deadline_lint.semantics.session import current
 
 MAX_CHAIN = 8  # re-exports and bases followed before a name is left unknown
 FUNCTION, CLASS, VALUE = "function", "class", "value"
@@ -159,12 +160,23 @@ class ModuleTree:
         return self.summary.qualname_of(expr, shadowed)
 
 
-_SUMMARIES: Dict[str, Optional[ModuleSummary]] = {}  # by content hash and module name
-# Trees weigh some 40 bytes per byte of source: only the most recently used are kept, and a
-# module asked about again is parsed again (its answers derive from its text alone).
-_TREES: "OrderedDict[int, Tuple[ModuleSource, Optional[ModuleTree]]]" = OrderedDict()
+# Summaries are the run's memo of ModuleSummary, by content hash and module name.
+
+
+class HeldTrees(OrderedDict):  # type: ignore[type-arg]
+    """Trees weigh some 40 bytes per byte of source: only the most recently used are kept
+    (by id of their module), and a module asked about again is parsed again (its answers
+    derive from its text alone)."""
+
+
 KEEP_TREES = 1  # held trees make every pass of the cyclic collector longer
-_OWN: List[Optional[Tuple[ModuleSource, Optional[ModuleTree]]]] = [None]
+
+
+class OwnTree:
+    """The view of the file being checked, while it is checked."""
+
+    def __init__(self) -> None:
+        self.held: Optional[Tuple[ModuleSource, Optional[ModuleTree]]] = None
 
 
 def content_key(module: ModuleSource) -> str:
@@ -176,17 +188,18 @@ def summary_of(module: ModuleSource) -> Optional[ModuleSummary]:
     """The module's summary (None when it does not parse), once per content and name: from
     the store when an earlier run left it there."""
     key = content_key(module)
-    if key in _SUMMARIES:
-        return _SUMMARIES[key]
+    summaries: Dict[str, Optional[ModuleSummary]] = current().memo(ModuleSummary)
+    if key in summaries:
+        return summaries[key]
     stored = store.entry(key)
     if stored is not None and "summary" in stored:
         found = ModuleSummary.from_data(module.name, stored["summary"]) if stored["summary"] is not None else None
         if found is not None or stored["summary"] is None:
-            _SUMMARIES[key] = found
+            summaries[key] = found
             return found
     tree = module.tree
     scope = Scope(tree, None) if tree is not None else None
-    found = _SUMMARIES[key] = ModuleSummary(module, scope) if scope is not None else None
+    found = summaries[key] = ModuleSummary(module, scope) if scope is not None else None
     store.put(key, "summary", found.to_data() if found is not None else None)
     if found is not None and tree is not None and module.rereadable:
         _hold(module, ModuleTree(module, found, tree, scope))
@@ -197,19 +210,21 @@ def tree_of(module: ModuleSource) -> Optional[ModuleTree]:
     if not module.rereadable:
         # The file being checked: its tree is the walk's, and lives as long as the check (a
         # tree held past it would make every later pass of the cyclic collector walk it).
-        own = _OWN[0]
+        state = current().state(OwnTree)
+        own = state.held
         if own is None or own[0] is not module:
             summary = summary_of(module)
             tree = module.tree
             view = ModuleTree(module, summary, tree) if summary is not None and tree is not None else None
-            own = _OWN[0] = (module, view)
+            own = state.held = (module, view)
         return own[1]
-    known = _TREES.get(id(module))
+    held: "OrderedDict[int, Tuple[ModuleSource, Optional[ModuleTree]]]" = current().state(HeldTrees)
+    known = held.get(id(module))
     if known is not None and known[0] is module:
-        _TREES.move_to_end(id(module))
+        held.move_to_end(id(module))
         return known[1]
     summary = summary_of(module)
-    known = _TREES.get(id(module))
+    known = held.get(id(module))
     if known is not None and known[0] is module:
         return known[1]
     tree = module.tree
@@ -219,36 +234,36 @@ def tree_of(module: ModuleSource) -> Optional[ModuleTree]:
 
 
 def _hold(module: ModuleSource, found: Optional[ModuleTree]) -> None:
-    _TREES[id(module)] = (module, found)
-    while len(_TREES) > KEEP_TREES:
-        _, (old, view) = _TREES.popitem(last=False)
+    held: "OrderedDict[int, Tuple[ModuleSource, Optional[ModuleTree]]]" = current().state(HeldTrees)
+    held[id(module)] = (module, found)
+    while len(held) > KEEP_TREES:
+        _, (old, view) = held.popitem(last=False)
         old.forget_tree()
         if view is not None:
             view.scope.clear_caches()  # its bindings point back at it: free the tree now
 
 
-_IMPORT_LINES: Dict[str, Dict[str, str]] = {}  # by content: what each import line binds
+class ImportLines:
+    """The run's memo of what each import line of a module binds, by content."""
 
 
 def _import_table_of(module: ModuleSource) -> Dict[str, str]:
     key = content_key(module)
-    found = _IMPORT_LINES.get(key)
+    memo: Dict[str, Dict[str, str]] = current().memo(ImportLines)
+    found = memo.get(key)
     if found is None:
-        found = _IMPORT_LINES[key] = dict(import_table(module.text))
+        found = memo[key] = dict(import_table(module.text))
     return found
 
 
 
 def forget_summaries() -> None:
-    _IMPORT_LINES.clear()
-    _SUMMARIES.clear()
-    _TREES.clear()
-    _OWN[0] = None
+    current().forget(ImportLines, ModuleSummary, HeldTrees, OwnTree)
 
 
 def release_own_tree() -> None:
     """The check of a file is over: let its tree go."""
-    _OWN[0] = None
+    current().state(OwnTree).held = None
 
 
 class Names:

@@ -4,6 +4,7 @@ A test returns None when the value is fine, else what was expected (or `(where, 
 got)` when it names a part of the value, as the outbound check does)."""
 from __future__ import annotations
 
+from types import MappingProxyType
 import ast
 import keyword
 import re
@@ -119,7 +120,7 @@ def _client_list(value: Any) -> Any:
 
 
 _NAME_KEYS = ("keyword", "constructor_keyword", "headers_keyword")
-_TEMPLATE_KEYS = {"timeout_template": ("timeout",), "wrap": ("call", "timeout")}
+_TEMPLATE_KEYS = MappingProxyType({"timeout_template": ("timeout",), "wrap": ("call", "timeout")})
 
 
 def _client_spelling_problem(groups: List[Mapping[str, Any]]):
@@ -168,12 +169,12 @@ def _outbound_json() -> Dict[str, Any]:
     return {"type": "array", "items": group}
 
 
-_STRING = {"type": "string", "pattern": r"\S"}
-_CODES = {"type": "array", "items": {"type": "string", "pattern": SELECTOR_PATTERN}}
+_STRING = MappingProxyType({"type": "string", "pattern": r"\S"})
+_CODES = MappingProxyType({"type": "array", "items": {"type": "string", "pattern": SELECTOR_PATTERN}})
 
 
 def json_copy(value: Any) -> Any:
-    if isinstance(value, dict):
+    if isinstance(value, (dict, MappingProxyType)):
         return {key: json_copy(item) for key, item in value.items()}
     return value
 
@@ -192,10 +193,10 @@ PATH_CODES = Check(
     _path_map, lambda: {"type": "object", "additionalProperties": dict(_CODES)}, "glob -> list of rule codes",
     lambda value: {pattern: tuple(codes) for pattern, codes in value.items()},
 )
-_ROLE_JSON = {
+_ROLE_JSON = MappingProxyType({
     "type": "object", "additionalProperties": False,
     "properties": {role: {"type": "array", "items": dict(_STRING)} for role in BUDGET_ROLES},
-}
+})
 ROLES = Check(
     _role_map, lambda: json_copy(_ROLE_JSON), "role -> list of method names",
     lambda value: {role: tuple(methods) for role, methods in value.items()},

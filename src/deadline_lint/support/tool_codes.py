@@ -1,7 +1,8 @@
 """Tool-level diagnostics (family DL0xx): problems with a file rather than with its code."""
 from __future__ import annotations
 
-from typing import Dict, NamedTuple
+from types import MappingProxyType
+from typing import Mapping, NamedTuple
 
 
 class ToolCode(NamedTuple):
@@ -10,7 +11,7 @@ class ToolCode(NamedTuple):
     doc: str
 
 
-TOOL_CODES: Dict[str, ToolCode] = {
+TOOL_CODES: Mapping[str, ToolCode] = MappingProxyType({
     tc.code: tc
     for tc in (
         ToolCode("DL001", "syntax-error", "The file does not parse as Python under the running "
@@ -34,4 +35,4 @@ TOOL_CODES: Dict[str, ToolCode] = {
                  "checker can analyse (the depth of CPython's own parser limit). It is valid Python, but "
                  "the rules named in the message did not check it."),
     )
-}
+})

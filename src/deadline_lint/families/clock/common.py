@@ -2,6 +2,7 @@
 how a fix spells a monotonic clock read with the names the module already binds."""
 from __future__ import annotations
 
+from types import MappingProxyType
 import ast
 import re
 from typing import TYPE_CHECKING, FrozenSet, Optional, Tuple
@@ -100,10 +101,10 @@ READ, WRITE = "read", "write"  # the shapes of a header key literal in source te
 # A short one-line literal holding a key word, where a key is read (`h["..."]`,
 # `h.get("...")`) or written (`{"...": v}`, `("...", v)`, `h["..."] = v`).
 _INSIDE = r"""[^"'\s=(){}\[\],:]{0,60}?"""
-_SHAPES = {
+_SHAPES = MappingProxyType({
     READ: r"""[\[(]\s*[bBrRuU]?["']%s(?:%s)%s["']\s*[\]),]""",
     WRITE: r"""[{(,\[]\s*[bBrRuU]?["']%s(?:%s)%s["']\s*[:,\]]""",
-}
+})
 
 
 class HeaderKeyText:

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from types import MappingProxyType
 import ast
 from typing import TYPE_CHECKING, FrozenSet, List, Optional, Tuple
 
@@ -31,12 +32,12 @@ if TYPE_CHECKING:
     from deadline_lint.semantics.file_view import FileView
 
 _PRIORITY = (REMAINING, COMPARE, SPAN_CHECK, TIMEOUT)  # the use a message names first
-_WHAT = {
+_WHAT = MappingProxyType({
     COMPARE: "compared with a deadline",
     REMAINING: "used to compute the remaining time",
     SPAN_CHECK: "used to check elapsed or remaining time against a limit",
     TIMEOUT: "used to compute a timeout",
-}
+})
 
 
 

@@ -80,8 +80,7 @@ def policy_words(retry: RetryCatalog, profile: Profile) -> FrozenSet[str]:
 
 
 def policy_text_filter(catalog: Catalog, profile: Profile) -> Callable[[str], bool]:
-    key = ("retry.text_filter", tuple(profile.retry_decorators))
-    return catalog.cached(key, lambda: PolicyImports(catalog.retry, profile))
+    return catalog.cached(PolicyImports, lambda: PolicyImports(catalog.retry, profile), tuple(profile.retry_decorators))
 
 
 class PolicyImports:

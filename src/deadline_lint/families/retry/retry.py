@@ -54,7 +54,7 @@ class RetryAnalysis:
         own = tuple(ctx.profile.retry_decorators)
         base = ctx.catalog.retry
         self.catalog: RetryCatalog = (
-            ctx.catalog.cached(("retry", own), lambda: base.with_decorators(own)) if own else base
+            ctx.catalog.cached(RetryAnalysis, lambda: base.with_decorators(own), own) if own else base
         )
         self.exceptions = ctx.analysis(ExceptionAnalysis)
         self.policies = PolicyReader(ctx, self.catalog, self.exceptions)

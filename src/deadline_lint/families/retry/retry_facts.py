@@ -11,6 +11,7 @@ from deadline_lint.catalog.retry import DECORATOR, RetryCatalog
 from deadline_lint.semantics.facts import Answer, Fact, Local
 from deadline_lint.semantics.file import FileSemantics
 from deadline_lint.semantics.local.scopes import Scope
+from deadline_lint.semantics.session import current
 from deadline_lint.semantics.summary import FUNCTIONS, ModuleTree
 
 if TYPE_CHECKING:
@@ -59,9 +60,6 @@ def _single_attempt(decorator: ast.expr) -> bool:
     return False
 
 
-_FACTS: Dict[int, RetriesOnItsOwn] = {}
-
-
 class ProjectRetries:
     """Per file (`ctx.analysis(ProjectRetries)`): what a call reaches that retries on its own."""
 
@@ -70,9 +68,10 @@ class ProjectRetries:
 
         self.ctx = ctx
         catalog = ctx.analysis(RetryAnalysis).catalog
-        found = _FACTS.get(id(catalog))
+        facts: Dict[int, RetriesOnItsOwn] = current().memo(RetriesOnItsOwn, lasting=True)  # by catalog
+        found = facts.get(id(catalog))
         if found is None or found.catalog is not catalog:
-            found = _FACTS[id(catalog)] = RetriesOnItsOwn(catalog)
+            found = facts[id(catalog)] = RetriesOnItsOwn(catalog)
         self.fact = found
 
     def retried(self, call: ast.Call, scope: Scope) -> Optional[Answer[str]]:

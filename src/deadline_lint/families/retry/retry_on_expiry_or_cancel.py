@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import ast
 import re
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Callable, FrozenSet, Optional, Set, Union
 
 from deadline_lint.catalog.retry import TYPES
@@ -64,8 +65,9 @@ def _type_words(rule: Rule) -> FrozenSet[str]:
 
 def _names_a_type(rule: Rule) -> Callable[[str], bool]:
     words = _type_words(rule)
-    key = ("DL301.names_a_type", words)
-    found: Callable[[str], bool] = rule.catalog.cached(key, lambda: NamedInMatch(_EXCEPT_OR_CONSTANT, words))
+    found: Callable[[str], bool] = rule.catalog.cached(
+        _names_a_type, lambda: NamedInMatch(_EXCEPT_OR_CONSTANT, words), words
+    )
     return found
 
 
@@ -87,10 +89,10 @@ class NamedInMatch:
         return False
 
 
-_WHY = {
+_WHY = MappingProxyType({
     EXPIRY: "an expiry error: the deadline is gone, another attempt only spends time nobody waits for",
     CANCEL: "cancellation: the caller has gone, another attempt works for nobody",
-}
+})
 
 
 @register

@@ -167,14 +167,30 @@ class Lifecycle:
 _ASKED_ABOUT = (ast.Call, ast.Name, ast.Attribute)
 # Fields that never hold a node: expression contexts and operators are not walked.
 _NO_NODES = frozenset({"ctx", "op", "ops"})
-_FIELDS: Dict[Type[ast.AST], List[str]] = {}
 
 
-def _node_fields(node_type: Type[ast.AST]) -> List[str]:
+def _fields_of(node_type: type) -> Tuple[str, ...]:
+    return tuple(f for f in getattr(node_type, "_fields", ()) if f not in _NO_NODES)
+
+
+def _node_types() -> List[type]:
+    found: List[type] = []
+    pending: List[type] = [ast.AST]
+    while pending:
+        each = pending.pop()
+        found.append(each)
+        pending.extend(each.__subclasses__())
+    return found
+
+
+# Every node type the interpreter defines, filled at import and never written: the walk keeps
+# no memo. A plain dict: looked up for every node (a read-only proxy's lookup costs twice).
+_FIELDS: Dict[type, Tuple[str, ...]] = {t: _fields_of(t) for t in _node_types()}
+
+
+def _node_fields(node_type: Type[ast.AST]) -> Tuple[str, ...]:
     fields = _FIELDS.get(node_type)
-    if fields is None:
-        fields = _FIELDS[node_type] = [f for f in node_type._fields if f not in _NO_NODES]
-    return fields
+    return fields if fields is not None else _fields_of(node_type)
 
 
 def _is_script(tree: ast.Module) -> bool:

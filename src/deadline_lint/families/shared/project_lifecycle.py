@@ -16,6 +16,7 @@ from deadline_lint.families.shared.background_helpers import hands_to_background
 from deadline_lint.families.shared.lifecycle import Lifecycle
 from deadline_lint.semantics.callers import Callers, is_test_path
 from deadline_lint.semantics.facts import MAX_HOPS
+from deadline_lint.semantics.session import current
 from deadline_lint.semantics.modules import ModuleSource
 from deadline_lint.semantics.summary import CLASS, FUNCTION, Symbol, content_key
 
@@ -25,15 +26,17 @@ if TYPE_CHECKING:
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
-_PATHS: Dict[Tuple[str, int], FrozenSet[Tuple[str, ...]]] = {}  # by module content and spec
+class OutsidePaths:
+    """The run's memo of `_outside_in`, by module content and spec."""
 
 
 def _outside_in(module: ModuleSource, spec: OutsideRequests) -> FrozenSet[Tuple[str, ...]]:
     key = (content_key(module), id(spec))
-    found = _PATHS.get(key)
+    paths: Dict[Tuple[str, int], FrozenSet[Tuple[str, ...]]] = current().memo(OutsidePaths, lasting=True)
+    found = paths.get(key)
     if found is None:
         tree = module.tree
-        found = _PATHS[key] = Lifecycle.of_tree(spec, tree).outside_paths() if tree is not None else frozenset()
+        found = paths[key] = Lifecycle.of_tree(spec, tree).outside_paths() if tree is not None else frozenset()
     return found
 
 
@@ -166,9 +169,6 @@ def _relative(path: str, root: str) -> str:
 
 
 # -- task roots (DL403) ----------------------------------------------------------------------
-_TASK_SPECS: Dict[int, Tuple[OutsideRequests, OutsideRequests]] = {}
-
-
 def task_spec(ctx: "FileView") -> OutsideRequests:
     """`outside_requests` with the catalog's `cancellation.task_roots` counted as running their
     coroutine on its own (`asyncio.run(main())`'s caller is synchronous and has no
@@ -176,11 +176,12 @@ def task_spec(ctx: "FileView") -> OutsideRequests:
     it; `start_server(handle)` runs a task per connection that nobody awaits), and without
     the script rule: a module's demo `__main__` block does not make its defs task roots."""
     base = ctx.catalog.retry.outside_requests
-    found = _TASK_SPECS.get(id(base))
+    specs: Dict[int, Tuple[OutsideRequests, OutsideRequests]] = current().memo(TaskRoots, lasting=True)  # by base
+    found = specs.get(id(base))
     if found is None or found[0] is not base:
         mains = ctx.catalog.cancellation.task_roots
         derived = OutsideRequests(base.names, base.background | frozenset(mains), base.spawns, scripts=False)
-        found = _TASK_SPECS[id(base)] = (base, derived)
+        found = specs[id(base)] = (base, derived)
     return found[1]
 
 

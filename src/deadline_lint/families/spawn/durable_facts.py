@@ -16,6 +16,7 @@ from typing import Dict, Optional, Set
 
 from deadline_lint.families.spawn.queue_catalog import QueueCatalog
 from deadline_lint.semantics.facts import Fact, Local
+from deadline_lint.semantics.session import current
 from deadline_lint.semantics.summary import FUNCTIONS, ModuleTree
 
 
@@ -93,12 +94,10 @@ class DurableTask(Fact[str]):
         return None
 
 
-_FACTS: Dict[str, DurableTask] = {}
-
-
 def durable_task(queues: QueueCatalog) -> DurableTask:
     """One fact per queue vocabulary (the profile's `durable_enqueues` extend it)."""
-    found = _FACTS.get(queues.key)
+    facts: Dict[str, DurableTask] = current().memo(DurableTask, lasting=True)  # by vocabulary
+    found = facts.get(queues.key)
     if found is None:
-        found = _FACTS[queues.key] = DurableTask(queues)
+        found = facts[queues.key] = DurableTask(queues)
     return found

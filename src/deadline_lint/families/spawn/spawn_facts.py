@@ -16,6 +16,7 @@ from deadline_lint.semantics.facts import Fact, Local
 from deadline_lint.semantics.file import FactUse
 from deadline_lint.semantics.local.children import walk as walk_nodes
 from deadline_lint.semantics.local.scopes import ASSIGN, PARAM, Scope
+from deadline_lint.semantics.session import current
 from deadline_lint.semantics.summary import ModuleTree, own_returns
 
 # The receivers `x.create_task(...)` is a loop's, spelled so: a TaskGroup's or a nursery's
@@ -140,15 +141,13 @@ def _callee_name(
     return summary.qualname_of(func, shadowed)
 
 
-_FACTS: Dict[FrozenSet[str], ReturnsTask] = {}
-
-
 def returns_task(spawn: SpawnCatalog) -> ReturnsTask:
     """One fact per spawn vocabulary (the profile's `spawn_helpers` extend it)."""
     key = spawn.tasks | spawn.loop_task_methods | spawn.loop_factories
-    found = _FACTS.get(key)
+    facts: Dict[FrozenSet[str], ReturnsTask] = current().memo(ReturnsTask, lasting=True)  # by vocabulary
+    found = facts.get(key)
     if found is None:
-        found = _FACTS[key] = ReturnsTask(spawn)
+        found = facts[key] = ReturnsTask(spawn)
     return found
 
 

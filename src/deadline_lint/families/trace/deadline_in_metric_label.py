@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from types import MappingProxyType
 import ast
 import re
 from typing import TYPE_CHECKING, Optional
@@ -25,7 +26,7 @@ _SCALINGS = (ast.Mult, ast.Div, ast.Add, ast.Sub)
 # `remaining()`, as the design names it); only on a name the budget analysis already holds.
 _REMAINDER_ROLES = frozenset({RAW_REMAINDER, RAW_REMAINDER_MS, HOP_TIMEOUT})
 _BUDGET_REMAINDER_METHODS = frozenset({"remaining"})
-_WHAT = {INSTANT: "a clock reading", DEADLINE: "a deadline", SPAN: "a remaining or elapsed time"}
+_WHAT = MappingProxyType({INSTANT: "a clock reading", DEADLINE: "a deadline", SPAN: "a remaining or elapsed time"})
 
 
 @register

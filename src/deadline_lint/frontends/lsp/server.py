@@ -137,8 +137,8 @@ class DeadlineLintServer(LanguageServer):  # type: ignore[misc,valid-type]
         that looked into their project depend on other files."""
         if not any(known.result.project_index for known in self.checked.values()):
             return
-        self.engine.forget_project_facts()
         changed = {os.path.abspath(p) for p in paths}
+        self.engine.invalidate(changed)
 
         def appears_in(folders: FrozenSet[str]) -> bool:  # a lookup failed there before
             return any(path.startswith(folder + os.sep) for path in changed for folder in folders)

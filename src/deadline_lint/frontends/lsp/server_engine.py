@@ -7,12 +7,12 @@ For a buffer (its unsaved text and its path on disk): `check` (the findings, and
 project files they reach), `fix_all` (the text `fix` would write), `apply_fix` (one
 finding's fix, as one round of `fix` applies it), `suppress` (`# noqa: CODE` added as
 `check --add-noqa` writes it). Project modules open in the editor are read as they are in
-the editor (`use_unsaved`); `forget_project_facts` drops every answer memoised about them,
-for when a module changed on disk or in a buffer. run/buffers.py says what each answers.
+the editor (`use_unsaved`); `invalidate` drops every answer memoised about them, for when a
+module changed on disk or in a buffer. run/buffers.py says what each answers.
 """
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Iterable, Optional, Sequence
 
 from deadline_lint.run import buffers
 from deadline_lint.run.api import Options
@@ -26,18 +26,18 @@ class Engine:
     """One per server: profiles are resolved and checkers built once, until `reload`."""
 
     def __init__(self, explicit_profile: Optional[str] = None) -> None:
-        self._options = Options(profile=explicit_profile)
+        self._buffers = buffers.Buffers(Options(profile=explicit_profile))
 
     def reload(self) -> None:
         """A profile (pyproject.toml or its YAML) may have changed: resolve them again."""
-        buffers.reload()
+        self._buffers.reload()
 
     def check(self, text: str, path: str) -> BufferCheck:
-        return buffers.check_buffer(text, path, self._options)
+        return self._buffers.check_buffer(text, path)
 
     def fix_all(self, text: str, path: str) -> Optional[str]:
         """What `deadline-lint fix` makes of the text (None: nothing, or it gave up)."""
-        return buffers.fix_buffer(text, path, self._options)
+        return self._buffers.fix_buffer(text, path)
 
     def apply_fix(self, text: str, fix: Fix) -> Optional[str]:
         """One finding's fix, or None when its edits cannot go in or the result would not parse."""
@@ -52,11 +52,14 @@ class Engine:
         return result.text if result.text != text else None
 
     # -- the project's modules, for a server that lives longer than one check -----------
-    @staticmethod
-    def use_unsaved(path: str, text: Optional[str]) -> None:
+    def use_unsaved(self, path: str, text: Optional[str]) -> None:
         """The semantics layer reads `path` as `text` (None: as on disk again)."""
-        buffers.use_unsaved(path, text)
+        self._buffers.use_unsaved(path, text)
 
-    @staticmethod
-    def forget_project_facts() -> None:
-        buffers.forget_project_facts()
+    def invalidate(self, paths: Iterable[str]) -> None:
+        """Files changed (on disk or in a buffer): drop every answer memoised about the project."""
+        self._buffers.invalidate(paths)
+
+    def forget_project_facts(self) -> None:
+        """`invalidate` for a change the server cannot name (a profile changed)."""
+        self._buffers.invalidate(())

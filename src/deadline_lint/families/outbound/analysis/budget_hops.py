@@ -146,8 +146,7 @@ def hop_text_filter(catalog: Catalog, profile: Profile) -> "_HopText":
     words = budget_words(profile, catalog)
     clocks = clock_catalog(catalog).final_names
     keywords = hop_keywords(catalog)
-    key = ("budget_hops.text_filter", keywords, words, clocks)
-    return catalog.cached(key, lambda: _HopText(keywords, words, clocks))
+    return catalog.cached(_HopText, lambda: _HopText(keywords, words, clocks), keywords, words, clocks)
 
 
 class _HopText:

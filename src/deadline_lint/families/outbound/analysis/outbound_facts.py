@@ -36,6 +36,7 @@ from deadline_lint.semantics.local.resolve import Definition, Resolver
 from deadline_lint.semantics.local.scopes import ANNOTATED, ASSIGN, Scope
 from deadline_lint.semantics.modules import ModuleSource, absolute_name, project_of
 from deadline_lint.semantics.scan import import_table
+from deadline_lint.semantics.session import current
 from deadline_lint.semantics.summary import FUNCTION, VALUE, ModuleTree, Names, class_members, own_returns
 
 ATTRIBUTE, CALL = "attr", "call"  # the symbol holds the client / calling it gives the client
@@ -72,9 +73,10 @@ class ReexportNames:
         return None
 
 
-# By project (its modules, kept with the memo so that its id is not reused) and content: the
-# salt depends on other modules' texts, so a new run (new ProjectModules) computes it again.
-_SALTS: Dict[int, Tuple[object, Dict[str, str]]] = {}
+class ReexportSalts:
+    """The run's memo of `reexport_salt`, by project (its modules, kept with the memo so that
+    its id is not reused) and content: the salt depends on other modules' texts, so a new
+    project index (files changed) computes it again."""
 
 
 def reexport_salt(module: ModuleSource) -> str:
@@ -83,9 +85,10 @@ def reexport_salt(module: ModuleSource) -> str:
     project = project_of(module.path)
     if project is None:
         return ""
-    held = _SALTS.get(id(project[0]))
+    salts: Dict[int, Tuple[object, Dict[str, str]]] = current().memo(ReexportSalts)
+    held = salts.get(id(project[0]))
     if held is None or held[0] is not project[0]:
-        held = _SALTS[id(project[0])] = (project[0], {})
+        held = salts[id(project[0])] = (project[0], {})
     memo = held[1]
     key = f"{module.digest}-{module.name}-{int(module.is_package)}"
     found = memo.get(key)
@@ -344,15 +347,13 @@ class ForwardsTimeout(_OutboundFact):
         return held[1]
 
 
-_FACTS: Dict[int, Tuple[Catalog, IsClient, ForwardsTimeout]] = {}
-
-
 def facts_for(catalog: Catalog) -> Tuple[IsClient, ForwardsTimeout]:
-    found = _FACTS.get(id(catalog))
+    facts: Dict[int, Tuple[Catalog, IsClient, ForwardsTimeout]] = current().memo(IsClient, lasting=True)  # by catalog
+    found = facts.get(id(catalog))
     if found is None or found[0] is not catalog:
         is_client, forwards = IsClient(catalog), ForwardsTimeout(catalog)
         is_client.companions, forwards.companions = (forwards,), (is_client,)
-        found = _FACTS[id(catalog)] = (catalog, is_client, forwards)
+        found = facts[id(catalog)] = (catalog, is_client, forwards)
     return found[1], found[2]
 
 

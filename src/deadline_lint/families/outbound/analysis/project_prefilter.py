@@ -12,11 +12,14 @@ from deadline_lint.families.outbound.analysis.outbound_facts import facts_for
 from deadline_lint.semantics.imported import imports_fact_holder
 from deadline_lint.semantics.modules import ModuleSource, absolute_name, project_of
 from deadline_lint.semantics.scan import import_table
+from deadline_lint.semantics.session import current
 from deadline_lint.semantics.summary import MAX_CHAIN, Names
 from deadline_lint.semantics.summary import _import_table_of as import_lines
 from deadline_lint.support.collector import collector_paused
 
-_ANSWERS: Dict[Tuple[str, int, int], Tuple[Catalog, bool]] = {}
+
+class Answers:
+    """The run's memo of `leads_to_a_client`, by path, text and catalog."""
 
 
 def leads_to_a_client(path: str, text: str, catalog: Catalog) -> bool:
@@ -24,10 +27,11 @@ def leads_to_a_client(path: str, text: str, catalog: Catalog) -> bool:
     wrapper of an outbound call (`IsClient`, `ForwardsTimeout`), or a listed module or object
     re-exported by a project module. Once per file (the prefilter and the walk both ask)."""
     key = (path, hash(text), id(catalog))
-    known = _ANSWERS.get(key)
+    answers: Dict[Tuple[str, int, int], Tuple[Catalog, bool]] = current().memo(Answers)
+    known = answers.get(key)
     if known is None or known[0] is not catalog:
-        if len(_ANSWERS) > 4096:
-            _ANSWERS.clear()
+        if len(answers) > 4096:
+            answers.clear()
         is_client, forwards = facts_for(catalog)
         with collector_paused():  # it may parse project modules: see `collector_paused`
             found = (
@@ -35,7 +39,7 @@ def leads_to_a_client(path: str, text: str, catalog: Catalog) -> bool:
                 or imports_fact_holder(is_client, text, path)
                 or imports_fact_holder(forwards, text, path)
             )
-        known = _ANSWERS[key] = (catalog, found)
+        known = answers[key] = (catalog, found)
     return known[1]
 
 

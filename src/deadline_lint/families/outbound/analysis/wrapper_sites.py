@@ -33,10 +33,19 @@ from deadline_lint.semantics.local.declared import FUNCTION_DEFS
 from deadline_lint.semantics.local.expressions import argument_at
 from deadline_lint.semantics.local.resolve import Definition, Resolver
 from deadline_lint.semantics.local.scopes import Scope
+from deadline_lint.semantics.session import current
 
 MAX_HOPS = 3  # wrappers composed between a call and the library call it reaches, at most
 _IN_PROGRESS = object()  # a summary being computed: a recursive chain ends here, unknown
-_CUT = [0]  # how many summaries a recursive chain has cut short so far
+
+
+class Cuts:
+    """How many summaries a recursive chain has cut short so far, in this run."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+
 _NO_CUTS: FrozenSet[int] = frozenset()
 
 
@@ -59,19 +68,20 @@ def wrapper_summary(definition: Definition, catalog: Catalog, depth: int = 0) ->
     if cached is _IN_PROGRESS or (
         cached is None and key in facts and depth in cast(AbstractSet[int], facts.get("wrapper_cut_at", _NO_CUTS))
     ):
-        _CUT[0] += 1
+        current().state(Cuts, lasting=True).count += 1
         return None
     if key in facts:
         return cast(Optional[WrapperSummary], cached)  # written below only
     facts[key] = _IN_PROGRESS
-    cuts = _CUT[0]
+    counted = current().state(Cuts, lasting=True)
+    cuts = counted.count
     found = None
     try:
         found = _summarize(definition, definition.own_scope, catalog, depth)
     finally:
         facts[key] = found
     if found is None:
-        if _CUT[0] == cuts:
+        if counted.count == cuts:
             facts["wrapper_none_from"] = depth if none_from is None else min(depth, none_from)
         else:
             cast(Set[int], facts.setdefault("wrapper_cut_at", set())).add(depth)

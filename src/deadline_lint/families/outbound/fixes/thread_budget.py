@@ -33,7 +33,6 @@ the name, test functions in test files and lines with a DL suppression keep thei
 from __future__ import annotations
 
 import ast
-import weakref
 from dataclasses import dataclass
 from typing import (
     TYPE_CHECKING,
@@ -88,6 +87,7 @@ from deadline_lint.families.outbound.fixes.thread_index import (
 from deadline_lint.families.outbound.fixes.thread_spending import overlapping as _overlapping
 from deadline_lint.families.outbound.fixes.thread_spending import spend_from_a_deadline, spend_the_edge_default_once
 from deadline_lint.semantics.local.scopes import FUNCTION, OTHER, Scope
+from deadline_lint.semantics.session import current
 from deadline_lint.support.diagnostics import Applicability, Diagnostic, Edit, Fix
 from deadline_lint.support.source import SourceFile
 
@@ -98,7 +98,6 @@ __all__ = ["PARAMETER", "THREADED_CODES", "ThreadPlan", "finding_key", "plan_thr
 
 FORWARDING_CODE = "DL503"  # budget-not-forwarded: its presence threads callers too
 ELSEWHERE = ast.Pass()  # `_threaded_target`'s answer for a function of another module
-_WORDS: "weakref.WeakKeyDictionary[Checker, ProjectWords]" = weakref.WeakKeyDictionary()
 
 
 @dataclass(frozen=True)
@@ -211,9 +210,10 @@ def _choose(
         if signature is not None:
             signatures[key] = signature
     proposed = {key: f for key, f in proposed.items() if key in signatures}
-    words = _WORDS.get(checker)
+    by_checker: Dict["Checker", ProjectWords] = current().memo(ProjectWords, lasting=True)
+    words = by_checker.get(checker)
     if words is None:
-        words = _WORDS[checker] = ProjectWords()
+        words = by_checker[checker] = ProjectWords()
     words.start()
     elsewhere = Elsewhere(
         checker, run, _threads_callers(checker, applies), words, module.profile.fix.public_api, caller_would_thread,

@@ -9,9 +9,9 @@ from __future__ import annotations
 import ast
 import copy
 import re
-import weakref
 from typing import TYPE_CHECKING, Dict, List, Optional, Set, Tuple
 
+from deadline_lint.semantics.session import current
 from deadline_lint.settings.profile import Profile
 from deadline_lint.support.diagnostics import Diagnostic, Edit, Fix
 from deadline_lint.support.source import SourceFile
@@ -30,7 +30,9 @@ _PLACEHOLDER_PATTERN = re.compile(r"\b" + PLACEHOLDER + r"\b")
 Position = Tuple[int, int, int, int]  # line, column, end line, end column (as in Diagnostic)
 Key = Tuple[str, Position]  # a finding: its code and where it is
 
-_PLACEHOLDER_CHECKERS: "weakref.WeakKeyDictionary[Checker, Checker]" = weakref.WeakKeyDictionary()
+
+class PlaceholderCheckers:
+    """The run's twin of each checker, whose edge default is the placeholder name."""
 
 
 def finding_key(diagnostic: Diagnostic) -> Key:
@@ -39,12 +41,13 @@ def finding_key(diagnostic: Diagnostic) -> Key:
 
 def placeholder_fixes(checker: "Checker", source: SourceFile) -> Dict[Key, Fix]:
     """The fixes the rules would make if the edge default were the placeholder name."""
-    twin = _PLACEHOLDER_CHECKERS.get(checker)
+    twins: Dict["Checker", "Checker"] = current().memo(PlaceholderCheckers, lasting=True)
+    twin = twins.get(checker)
     if twin is None:
         raw = copy.deepcopy(dict(checker.profile.raw))
         raw["fix"]["edge_expression"] = PLACEHOLDER
         profile = Profile.from_raw(raw, checker.profile.source, checker.profile.root)
-        twin = _PLACEHOLDER_CHECKERS[checker] = type(checker)(profile, select=checker.codes, catalog=checker.catalog)
+        twin = twins[checker] = type(checker)(profile, select=checker.codes, catalog=checker.catalog)
     return {
         finding_key(d): d.fix
         for d in twin.check_text(source.text, source.path)

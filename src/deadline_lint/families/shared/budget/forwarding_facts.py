@@ -19,6 +19,7 @@ from deadline_lint.semantics.facts import Fact, Local
 from deadline_lint.semantics.file import FactUse, FileSemantics
 from deadline_lint.semantics.local.resolve import dotted_parts
 from deadline_lint.semantics.local.scopes import Scope
+from deadline_lint.semantics.session import current
 from deadline_lint.semantics.summary import FUNCTIONS, ModuleTree
 
 if TYPE_CHECKING:
@@ -133,14 +134,12 @@ def decoded(callee: str, payload: Tuple[str, ...]) -> List[BudgetParameter]:
     return found
 
 
-_FACTS: Dict[str, AcceptsBudget] = {}
-
-
 def accepts_budget(vocabulary: Vocabulary) -> AcceptsBudget:
     key = vocabulary.key()
-    found = _FACTS.get(key)
+    facts: Dict[str, AcceptsBudget] = current().memo(AcceptsBudget, lasting=True)  # by vocabulary
+    found = facts.get(key)
     if found is None:
-        found = _FACTS[key] = AcceptsBudget(vocabulary)
+        found = facts[key] = AcceptsBudget(vocabulary)
     return found
 
 

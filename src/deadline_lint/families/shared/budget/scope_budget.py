@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import FrozenSet, List, Optional, Tuple
 
 from deadline_lint.families.shared.budget.budget_types import GRPC_CONTEXT, LAMBDA_CONTEXT, OBJECT, BudgetType
@@ -13,12 +14,12 @@ from deadline_lint.settings.profile import Profile
 
 SECONDS, INSTANT, DERIVED = "seconds", "instant", "derived"
 
-_TEMPLATE_FOR_KIND = {
+_TEMPLATE_FOR_KIND = MappingProxyType({
     OBJECT: "budget_expression",
     GRPC_CONTEXT: "grpc_context_expression",
     LAMBDA_CONTEXT: "lambda_context_expression",
     SECONDS: "seconds_expression",
-}
+})
 OBJECT_KINDS = frozenset({OBJECT, GRPC_CONTEXT, LAMBDA_CONTEXT})
 
 

@@ -78,7 +78,7 @@ class ExceptionAnalysis:
         own = profile_types(ctx.profile.exceptions)
         base = ctx.catalog.exceptions
         self.vocabulary: ExceptionVocabulary = (
-            ctx.catalog.cached(("exceptions", own), lambda: base.extended(own)) if own else base
+            ctx.catalog.cached(ExceptionAnalysis, lambda: base.extended(own), own) if own else base
         )
         self._admissions: Dict[int, Tuple[ast.AST, Admission]] = {}
         self._types: Dict[int, Tuple[ast.AST, Optional[ExceptionType]]] = {}

@@ -13,12 +13,12 @@ from deadline_lint.catalog.schema import is_names
 
 CONSTANT, CLASS = "constant", "class"  # what a listed name is: a value, or a class to raise
 
-_FILE_KEYS = {
+_FILE_KEYS = frozenset({
     "quota", "phrases", "grpc_codes", "constants", "classes", "named_classes", "calls", "methods",
     "keywords", "attributes", "tuple_returns", "aliases", "handler_registrations",
-}
-_REGISTRATION_KEYS = {"modules", "decorators", "calls", "mappings"}
-_FAMILY_KEYS = {"form", "codes"}
+})
+_REGISTRATION_KEYS = frozenset({"modules", "decorators", "calls", "mappings"})
+_FAMILY_KEYS = frozenset({"form", "codes"})
 _FORM_FIELDS = ("phrase", "camel", "code", "grpc")
 
 

@@ -16,6 +16,7 @@ passed, returned or assigned.
 """
 from __future__ import annotations
 
+from types import MappingProxyType
 import ast
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Tuple
@@ -28,8 +29,8 @@ if TYPE_CHECKING:
     from deadline_lint.semantics.file_view import FileView
 
 QUOTA, EXPIRED, CANCELLED, REFUSED = "quota", "expired", "cancelled", "refused"
-_PROFILE_KEYS = {EXPIRED: ("expired", "grpc_expired"), CANCELLED: ("cancelled", "grpc_cancelled"),
-                 REFUSED: ("refused", "grpc_refused")}
+_PROFILE_KEYS = MappingProxyType({EXPIRED: ("expired", "grpc_expired"), CANCELLED: ("cancelled", "grpc_cancelled"),
+                 REFUSED: ("refused", "grpc_refused")})
 
 
 @dataclass(frozen=True)

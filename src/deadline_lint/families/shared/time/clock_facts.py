@@ -15,6 +15,7 @@ from deadline_lint.semantics.facts import Fact, Local
 from deadline_lint.semantics.file import FactUse, FileSemantics
 from deadline_lint.semantics.imported import imports_fact_holder, reexports_from
 from deadline_lint.semantics.local.scopes import Scope
+from deadline_lint.semantics.session import current
 from deadline_lint.semantics.summary import External, ModuleTree, own_returns
 
 if TYPE_CHECKING:
@@ -76,14 +77,12 @@ class ReadsWallClock(Fact[Tuple[str, str]]):
         return Local(payload, node.name, tuple(via))
 
 
-_FACTS: Dict[FrozenSet[str], ReadsWallClock] = {}
-
-
 def reads_wall_clock(clocks: ClockCatalog) -> ReadsWallClock:
     key = frozenset(clocks.functions)
-    found = _FACTS.get(key)
+    facts: Dict[FrozenSet[str], ReadsWallClock] = current().memo(ReadsWallClock, lasting=True)  # by clocks
+    found = facts.get(key)
     if found is None:
-        found = _FACTS[key] = ReadsWallClock(clocks)
+        found = facts[key] = ReadsWallClock(clocks)
     return found
 
 
