@@ -8,14 +8,9 @@ import sys
 from typing import TYPE_CHECKING, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 from deadline_lint.cache.dependencies import project_reach
-from deadline_lint.cache.results import (
-    Dependencies,
-    ResultCache,
-    content_hash,
-    recorded_state,
-    stamp_of,
-    tool_fingerprint,
-)
+from deadline_lint.cache.document import store_folder
+from deadline_lint.cache.results import Dependencies, ResultCache, tool_fingerprint
+from deadline_lint.cache.states import content_hash, interface_digest, recorded_state, stamp_of
 from deadline_lint.catalog import compiled
 from deadline_lint.engine.reading import Read, decode
 from deadline_lint.run.config import Checkers
@@ -65,7 +60,7 @@ def recorded(
             earlier = None if stored is None else stored.stamps
             states = {dep: state for dep in named for state in [recorded_state(dep, earlier)] if state is not None}
             dependencies = Dependencies(reach.index, reach.own, reach.modules, states)
-    return stamp_of(read.stat), content_hash(read.data), dependencies
+    return stamp_of(read.stat), content_hash(read.data), dependencies, interface_digest(read.data)
 
 
 def lint_cached(
@@ -99,7 +94,10 @@ def lint_cached(
             yield FileResult(path, cached)
     for result, record in check_misses(misses, owner):
         if record is not None:
-            owner[result.path].store(os.path.abspath(result.path), *record[:2], result.diagnostics, record[2])
+            stamp, digest, dependencies, interface = record
+            owner[result.path].store(
+                os.path.abspath(result.path), stamp, digest, result.diagnostics, dependencies, interface
+            )
         yield result
     for cache in caches.values():
         problem = cache.save()
@@ -109,12 +107,12 @@ def lint_cached(
 
 
 def keep_catalog(cache_dir: Optional[str]) -> None:
-    compiled.keep_in(cache_dir)
+    compiled.keep_in(None if cache_dir is None else store_folder(cache_dir))
 
 
 def use_summary_store(cache_dir: str) -> None:
     """Module summaries and facts go to the results cache folder, under this build's name."""
-    use_store(os.path.join(cache_dir, "v1", "summaries", tool_fingerprint()))
+    use_store(os.path.join(store_folder(cache_dir), "summaries", tool_fingerprint()))
 
 
 def sent_by_worker(path: str) -> Dict[str, Set[str]]:
