@@ -52,6 +52,7 @@ def read_document(entry_file: Path) -> dict:
     each of them marshalled on its own)."""
     document = read_marshalled(entry_file)
     document["files"] = {path: marshal.loads(entry) for path, entry in document["files"].items()}
+    document["reaches"] = {path: marshal.loads(reach) for path, reach in document["reaches"].items()}
     document["modules"] = {
         index: {node: marshal.loads(reach) for node, reach in table.items()}
         for index, table in document["modules"].items()
@@ -74,6 +75,7 @@ def write_document(entry_file: Path, text: str) -> None:
         return
     if isinstance(document, dict) and isinstance(document.get("files"), dict):
         document["files"] = {path: marshal.dumps(entry) for path, entry in document["files"].items()}
+        document["reaches"] = {path: marshal.dumps(reach) for path, reach in document.get("reaches", {}).items()}
         document["modules"] = {
             index: {node: marshal.dumps(reach) for node, reach in table.items()}
             for index, table in document.get("modules", {}).items()

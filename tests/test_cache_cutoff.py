@@ -7,7 +7,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from deadline_lint.cache.states import _blanked_lines_are_comments, interface_digest
+from deadline_lint.run import cached
 from tests.test_cache import aged, check, hits_and_misses
 
 PROJECT = {
@@ -30,7 +33,10 @@ def findings(capsys, *args: str) -> list:
     return json.loads(check(capsys, *args, "--format", "json")[1])
 
 
-def test_a_comment_edited_in_a_module_leaves_its_importers_valid(tmp_path, capsys, monkeypatch) -> None:
+@pytest.mark.parametrize("settle", [False, True])
+def test_a_comment_edited_in_a_module_leaves_its_importers_valid(tmp_path, capsys, monkeypatch, settle) -> None:
+    """Both ways a run decides: entry by entry (a few files), or the changed set first (many)."""
+    monkeypatch.setattr(cached, "SETTLE_FROM", 0 if settle else 10**9)
     root = project(tmp_path)
     args = [str(root), "--cache-dir", str(tmp_path / "cache")]
     first = findings(capsys, *args)
@@ -46,6 +52,28 @@ def test_a_comment_edited_in_a_module_leaves_its_importers_valid(tmp_path, capsy
     after = findings(capsys, *args)
     assert counts["checked"] == 1 + 3  # every importer checked again
     assert after == findings(capsys, *args[:1], "--no-cache") != first
+    assert findings(capsys, *args) == after and counts["checked"] == 4  # the new answers are reused
+
+
+def test_a_run_over_many_files_with_nothing_changed_walks_no_reach(tmp_path, capsys, monkeypatch) -> None:
+    """The changed set is empty: entries known consistent with the records are answered by
+    their own content alone; a module that appears where one was looked for still counts."""
+    monkeypatch.setattr(cached, "SETTLE_FROM", 0)
+    root = project(tmp_path)
+    args = [str(root), "--cache-dir", str(tmp_path / "cache")]
+    first = findings(capsys, *args)
+    assert findings(capsys, *args) == first  # the first warm run walks and marks them consistent
+    walked = []
+    from deadline_lint.cache.states import Survey
+
+    original = Survey.holds
+    monkeypatch.setattr(Survey, "holds", lambda self, *rest: walked.append(1) or original(self, *rest))
+    counts = hits_and_misses(monkeypatch)
+    assert findings(capsys, *args) == first and counts["checked"] == 0 and walked == []
+    (root / "requests.py").write_text("def get(url):\n    return None\n")  # shadows the library now
+    after = findings(capsys, *args)
+    assert after == findings(capsys, *args[:1], "--no-cache")
+    assert counts["checked"] >= 3 and walked
 
 
 def test_a_comment_like_line_inside_a_string_is_no_cutoff(tmp_path, capsys, monkeypatch) -> None:

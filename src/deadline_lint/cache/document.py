@@ -125,13 +125,16 @@ def encoded(table: Dict[str, Any]) -> Dict[str, Any]:
     }
 
 
-def reachable(entries: Dict[str, Any], modules: Mapping[str, Any], paths: List[str]) -> Tuple[Dict[str, Any], set]:
+def reachable(
+    entries: Dict[str, Any], reaches: Dict[str, Any], modules: Mapping[str, Any], paths: List[str],
+) -> Tuple[Dict[str, Any], set]:
     """The module reaches some live entry still reaches (older versions are dropped), and
-    every path whose state is worth keeping."""
+    every path whose state is worth keeping (every file and folder a live entry names: a
+    run finds the changed set among them)."""
     kept: Dict[str, Dict[str, Any]] = {}
     needed = set(entries)
-    for entry in map(peek, dict.values(entries)):
-        reach = entry.get("reach") if isinstance(entry, dict) else None
+    for path in entries:
+        reach = peek(dict.get(reaches, path))
         if not isinstance(reach, dict):
             continue
         index: Any = reach.get("index")  # a str in every file this version writes; unchecked JSON
@@ -141,10 +144,15 @@ def reachable(entries: Dict[str, Any], modules: Mapping[str, Any], paths: List[s
         while pending:
             current = pending.pop()
             needed.update(paths[number] for number, _ in current.get("files", ()))
+            needed.update(paths[number] for number, _ in current.get("folders", ()))
             for number, digest in current.get("follow", ()):
                 node = f"{number}|{digest}"
                 needed.add(paths[number])
                 if node not in out and node in table:
                     out[node] = raw = dict.__getitem__(table, node)  # kept as it is: bytes stay bytes
+                    pending.append(peek(raw))
+            for node in current.get("shared", ()):
+                if node not in out and node in table:
+                    out[node] = raw = dict.__getitem__(table, node)
                     pending.append(peek(raw))
     return kept, needed

@@ -23,7 +23,7 @@ import json
 import marshal
 import os
 import time
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from deadline_lint import __version__
 from deadline_lint.cache.document import (
@@ -40,9 +40,12 @@ from deadline_lint.support import sealed
 from deadline_lint.support.diagnostics import Diagnostic
 from deadline_lint.support.regular_files import open_regular
 
+if TYPE_CHECKING:
+    from deadline_lint.cache.dependencies import Dependencies
+
 CACHE_DIR_NAME = ".deadline_lint_cache"
 CACHE_DIR_ENV = "DEADLINE_LINT_CACHE_DIR"
-_DOCUMENT = 4  # the results file's: 4 records dependencies by interface (3 by content)
+_DOCUMENT = 4  # the results file's: 4 records dependencies by interface, apart from the findings
 
 _TOOL: Optional[str] = None
 
@@ -80,68 +83,6 @@ def default_cache_dir() -> str:
     return os.environ.get(CACHE_DIR_ENV) or os.path.join(os.getcwd(), CACHE_DIR_NAME)
 
 
-class Dependencies:
-    """What a file's findings were computed from besides its own text and settings, when the
-    file looked into its project: `dependencies.ProjectReach` (the file's direct reach and a
-    reach per module in its closure) and the state of every file named there (states.py, the
-    stat taken before the read)."""
-
-    __slots__ = ("index", "own", "modules", "states")
-
-    def __init__(self, index: str, own: Any, modules: Mapping[str, Any], states: Mapping[str, List[Any]]) -> None:
-        self.index = index
-        self.own = own
-        self.modules = dict(modules)
-        self.states = dict(states)
-
-    def reach_document(self, reach: Any, paths: PathTable) -> Dict[str, Any]:
-        """A Reach as stored: every file it names (as an index into the cache file's path
-        table: thousands of modules share the same absent paths) with the interface its answer
-        was computed from. A module's reach is found by path and interface: content-addressed
-        (its import lines are part of its interface), so it never goes stale."""
-        states = self.states
-        follow = [(path, name) for path, name in zip(reach.follow, reach.names) if path in states]
-        return {
-            "follow": [[paths.id_of(path), states[path][3]] for path, _ in follow],
-            "names": [name for _, name in follow],  # what to look up if a module there changes
-            "files": [[paths.id_of(path), states[path][3]] for path in reach.files if path in states],
-            "folders": [[paths.id_of(path), states[path][1]] for path in reach.folders if path in states],
-            "complete": len(reach.names) == len(reach.follow)
-            and all(path in states for path in (*reach.follow, *reach.files, *reach.folders)),
-        }
-
-
-def _holds(survey: Survey, reach: Mapping[str, Any], summaries: Mapping[str, Any], paths: List[str],
-           verified: set) -> bool:
-    """A stored reach and, through its index's module reaches, its whole closure: every file
-    with its recorded interface, every absent path still absent. Module reaches whose closure
-    was verified in this run (`verified`) are not walked again."""
-    pending = [reach]
-    visited: set = set()
-    interface, folder_unchanged = survey.interface, survey.folder_unchanged
-    while pending:
-        current = pending.pop()
-        if current["complete"] is not True:
-            return False  # a file it named could not be read: never trusted
-        for number, digest in current["files"]:
-            if interface(paths[number]) != digest:
-                return False
-        for number, mtime in current["folders"]:
-            if not folder_unchanged(paths[number], mtime):
-                return False
-        for number, digest in current["follow"]:
-            node = f"{number}|{digest}"
-            if node in verified or node in visited:
-                continue
-            summary = summaries.get(node)
-            if not isinstance(summary, dict) or interface(paths[number]) != digest:
-                return False
-            visited.add(node)
-            pending.append(summary)
-    verified.update(visited)  # each one's closure lies within what was just verified
-    return True
-
-
 class ResultCache:
     """One settings key's entries for the files of one project (roots.py), in one file under
     the store's folder: a run over a few files reads and writes only their projects'. The file
@@ -149,10 +90,21 @@ class ResultCache:
     project of some 2,000 files, JSON's decoder and encoder were 0.15-0.3 CPU s of every
     pre-commit run over one changed file, marshal's about a fifth of that."""
 
-    def __init__(self, folder: str, key: str, project: str = "") -> None:
+    def __init__(self, folder: str, key: str, project: str = "", settle: bool = False) -> None:
         self.folder = folder
         self.key = key
         self.project = project
+        # A run over many of the project's files first finds whether anything the file records
+        # changed (one stat each); when nothing did, an entry known consistent with those
+        # records (`clean`) needs only its own content checked, not its reach walked.
+        self.settle = settle
+        self._settled: Optional[bool] = None
+        self.clean: set = set()  # entries consistent with `stamps` when the file was written
+        self._confirmed: set = set()  # entries this run verified or stored
+        self._moved = False  # a record this run changed an interface others may depend on
+        self._incomplete = False  # this run stored a reach naming a file it could not read
+        self._restamped: set = set()
+        self.reaches: Dict[str, Any] = Encoded()  # by path: the entry's own reach (apart: a hit may not need it)
         shard = hashlib.blake2b(project.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
         self.path = os.path.join(store_folder(folder), key, f"{shard}.marshal")
         # Values marshalled (as read, or as stored by this run) until used: a cold run over a
@@ -191,12 +143,15 @@ class ResultCache:
         if document.get("key") != self.key or document.get("project") != self.project:
             return  # another key's or project's file (a hash collision, or copied here)
         entries, stamps, modules = document.get("files"), document.get("stamps"), document.get("modules")
-        paths = document.get("paths")
+        paths, reaches, clean = document.get("paths"), document.get("reaches"), document.get("clean")
         if (
             isinstance(entries, dict) and isinstance(stamps, dict) and isinstance(modules, dict)
             and isinstance(paths, list) and all(isinstance(path, str) for path in paths)
+            and isinstance(reaches, dict) and isinstance(clean, list)
         ):
             self.entries, self.stamps, self.paths = Encoded(entries), stamps, PathTable(paths)
+            self.reaches = Encoded(reaches)
+            self.clean = {path for path in clean if isinstance(path, str)}
             self.modules = {
                 index: Encoded(table) if isinstance(table, dict) else table for index, table in modules.items()
             }
@@ -212,21 +167,36 @@ class ResultCache:
         """The file's cached findings, shown under `display`, or None when there is no
         entry or any part of it no longer matches."""
         self._asked.add(path)
+        found = self._found(path, display)
+        if found is None:
+            self.clean.discard(path)
+        else:
+            self._confirmed.add(path)
+        return found
+
+    def _found(self, path: str, display: str) -> Optional[List[Diagnostic]]:
         entry = self.entries.get(path)
         if not isinstance(entry, dict):
             return None
+        survey = self.survey
+        if self.settle and self._settled is None:
+            self._settled = bool(self.clean) and survey.settled()
         try:
             recorded = self.stamps.get(path)
-            digest, read_at, _ = hash_now(path, recorded)
+            if path in survey.same:
+                digest, read_at = recorded[2], None  # type: ignore[index]  # stat'ed by settled()
+            else:
+                digest, read_at, _ = hash_now(path, recorded)
             if digest != entry["hash"]:
                 return None
-            self.survey.own(path, digest, recorded)
-            reach = entry.get("reach")
-            if reach is not None:
+            survey.own(path, digest, recorded)
+            if entry["project"] and not (self._settled and path in self.clean):
+                reach = self.reaches.get(path)
+                if not isinstance(reach, dict):
+                    return None
                 index = reach["index"]
-                summaries = self.modules.get(index, {})
                 verified = self.verified.setdefault(index, set())
-                if not _holds(self.survey, reach, summaries, self.paths.paths, verified):
+                if not survey.holds(reach, self.modules.get(index, {}), self.paths.paths, verified):
                     return None
             found = [Diagnostic.from_json(item, display) for item in _listed(entry["found"])]
         except (KeyError, TypeError, ValueError, AttributeError, IndexError):
@@ -272,13 +242,24 @@ class ResultCache:
 
     # -- writing -------------------------------------------------------------------
     def store(self, path: str, stamp: Stamp, digest: str, found: Sequence[Diagnostic],
-              dependencies: Optional[Dependencies] = None, interface: str = "") -> None:
-        entry: Dict[str, Any] = {"hash": digest, "found": [_without_path(d) for d in found]}
+              dependencies: Optional["Dependencies"] = None, interface: str = "") -> None:
+        entry: Dict[str, Any] = {"hash": digest, "found": [_without_path(d) for d in found],
+                                 "project": dependencies is not None}
         fresh = time.time() - stamp[1] / 1e9 < RACY_SECONDS
-        self.stamps[path] = [stamp[0], UNRELIABLE if fresh else stamp[1], digest, interface]
+        self._restamp(path, [stamp[0], UNRELIABLE if fresh else stamp[1], digest, interface])
         if dependencies is not None:
-            entry["reach"] = {"index": dependencies.index, **dependencies.reach_document(dependencies.own, self.paths)}
+            own = {"index": dependencies.index, **dependencies.reach_document(dependencies.own, self.paths)}
+            self._incomplete = self._incomplete or own["complete"] is not True
             table = self.modules.setdefault(dependencies.index, Encoded())
+            if dependencies.shared is not None:
+                # Content-addressed, like a module's reach: thousands of entries name one.
+                document = dependencies.reach_document(dependencies.shared, self.paths)
+                self._incomplete = self._incomplete or document["complete"] is not True
+                data = marshal.dumps(document)
+                node = "shared|" + hashlib.blake2b(data, digest_size=16).hexdigest()
+                table[node] = data  # a loaded one may be damaged: written anew
+                own["shared"] = [node]
+            self.reaches[path] = marshal.dumps(own)
             verified = self.verified.get(dependencies.index, ())
             for module_path, reach in dependencies.modules.items():
                 state = dependencies.states.get(module_path)
@@ -288,12 +269,31 @@ class ResultCache:
                     # loaded one that was never verified may be damaged, so it is replaced.
                     done = (dependencies.index, node)
                     if done not in self._written and node not in verified:
-                        table[node] = marshal.dumps(dependencies.reach_document(reach, self.paths))
+                        document = dependencies.reach_document(reach, self.paths)
+                        self._incomplete = self._incomplete or document["complete"] is not True
+                        table[node] = marshal.dumps(document)
                         self._written.add(done)
-            self.stamps.update(dependencies.states)
+            for dependency, state in dependencies.states.items():
+                self._restamp(dependency, state)
+        else:
+            self.reaches.pop(path, None)
         self.entries[path] = marshal.dumps(entry)
         self._stored.add(path)
+        self._confirmed.add(path)
         self.changed = True
+
+    def _restamp(self, path: str, state: List[Any]) -> None:
+        earlier = self.stamps.get(path)
+        if earlier != state:
+            if path in self._restamped:
+                self._incomplete = True  # changed during the run: what it recorded first is gone
+            if earlier is not None and not (
+                isinstance(earlier, list) and len(earlier) == 4
+                and (earlier[3] == state[3] if state[2] else earlier[1] == state[1])
+            ):
+                self._moved = True  # another interface, or a folder's listing (entries may name it)
+            self._restamped.add(path)
+            self.stamps[path] = state
 
     def save(self) -> Optional[str]:
         """Write the cache file atomically; a warning line when it cannot be written (the
@@ -304,6 +304,10 @@ class ResultCache:
                     self.stamps[path] = state  # touched, or edited in comments only: stat it next time
                     self.changed = True
             self.survey.fresh.clear()
+        clean = self.clean | self._confirmed if not (self._moved or self.survey.changed) else self._confirmed
+        if self._incomplete:
+            clean = set()
+        self.changed = self.changed or clean != self.clean
         if not self.changed:
             return None
         live = self.entries
@@ -317,11 +321,12 @@ class ResultCache:
                     path: entry for path, entry in dict.items(live) if path in self._asked or os.path.exists(path)
                 }
             try:
-                modules, needed = reachable(live, self.modules, self.paths.paths)
+                modules, needed = reachable(live, self.reaches, self.modules, self.paths.paths)
             except (KeyError, TypeError, ValueError, AttributeError, IndexError):
                 # Something loaded was malformed: keep only what this run wrote.
                 live = {path: entry for path, entry in dict.items(live) if path in self._stored}
-                modules, needed = reachable(live, self.modules, self.paths.paths)
+                clean &= self._stored
+                modules, needed = reachable(live, self.reaches, self.modules, self.paths.paths)
             stamps = {path: stamp for path, stamp in self.stamps.items() if path in needed}
             pruned = sum(len(table) for table in modules.values())
         else:
@@ -335,6 +340,8 @@ class ResultCache:
             "key": self.key,
             "project": self.project,
             "files": encoded(live),
+            "reaches": encoded({path: reach for path, reach in dict.items(self.reaches) if path in live}),
+            "clean": sorted(path for path in clean if path in live),
             "modules": {
                 index: encoded(table) if isinstance(table, dict) else table for index, table in modules.items()
             },
@@ -348,6 +355,7 @@ class ResultCache:
         except OSError as exc:
             return f"cannot write the cache in {self.folder}: {exc.strerror or exc}"
         self.changed = False
+        self.clean = clean
         return None
 
 

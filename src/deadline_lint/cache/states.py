@@ -113,6 +113,10 @@ def recorded_state(path: str, stamps: Optional[Mapping[str, List[Any]]] = None) 
     return state
 
 
+def forget_states() -> None:
+    _HASHED.clear()
+
+
 def _still(recorded: Any, stat: os.stat_result) -> bool:
     """A recorded file state that the stat stands for."""
     return (
@@ -150,6 +154,8 @@ class Survey:
         self._interfaces: Dict[str, Optional[str]] = {}  # path -> its interface now (None: unreadable)
         self._folders: Dict[str, int] = {}  # path -> its mtime now (GONE: gone)
         self.fresh: Dict[str, List[Any]] = {}
+        self.same: set = set()  # paths whose stat matched their recorded state
+        self.changed = False  # some file's interface or some folder's listing is not as recorded
 
     def interface(self, path: str) -> Optional[str]:
         known = self._interfaces.get(path, _UNSEEN)
@@ -161,16 +167,22 @@ class Survey:
         recorded = self.stamps.get(path)
         digest, stat, data = hash_now(path, recorded)
         if digest is None:
+            self.changed = True
             return None
         if stat is None:
+            self.same.add(path)
             return recorded[3]  # type: ignore[index]  # the stat matched
         if not (isinstance(recorded, list) and len(recorded) == 4):
+            self.changed = True
             return interface_digest(data)
         if digest == recorded[2]:
             state = [stat.st_size, reliable_mtime(stat), digest, recorded[3]]  # touched, not changed
         else:
             state = state_of_data(stat, data)
-            if state[3] == recorded[3] and not _blanked_lines_are_comments(data):
+            if state[3] != recorded[3]:
+                self.changed = True
+            elif not _blanked_lines_are_comments(data):
+                self.changed = True
                 return "!" + digest  # the same interface, but a blanked line may not be a comment
         if state[1] != UNRELIABLE:
             self.fresh[path] = state
@@ -190,7 +202,61 @@ class Survey:
                 known = self._folders[path] = os.stat(path).st_mtime_ns
             except OSError:
                 known = self._folders[path] = GONE
-        return known == mtime_ns and mtime_ns != UNRELIABLE
+        if known == mtime_ns and mtime_ns != UNRELIABLE:
+            return True
+        self.changed = True
+        return False
+
+    def settled(self) -> bool:
+        """Every file and folder the store records is as recorded (by interface, by listing):
+        the changed set is empty. One stat each, stopping at the first change."""
+        interface, folder_unchanged = self.interface, self.folder_unchanged
+        try:
+            for path, state in self.stamps.items():
+                if state[2] == "":
+                    if not folder_unchanged(path, state[1]):
+                        return False
+                elif interface(path) != state[3]:
+                    return False
+        except (TypeError, IndexError, KeyError, AttributeError):
+            return False  # a malformed state: never trusted
+        return True
+
+    def holds(self, reach: Mapping[str, Any], summaries: Mapping[str, Any], paths: List[str], verified: set) -> bool:
+        """A stored reach and, through its index's module reaches, its whole closure: every
+        file with its recorded interface, every absent path still absent. Module reaches
+        whose closure was verified in this run (`verified`) are not walked again."""
+        pending = [reach]
+        visited: set = set()
+        interface, folder_unchanged = self.interface, self.folder_unchanged
+        while pending:
+            current = pending.pop()
+            if current["complete"] is not True:
+                return False  # a file it named could not be read: never trusted
+            for number, digest in current["files"]:
+                if interface(paths[number]) != digest:
+                    return False
+            for number, mtime in current["folders"]:
+                if not folder_unchanged(paths[number], mtime):
+                    return False
+            for number, digest in current["follow"]:
+                node = f"{number}|{digest}"
+                if node in verified or node in visited:
+                    continue
+                summary = summaries.get(node)
+                if not isinstance(summary, dict) or interface(paths[number]) != digest:
+                    return False
+                visited.add(node)
+                pending.append(summary)
+            for node in current.get("shared", ()):
+                if node not in verified and node not in visited:
+                    shared = summaries.get(node)
+                    if not isinstance(shared, dict):
+                        return False
+                    visited.add(node)
+                    pending.append(shared)
+        verified.update(visited)  # each one's closure lies within what was just verified
+        return True
 
 
 _UNSEEN = object()

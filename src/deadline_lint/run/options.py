@@ -10,7 +10,7 @@ from deadline_lint.support.diagnostics import Diagnostic
 
 if TYPE_CHECKING:
     from deadline_lint.fixes.loop import FixMode
-    from deadline_lint.cache.results import Dependencies
+    from deadline_lint.cache.dependencies import Dependencies
     from deadline_lint.cache.states import Stamp
 
 # What a checked file's findings were computed from, for the results cache:
