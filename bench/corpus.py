@@ -1,6 +1,6 @@
 """Build a benchmark corpus: .py files from pinned PyPI releases.
 
-    python bench/corpus.py [--set library|services] [--cache DIR]
+    python bench/corpus.py [--set library|services|large] [--cache DIR]
 
 Two sets of pins: `library` (the default: clients, frameworks and retry
 libraries, in CACHE/corpus/) and `services` (applications built on them:
@@ -97,12 +97,26 @@ SERVICES = [
     ("kserve", "0.21.0", ("kserve/*.py", "kserve/protocol/", "kserve/utils/", "kserve/api/")),
 ]
 
-SETS = {"library": PINNED, "services": SERVICES}
+# Large: the size of issue 31's tree (about 9,000 files): the library pins, django, openai
+# and a pinned slice of home-assistant (its core and the integrations a-h; the last release
+# that installs on Python 3.11). For the cache's warm and one-changed-file figures.
+LARGE = PINNED + [
+    ("django", "5.2.8"),
+    ("openai", "1.109.1"),
+    ("homeassistant", "2024.1.6", ("homeassistant/*.py", "homeassistant/helpers/", "homeassistant/util/",
+                                   "homeassistant/auth/", "homeassistant/generated/", "homeassistant/backports/",
+                                   *(f"homeassistant/components/{letter}*/" for letter in "abcdefgh"))),
+]
+
+SETS = {"library": PINNED, "services": SERVICES, "large": LARGE}
 # Where each set lives under the cache: the library set keeps the original layout.
-SET_FOLDERS = {"library": ".", "services": "services"}
+SET_FOLDERS = {"library": ".", "services": "services", "large": "large"}
 # Sets fetched as wheels first: an application's sdist often builds its frontend
 # (npm) just to report its metadata, and its wheel holds the .py files it ships.
 WHEEL_FIRST = {"services"}
+# Releases fetched as wheels first in any set (the large set's additions; its library pins are
+# fetched as the library set fetches them, so they hold the same files).
+WHEEL_FIRST_RELEASES = {"django", "openai", "homeassistant"}
 
 DEFAULT_CACHE = Path(__file__).resolve().parent / ".cache"
 # Bump when the unpacking rules below change: cached releases are then redone.
@@ -179,13 +193,21 @@ def py_members(archive: Path):
 def kept(rel: str, keep: tuple[str, ...]) -> bool:
     """Whether a release's file is in its `keep` list (empty: every file).
 
-    An entry ending in "/" keeps that folder's whole tree; any other entry is a
-    glob whose "*" stays within one folder ("pkg/proxy/*.py": the folder's own
-    modules, not its subfolders')."""
+    An entry ending in "/" keeps that folder's whole tree (its name may be a glob:
+    "pkg/plugins/a*/"); any other entry is a glob whose "*" stays within one folder
+    ("pkg/proxy/*.py": the folder's own modules, not its subfolders')."""
     return not keep or any(
-        rel.startswith(k) if k.endswith("/")
+        _in_folder(rel, k) if k.endswith("/")
         else fnmatch.fnmatchcase(rel, k) and rel.count("/") == k.count("/")
         for k in keep)
+
+
+def _in_folder(rel: str, folder: str) -> bool:
+    if "*" not in folder:
+        return rel.startswith(folder)
+    depth = folder.count("/")
+    parts = rel.split("/")
+    return len(parts) > depth and fnmatch.fnmatchcase("/".join(parts[:depth]) + "/", folder)
 
 
 def unpack(archive: Path, dest: Path, keep: tuple[str, ...] = ()) -> dict:
@@ -245,7 +267,8 @@ def build(cache: Path = DEFAULT_CACHE, verbose: bool = True, set_name: str = "li
                 or not (corpus / key).is_dir()):
             if verbose:
                 print(f"preparing {name}=={version}", flush=True)
-            archive = download(name, version, downloads / key, set_name in WHEEL_FIRST)
+            archive = download(name, version, downloads / key,
+                               set_name in WHEEL_FIRST or name in WHEEL_FIRST_RELEASES)
             manifest = unpack(archive, corpus / key, keep)
             mpath.write_text(json.dumps(manifest, indent=1) + "\n")
         total_files += manifest["files"]

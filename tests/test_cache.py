@@ -28,7 +28,7 @@ def check(capsys, *args: str) -> tuple:
 
 
 def cache_files(folder: Path) -> List[Path]:
-    return sorted((folder / "v1").glob("*/*.marshal"))
+    return sorted((folder / "v2").glob("*/*.marshal"))
 
 
 def sealed_for(entry_file: Path) -> str:
@@ -52,6 +52,7 @@ def read_document(entry_file: Path) -> dict:
     each of them marshalled on its own)."""
     document = read_marshalled(entry_file)
     document["files"] = {path: marshal.loads(entry) for path, entry in document["files"].items()}
+    document["reaches"] = {path: marshal.loads(reach) for path, reach in document["reaches"].items()}
     document["modules"] = {
         index: {node: marshal.loads(reach) for node, reach in table.items()}
         for index, table in document["modules"].items()
@@ -74,6 +75,7 @@ def write_document(entry_file: Path, text: str) -> None:
         return
     if isinstance(document, dict) and isinstance(document.get("files"), dict):
         document["files"] = {path: marshal.dumps(entry) for path, entry in document["files"].items()}
+        document["reaches"] = {path: marshal.dumps(reach) for path, reach in document.get("reaches", {}).items()}
         document["modules"] = {
             index: {node: marshal.dumps(reach) for node, reach in table.items()}
             for index, table in document.get("modules", {}).items()
@@ -494,7 +496,7 @@ def test_stored_module_summaries_give_the_same_findings_and_damage_is_a_miss(tmp
     forget_facts()  # this process may know these modules' contents from another test
     first = check(capsys, *args)
     assert first[0] == 1
-    stored = sorted((tmp_path / "cache" / "v1" / "summaries").rglob("*.json"))
+    stored = sorted((tmp_path / "cache" / "v2" / "summaries").rglob("*.json"))
     assert stored, "module summaries were stored"
 
     def forget_results() -> None:
@@ -526,7 +528,7 @@ def test_summaries_of_builds_unused_for_a_week_are_dropped_and_recent_ones_kept(
 
     project = tmp_path / "tasks"
     shutil.copytree(FIXTURES / "projects" / "tasks", project)
-    summaries = tmp_path / "cache" / "v1" / "summaries"
+    summaries = tmp_path / "cache" / "v2" / "summaries"
     stale, recent, unmarked = (summaries / (letter * 32) for letter in "abc")
     for build in (stale, recent, unmarked):
         (build / "ab").mkdir(parents=True)
@@ -618,7 +620,7 @@ def test_the_pyproject_table_is_kept_beside_the_cache_and_an_invalid_file_still_
 
     first, second = run(), run()
     assert first[-1] == "True 0" and second[-1] == "False 0"  # DL101 ignored both times
-    assert len(list((tmp_path / "cache").glob("pyproject-*.marshal"))) == 1
+    assert len(list((tmp_path / "cache" / "v2").glob("pyproject-*.marshal"))) == 1
     pyproject.write_text("[tool.deadline-lint]\nselect = ['DL201']\n")
     assert run()[-1] == "True 0"
     pyproject.write_text("[tool.deadline-lint\n")

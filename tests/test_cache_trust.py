@@ -80,13 +80,13 @@ CATALOG_FORGERIES = {
 
 @pytest.mark.parametrize("forgery", sorted(CATALOG_FORGERIES))
 def test_a_catalog_put_in_place_of_the_compiled_one_is_rebuilt(project, expected, forgery) -> None:
-    replace_each(sorted((project / "cache").glob("catalog-*.marshal")), CATALOG_FORGERIES[forgery])
+    replace_each(sorted((project / "cache" / "v2").glob("catalog-*.marshal")), CATALOG_FORGERIES[forgery])
     assert_rebuilt(project, expected)
 
 
 @pytest.mark.parametrize("payload", [("a string",), ({1: "not a key"},), "no tuple", ({"profile": 5}, 2)])
 def test_a_kept_pyproject_table_of_the_wrong_shape_is_parsed_again(project, expected, payload) -> None:
-    replace_each(sorted((project / "cache").glob("pyproject-*.marshal")),
+    replace_each(sorted((project / "cache" / "v2").glob("pyproject-*.marshal")),
                  lambda path, data: sealed.seal(_inputs_of(data), marshal.dumps(payload)))
     assert_rebuilt(project, expected)
 
@@ -119,7 +119,7 @@ RESULT_FORGERIES = {
 
 @pytest.mark.parametrize("forgery", sorted(RESULT_FORGERIES))
 def test_results_cache_entries_are_checked_before_they_are_trusted(project, expected, forgery) -> None:
-    replace_each(sorted((project / "cache" / "v1").glob("*/*.marshal")), RESULT_FORGERIES[forgery])
+    replace_each(sorted((project / "cache" / "v2").glob("*/*.marshal")), RESULT_FORGERIES[forgery])
     assert_rebuilt(project, expected)
 
 
@@ -138,5 +138,5 @@ def test_a_module_summary_put_in_place_is_not_trusted(project, expected, seal) -
         # A seal for other inputs (another module's key): never read as this module's.
         return sealed.seal(_inputs_of(data) + "-other", forged) if seal else forged
 
-    replace_each(sorted((project / "cache" / "v1" / "summaries").glob("*/*/*-clients-0.json")), forge)
+    replace_each(sorted((project / "cache" / "v2" / "summaries").glob("*/*/*-clients-0.json")), forge)
     assert_rebuilt(project, expected)

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import os
 from collections import OrderedDict
-from typing import Any, Dict, NamedTuple, Optional, Protocol, Set, Tuple
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Protocol, Set, Tuple
 
+from deadline_lint.cache.document import PathTable
 from deadline_lint.catalog import Catalog
 from deadline_lint.semantics.modules import ProjectModules, absolute_name, candidates, place_of, project_of
 from deadline_lint.semantics.roots import ROOT_MARKERS
@@ -233,3 +234,37 @@ def _own_place(path: str, root: str, present: Set[str], absent: Set[str]) -> Non
         if parent == folder:
             break
         folder = parent
+
+
+class Dependencies:
+    """What a file's findings were computed from besides its own text and settings, when the
+    file looked into its project: `dependencies.ProjectReach` (the file's direct reach and a
+    reach per module in its closure), `shared`: what every file of the project that asked who
+    calls a def depends on (every module of the project, `semantics/callers`), and the state of
+    every file named there (states.py, the stat taken before the read)."""
+
+    __slots__ = ("index", "own", "modules", "states", "shared")
+
+    def __init__(self, index: str, own: Any, modules: Mapping[str, Any], states: Mapping[str, List[Any]],
+                 shared: Any = None) -> None:
+        self.index = index
+        self.own = own
+        self.modules = dict(modules)
+        self.states = dict(states)
+        self.shared = shared
+
+    def reach_document(self, reach: Any, paths: PathTable) -> Dict[str, Any]:
+        """A Reach as stored: every file it names (as an index into the cache file's path
+        table: thousands of modules share the same absent paths) with the interface its answer
+        was computed from. A module's reach is found by path and interface: content-addressed
+        (its import lines are part of its interface), so it never goes stale."""
+        states = self.states
+        follow = [(path, name) for path, name in zip(reach.follow, reach.names) if path in states]
+        return {
+            "follow": [[paths.id_of(path), states[path][3]] for path, _ in follow],
+            "names": [name for _, name in follow],  # what to look up if a module there changes
+            "files": [[paths.id_of(path), states[path][3]] for path in reach.files if path in states],
+            "folders": [[paths.id_of(path), states[path][1]] for path in reach.folders if path in states],
+            "complete": len(reach.names) == len(reach.follow)
+            and all(path in states for path in (*reach.follow, *reach.files, *reach.folders)),
+        }

@@ -4,50 +4,48 @@ were computed from has changed.
 An entry is keyed by the file's path and content hash, under a settings key made of the
 tool's own fingerprint (its version and the files of the installed package, so an edited
 checkout never reuses old answers), the file's effective profile and the run's selection
-options. When its file looked into its project, an entry also records the project modules its file can
-reach through imports (their content hashes) and the module paths that were looked for and
-absent (by their folders' listings): a change to any of them makes the entry stale.
+options. When its file looked into its project, an entry also records the project modules its
+file can reach through imports and the module paths that were looked for and absent (by their
+folders' listings). Modules are recorded by *interface* (states.py): a module edited in its
+comments only leaves the entries reaching it valid (early cutoff); any other change to one of
+them makes the entry stale.
 
-Entries are trusted only when they match in every part; an unreadable, corrupt or foreign
-cache file or entry is ignored and rebuilt. A stat match (size and nanosecond mtime) stands
-in for re-hashing, except for stats recorded within seconds of the file's last change, where
-a same-size edit in the same clock tick could hide (git's "racily clean" case): those are
-recorded as unreliable and the file is hashed again.
+Validity is decided against the run's changed set (states.Survey): each file the entries name
+is stat'ed once per run and read only when its stat moved; a module's closure, once found to
+hold, is not walked again for the next entry that reaches it. Entries are trusted only when
+they match in every part; an unreadable, corrupt or foreign cache file or entry is ignored and
+rebuilt.
 """
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import marshal
 import os
-import threading
 import time
-from stat import S_ISDIR
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from deadline_lint import __version__
-from deadline_lint.semantics.session import current
+from deadline_lint.cache.document import (
+    Encoded,
+    PathTable,
+    encoded,
+    prepare_folder,
+    reachable,
+    store_folder,
+    write_atomically,
+)
+from deadline_lint.cache.states import RACY_SECONDS, UNRELIABLE, Stamp, Survey, hash_now, reliable_mtime
 from deadline_lint.support import sealed
 from deadline_lint.support.diagnostics import Diagnostic
 from deadline_lint.support.regular_files import open_regular
 
+if TYPE_CHECKING:
+    from deadline_lint.cache.dependencies import Dependencies
+
 CACHE_DIR_NAME = ".deadline_lint_cache"
 CACHE_DIR_ENV = "DEADLINE_LINT_CACHE_DIR"
-_FORMAT = 1  # the folder's version (`v1/`: the summaries store lives there too)
-_DOCUMENT = 3  # the cache file's: 3 is sealed marshal (2 was unsealed, 1 JSON; neither read now)
-_RACY_SECONDS = 2.0  # a stat taken this soon after a change does not stand for the content
-
-Stamp = Tuple[int, int]  # (size, mtime_ns)
-
-
-def content_hash(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
-
-
-def stamp_of(stat: os.stat_result) -> Stamp:
-    return (stat.st_size, stat.st_mtime_ns)
-
+_DOCUMENT = 4  # the results file's: 4 records dependencies by interface, apart from the findings
 
 _TOOL: Optional[str] = None
 
@@ -85,228 +83,48 @@ def default_cache_dir() -> str:
     return os.environ.get(CACHE_DIR_ENV) or os.path.join(os.getcwd(), CACHE_DIR_NAME)
 
 
-class Dependencies:
-    """What a file's findings were computed from besides its own text and settings, when the
-    file looked into its project: `analysis.dependencies.ProjectReach` (the file's direct reach and a
-    summary per module in its closure) and the state of every file named there
-    (path -> [size, mtime_ns, content hash], the stat taken before the read)."""
-
-    __slots__ = ("index", "own", "modules", "states")
-
-    def __init__(self, index: str, own: Any, modules: Mapping[str, Any], states: Mapping[str, List[Any]]) -> None:
-        self.index = index
-        self.own = own
-        self.modules = dict(modules)
-        self.states = dict(states)
-
-    def reach_document(self, reach: Any, paths: "PathTable") -> Dict[str, Any]:
-        """A Reach as stored: every file it names (as an index into the cache file's path
-        table: thousands of modules share the same absent paths) with the hash its answer
-        was computed from. A module's summary is found by path and hash: content-addressed,
-        so it never goes stale."""
-        states = self.states
-        follow = [(path, name) for path, name in zip(reach.follow, reach.names) if path in states]
-        return {
-            "follow": [[paths.id_of(path), states[path][2]] for path, _ in follow],
-            "names": [name for _, name in follow],  # what to look up if a module there changes
-            "files": [[paths.id_of(path), states[path][2]] for path in reach.files if path in states],
-            "folders": [[paths.id_of(path), states[path][1]] for path in reach.folders if path in states],
-            "complete": len(reach.names) == len(reach.follow)
-            and all(path in states for path in (*reach.follow, *reach.files, *reach.folders)),
-        }
-
-
-class PathTable:
-    """The cache file's paths, each stored once and named by its position (stable: paths are
-    only ever appended)."""
-
-    def __init__(self, paths: List[str]) -> None:
-        self.paths = paths
-        self._ids: Optional[Dict[str, int]] = None
-
-    def known_id(self, path: str) -> Optional[int]:
-        return self._numbers().get(path)
-
-    def id_of(self, path: str) -> int:
-        numbers = self._numbers()
-        number = numbers.get(path)
-        if number is None:
-            number = numbers[path] = len(self.paths)
-            self.paths.append(path)
-        return number
-
-    def _numbers(self) -> Dict[str, int]:
-        if self._ids is None:
-            self._ids = {known: number for number, known in enumerate(self.paths)}
-        return self._ids
-
-
-class Hashed:
-    """The run's memo of `recorded_state`, by path."""
-
-
-def recorded_state(path: str, stamps: Optional[Mapping[str, List[Any]]] = None) -> Optional[List[Any]]:
-    """[size, mtime_ns, content hash] of a file, or [0, mtime_ns, ""] of a folder, taken once
-    per run: a file that changes during the run keeps the state of its first read, whose
-    hash no longer matches next time, so it is checked again then. A stat taken within
-    seconds of the last change is recorded as UNRELIABLE: a second change in the same clock
-    tick would not show in it. `stamps`: states recorded earlier, whose hash stands for a
-    file whose reliable size and mtime still match (not read again)."""
-    hashed: Dict[str, List[Any]] = current().memo(Hashed, lasting=True)
-    known = hashed.get(path)
-    if known is not None:
-        return known
-    try:
-        stat = os.stat(path)
-        earlier = None if stamps is None else stamps.get(path)
-        if S_ISDIR(stat.st_mode):
-            state = [0, reliable_mtime(stat), ""]
-        elif (
-            isinstance(earlier, list) and len(earlier) == 3 and isinstance(earlier[2], str) and earlier[2]
-            and earlier[:2] == [stat.st_size, reliable_mtime(stat)] and earlier[1] != UNRELIABLE
-        ):
-            state = list(earlier)
-        else:
-            with open_regular(path) as handle:
-                state = [stat.st_size, reliable_mtime(stat), content_hash(handle.read())]
-    except OSError:
-        return None
-    hashed[path] = state
-    return state
-
-
-UNRELIABLE = -1
-_MISSING = object()
-
-
-def reliable_mtime(stat: os.stat_result) -> int:
-    return UNRELIABLE if time.time() - stat.st_mtime < _RACY_SECONDS else stat.st_mtime_ns
-
-
-class _Verifier:
-    """Answers "is this dependency as recorded?" once per path per run."""
-
-    def __init__(self, stamps: Dict[str, List[Any]]) -> None:
-        self.stamps = stamps  # path -> [size, mtime_ns, hash], from the cache file
-        self._hashes: Dict[str, Optional[str]] = {}  # path -> its content hash now (None: unreadable)
-        self._folders: Dict[str, int] = {}  # path -> its mtime now (-2: gone)
-        # By index: module summaries ("path|hash") whose closure holds (a module's reach
-        # depends on its index's search paths, so each index has its own).
-        self.verified: Dict[str, set] = {}
-
-    def present(self, path: str, expected: str) -> bool:
-        known = self._hashes.get(path, _MISSING)
-        if known is _MISSING:
-            known = self._hash_now(path)
-        return known == expected
-
-    def _hash_now(self, path: str) -> Optional[str]:
-        known = self._hashes[path] = current_hash(path, self.stamps.get(path))
-        return known
-
-    def known(self, path: str, digest: Optional[str]) -> None:
-        """`path` was just hashed (or stat-matched) to `digest`: its reach need not stat it again."""
-        self._hashes[path] = digest
-
-    def folder_unchanged(self, path: str, mtime_ns: int) -> bool:
-        """No entry added, removed or renamed in the folder since it was recorded."""
-        known = self._folders.get(path)
-        if known is None:
-            known = self._folder_now(path)
-        return known == mtime_ns and mtime_ns != UNRELIABLE
-
-    def _folder_now(self, path: str) -> int:
-        try:
-            known = self._folders[path] = os.stat(path).st_mtime_ns
-        except OSError:
-            known = self._folders[path] = -2
-        return known
-
-    def reach_holds(self, reach: Mapping[str, Any], summaries: Mapping[str, Any], paths: List[str]) -> bool:
-        """A stored reach and, through its index's module summaries, its whole closure: every
-        file with its recorded content, every absent path still absent. Summaries whose
-        closure was verified in this run are not walked again."""
-        # present() and folder_unchanged() inlined: a warm run asks this of every file, some
-        # 40,000 times over a large project.
-        hashes, folders = self._hashes, self._folders
-        pending = [reach]
-        visited: List[str] = []
-        verified = self.verified.setdefault(reach["index"], set())
-        while pending:
-            current = pending.pop()
-            if current["complete"] is not True:
-                return False  # a file it named could not be read: never trusted
-            for number, digest in current["files"]:
-                path = paths[number]
-                now = hashes.get(path, _MISSING)
-                if (self._hash_now(path) if now is _MISSING else now) != digest:
-                    return False
-            for number, mtime in current["folders"]:
-                path = paths[number]
-                now = folders.get(path)
-                if mtime == UNRELIABLE or (self._folder_now(path) if now is None else now) != mtime:
-                    return False
-            for number, digest in current["follow"]:
-                node = f"{number}|{digest}"
-                if node in verified or node in visited:
-                    continue
-                summary = summaries.get(node)
-                if not isinstance(summary, dict) or not self.present(paths[number], digest):
-                    return False
-                visited.append(node)
-                pending.append(summary)
-        verified.update(visited)  # each one's closure lies within what was just verified
-        return True
-
-
-def current_hash(path: str, recorded: Optional[Sequence[Any]]) -> Optional[str]:
-    return hash_now(path, recorded)[0]
-
-
-def hash_now(path: str, recorded: Optional[Sequence[Any]]) -> Tuple[Optional[str], Optional[os.stat_result]]:
-    """The file's content hash now: the recorded one when size and mtime still match (an
-    unreliable stamp never does), else read and hashed; with the stat when it was read."""
-    try:
-        stat = os.stat(path)
-    except OSError:
-        return None, None
-    if recorded is not None and len(recorded) == 3 and list(stamp_of(stat)) == list(recorded[:2]):
-        return recorded[2], None  # recorded long enough after its last change to stand for it
-    try:
-        with open_regular(path) as handle:
-            return content_hash(handle.read()), stat
-    except OSError:
-        return None, None
-
-
 class ResultCache:
     """One settings key's entries for the files of one project (roots.py), in one file under
-    the cache folder: a run over a few files reads and writes only their projects'. The file
+    the store's folder: a run over a few files reads and writes only their projects'. The file
     is marshalled (plain dicts, lists, strings and numbers, as JSON would hold them): for a
     project of some 2,000 files, JSON's decoder and encoder were 0.15-0.3 CPU s of every
     pre-commit run over one changed file, marshal's about a fifth of that."""
 
-    def __init__(self, folder: str, key: str, project: str = "") -> None:
+    def __init__(self, folder: str, key: str, project: str = "", settle: bool = False) -> None:
         self.folder = folder
         self.key = key
         self.project = project
+        # A run over many of the project's files first finds whether anything the file records
+        # changed (one stat each); when nothing did, an entry known consistent with those
+        # records (`clean`) needs only its own content checked, not its reach walked.
+        self.settle = settle
+        self._settled: Optional[bool] = None
+        self.clean: set = set()  # entries consistent with `stamps` when the file was written
+        self._confirmed: set = set()  # entries this run verified or stored
+        self._moved = False  # a record this run changed an interface others may depend on
+        self._incomplete = False  # this run stored a reach naming a file it could not read
+        self._restamped: set = set()
+        self.reaches: Dict[str, Any] = Encoded()  # by path: the entry's own reach (apart: a hit may not need it)
         shard = hashlib.blake2b(project.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
-        self.path = os.path.join(folder, f"v{_FORMAT}", key, f"{shard}.marshal")
+        self.path = os.path.join(store_folder(folder), key, f"{shard}.marshal")
         # Values marshalled (as read, or as stored by this run) until used: a cold run over a
         # large project held 20 MB of entries and module reaches as objects until it saved.
-        self.entries: Dict[str, Any] = _Encoded()
-        self.stamps: Dict[str, List[Any]] = {}  # every recorded file: [size, mtime_ns, hash]
-        # Module reaches, by project (root and search paths) and then "path|hash".
+        self.entries: Dict[str, Any] = Encoded()
+        self.stamps: Dict[str, List[Any]] = {}  # every recorded file's state (states.py)
+        # Module reaches, by project (root and search paths) and then "path|interface".
         self.modules: Dict[str, Dict[str, Any]] = {}
         self.paths = PathTable([])
         self._stored: set = set()  # paths whose entries this run wrote
         self._asked: set = set()  # paths this run looked up (they exist)
-        self._written: set = set()  # (index, module summary) this run wrote
+        self._written: set = set()  # (index, module reach) this run wrote
         self.sent: Dict[str, set] = {}  # by index: modules whose reach this run has returned
+        # By index: module reaches ("path|interface") whose closure holds (a module's reach
+        # depends on its index's search paths, so each index has its own).
+        self.verified: Dict[str, set] = {}
         self.changed = False
         self._pruned = 0  # module reaches the file held when it was last pruned
         self._load()
-        self._verifier = _Verifier(self.stamps)
+        self.survey = Survey(self.stamps)
 
     def _load(self) -> None:
         from deadline_lint.support.collector import collector_paused
@@ -325,18 +143,20 @@ class ResultCache:
         if document.get("key") != self.key or document.get("project") != self.project:
             return  # another key's or project's file (a hash collision, or copied here)
         entries, stamps, modules = document.get("files"), document.get("stamps"), document.get("modules")
-        paths = document.get("paths")
+        paths, reaches, clean = document.get("paths"), document.get("reaches"), document.get("clean")
         if (
             isinstance(entries, dict) and isinstance(stamps, dict) and isinstance(modules, dict)
-            and isinstance(paths, list)
+            and isinstance(paths, list) and all(isinstance(path, str) for path in paths)
+            and isinstance(reaches, dict) and isinstance(clean, list)
         ):
-            if all(isinstance(path, str) for path in paths):
-                self.entries, self.stamps, self.paths = _Encoded(entries), stamps, PathTable(paths)
-                self.modules = {
-                    index: _Encoded(table) if isinstance(table, dict) else table for index, table in modules.items()
-                }
-                pruned = document.get("pruned")
-                self._pruned = pruned if isinstance(pruned, int) else 0
+            self.entries, self.stamps, self.paths = Encoded(entries), stamps, PathTable(paths)
+            self.reaches = Encoded(reaches)
+            self.clean = {path for path in clean if isinstance(path, str)}
+            self.modules = {
+                index: Encoded(table) if isinstance(table, dict) else table for index, table in modules.items()
+            }
+            pruned = document.get("pruned")
+            self._pruned = pruned if isinstance(pruned, int) else 0
 
     def _inputs(self) -> str:
         """What the file is built for, in its seal: the format, settings key and project."""
@@ -347,47 +167,69 @@ class ResultCache:
         """The file's cached findings, shown under `display`, or None when there is no
         entry or any part of it no longer matches."""
         self._asked.add(path)
+        found = self._found(path, display)
+        if found is None:
+            self.clean.discard(path)
+        else:
+            self._confirmed.add(path)
+        return found
+
+    def _found(self, path: str, display: str) -> Optional[List[Diagnostic]]:
         entry = self.entries.get(path)
         if not isinstance(entry, dict):
             return None
+        survey = self.survey
+        if self.settle and self._settled is None:
+            self._settled = bool(self.clean) and survey.settled()
         try:
-            digest, read_at = hash_now(path, self.stamps.get(path))
+            recorded = self.stamps.get(path)
+            if path in survey.same:
+                digest, read_at = recorded[2], None  # type: ignore[index]  # stat'ed by settled()
+            else:
+                digest, read_at, _ = hash_now(path, recorded)
             if digest != entry["hash"]:
                 return None
-            self._verifier.known(path, digest)
-            reach = entry.get("reach")
-            summaries = self.modules.get(reach["index"], {}) if reach is not None else {}
-            if reach is not None and not self._verifier.reach_holds(reach, summaries, self.paths.paths):
-                return None
+            survey.own(path, digest, recorded)
+            if entry["project"] and not (self._settled and path in self.clean):
+                reach = self.reaches.get(path)
+                if not isinstance(reach, dict):
+                    return None
+                index = reach["index"]
+                verified = self.verified.setdefault(index, set())
+                if not survey.holds(reach, self.modules.get(index, {}), self.paths.paths, verified):
+                    return None
             found = [Diagnostic.from_json(item, display) for item in _listed(entry["found"])]
         except (KeyError, TypeError, ValueError, AttributeError, IndexError):
             return None  # a malformed entry is never trusted
-        if read_at is not None and reliable_mtime(read_at) != UNRELIABLE:
+        if (
+            read_at is not None and reliable_mtime(read_at) != UNRELIABLE
+            and isinstance(recorded, list) and len(recorded) == 4 and recorded[2] == digest
+        ):
             # Verified by its content: a stamp now spares the next run the read.
-            self.stamps[path] = [read_at.st_size, read_at.st_mtime_ns, digest]
+            self.stamps[path] = [read_at.st_size, read_at.st_mtime_ns, digest, recorded[3]]
             self.changed = True
         return found
 
     def reach_of(self, index: str, path: str) -> Optional[Tuple[Tuple[str, ...], ...]]:
-        """The stored reach of the module at `path` under `index` (analysis.dependencies'
-        StoredReaches), when the module is as it was and so is every file and folder that
-        reach names; the modules it follows are looked at in turn by the caller."""
+        """The stored reach of the module at `path` under `index` (dependencies'
+        StoredReaches), when the module's interface is as it was and so is every file and
+        folder that reach names; the modules it follows are looked at in turn by the caller."""
         number, recorded = self.paths.known_id(path), self.stamps.get(path)
-        if number is None or not isinstance(recorded, list) or len(recorded) != 3:
+        if number is None or not isinstance(recorded, list) or len(recorded) != 4:
             return None
-        verifier, paths = self._verifier, self.paths.paths
+        survey, paths = self.survey, self.paths.paths
         try:
-            if not verifier.present(path, recorded[2]):
+            if survey.interface(path) != recorded[3]:
                 return None
-            document = self.modules.get(index, {}).get(f"{number}|{recorded[2]}")
+            document = self.modules.get(index, {}).get(f"{number}|{recorded[3]}")
             if not isinstance(document, dict) or document.get("complete") is not True:
                 return None
             follow, names = document["follow"], document["names"]
             if len(follow) != len(names) or not all(isinstance(name, str) for name in names):
                 return None
-            if not all(verifier.present(paths[n], digest) for n, digest in document["files"]):
+            if not all(survey.interface(paths[n]) == digest for n, digest in document["files"]):
                 return None
-            if not all(verifier.folder_unchanged(paths[n], mtime) for n, mtime in document["folders"]):
+            if not all(survey.folder_unchanged(paths[n], mtime) for n, mtime in document["folders"]):
                 return None
             return (
                 tuple(paths[n] for n, _ in follow),
@@ -396,35 +238,76 @@ class ResultCache:
                 tuple(names),
             )
         except (KeyError, TypeError, ValueError, IndexError):
-            return None  # a malformed summary is never trusted
+            return None  # a malformed reach is never trusted
 
     # -- writing -------------------------------------------------------------------
     def store(self, path: str, stamp: Stamp, digest: str, found: Sequence[Diagnostic],
-              dependencies: Optional[Dependencies] = None) -> None:
-        entry: Dict[str, Any] = {"hash": digest, "found": [_without_path(d) for d in found]}
-        fresh = time.time() - stamp[1] / 1e9 < _RACY_SECONDS
-        self.stamps[path] = [stamp[0], UNRELIABLE if fresh else stamp[1], digest]
+              dependencies: Optional["Dependencies"] = None, interface: str = "") -> None:
+        entry: Dict[str, Any] = {"hash": digest, "found": [_without_path(d) for d in found],
+                                 "project": dependencies is not None}
+        fresh = time.time() - stamp[1] / 1e9 < RACY_SECONDS
+        self._restamp(path, [stamp[0], UNRELIABLE if fresh else stamp[1], digest, interface])
         if dependencies is not None:
-            entry["reach"] = {"index": dependencies.index, **dependencies.reach_document(dependencies.own, self.paths)}
-            table = self.modules.setdefault(dependencies.index, _Encoded())
+            own = {"index": dependencies.index, **dependencies.reach_document(dependencies.own, self.paths)}
+            self._incomplete = self._incomplete or own["complete"] is not True
+            table = self.modules.setdefault(dependencies.index, Encoded())
+            if dependencies.shared is not None:
+                # Content-addressed, like a module's reach: thousands of entries name one.
+                document = dependencies.reach_document(dependencies.shared, self.paths)
+                self._incomplete = self._incomplete or document["complete"] is not True
+                data = marshal.dumps(document)
+                node = "shared|" + hashlib.blake2b(data, digest_size=16).hexdigest()
+                table[node] = data  # a loaded one may be damaged: written anew
+                own["shared"] = [node]
+            self.reaches[path] = marshal.dumps(own)
+            verified = self.verified.get(dependencies.index, ())
             for module_path, reach in dependencies.modules.items():
                 state = dependencies.states.get(module_path)
                 if state is not None:
-                    node = f"{self.paths.id_of(module_path)}|{state[2]}"
+                    node = f"{self.paths.id_of(module_path)}|{state[3]}"
                     # Content-addressed: one written or verified in this run is the same; a
                     # loaded one that was never verified may be damaged, so it is replaced.
                     done = (dependencies.index, node)
-                    if done not in self._written and node not in self._verifier.verified.get(dependencies.index, ()):
-                        table[node] = marshal.dumps(dependencies.reach_document(reach, self.paths))
+                    if done not in self._written and node not in verified:
+                        document = dependencies.reach_document(reach, self.paths)
+                        self._incomplete = self._incomplete or document["complete"] is not True
+                        table[node] = marshal.dumps(document)
                         self._written.add(done)
-            self.stamps.update(dependencies.states)
+            for dependency, state in dependencies.states.items():
+                self._restamp(dependency, state)
+        else:
+            self.reaches.pop(path, None)
         self.entries[path] = marshal.dumps(entry)
         self._stored.add(path)
+        self._confirmed.add(path)
         self.changed = True
+
+    def _restamp(self, path: str, state: List[Any]) -> None:
+        earlier = self.stamps.get(path)
+        if earlier != state:
+            if path in self._restamped:
+                self._incomplete = True  # changed during the run: what it recorded first is gone
+            if earlier is not None and not (
+                isinstance(earlier, list) and len(earlier) == 4
+                and (earlier[3] == state[3] if state[2] else earlier[1] == state[1])
+            ):
+                self._moved = True  # another interface, or a folder's listing (entries may name it)
+            self._restamped.add(path)
+            self.stamps[path] = state
 
     def save(self) -> Optional[str]:
         """Write the cache file atomically; a warning line when it cannot be written (the
         run's results stand either way)."""
+        if self.survey.fresh:
+            for path, state in self.survey.fresh.items():
+                if self.stamps.get(path) != state:
+                    self.stamps[path] = state  # touched, or edited in comments only: stat it next time
+                    self.changed = True
+            self.survey.fresh.clear()
+        clean = self.clean | self._confirmed if not (self._moved or self.survey.changed) else self._confirmed
+        if self._incomplete:
+            clean = set()
+        self.changed = self.changed or clean != self.clean
         if not self.changed:
             return None
         live = self.entries
@@ -438,11 +321,12 @@ class ResultCache:
                     path: entry for path, entry in dict.items(live) if path in self._asked or os.path.exists(path)
                 }
             try:
-                modules, needed = _reachable(live, self.modules, self.paths.paths)
+                modules, needed = reachable(live, self.reaches, self.modules, self.paths.paths)
             except (KeyError, TypeError, ValueError, AttributeError, IndexError):
                 # Something loaded was malformed: keep only what this run wrote.
                 live = {path: entry for path, entry in dict.items(live) if path in self._stored}
-                modules, needed = _reachable(live, self.modules, self.paths.paths)
+                clean &= self._stored
+                modules, needed = reachable(live, self.reaches, self.modules, self.paths.paths)
             stamps = {path: stamp for path, stamp in self.stamps.items() if path in needed}
             pruned = sum(len(table) for table in modules.values())
         else:
@@ -455,9 +339,11 @@ class ResultCache:
             "format": _DOCUMENT,
             "key": self.key,
             "project": self.project,
-            "files": _encoded(live),
+            "files": encoded(live),
+            "reaches": encoded({path: reach for path, reach in dict.items(self.reaches) if path in live}),
+            "clean": sorted(path for path in clean if path in live),
             "modules": {
-                index: _encoded(table) if isinstance(table, dict) else table for index, table in modules.items()
+                index: encoded(table) if isinstance(table, dict) else table for index, table in modules.items()
             },
             "paths": self.paths.paths,
             "stamps": stamps,
@@ -465,51 +351,12 @@ class ResultCache:
         }
         try:
             prepare_folder(self.folder)
-            os.makedirs(os.path.dirname(self.path), exist_ok=True)
-            data = sealed.seal(self._inputs(), marshal.dumps(document))
-            # One writer per name (not tempfile: importing it loads shutil, random, bz2, lzma).
-            temporary = f"{self.path}.{os.getpid()}.{threading.get_ident()}.tmp"
-            try:
-                with os.fdopen(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as out:
-                    out.write(data)
-                os.replace(temporary, self.path)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(temporary)
-                raise
+            write_atomically(self.path, sealed.seal(self._inputs(), marshal.dumps(document)))
         except OSError as exc:
             return f"cannot write the cache in {self.folder}: {exc.strerror or exc}"
         self.changed = False
+        self.clean = clean
         return None
-
-
-class _Encoded(dict):
-    """A table of the cache file whose values (a file's entry, a module's reach) stay
-    marshalled as read until one is used: a run over one changed file uses a few hundred of
-    the thousands a large project's file holds, and decoding them all (hundreds of thousands
-    of containers, which every later pass of the cyclic collector walked) was most of what
-    reading the file cost. A value that does not decode reads as None (never trusted)."""
-
-    def get(self, key: Any, default: Any = None) -> Any:
-        value = dict.get(self, key, _MISSING)
-        if value is _MISSING:
-            return default
-        if isinstance(value, bytes):
-            value = _peek(value)
-            dict.__setitem__(self, key, value)
-        return value
-
-    def __getitem__(self, key: Any) -> Any:
-        value = self.get(key, _MISSING)
-        if value is _MISSING:
-            raise KeyError(key)
-        return value
-
-    def values(self) -> Any:  # type: ignore[override]
-        return [self.get(key) for key in self]
-
-    def items(self) -> Any:  # type: ignore[override]
-        return [(key, self.get(key)) for key in self]
 
 
 def _listed(value: Any) -> list:
@@ -518,65 +365,8 @@ def _listed(value: Any) -> list:
     return value
 
 
-def _peek(value: Any) -> Any:
-    """A value of an _Encoded table, decoded without being kept decoded (None: undecodable)."""
-    if not isinstance(value, bytes):
-        return value
-    try:
-        return marshal.loads(value)
-    except (EOFError, ValueError, TypeError):
-        return None
-
-
-def _encoded(table: Dict[str, Any]) -> Dict[str, Any]:
-    """A table as the file holds it: each value marshalled (those never decoded as read)."""
-    return {
-        key: value if isinstance(value, bytes) else marshal.dumps(value)
-        for key, value in dict.items(table)  # as they are: an _Encoded's unread values stay bytes
-    }
-
-
-def _reachable(entries: Dict[str, Any], modules: Mapping[str, Any], paths: List[str]) -> Tuple[Dict[str, Any], set]:
-    """The module summaries some live entry still reaches (older versions are dropped), and
-    every path whose stamp is worth keeping."""
-    kept: Dict[str, Dict[str, Any]] = {}
-    needed = set(entries)
-    for entry in map(_peek, dict.values(entries)):
-        reach = entry.get("reach") if isinstance(entry, dict) else None
-        if not isinstance(reach, dict):
-            continue
-        index: Any = reach.get("index")  # a str in every file this version writes; unchecked JSON
-        table = modules.get(index, {})
-        out = kept.setdefault(index, {})
-        pending = [reach]
-        while pending:
-            current = pending.pop()
-            needed.update(paths[number] for number, _ in current.get("files", ()))
-            for number, digest in current.get("follow", ()):
-                node = f"{number}|{digest}"
-                needed.add(paths[number])
-                if node not in out and node in table:
-                    out[node] = raw = dict.__getitem__(table, node)  # kept as it is: bytes stay bytes
-                    pending.append(_peek(raw))
-    return kept, needed
-
-
-def prepare_folder(folder: str) -> None:
-    """The cache folder, with a `.gitignore` so it is never committed and a CACHEDIR.TAG so
-    backup tools skip it."""
-    os.makedirs(folder, exist_ok=True)
-    ignore = os.path.join(folder, ".gitignore")
-    if not os.path.exists(ignore):
-        with open(ignore, "w", encoding="utf-8") as out:
-            out.write("# Created by deadline-lint automatically.\n*\n")
-    tag = os.path.join(folder, "CACHEDIR.TAG")
-    if not os.path.exists(tag):
-        with open(tag, "w", encoding="utf-8") as out:
-            out.write("Signature: 8a477f597d28d172789f06886806bc55\n"
-                      "# This file is a cache directory tag created by deadline-lint.\n")
-
-
 def _without_path(diagnostic: Diagnostic) -> Dict[str, Any]:
     document = diagnostic.to_json()
     del document["path"]  # shown under the path of the run that reads it back
     return document
+

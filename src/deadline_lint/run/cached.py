@@ -7,15 +7,11 @@ import os
 import sys
 from typing import TYPE_CHECKING, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
-from deadline_lint.cache.dependencies import project_reach
-from deadline_lint.cache.results import (
-    Dependencies,
-    ResultCache,
-    content_hash,
-    recorded_state,
-    stamp_of,
-    tool_fingerprint,
-)
+from deadline_lint.cache.dependencies import Dependencies, Reach, project_reach
+from deadline_lint.cache.document import store_folder
+from deadline_lint.cache.results import ResultCache, tool_fingerprint
+from deadline_lint.cache import states
+from deadline_lint.cache.states import content_hash, interface_digest, recorded_state, stamp_of
 from deadline_lint.catalog import compiled
 from deadline_lint.engine.reading import Read, decode
 from deadline_lint.run.config import Checkers
@@ -33,6 +29,10 @@ if TYPE_CHECKING:
 
 # Checks the files the cache could not answer, given the cache file each belongs to.
 CheckMisses = Callable[[List[str], Dict[str, ResultCache]], Iterable[Tuple[FileResult, Optional[Record]]]]
+
+# From this many files a run first looks for the changed set as a whole (states.Survey.settled):
+# a pre-commit run over a few files of a large project stats only what those files name.
+SETTLE_FROM = 64
 
 
 class WorkerSent(Dict[str, Dict[str, Set[str]]]):
@@ -55,20 +55,17 @@ def recorded(
                 reach = project_reach(path, text, checker.catalog, sent, stored)
         if reach is not None:
             files, folders = callers_consulted()  # who calls a def: every module of the project
-            if files or folders:
-                own = reach.own
-                reach = reach._replace(own=own._replace(
-                    files=tuple(sorted({*own.files, *files})), folders=tuple(sorted({*own.folders, *folders}))
-                ))
-            named = {*reach.own.follow, *reach.own.files, *reach.own.folders, *reach.modules}
+            # The same for every file of the project that asked: kept once, apart (results.py)
+            shared = Reach((), tuple(sorted(files)), tuple(sorted(folders))) if files or folders else None
+            named = {*reach.own.follow, *reach.own.files, *reach.own.folders, *reach.modules, *files, *folders}
             for module in reach.modules.values():
                 named.update(module.follow)  # some may have gone to the cache file already
                 named.update(module.files)
                 named.update(module.folders)
             earlier = None if stored is None else stored.stamps
             states = {dep: state for dep in named for state in [recorded_state(dep, earlier)] if state is not None}
-            dependencies = Dependencies(reach.index, reach.own, reach.modules, states)
-    return stamp_of(read.stat), content_hash(read.data), dependencies
+            dependencies = Dependencies(reach.index, reach.own, reach.modules, states, shared)
+    return stamp_of(read.stat), content_hash(read.data), dependencies, interface_digest(read.data)
 
 
 def lint_cached(
@@ -76,6 +73,7 @@ def lint_cached(
 ) -> Iterator[FileResult]:
     """The cached answers, then the misses checked (`check_misses`) and stored."""
     use_summary_store(cache_dir)
+    states.forget_states()  # a process that runs again (a test, a server) takes them afresh
     caches: Dict[Tuple[str, str], ResultCache] = {}
     owner: Dict[str, ResultCache] = {}
     misses: List[str] = []
@@ -90,7 +88,7 @@ def lint_cached(
             shard = (checkers.settings_key(checkers.resolver.for_path(path, False)), root_above(folder) or folder)
             cache = caches.get(shard)
             if cache is None:
-                cache = caches[shard] = ResultCache(cache_dir, *shard)
+                cache = caches[shard] = ResultCache(cache_dir, *shard, settle=len(paths) >= SETTLE_FROM)
             known = folders[head] = (folder, cache)
         folder, cache = known
         absolute = os.path.join(folder, name)
@@ -102,7 +100,10 @@ def lint_cached(
             yield FileResult(path, cached)
     for result, record in check_misses(misses, owner):
         if record is not None:
-            owner[result.path].store(os.path.abspath(result.path), *record[:2], result.diagnostics, record[2])
+            stamp, digest, dependencies, interface = record
+            owner[result.path].store(
+                os.path.abspath(result.path), stamp, digest, result.diagnostics, dependencies, interface
+            )
         yield result
     for cache in caches.values():
         problem = cache.save()
@@ -112,12 +113,12 @@ def lint_cached(
 
 
 def keep_catalog(cache_dir: Optional[str]) -> None:
-    compiled.keep_in(cache_dir)
+    compiled.keep_in(None if cache_dir is None else store_folder(cache_dir))
 
 
 def use_summary_store(cache_dir: str) -> None:
     """Module summaries and facts go to the results cache folder, under this build's name."""
-    use_store(os.path.join(cache_dir, "v1", "summaries", tool_fingerprint()))
+    use_store(os.path.join(store_folder(cache_dir), "summaries", tool_fingerprint()))
 
 
 def sent_by_worker(path: str) -> Dict[str, Set[str]]:

@@ -12,11 +12,12 @@ from deadline_lint.support.diagnostics import Diagnostic
 
 if TYPE_CHECKING:
     from deadline_lint.fixes.loop import FixMode
-    from deadline_lint.cache.results import Dependencies, Stamp
+    from deadline_lint.cache.dependencies import Dependencies
+    from deadline_lint.cache.states import Stamp
 
 # What a checked file's findings were computed from, for the results cache:
 # (stat before the read, content hash, project dependencies or None).
-Record = Tuple["Stamp", str, Optional["Dependencies"]]
+Record = Tuple["Stamp", str, Optional["Dependencies"], str]  # stamp, content hash, reach, interface
 
 
 @dataclass(frozen=True)
