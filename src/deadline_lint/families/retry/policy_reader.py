@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Tuple, Union
 
 from deadline_lint.catalog.retry import (
     ALL,
+    CALLABLE,
     ALL_BUT,
     ANY,
     ATTEMPTS,
@@ -202,6 +203,9 @@ class PolicyReader:
             parts = (self._types_part(value, scope),)
         elif api.filter_as == PREDICATE:
             parts = tuple(self._predicate(value, scope, 0))
+        elif api.filter_as == CALLABLE and call is not None:
+            # retrying's `retry_on_exception=` is called with the exception: read like a test
+            parts = tuple(self._test(value, call, scope))
         else:
             parts = (FilterPart(UNKNOWN, value),)
         giveup = call is not None and any(given_argument(call, Argument(k)) is not None for k in api.giveup)

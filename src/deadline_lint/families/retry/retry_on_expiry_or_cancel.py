@@ -98,7 +98,7 @@ class RetryOnExpiryOrCancel(RetryRule):
     google-api-core `Retry(predicate=if_exception_type(DeadlineExceeded))`, aiohttp_retry's
     `ExponentialRetry(exceptions={asyncio.TimeoutError})`, tenacity's
     `retry_if_exception(is_transient)` where `is_transient` is a lambda or a def of the file
-    that only returns `isinstance(exc, T)` tests, and hand-written
+    that only returns `isinstance(exc, T)` tests (so is retrying's `retry_on_exception=`), and hand-written
     retry loops (`for attempt in range(n)` / `while` around `try`/`except` that tries again
     after the error) whose `except` clause names one. The types come from the exception
     vocabulary (catalog `exceptions.yaml`, the profile's `exceptions`, and classes named like
