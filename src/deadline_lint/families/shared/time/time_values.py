@@ -46,9 +46,10 @@ from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Set,
 from deadline_lint.families.shared.time.clock_catalog import MONOTONIC, WALL
 from deadline_lint.families.shared.time.clock_reads import ClockRead, ClockReads
 from deadline_lint.families.shared.time.kept_deadlines import KeptDeadlines
+from deadline_lint.families.shared.time.parameter_instants import ParameterInstants
 from deadline_lint.semantics.local.declared import is_none
 from deadline_lint.semantics.local.function_body import function_body
-from deadline_lint.semantics.local.scopes import ASSIGN, FUNCTION, Scope
+from deadline_lint.semantics.local.scopes import ASSIGN, FUNCTION, PARAM, Scope
 
 if TYPE_CHECKING:
     from deadline_lint.semantics.file_view import AnalysisInputs, FileView
@@ -110,6 +111,8 @@ class TimeValues(ClockReads):
         profile = getattr(ctx, "profile", None)
         self.deadline_names = frozenset(profile.budget.deadline_names) if profile is not None else frozenset()
         self._kept: Optional[KeptDeadlines] = None
+        self._parameters: Optional[ParameterInstants] = None
+        self._ctx = ctx
         self._stand_ins: Dict[str, ClockRead] = {}
 
     def kept(self, scope: Scope) -> KeptDeadlines:
@@ -117,6 +120,12 @@ class TimeValues(ClockReads):
         if self._kept is None:
             self._kept = KeptDeadlines(self, scope.module, self._source)
         return self._kept
+
+    def parameter_instant(self, name: str, scope: Scope) -> Optional[TimeValue]:
+        """A parameter every caller gives a wall-clock instant (parameter_instants.py)."""
+        if self._parameters is None:
+            self._parameters = ParameterInstants(self, scope.module, self.resolver, self._ctx)
+        return cast(Optional[TimeValue], self._parameters.value(name, scope))
 
     def deadline_parameter(self, expr: ast.AST, scope: Scope) -> Optional[TimeValue]:
         """A parameter the profile names a deadline instant (`deadline`, `deadline_at`,
@@ -324,7 +333,9 @@ class FunctionTimes:
         self._computing.add(name)
         try:
             values: List[Optional[TimeValue]] = []
-            for binding in own:
+            if len(own) == 1 and own[0].kind == PARAM:
+                values = [self.analysis.parameter_instant(name, self.scope)]
+            for binding in own if not values else ():
                 # (an ASSIGN binding's value is always an expression)
                 if binding.kind != ASSIGN or not isinstance(binding.value, ast.expr):
                     values = [None]
@@ -381,7 +392,7 @@ class FunctionTimes:
                 if not isinstance(binop.op, ast.Sub):
                     continue
                 left, right = self.value(binop.left), self.value(binop.right)
-                if right is not None:
+                if right is not None and (left is None or not left.local):
                     left = self.analysis.deadline_parameter(binop.left, self.scope) or left
                 if left is not None and right is not None and left.role == DEADLINE and right.role == INSTANT:
                     if left.clock == right.clock:
@@ -399,8 +410,11 @@ class FunctionTimes:
             if first is None and second is None:
                 continue
             # `time.time() > deadline`: a parameter the profile names a deadline instant.
+            # (A parameter every caller gives an instant already has its callers' reads.)
             given_a = self.analysis.deadline_parameter(a, self.scope) if second is not None else None
             given_b = self.analysis.deadline_parameter(b, self.scope) if first is not None else None
+            given_a = given_a if first is None or not first.local else None
+            given_b = given_b if second is None or not second.local else None
             if given_a is not None:
                 first = given_a
             elif given_b is not None:
@@ -439,7 +453,7 @@ class FunctionTimes:
         found = self.value(expr)
         if found is None or found.clock != WALL or not found.local or found.role not in (INSTANT, DEADLINE):
             return None
-        return found if found.reads and found.unit in ("s", "ns", "datetime") else None
+        return found if found.reads and found.unit in ("s", "ns", "datetime", "scaled") else None
 
     def parent_of(self, node: ast.AST) -> Optional[ast.AST]:
         """The node's parent inside this function (None at its top or outside it)."""
