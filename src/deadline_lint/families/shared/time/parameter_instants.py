@@ -17,6 +17,7 @@ can name the line that started the timer and no fix crosses into the caller.
 from __future__ import annotations
 
 import ast
+import weakref
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
@@ -34,10 +35,11 @@ class ParameterInstants:
     """Per file, on demand: asked by `TimeValues` about a parameter of a function."""
 
     def __init__(self, times: Any, module: Scope, resolver: "Resolver", ctx: object) -> None:
-        self.times = times
+        # Weakly, like kept_deadlines: `times` holds this object, and the context holds `times`.
+        self.times = weakref.proxy(times)
         self.module = module
         self.resolver = resolver
-        self.ctx = ctx
+        self._ctx = weakref.ref(ctx) if ctx is not None else None
         self._answers: Dict[Tuple[int, str], Optional[Any]] = {}
         self._calls: Optional[List[Tuple[ast.AST, Scope]]] = None  # (node, scope it is in)
 
@@ -131,7 +133,8 @@ class ParameterInstants:
 
     def _callers_all_here(self, name: str, owner: Scope) -> bool:
         """The project's callers of the def are all in this module."""
-        analysis = getattr(self.ctx, "analysis", None)
+        ctx = self._ctx() if self._ctx is not None else None
+        analysis = getattr(ctx, "analysis", None)
         if analysis is None:
             return False
         from deadline_lint.semantics.callers import Callers

@@ -40,6 +40,7 @@ when an instant from elsewhere took part: a parameter, an attribute, a parsed he
 from __future__ import annotations
 
 import ast
+import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Set, Tuple, cast
 
@@ -112,7 +113,8 @@ class TimeValues(ClockReads):
         self.deadline_names = frozenset(profile.budget.deadline_names) if profile is not None else frozenset()
         self._kept: Optional[KeptDeadlines] = None
         self._parameters: Optional[ParameterInstants] = None
-        self._ctx = ctx
+        # Weakly: the context holds this analysis, and a strong reference back is a cycle.
+        self._ctx = weakref.ref(ctx) if hasattr(ctx, "analysis") else None
         self._stand_ins: Dict[str, ClockRead] = {}
 
     def kept(self, scope: Scope) -> KeptDeadlines:
@@ -124,7 +126,8 @@ class TimeValues(ClockReads):
     def parameter_instant(self, name: str, scope: Scope) -> Optional[TimeValue]:
         """A parameter every caller gives a wall-clock instant (parameter_instants.py)."""
         if self._parameters is None:
-            self._parameters = ParameterInstants(self, scope.module, self.resolver, self._ctx)
+            ctx = self._ctx() if self._ctx is not None else None
+            self._parameters = ParameterInstants(self, scope.module, self.resolver, ctx)
         return cast(Optional[TimeValue], self._parameters.value(name, scope))
 
     def deadline_parameter(self, expr: ast.AST, scope: Scope) -> Optional[TimeValue]:
