@@ -10,8 +10,8 @@ from deadline_lint.catalog import _HERE, load_catalog
 from deadline_lint.catalog.retry import ALL, ALL_BUT, ATTEMPTS, DELAY, NEVER, NOTHING, TYPES, validate_retry_catalog
 from deadline_lint.engine.checker import Checker
 from deadline_lint.engine.context import FileContext
-from deadline_lint.families.retry.retry import RetryAnalysis
-from deadline_lint.families.retry.retry_policy import UNKNOWN
+from deadline_lint.families.retry.analysis.retry import RetryAnalysis
+from deadline_lint.families.retry.analysis.retry_policy import UNKNOWN
 from deadline_lint.families.shared.errors.exceptions import EXPIRY
 from deadline_lint.settings.profile import build_profile
 from deadline_lint.support.source import SourceFile

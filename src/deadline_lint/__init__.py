@@ -1,3 +1,3 @@
 """deadline-lint: crossing a call boundary never creates more request time."""
 
-__version__ = "0.1.1"
+__version__ = "0.1.2"

@@ -62,11 +62,17 @@ class WallClockDeadlineMath(Rule):
     wall clock and kept on `self` (`self.deadline = time.time() + t` in `__init__`, compared
     in `left()`), on request state (`request.state.deadline_at`), as a keyword of a class of
     the module (`Lease(expires=time.time() + ttl)`) or returned by a module-level function
-    (`def deadline_in(t): return time.time() + t`), then compared with or subtracted from a
-    later wall-clock read. Both reads are flagged. So is a parameter the profile names a
-    deadline instant (`budget.deadline_names`: `deadline`, `deadline_at`) compared with the
-    wall clock. Every store of the attribute must be such an instant (`None` and `0` are
-    placeholders); one from elsewhere silences it.
+    (`def deadline_in(t): return time.time() + t`), or passed as a parameter by every caller
+    (`run_listener(ack, time.time(), 5)`, `wait_for(time.time() + 5)`: a module-level def or
+    a method called on `self`, whose every caller in the project is in this module), in any
+    unit (`int(time.time() * 1000)`), then compared with or subtracted from a later
+    wall-clock read. One finding per timer: the later read, whose message names the line
+    that started it. So is a parameter the profile names a deadline instant
+    (`budget.deadline_names`: `deadline`, `deadline_at`) compared with the wall clock. Every
+    store of the attribute, and every call's argument, must be such an instant (`None` and
+    `0` are placeholders); one from elsewhere silences it, as does a parameter with no caller
+    in the project, a call through `*args` or `**kwargs`, or the function handed on as a
+    value.
 
     It stays quiet where the wall clock is the right clock or the code cannot tell: comparisons
     with an instant issued elsewhere (a token's `exp`, an `expires_at` from a server, a
@@ -159,24 +165,24 @@ class WallClockDeadlineMath(Rule):
         uses = [u for u in times.deadline_uses if u.clock == WALL and _involves(u, read)]
         local = [u for u in uses if u.local]
         if not local:
-            user = analysis.kept(ctx.scope).store_use(read, times)
-            if user is not None:  # kept on an attribute (or returned) for another function
-                shown = ctx.source.segment(node)
-                ctx.report(self, node, f"`{shown}` reads the wall clock for a deadline that `{user}` compares with "
-                           "a later wall-clock read: measure remaining time with `time.monotonic()`")
+            # A read kept on an attribute, returned or passed for another function to compare
+            # is reported there, once per timer, naming this line (`_started`).
             return
         shown = ctx.source.segment(node)
         what = _WHAT[min((u.kind for u in local), key=_PRIORITY.index)]
+        started = _started(local, read, times, ctx)
         if read.through:
             message = (
-                f"`{shown}` reads the wall clock ({read.through}) and is {what}: "
+                f"`{shown}` reads the wall clock ({read.through}) and is {what}{started}: "
                 "measure remaining time with `time.monotonic()`"
             )
             ctx.report(self, node, message)
             return
         fix = self._fix(read, times, ctx)
         if fix is None:
-            message = f"`{shown}` reads the wall clock and is {what}: measure remaining time with `time.monotonic()`"
+            message = (
+                f"`{shown}` reads the wall clock and is {what}{started}: measure remaining time with `time.monotonic()`"
+            )
             ctx.report(self, node, message)
             return
         edits, imports, safety, replacement = fix
@@ -206,6 +212,18 @@ class WallClockDeadlineMath(Rule):
         escapes = any(times.expression_escapes(member.node) for member in group)
         safety = Applicability.UNSAFE if escapes else Applicability.SAFE
         return edits, tuple(imports), safety, own
+
+
+def _started(uses: List[DeadlineUse], read: ClockRead, times: FunctionTimes, ctx: "FileView") -> str:
+    """` (started at line 12 with `time.time()`)`: the read another function made of the
+    instant this one measures against (kept on an attribute, returned, or passed in)."""
+    for use in uses:
+        for other in use.reads:
+            node = other.node
+            if node is read.node or not hasattr(node, "lineno") or times.parent_of(node) is not None:
+                continue
+            return f" (started at line {node.lineno} with `{ctx.source.segment(node)}`)"
+    return ""
 
 
 def _involves(use: DeadlineUse, read: ClockRead) -> bool:

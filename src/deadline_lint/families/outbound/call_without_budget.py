@@ -33,6 +33,13 @@ class OutboundCallWithoutBudget(OutboundRule):
     one. Calls awaited inside a cancel scope (`async with asyncio.timeout(...)`) or handed to
     a bounded `asyncio.wait_for` are already bounded and stay quiet.
 
+    A receiver that may hold one of several clients (`self._session = session or
+    aiohttp.ClientSession()`, an attribute assigned in two methods, a name bound by two
+    `with` statements) is followed through its bindings: when one is a client built here
+    without a timeout and none built here sets one, the call is reported and the message
+    names that binding (`self._session` may be the `aiohttp.ClientSession()` built at line
+    12). The other bindings (a parameter, a name from elsewhere) are not known to set one.
+
     ## Why is this bad?
     A call with no timeout outlives the request that made it. The caller gave up long ago, but
     this hop still holds a connection, a worker and a slot in the downstream queue. Every hop
@@ -120,6 +127,13 @@ class OutboundCallWithoutBudget(OutboundRule):
         else:
             return  # takes no timeout at all: `visit_Call` passed it over
         message = f"`{call.display_name}` {describe_default(call.default_timeout)}: {advice} from {source}"
+        if call.built is not None and isinstance(node.func, ast.Attribute):
+            receiver = ctx.source.segment(node.func.value)
+            built = " ".join(ctx.source.segment(call.built).split())
+            message = (
+                f"`{receiver}` may be the `{built}` built at line {call.built.lineno}, which "
+                f"{describe_default(call.default_timeout)}: {advice} from {source}"
+            )
         ctx.report(
             self,
             node,

@@ -9,9 +9,9 @@ from deadline_lint.catalog import Catalog
 from deadline_lint.catalog.retry import RetryCatalog
 from deadline_lint.engine.requires import Project, Scoped, Text, Words, in_file, on_visits
 from deadline_lint.engine.rule import Rule
-from deadline_lint.families.retry.retry import RetryAnalysis
-from deadline_lint.families.retry.retry_helpers import parameter_filter_need
-from deadline_lint.families.retry.retry_policy import RetryPolicy
+from deadline_lint.families.retry.analysis.retry import RetryAnalysis
+from deadline_lint.families.retry.analysis.retry_helpers import parameter_filter_need
+from deadline_lint.families.retry.analysis.retry_policy import RetryPolicy
 from deadline_lint.families.shared.budget.budget import Budget, budget_in_scope
 from deadline_lint.families.shared.errors.handling import Span
 from deadline_lint.families.shared.lifecycle import Lifecycle

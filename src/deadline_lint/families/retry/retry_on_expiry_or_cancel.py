@@ -20,7 +20,7 @@ from deadline_lint.families.retry.common import (
     reported_once,
     shown,
 )
-from deadline_lint.families.retry.filter_types import (
+from deadline_lint.families.retry.analysis.filter_types import (
     KINDS,
     drop_type,
     named_types,
@@ -29,9 +29,9 @@ from deadline_lint.families.retry.filter_types import (
     spelled,
     still_admitted,
 )
-from deadline_lint.families.retry.retry import RetryAnalysis
-from deadline_lint.families.retry.retry_guards import Narrowing
-from deadline_lint.families.retry.retry_policy import RetryPolicy
+from deadline_lint.families.retry.analysis.retry import RetryAnalysis
+from deadline_lint.families.retry.analysis.retry_guards import Narrowing
+from deadline_lint.families.retry.analysis.retry_policy import RetryPolicy
 from deadline_lint.families.shared.errors.exceptions import (
     CANCEL,
     EXPIRY,
@@ -105,7 +105,7 @@ class RetryOnExpiryOrCancel(RetryRule):
     google-api-core `Retry(predicate=if_exception_type(DeadlineExceeded))`, aiohttp_retry's
     `ExponentialRetry(exceptions={asyncio.TimeoutError})`, tenacity's
     `retry_if_exception(is_transient)` where `is_transient` is a lambda or a def of the file
-    that only returns `isinstance(exc, T)` tests, and hand-written
+    that only returns `isinstance(exc, T)` tests (so is retrying's `retry_on_exception=`), and hand-written
     retry loops (`for attempt in range(n)` / `while` around `try`/`except` that tries again
     after the error) whose `except` clause names one. The types come from the exception
     vocabulary (catalog `exceptions.yaml`, the profile's `exceptions`, and classes named like

@@ -17,8 +17,8 @@ from deadline_lint.families.retry.common import (
     reported_once,
     shown,
 )
-from deadline_lint.families.retry.retry import RetryAnalysis
-from deadline_lint.families.retry.retry_policy import RetryLoop, RetryPolicy, Stop, walk_here
+from deadline_lint.families.retry.analysis.retry import RetryAnalysis
+from deadline_lint.families.retry.analysis.retry_policy import RetryLoop, RetryPolicy, Stop, walk_here
 from deadline_lint.families.shared.budget.budget import BudgetAnalysis, mentions_any
 from deadline_lint.families.shared.budget.budget_text import budget_words
 from deadline_lint.families.shared.function_nodes import Function

@@ -4,8 +4,11 @@ import ast
 from typing import TYPE_CHECKING, Iterable, Optional
 
 from deadline_lint.catalog.retry import ALL, ALL_BUT, TYPES
+from deadline_lint.engine.requires import Words, in_file
 from deadline_lint.engine.rule import register
+from deadline_lint.families.retry.analysis.base_class_filters import OS_ERROR_WORDS, Loop, os_error_phrase, report_loop
 from deadline_lint.families.retry.common import (
+    USES_A_RETRY_LIBRARY,
     RetryRule,
     budget_of,
     called_policy,
@@ -14,7 +17,7 @@ from deadline_lint.families.retry.common import (
     policy_head,
     reported_once,
 )
-from deadline_lint.families.retry.retry_policy import RetryPolicy
+from deadline_lint.families.retry.analysis.retry_policy import RetryPolicy
 from deadline_lint.families.shared.budget.budget import BudgetAnalysis
 from deadline_lint.families.shared.errors.exceptions import EXPIRY, Admitted, ExceptionAnalysis
 from deadline_lint.families.shared.function_nodes import Function
@@ -49,11 +52,22 @@ class RetryPolicyAdmitsExpiry(RetryRule):
     message names an expiry type the policy lets through (preferring a library the file uses)
     and how to keep it out in that library.
 
-    Quiet when the filter cannot be read (a predicate function, an intersection
-    `a & b`), when backoff's `giveup=` may already give up on it, for policies that retry
-    results only (`backoff.on_predicate`, `retry_if_result`), for google-api-core's `Retry()`
-    whose default predicate leaves `DeadlineExceeded` out, and for hand-written loops
-    (`except Exception` in a loop is too often polling; DL301 covers loops naming expiry).
+    `OSError` and its aliases (`IOError`, `EnvironmentError`, `socket.error`) include
+    `TimeoutError`, and the message says so. A hand-written retry loop (as DL301 reads them)
+    whose `except` clause admits `TimeoutError` only through that family (written there, or
+    through a name or a parameter's default: `except retry_on:`) is reported when some call
+    of its attempt is given a timeout (`timeout=5`, `sock.settimeout(5)`), the line the
+    message names.
+
+    Quiet when the filter cannot be read (a predicate function other than a lambda or a def
+    of the file returning `isinstance` tests, an intersection `a & b`), when backoff's
+    `giveup=` may already give up on it, for policies that retry results only
+    (`backoff.on_predicate`, `retry_if_result`), for google-api-core's `Retry()` whose
+    default predicate leaves `DeadlineExceeded` out, and for other hand-written loops:
+    `except Exception` in a loop is too often polling, an `except OSError` whose attempt is
+    given no timeout is about files or processes, and a loop that stops at a deadline of its
+    own (`while time.monotonic() < deadline`, or a clock test in the handler) retries only
+    until then (DL301 covers loops naming expiry).
     Quiet also where no request waits for the retry: start-up, shutdown, health probes and
     readiness waits (by the function's name), background jobs (a function handed to a
     scheduler or a thread, a task nobody awaits, and the private functions only they call)
@@ -116,8 +130,9 @@ class RetryPolicyAdmitsExpiry(RetryRule):
     code = "DL302"
     name = "retry-policy-admits-expiry"
     summary = "a retry policy with no exception filter, or one admitting expiry through a base class"
-    node_types = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Call)
-    needs = (*RetryRule.needs, RetryRule.POLICY_CALLS)
+    node_types = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Call, ast.For, ast.AsyncFor, ast.While)
+    # Hand-written loops catching the OSError family around an attempt given a timeout.
+    needs = (in_file(USES_A_RETRY_LIBRARY | (Words(*OS_ERROR_WORDS) & Words("timeout"))), RetryRule.POLICY_CALLS)
 
     def visit_FunctionDef(self, node: ast.FunctionDef, ctx: "FileView") -> None:
         self._decorated(node, ctx)
@@ -129,6 +144,18 @@ class RetryPolicyAdmitsExpiry(RetryRule):
         called = called_policy(ctx, node)
         if called is not None:
             self._policy(called, ctx, budget_of(ctx) is not None, None)
+
+    def visit_For(self, node: ast.For, ctx: "FileView") -> None:
+        self._loop(node, ctx)
+
+    def visit_AsyncFor(self, node: ast.AsyncFor, ctx: "FileView") -> None:
+        self._loop(node, ctx)
+
+    def visit_While(self, node: ast.While, ctx: "FileView") -> None:
+        self._loop(node, ctx)
+
+    def _loop(self, node: Loop, ctx: "FileView") -> None:
+        report_loop(self, node, ctx)
 
     def _decorated(self, function: Function, ctx: "FileView") -> None:
         policies = decorated_policies(ctx, function)
@@ -169,10 +196,14 @@ class RetryPolicyAdmitsExpiry(RetryRule):
                         via = "" if where is element.node else f" (through `{_shown(ctx, where)}`)"
                         if part.default:
                             via = f" (the default of `{part.default}`, not given here)"
+                        named, admitted = f"`{through.named}`", through.type
+                        family = os_error_phrase(ctx, element.node, through)
+                        if family is not None:
+                            named, admitted = family
                         self._report(
                             ctx,
                             where,
-                            f"`{through.named}`{via} in the retry filter of `{name}` includes `{through.type}`, so it "
+                            f"{named}{via} in the retry filter of `{name}` includes `{admitted}`, so it "
                             f"retries deadline expiry{hint}",
                             function,
                         )

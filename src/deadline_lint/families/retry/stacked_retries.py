@@ -12,8 +12,8 @@ from deadline_lint.families.retry.common import (
     library_words,
     shown,
 )
-from deadline_lint.families.retry.retry import RetryAnalysis
-from deadline_lint.families.retry.retry_facts import ProjectRetries
+from deadline_lint.families.retry.analysis.retry import RetryAnalysis
+from deadline_lint.families.retry.analysis.retry_facts import ProjectRetries
 
 if TYPE_CHECKING:
     from deadline_lint.semantics.file_view import FileView

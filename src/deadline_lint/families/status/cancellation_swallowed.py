@@ -1,10 +1,8 @@
 from __future__ import annotations
 
 import ast
-import re
 from typing import TYPE_CHECKING, FrozenSet, List, Optional, Sequence, Union
 
-from deadline_lint.catalog import Catalog
 from deadline_lint.engine.edits import append_statement
 from deadline_lint.engine.requires import Words, in_body, in_file
 from deadline_lint.engine.rule import Rule, register
@@ -19,15 +17,11 @@ from deadline_lint.families.status.cancellation_flow import (
     cancels_then_awaits,
     passes_caught_on,
     raised_later,
-    waits_after,
 )
 from deadline_lint.families.status.common import shown
 from deadline_lint.families.status.handler_flow import (
-    BREAKS,
     FALLS_THROUGH,
     RAISES_OTHER,
-    RETURNS,
-    Leak,
     reraises_on_some_path,
 )
 from deadline_lint.semantics.local.children import walk as walk_nodes
@@ -84,19 +78,10 @@ class CancellationSwallowed(Rule):
     raises it again on every way out after the `try` (each `return`, and the end, right after
     `if cancelled: raise asyncio.CancelledError`): it is handed on, late.
 
-    Quiet, finally, in a coroutine nobody waits for when swallowing the cancellation ends
-    it: a task dropped or only kept (`self._task = loop.create_task(self._serve())`,
-    `task = create_task(run()); self.tasks.add(task)`), an event loop's main
-    (`asyncio.run(self._serve())`), a server's connection handler (`start_server(handle)`),
-    a function with a start-up or shutdown name, or code only such coroutines call, in this
-    module or (through the project's callers) another; and the handler returns, or breaks
-    out of the loop or falls off its end with no loop around it to go round again and no
-    later statement that waits (a `finally` does not count: it runs either way; nor does
-    awaiting the task's own ending, `await self._shutdown()` or `close()`, catalog
-    `cancellation.ending_calls`, or the tasks it has just cancelled). Whoever
-    cancelled such a task owns it and gets what it asked for, its end. A handler there that
-    `continue`s, raises another exception, or goes on to await something is still reported,
-    as is a task somebody awaits or is handed (`return task`).
+    A coroutine that swallows its own cancellation and then ends (a server loop, a consumer
+    task nobody waits for) is still reported: returning normally instead of ending cancelled
+    breaks `asyncio.timeout()`, `TaskGroup` and `Task.cancel()` around it. Where that is
+    deliberate, say so with `# noqa: DL403`.
 
     ## Why is this bad?
     Cancellation is how a caller that gave up (a client that went away, a timeout scope
@@ -187,8 +172,6 @@ class CancellationSwallowed(Rule):
             return
         if all(leak.how == RAISES_OTHER for leak in leaks) and reraises_on_some_path(handler):
             return  # converted on one branch, re-raised on the other: the branch tells whose it is
-        if self._ends_a_task_nobody_waits_for(handler, ctx, leaks):
-            return
         if all(leak.how == FALLS_THROUGH for leak in leaks) and len(ctx.parents) > 1 and raised_later(
             handler, ctx.parents[-1], ctx.parents[-2], hands_on_cancel(exceptions)
         ):
@@ -267,8 +250,6 @@ class CancellationSwallowed(Rule):
                 continue
             if self._not_the_callers(ctx, handling, exceptions):
                 continue
-            if not waits_after(node, ctx.parents, ending=_ending_calls(ctx)) and _runs_on_its_own(ctx):
-                continue
             text = shown(ctx, call)
             caught = "" if cancel_type in text else f" ({cancel_type})"
             message = (
@@ -276,22 +257,6 @@ class CancellationSwallowed(Rule):
                 f"let it propagate (catch it only around a task you cancelled yourself)"
             )
             ctx.report(self, call, message)
-
-    @staticmethod
-    def _ends_a_task_nobody_waits_for(handler: ast.ExceptHandler, ctx: "FileView", leaks: Sequence[Leak]) -> bool:
-        """Every way out of the handler ends the coroutine's work (it returns, or breaks out
-        of its loop or falls off the handler with no loop around to go round again and nothing
-        after that waits), and the coroutine runs on its own: a task nobody waits for (dropped,
-        or only kept: `self._task = create_task(self._serve())`), an event loop's main, or code
-        only such coroutines call (`ProjectTaskRoots`). Whoever cancelled it owns the task and
-        gets what it asked for, the task's end; a caller's deadline is not involved."""
-        ending = _ending_calls(ctx)
-        for leak in leaks:
-            if leak.how == RETURNS:
-                continue
-            if leak.how not in (BREAKS, FALLS_THROUGH) or waits_after(handler, ctx.parents, leak.how == BREAKS, ending):
-                return False  # it goes on working (`continue`, a later await) or raises another error
-        return _runs_on_its_own(ctx)
 
     @staticmethod
     def _not_the_callers(ctx: "FileView", handling: HandlingAnalysis, exceptions: ExceptionAnalysis) -> bool:
@@ -342,29 +307,6 @@ class CancellationSwallowed(Rule):
 
 
 _UNRESOLVED_CANCEL_WORDS = ("cancel", "baseexception", "interrupt")
-
-
-class EndingCalls:
-    """`name -> bool`: the name of a call that ends a task (catalog `cancellation.ending_calls`)."""
-
-    def __init__(self, catalog: Catalog) -> None:
-        self._patterns = [re.compile(p) for p in catalog.cancellation.ending_calls]
-
-    def __call__(self, name: str) -> bool:
-        bare = name.lstrip("_").lower()
-        return any(p.fullmatch(bare) for p in self._patterns)
-
-
-def _ending_calls(ctx: "FileView") -> EndingCalls:
-    return ctx.catalog.derived(EndingCalls)
-
-
-def _runs_on_its_own(ctx: "FileView") -> bool:
-    """The async def the walk is in runs as a task nobody waits for (`ProjectTaskRoots`)."""
-    from deadline_lint.families.shared.project_lifecycle import ProjectTaskRoots
-
-    function = next((a for a in reversed(ctx.parents) if isinstance(a, _FUNCTIONS)), None)
-    return isinstance(function, ast.AsyncFunctionDef) and ctx.analysis(ProjectTaskRoots).outside(function)
 
 
 def _in_async_function(ctx: "FileView") -> bool:

@@ -33,6 +33,10 @@ class Instance:
     # A project class deriving from the client: the names its own bodies define, which are
     # its methods, not the library's.
     overridden: FrozenSet[str] = frozenset()
+    # With no one constructor: the clients built right here among the values it may hold
+    # (`session or aiohttp.ClientSession()`, or one of several assignments); the others
+    # (a parameter, a name) were built who knows how.
+    built: Tuple[ast.Call, ...] = ()
 
 
 class ProjectClients(ProjectTypes, Protocol):
@@ -110,7 +114,7 @@ class ClientTypes:
             return None
         if len(values) == 1:
             return known[0]
-        return Instance(known[0].qualname, None, overridden=known[0].overridden)
+        return Instance(known[0].qualname, None, overridden=known[0].overridden, built=_built(known))
 
     def _constructed(self, call: ast.Call, scope: Scope, depth: int) -> Optional[Instance]:
         """`httpx.Client(...)`, a factory (`asyncpg.connect(...)`), a generated gRPC stub
@@ -240,7 +244,9 @@ class ClientTypes:
         classes = {(f.qualname, f.overridden) for f in found}
         if len(classes) != 1:
             return None
-        return found[0] if len(found) == 1 else Instance(found[0].qualname, None, overridden=found[0].overridden)
+        if len(found) == 1:
+            return found[0]
+        return Instance(found[0].qualname, None, overridden=found[0].overridden, built=_built(found))
 
     def class_attribute(self, owner: Definition, attr: str, depth: int) -> Optional[Instance]:
         """`obj.attr` on an instance of a project class: what its methods assign to
@@ -298,7 +304,17 @@ class ClientTypes:
             return known[0]
         if len(results) == 1 and known and known[0].constructor is not None:
             return known[0]
-        return Instance(classes.pop(), None)
+        return Instance(classes.pop(), None, built=_built(known) if len(known) == len(results) else ())
+
+
+def _built(found: List[Instance]) -> Tuple[ast.Call, ...]:
+    """The constructors among several instances of one class (and those they carry)."""
+    calls: List[ast.Call] = []
+    for instance in found:
+        if instance.constructor is not None and instance.called == instance.qualname:
+            calls.append(instance.constructor)
+        calls.extend(instance.built)
+    return tuple(dict.fromkeys(calls))
 
 
 def _bases(klass: Definition) -> List[ast.expr]:

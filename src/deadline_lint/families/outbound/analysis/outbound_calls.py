@@ -39,6 +39,9 @@ class OutboundCall:
     source: str  # FROM_CALL / FROM_CONSTRUCTOR / FROM_DEFAULT / HIDDEN
     default_timeout: Optional[float]  # what the library does when nothing is passed
     blocking: bool = True  # False: the call starts and returns a future at once
+    # FROM_DEFAULT through a receiver that may hold one of several clients: the one built
+    # here without a timeout (`session or aiohttp.ClientSession()`)
+    built: Optional[ast.Call] = None
 
     @property
     def display_name(self) -> str:
@@ -118,6 +121,10 @@ def classify_call(
         client = catalog.client_class(instance.qualname)
         if client is not None and (client.constructor_keyword or client.constructor_position is not None):
             source, ctor_timeout = _constructor_timeout(instance, client, resolver, catalog)
+            if source == HIDDEN and instance.constructor is None and instance.built:
+                source, built = _built_without_timeout(instance, client, call)
+                if built is not None:
+                    return OutboundCall(call, api, None, source, api.default_timeout, blocking, built)
             if source != FROM_DEFAULT:
                 return OutboundCall(call, api, ctor_timeout, source, api.default_timeout, blocking)
     return OutboundCall(call, api, None, FROM_DEFAULT, api.default_timeout, blocking)
@@ -161,6 +168,23 @@ def _constructor_timeout(
     if hides_arguments(constructor) or _configured_elsewhere(constructor, client):
         return HIDDEN, None
     return FROM_DEFAULT, None
+
+
+def _built_without_timeout(
+    instance: Instance, client: ClientClass, call: ast.Call
+) -> Tuple[str, Optional[ast.Call]]:
+    """A receiver that may hold one of several clients: FROM_DEFAULT with the one built here
+    without a timeout (the last before the call, else the first), when none built here is
+    known to set one (the others, a parameter or a name, are not known to: an injected
+    client is the caller's to bound, the fallback built here is this code's)."""
+    for constructor in instance.built:
+        timeout = argument_at(constructor, client.constructor_position, client.constructor_keyword)
+        if timeout is not None and not _means_default(timeout, client):
+            return HIDDEN, None
+        if hides_arguments(constructor) or _configured_elsewhere(constructor, client):
+            return HIDDEN, None
+    before = [c for c in instance.built if c.lineno <= call.lineno]
+    return FROM_DEFAULT, max(before, key=lambda c: c.lineno) if before else instance.built[0]
 
 
 def _means_default(timeout: ast.expr, client: ClientClass) -> bool:

@@ -49,7 +49,7 @@ class FunctionTimes(FunctionValues):
                 if not isinstance(binop.op, ast.Sub):
                     continue
                 left, right = self.value(binop.left), self.value(binop.right)
-                if right is not None:
+                if right is not None and (left is None or not left.local):
                     left = self.analysis.deadline_parameter(binop.left, self.scope) or left
                 if left is not None and right is not None and left.role == DEADLINE and right.role == INSTANT:
                     if left.clock == right.clock:
@@ -67,8 +67,11 @@ class FunctionTimes(FunctionValues):
             if first is None and second is None:
                 continue
             # `time.time() > deadline`: a parameter the profile names a deadline instant.
+            # (A parameter every caller gives an instant already has its callers' reads.)
             given_a = self.analysis.deadline_parameter(a, self.scope) if second is not None else None
             given_b = self.analysis.deadline_parameter(b, self.scope) if first is not None else None
+            given_a = given_a if first is None or not first.local else None
+            given_b = given_b if second is None or not second.local else None
             if given_a is not None:
                 first = given_a
             elif given_b is not None:
@@ -107,7 +110,7 @@ class FunctionTimes(FunctionValues):
         found = self.value(expr)
         if found is None or found.clock != WALL or not found.local or found.role not in (INSTANT, DEADLINE):
             return None
-        return found if found.reads and found.unit in ("s", "ns", "datetime") else None
+        return found if found.reads and found.unit in ("s", "ns", "datetime", "scaled") else None
 
     def parent_of(self, node: ast.AST) -> Optional[ast.AST]:
         """The node's parent inside this function (None at its top or outside it)."""

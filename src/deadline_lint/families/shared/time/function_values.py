@@ -22,7 +22,7 @@ from deadline_lint.families.shared.time.time_value import (
 )
 from deadline_lint.semantics.local.declared import is_none
 from deadline_lint.semantics.local.function_body import function_body
-from deadline_lint.semantics.local.scopes import ASSIGN, FUNCTION, Scope
+from deadline_lint.semantics.local.scopes import ASSIGN, FUNCTION, PARAM, Scope
 
 
 class TimeAnalysis(Protocol):
@@ -37,6 +37,7 @@ class TimeAnalysis(Protocol):
     def deadline_parameter(self, expr: ast.AST, scope: Scope) -> Optional[TimeValue]: ...
     def function(self, scope: Scope) -> Optional["FunctionValues"]: ...
     def kept(self, scope: Scope) -> KeptDeadlines: ...
+    def parameter_instant(self, name: str, scope: Scope) -> Optional[TimeValue]: ...
 
 
 class FunctionValues:
@@ -217,7 +218,9 @@ class FunctionValues:
         self._computing.add(name)
         try:
             values: List[Optional[TimeValue]] = []
-            for binding in own:
+            if len(own) == 1 and own[0].kind == PARAM:
+                values = [self.analysis.parameter_instant(name, self.scope)]
+            for binding in own if not values else ():
                 # (an ASSIGN binding's value is always an expression)
                 if binding.kind != ASSIGN or not isinstance(binding.value, ast.expr):
                     values = [None]

@@ -44,12 +44,14 @@ module (the per-file analysis and what rules ask).
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Dict, Optional
+import weakref
+from typing import TYPE_CHECKING, Dict, Optional, cast
 
 from deadline_lint.families.shared.time.clock_catalog import MONOTONIC, WALL
 from deadline_lint.families.shared.time.clock_reads import ClockRead, ClockReads
 from deadline_lint.families.shared.time.function_times import FunctionTimes
 from deadline_lint.families.shared.time.kept_deadlines import KeptDeadlines
+from deadline_lint.families.shared.time.parameter_instants import ParameterInstants
 from deadline_lint.families.shared.time.time_value import (
     COMPARE,
     DEADLINE,
@@ -82,6 +84,9 @@ class TimeValues(ClockReads):
         profile = getattr(ctx, "profile", None)
         self.deadline_names = frozenset(profile.budget.deadline_names) if profile is not None else frozenset()
         self._kept: Optional[KeptDeadlines] = None
+        self._parameters: Optional[ParameterInstants] = None
+        # Weakly: the context holds this analysis, and a strong reference back is a cycle.
+        self._ctx = weakref.ref(ctx) if hasattr(ctx, "analysis") else None
         self._stand_ins: Dict[str, ClockRead] = {}
 
     def kept(self, scope: Scope) -> KeptDeadlines:
@@ -89,6 +94,13 @@ class TimeValues(ClockReads):
         if self._kept is None:
             self._kept = KeptDeadlines(self, scope.module, self._source)
         return self._kept
+
+    def parameter_instant(self, name: str, scope: Scope) -> Optional[TimeValue]:
+        """A parameter every caller gives a wall-clock instant (parameter_instants.py)."""
+        if self._parameters is None:
+            ctx = self._ctx() if self._ctx is not None else None
+            self._parameters = ParameterInstants(self, scope.module, self.resolver, ctx)
+        return cast(Optional[TimeValue], self._parameters.value(name, scope))
 
     def deadline_parameter(self, expr: ast.AST, scope: Scope) -> Optional[TimeValue]:
         """A parameter the profile names a deadline instant (`deadline`, `deadline_at`,

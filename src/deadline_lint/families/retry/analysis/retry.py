@@ -22,12 +22,12 @@ import ast
 from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Tuple, Union
 
 from deadline_lint.catalog.retry import RetryCatalog
-from deadline_lint.families.retry.client_retries import ClientRetries
-from deadline_lint.families.retry.policy_reader import PolicyReader
-from deadline_lint.families.retry.polling import only_waits_locally
-from deadline_lint.families.retry.retry_guards import Narrowing, RoundPath, round_paths
-from deadline_lint.families.retry.retry_loops import _exits_on_success, _goes_round, _leaves, _loop_level
-from deadline_lint.families.retry.retry_policy import (
+from deadline_lint.families.retry.analysis.client_retries import ClientRetries
+from deadline_lint.families.retry.analysis.policy_reader import PolicyReader
+from deadline_lint.families.retry.analysis.polling import only_waits_locally
+from deadline_lint.families.retry.analysis.retry_guards import Narrowing, RoundPath, round_paths
+from deadline_lint.families.retry.analysis.retry_loops import _exits_on_success, _goes_round, _leaves, _loop_level
+from deadline_lint.families.retry.analysis.retry_policy import (
     RetryLoop,
     RetryPolicy,
     module_body,

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Iterator, Optional, Sequence, Tuple
 
 from deadline_lint.catalog.retry import DELAY
 from deadline_lint.families.retry.common import budget_of, drop_element, elements_of, shown
-from deadline_lint.families.retry.retry_policy import RetryPolicy
+from deadline_lint.families.retry.analysis.retry_policy import RetryPolicy
 from deadline_lint.families.shared.errors.exceptions import CANCEL, EXPIRY, Admission, Admitted
 from deadline_lint.semantics.local.expressions import mentions_any
 from deadline_lint.support.diagnostics import Edit

@@ -23,7 +23,7 @@ import ast
 from dataclasses import dataclass
 from typing import Callable, Iterator, List, Optional, Tuple
 
-from deadline_lint.families.retry.retry_loops import _leaves, continues
+from deadline_lint.families.retry.analysis.retry_loops import _leaves, continues
 from deadline_lint.families.shared.errors.exceptions import Admission
 
 

@@ -7,7 +7,7 @@ import ast
 from typing import List, Optional, Tuple
 
 from deadline_lint.catalog.retry import RetryCatalog
-from deadline_lint.families.retry.retry_policy import (
+from deadline_lint.families.retry.analysis.retry_policy import (
     MAX_DEPTH,
     assigned_value,
     given_argument,

@@ -9,7 +9,7 @@ import ast
 import re
 from typing import TYPE_CHECKING, Callable, Dict, List, NamedTuple, Optional, Tuple, Union
 
-from deadline_lint.families.retry.retry_loops import _exits_on_success, _goes_round, _loop_level
+from deadline_lint.families.retry.analysis.retry_loops import _exits_on_success, _goes_round, _loop_level
 from deadline_lint.families.shared.function_nodes import Function
 from deadline_lint.semantics.facts import Fact, Local, text_may_hold
 from deadline_lint.semantics.file import FactUse, FileSemantics

@@ -64,7 +64,7 @@ class ProjectRetries:
     """Per file (`ctx.analysis(ProjectRetries)`): what a call reaches that retries on its own."""
 
     def __init__(self, ctx: "FileView") -> None:
-        from deadline_lint.families.retry.retry import RetryAnalysis
+        from deadline_lint.families.retry.analysis.retry import RetryAnalysis
 
         self.ctx = ctx
         catalog = ctx.analysis(RetryAnalysis).catalog

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Tuple, Union
 
 from deadline_lint.catalog.retry import (
     ALL,
+    CALLABLE,
     ALL_BUT,
     ANY,
     ATTEMPTS,
@@ -26,7 +27,7 @@ from deadline_lint.catalog.retry import (
     RetryApi,
     RetryCatalog,
 )
-from deadline_lint.families.retry.retry_policy import (
+from deadline_lint.families.retry.analysis.retry_policy import (
     MAX_DEPTH,
     UNKNOWN,
     FilterPart,
@@ -111,7 +112,7 @@ class PolicyReader:
     def _helpers_possible(self) -> bool:
         """Once per file: a project decorator or helper filtering by a parameter can be reached."""
         if self._helpers is None:
-            from deadline_lint.families.retry.retry_helpers import ProjectRetryHelpers
+            from deadline_lint.families.retry.analysis.retry_helpers import ProjectRetryHelpers
 
             self._helpers = self.ctx.analysis(ProjectRetryHelpers).possible
         return self._helpers
@@ -121,7 +122,11 @@ class PolicyReader:
         (`@async_retry(exception_types=[...])`, `call(fn, retry_on=(...))`): the argument
         given here, else the default it declares (read in its module, placed on the name
         called here)."""
-        from deadline_lint.families.retry.retry_helpers import DECORATOR_FORM, RETRIES_COUNT, ProjectRetryHelpers
+        from deadline_lint.families.retry.analysis.retry_helpers import (
+            DECORATOR_FORM,
+            RETRIES_COUNT,
+            ProjectRetryHelpers,
+        )
 
         found = self.ctx.analysis(ProjectRetryHelpers).helper(call, scope)
         if found is None:
@@ -202,6 +207,9 @@ class PolicyReader:
             parts = (self._types_part(value, scope),)
         elif api.filter_as == PREDICATE:
             parts = tuple(self._predicate(value, scope, 0))
+        elif api.filter_as == CALLABLE and call is not None:
+            # retrying's `retry_on_exception=` is called with the exception: read like a test
+            parts = tuple(self._test(value, call, scope))
         else:
             parts = (FilterPart(UNKNOWN, value),)
         giveup = call is not None and any(given_argument(call, Argument(k)) is not None for k in api.giveup)

@@ -1,0 +1,185 @@
+"""Wall-clock instants that reach a function through a parameter.
+
+`def run_listener(ack, started_at, ack_timeout)` compares `time.time() - started_at` with a
+limit; whether that is a timer on the wall clock depends on what callers pass. A parameter
+is a wall-clock instant here when every call of its function passes one read in the calling
+function (`run_listener(ack, time.time(), 5)`, `wait_for(time.time() + 5)`,
+`int(time.time() * 1000)`), all in the same role and unit, and no call can be missed: the
+function is a module-level def (called by its name) or a method (called on `self`), every
+use of its name in this module is such a call giving the parameter (no `*args`, no
+`**kwargs`, no default taken, no reference handed on), and the project's callers
+(`semantics/callers`) are all in this module. A parameter with no caller, a caller in
+another module, or a caller that cannot be told stays unknown, and the rules stay quiet.
+
+The instant keeps the caller's clock reads, each with no monotonic equivalent, so a finding
+can name the line that started the timer and no fix crosses into the caller.
+"""
+from __future__ import annotations
+
+import ast
+import weakref
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
+
+from deadline_lint.families.shared.time.clock_catalog import WALL
+from deadline_lint.semantics.local.scopes import CLASS, FUNCTION, MODULE, Scope
+
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+if TYPE_CHECKING:
+    from deadline_lint.semantics.local.resolve import Resolver
+
+
+class ParameterInstants:
+    """Per file, on demand: asked by `TimeValues` about a parameter of a function."""
+
+    def __init__(self, times: Any, module: Scope, resolver: "Resolver", ctx: object) -> None:
+        # Weakly, like kept_deadlines: `times` holds this object, and the context holds `times`.
+        self.times = weakref.proxy(times)
+        self.module = module
+        self.resolver = resolver
+        self._ctx = weakref.ref(ctx) if ctx is not None else None
+        self._answers: Dict[Tuple[int, str], Optional[Any]] = {}
+        self._calls: Optional[List[Tuple[ast.AST, Scope]]] = None  # (node, scope it is in)
+
+    def value(self, name: str, scope: Scope) -> Optional[Any]:
+        key = (id(scope.node), name)
+        if key in self._answers:
+            return self._answers[key]
+        self._answers[key] = None  # a caller passing its own parameter back meets None
+        found = self._value(name, scope)
+        self._answers[key] = found
+        return found
+
+    def _value(self, name: str, scope: Scope) -> Optional[Any]:
+        node = scope.node
+        if not isinstance(node, _FUNCTIONS):
+            return None
+        owner = scope.parent
+        if owner is None or (owner.kind == CLASS and (owner.parent is None or owner.parent.kind != MODULE)):
+            return None
+        if owner.kind not in (MODULE, CLASS) or node.name.startswith("__"):
+            return None
+        method = owner.kind == CLASS
+        place = _position(node, name, method)
+        if place is None:
+            return None
+        calls = self._calls_of(node.name, method, owner)
+        if not calls:
+            return None
+        values = []
+        for call, where in calls:
+            argument = _argument(call, place)
+            caller = self.times.function(where) if argument is not None else None
+            found = caller.kept_instant(argument) if caller is not None else None
+            if found is None:
+                return None
+            values.append(found)
+        first = values[0]
+        if any((v.role, v.unit) != (first.role, first.unit) for v in values):
+            return None
+        if not self._callers_all_here(node.name, owner):
+            return None
+        reads = tuple(replace(r, monotonic=None) for v in values for r in v.reads)
+        return type(first)(first.role, WALL, first.unit, reads, True)
+
+    def _calls_of(self, name: str, method: bool, owner: Scope) -> Optional[List[Tuple[ast.Call, Scope]]]:
+        """Every call of the function in this module, with the function scope it sits in;
+        None when some use of the name is not such a call (a reference handed on, a call at
+        module level or from a class body, a method called on another receiver)."""
+        found: List[Tuple[ast.Call, Scope]] = []
+        for node, where in self._uses():
+            call: ast.expr
+            if method:
+                if not isinstance(node, ast.Attribute) or node.attr != name:
+                    continue
+                call = node
+                if not _self_receiver(node.value, where) or where.enclosing_class is not owner:
+                    return None
+            else:
+                if not isinstance(node, ast.Name) or node.id != name or isinstance(node.ctx, ast.Store):
+                    continue
+                bindings = where.lookup(name) or []
+                if bindings and all(b.scope is not owner for b in bindings):
+                    continue  # another binding of the same name
+                if len(bindings) != 1:
+                    return None
+                call = node
+            parent = self._parents.get(id(call))
+            if not isinstance(parent, ast.Call) or parent.func is not call or where.kind != FUNCTION:
+                return None
+            found.append((parent, where))
+        return found
+
+    def _uses(self) -> List[Tuple[ast.AST, Scope]]:
+        """Every name and attribute load of the module, with the scope it is in (once)."""
+        if self._calls is None:
+            self._parents: Dict[int, ast.AST] = {}
+            uses: List[Tuple[ast.AST, Scope]] = []
+            pending: List[Tuple[ast.AST, Scope]] = [(self.module.node, self.module)]
+            while pending:
+                node, scope = pending.pop()
+                for child in ast.iter_child_nodes(node):
+                    self._parents[id(child)] = node
+                    inner = scope
+                    if isinstance(child, _SCOPES):
+                        inner = self.resolver.scope_of(child, scope)
+                    if isinstance(child, (ast.Name, ast.Attribute)):
+                        uses.append((child, scope))
+                    pending.append((child, inner))
+            self._calls = uses
+        return self._calls
+
+    def _callers_all_here(self, name: str, owner: Scope) -> bool:
+        """The project's callers of the def are all in this module."""
+        ctx = self._ctx() if self._ctx is not None else None
+        analysis = getattr(ctx, "analysis", None)
+        if analysis is None:
+            return False
+        from deadline_lint.semantics.callers import Callers
+        from deadline_lint.semantics.file import FileSemantics
+        from deadline_lint.semantics.summary import FUNCTION as DEF
+        from deadline_lint.semantics.summary import Symbol
+
+        semantics = analysis(FileSemantics)
+        path = (name,) if owner.kind == MODULE else (getattr(owner.node, "name", ""), name)
+        found = Callers(semantics.names).of(Symbol(semantics.own, path, DEF))
+        if not found:
+            return False  # no project, or no caller in it: nothing to follow
+        return all(caller.module is semantics.own and caller.site.called for caller in found)
+
+
+def _position(node: ast.AST, name: str, method: bool) -> Optional[Tuple[Optional[int], str]]:
+    """Where a call gives the parameter: its position (None: keyword-only) and its name."""
+    args = node.args  # type: ignore[attr-defined]
+    positional = [a.arg for a in [*args.posonlyargs, *args.args]]
+    if method:
+        if not positional:
+            return None
+        positional = positional[1:]
+    if name in positional:
+        return positional.index(name), name
+    if any(a.arg == name for a in args.kwonlyargs):
+        return None, name
+    return None
+
+
+def _argument(call: ast.Call, place: Tuple[Optional[int], str]) -> Optional[ast.expr]:
+    """The expression a call gives the parameter; None when it gives none or it cannot be
+    told (`*args`, `**kwargs`)."""
+    index, name = place
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        return None
+    if index is not None and index < len(call.args):
+        return call.args[index]
+    return next((k.value for k in call.keywords if k.arg == name), None)
+
+
+def _self_receiver(receiver: ast.expr, scope: Scope) -> bool:
+    """`self` (the first parameter) of the method the use is in."""
+    method = scope if scope.kind == FUNCTION and scope.enclosing_class is not None else None
+    if method is None or not isinstance(receiver, ast.Name):
+        return False
+    params = [*method.node.args.posonlyargs, *method.node.args.args]  # type: ignore[attr-defined]
+    return bool(params) and receiver.id == params[0].arg
