@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, List, Optional, Sequence, TextIO, Tuple
 
 from deadline_lint import __version__
 from deadline_lint.cache.results import CACHE_DIR_ENV, CACHE_DIR_NAME, default_cache_dir
+from deadline_lint.frontends.adoption import add_commands
 from deadline_lint.frontends.delivery import deliver, silence_stdout
 from deadline_lint.frontends.output import DOCUMENT_FORMATS, WRITERS, write_statistics
 from deadline_lint.run.api import FixResult, Options, Session
@@ -153,6 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
     explain = commands.add_parser("explain", help="print a rule's documentation")
     explain.add_argument("code")
     commands.add_parser("server", help="run the language server on stdin/stdout (needs the `lsp` extra)")
+    COMMANDS.update(add_commands(commands, _add_selection, cmd_fix))
     return parser
 
 
@@ -165,6 +167,7 @@ def _options(args: argparse.Namespace) -> Options:
         extend_unsafe_fixes=tuple(getattr(args, "extend_unsafe_fixes", ())),
         profile=args.profile,
         unsafe_fixes=getattr(args, "unsafe_fixes", False), thread_budget=getattr(args, "thread_budget", False),
+        mint_at_edges=getattr(args, "mint_at_edges", False),
         write=not getattr(args, "diff", False),
         jobs=args.jobs,
         cache_dir=(args.cache_dir or default_cache_dir()) if cache else None,
@@ -480,7 +483,7 @@ def _verdict_so_far(args: argparse.Namespace) -> int:
     verdict = getattr(args, "verdict", None)
     if verdict is not None:
         return verdict
-    return EXIT_FINDINGS if args.command in ("check", "fix") else EXIT_CLEAN
+    return EXIT_FINDINGS if args.command in ("check", "fix", "adopt") else EXIT_CLEAN
 
 
 def _written_so_far() -> str:
