@@ -160,6 +160,17 @@ def test_the_profile_names_more_entry_points() -> None:
     found = _edges(source, entry_points=("handler", "Worker.run", "myqueue.job"))
     assert found == [("handler", "lambda", "lambda context"), ("Worker.run", "entry point", "edge total"),
                      ("consume", "entry point", "edge total")]
+    # `@name` is a decorator only: the decorator's own def is no edge.
+    router = """
+    class Route:
+        @classmethod
+        def get(cls, path): ...
+    class Handlers:
+        @Route.get("/x")
+        def show(request, response): ...
+    """
+    assert _edges(router, entry_points=("@Route.get",)) == [("Handlers.show", "entry point", "edge total")]
+    assert _edges(router, entry_points=("Route.get",))[0][0] == "Route.get"
 
 
 def test_the_entry_points_key_is_validated(tmp_path: Path) -> None:

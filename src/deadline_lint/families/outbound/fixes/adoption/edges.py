@@ -146,7 +146,11 @@ def _by_profile(function: ast.AST, klass: Optional[ast.ClassDef], module_name: s
     dotted = f"{module_name}.{name}" if module_name else name
     decorators = {_dotted(d.func if isinstance(d, ast.Call) else d) for d in function.decorator_list}  # type: ignore[attr-defined]
     for entry in entry_points:
-        if entry in (name, dotted) or dotted.endswith("." + entry) or entry in decorators:
+        if entry.startswith("@"):
+            matched = entry[1:] in decorators  # a decorator only, never the def of that name
+        else:
+            matched = entry in (name, dotted) or dotted.endswith("." + entry) or entry in decorators
+        if matched:
             kind = LAMBDA if klass is None and _lambda_shaped(function) else PROFILE
             return _edge(function, klass, kind, "profile")
     return None
