@@ -353,3 +353,25 @@ def test_fix_thread_budget_without_adopt_mints_nothing(tmp_path: Path) -> None:
     options = api.Options(unsafe_fixes=True, thread_budget=True, jobs=1, write=False)
     texts = [r.text or "" for r in api.Session(options).fix_paths(paths)]
     assert not any("budget_s = " in text for text in texts)
+
+
+def test_an_edge_with_no_line_for_the_mint_does_not_forward(tmp_path: Path, monkeypatch) -> None:
+    _write(tmp_path, {"svc/__init__.py": "", "svc/one.py": """
+        import requests
+        from fastapi import FastAPI
+
+        app = FastAPI()
+
+
+        def fetch():
+            return requests.get("http://items/list").json()
+
+
+        @app.get("/x")
+        def x(): return fetch()
+        """})
+    monkeypatch.chdir(tmp_path)
+    assert main(["adopt", "svc"]) == 0
+    text = (tmp_path / "svc" / "one.py").read_text(encoding="utf-8")
+    assert "budget_s" not in text  # fetch keeps its own fix: no edge can hand it a budget
+    assert 'requests.get("http://items/list", timeout=10.0)' in text

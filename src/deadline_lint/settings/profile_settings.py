@@ -138,7 +138,8 @@ class EdgeSettings:
     entry_points: Names = setting(
         (), v.NAMES,
         "More entry points for `edges` and `adopt`, besides the frameworks' own: dotted names of functions "
-        "or methods (`pkg.handlers.handle`, `Worker.run`, or a bare name) or decorator names (`my_queue.job`; `@Route.get` for the decorator only, not the def `Route.get`). "
+        "or methods (`pkg.handlers.handle`, `Worker.run`, or a bare name) or decorator names (`my_queue.job`; "
+        "`@Route.get` for the decorator only, not the def `Route.get`). "
         "One taking `(event, context)` reads the AWS Lambda context.",
     )
 

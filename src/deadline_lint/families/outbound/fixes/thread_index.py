@@ -9,6 +9,7 @@ import os
 from typing import TYPE_CHECKING, Dict, List, Optional, Set, Tuple
 
 from deadline_lint.families.outbound.fixes.adoption.edges import Edge, find_edges
+from deadline_lint.families.outbound.fixes.adoption.minting import mint_edit
 from deadline_lint.families.outbound.fixes.thread_methods import MethodTargets
 from deadline_lint.families.shared.budget.budget import SECONDS, BudgetAnalysis
 from deadline_lint.families.shared.budget.forwarding_facts import (
@@ -83,6 +84,8 @@ class ModuleIndex:
                 if not _mints(function):
                     continue
                 self.minted_before.add(id(function))
+            elif mint_edit(self.source, function, ["pass"]) is None:
+                continue  # no line of its own for the mint (`def f(): return g()`): not an edge that mints
             self.minted[id(function)] = edge
 
     def is_test(self, function: ast.AST) -> bool:

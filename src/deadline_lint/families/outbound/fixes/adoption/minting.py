@@ -6,17 +6,26 @@ check). No edge mints more than `edge_total_ms`."""
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, List, Optional
+from typing import TYPE_CHECKING, Dict, List, Optional, Protocol, Set
 
 from deadline_lint.families.outbound.fixes.adoption.edges import GRPC_CONTEXT, HEADER, LAMBDA_CONTEXT, Edge
 from deadline_lint.support.diagnostics import Edit
 from deadline_lint.support.source import SourceFile
 
 if TYPE_CHECKING:
-    from deadline_lint.families.outbound.fixes.thread_index import ModuleIndex
     from deadline_lint.settings.profile import Profile
 
-PARAMETER = "budget_s"  # thread_index.PARAMETER (which imports this package's edges)
+PARAMETER = "budget_s"  # thread_index.PARAMETER (thread_index imports this module)
+
+
+class ModuleIndex(Protocol):
+    """What minting reads of thread_index.ModuleIndex."""
+
+    source: SourceFile
+    profile: "Profile"
+    minted: Dict[int, Edge]
+    minted_before: Set[int]
+    function_of: Dict[int, ast.AST]
 
 
 def mint_lines(edge: Edge, profile: "Profile", name: str) -> List[str]:
