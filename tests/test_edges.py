@@ -375,3 +375,13 @@ def test_an_edge_with_no_line_for_the_mint_does_not_forward(tmp_path: Path, monk
     text = (tmp_path / "svc" / "one.py").read_text(encoding="utf-8")
     assert "budget_s" not in text  # fetch keeps its own fix: no edge can hand it a budget
     assert 'requests.get("http://items/list", timeout=10.0)' in text
+
+
+def test_adopt_dry_run_writes_nothing(tmp_path: Path, capsys, monkeypatch) -> None:
+    _write(tmp_path, SERVICE)
+    monkeypatch.chdir(tmp_path)
+    before = {p.name: p.read_text(encoding="utf-8") for p in (tmp_path / "svc").glob("*.py")}
+    assert main(["adopt", "--dry-run", "svc"]) == 1  # as `fix --diff`: 1 when something would change
+    assert "+def fetch_items(*, budget_s: float):" in capsys.readouterr().out
+    assert {p.name: p.read_text(encoding="utf-8") for p in (tmp_path / "svc").glob("*.py")} == before
+    assert main(["adopt", "-"]) == 2
