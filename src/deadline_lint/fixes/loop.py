@@ -58,6 +58,7 @@ class FixMode:
     insert_budgets: bool = False
     # `--thread-budget` in a run over many files: their absolute paths (thread_elsewhere.py).
     run: FrozenSet[str] = frozenset()
+    mint_at_edges: bool = False  # `adopt` (adoption/minting.py)
 
     def applies(self, fix: Optional[Fix]) -> bool:
         if fix is None:
@@ -162,7 +163,9 @@ def _thread_plan(checker: Checker, text: str, path: str, found: List[Diagnostic]
         tree = ast.parse(text, filename=path)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    return plan_thread_budget(checker, SourceFile(text, path), tree, found, mode.applies, mode.run)
+    return plan_thread_budget(
+        checker, SourceFile(text, path), tree, found, mode.applies, mode.run, mint_at_edges=mode.mint_at_edges,
+    )
 
 
 # -- applying one round ----------------------------------------------------------------

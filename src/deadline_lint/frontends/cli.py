@@ -22,6 +22,7 @@ from types import MappingProxyType
 from typing import Callable, Mapping, Optional, Sequence
 
 from deadline_lint import __version__
+from deadline_lint.frontends.adoption import add_adopt_arguments, add_edges_arguments, cmd_adopt, cmd_edges
 from deadline_lint.frontends.cli_arguments import (
     Parser,
     add_check_arguments,
@@ -87,6 +88,12 @@ COMMANDS: Mapping[str, Command] = MappingProxyType({
     "rules": Command("list every rule", cmd_rules),
     "explain": Command("print a rule's documentation", cmd_explain, add_explain_arguments),
     "server": Command("run the language server on stdin/stdout (needs the `lsp` extra)", cmd_server),
+    "edges": Command("list the entry points a request enters through", cmd_edges, add_edges_arguments),
+    "adopt": Command(
+        "mint the budget at each edge and thread it to what they reach "
+        "(fix --thread-budget --unsafe-fixes, from the edges only)",
+        cmd_adopt, add_adopt_arguments,
+    ),
 })
 
 
@@ -134,7 +141,7 @@ def _verdict_so_far(args: argparse.Namespace) -> int:
     verdict = getattr(args, "verdict", None)
     if verdict is not None:
         return verdict
-    return EXIT_FINDINGS if args.command in ("check", "fix") else EXIT_CLEAN
+    return EXIT_FINDINGS if args.command in ("check", "fix", "adopt") else EXIT_CLEAN
 
 
 def _written_so_far() -> str:

@@ -130,6 +130,7 @@ def options_of(args: argparse.Namespace) -> Options:
         extend_unsafe_fixes=tuple(getattr(args, "extend_unsafe_fixes", ())),
         profile=args.profile,
         unsafe_fixes=getattr(args, "unsafe_fixes", False), thread_budget=getattr(args, "thread_budget", False),
+        mint_at_edges=getattr(args, "mint_at_edges", False),
         write=not getattr(args, "diff", False),
         jobs=args.jobs,
         cache_dir=(args.cache_dir or default_cache_dir()) if cache else None,

@@ -35,6 +35,7 @@ class Options:
     # Fixing
     unsafe_fixes: bool = False
     thread_budget: bool = False
+    mint_at_edges: bool = False  # `adopt`: the budget is minted at the edges and threaded from them only
     insert_budgets: bool = False  # fixes inserting a missing timeout whatever their class (codemod)
     thread_run: FrozenSet[str] = frozenset()  # set by fix_paths: the run's files (thread_elsewhere.py)
     write: bool = True  # fix_paths: write fixed files (False: compute the diff only)
@@ -77,6 +78,7 @@ class Options:
 
         return FixMode(
             unsafe=self.unsafe_fixes, thread_budget=self.thread_budget, insert_budgets=self.insert_budgets,
+            mint_at_edges=self.mint_at_edges,
             run=self.thread_run,
         )
 

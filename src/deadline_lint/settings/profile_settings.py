@@ -134,6 +134,17 @@ class ExceptionSettings:
 
 
 @dataclass(frozen=True)
+class EdgeSettings:
+    entry_points: Names = setting(
+        (), v.NAMES,
+        "More entry points for `edges` and `adopt`, besides the frameworks' own: dotted names of functions "
+        "or methods (`pkg.handlers.handle`, `Worker.run`, or a bare name) or decorator names (`my_queue.job`; "
+        "`@Route.get` for the decorator only, not the def `Route.get`). "
+        "One taking `(event, context)` reads the AWS Lambda context.",
+    )
+
+
+@dataclass(frozen=True)
 class Settings:
     """The top level of a profile."""
 
@@ -156,6 +167,7 @@ class Settings:
     )
     budget: BudgetSettings = section(BudgetSettings, "Where the budget lives.")
     fix: FixSettings = section(FixSettings, "Python expression templates that fixes insert.")
+    edge: EdgeSettings = section(EdgeSettings, "Where requests enter: the only places `adopt` mints a budget.")
     statuses: StatusSettings = section(StatusSettings, "The statuses expiry, cancellation and refusal answer with.")
     outbound: Tuple[Mapping[str, Any], ...] = setting(
         (), v.CLIENTS, "Your own outbound clients, in the built-in catalog's schema.",

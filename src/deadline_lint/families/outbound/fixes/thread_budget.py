@@ -48,6 +48,7 @@ from typing import (
 
 from deadline_lint.families.shared.function_nodes import Function
 from deadline_lint.engine.edits import add_keyword_only_parameter, insert_keyword
+from deadline_lint.families.outbound.fixes.adoption.minting import mint_at_the_edges
 from deadline_lint.families.outbound.fixes.thread_ambient import ambient_fixes, uses_context
 from deadline_lint.families.outbound.fixes.thread_callers import (
     caller_would_thread,
@@ -57,10 +58,12 @@ from deadline_lint.families.outbound.fixes.thread_callers import (
 from deadline_lint.families.outbound.fixes.thread_callers import may_change as _may_change
 from deadline_lint.families.outbound.fixes.thread_elsewhere import Elsewhere, ProjectWords
 from deadline_lint.families.outbound.fixes.thread_fixes import (
+    FORWARDING_CODE,
     THREADED_CODES,
     Key,
     edge_default_fixes,
     finding_key,
+    forwarding_findings,
 )
 from deadline_lint.families.outbound.fixes.thread_fixes import (
     placeholder_fixes as _placeholder_fixes,
@@ -71,6 +74,7 @@ from deadline_lint.families.outbound.fixes.thread_index import (
 from deadline_lint.families.outbound.fixes.thread_index import (
     PARAMETER,
     ModuleIndex,
+    forwardable,
 )
 from deadline_lint.families.outbound.fixes.thread_index import (
     has_threaded_parameter as _has_threaded_parameter,
@@ -96,7 +100,6 @@ if TYPE_CHECKING:
 
 __all__ = ["PARAMETER", "THREADED_CODES", "ThreadPlan", "finding_key", "plan_thread_budget"]
 
-FORWARDING_CODE = "DL503"  # budget-not-forwarded: its presence threads callers too
 ELSEWHERE = ast.Pass()  # `_threaded_target`'s answer for a function of another module
 
 
@@ -115,14 +118,17 @@ def plan_thread_budget(
     found: Sequence[Diagnostic],
     applies: Callable[[Optional[Fix]], bool],
     run: FrozenSet[str] = frozenset(),
+    mint_at_edges: bool = False,
 ) -> Optional[ThreadPlan]:
     """Edits that thread `budget_s` through this module, or None when there is nothing to do.
     `run`: the absolute paths a `fix` run holds (a caller in one of them is updated by a later
-    pass, thread_project.py); empty for one text alone (the codemod, stdin)."""
+    pass, thread_project.py); empty for one text alone (the codemod, stdin). `mint_at_edges`
+    (`adopt`): the module's edges (adoption/edges.py) mint `budget_s` in their first statements
+    and forward it; what no edge or budget reaches is not threaded."""
     profile = checker.profile
     if PARAMETER in profile.budget.parameters:
         return None  # it would read as a budget object, which a float is not
-    module = ModuleIndex(checker, source, tree, applies(Fix((), Applicability.UNSAFE, "")))
+    module = ModuleIndex(checker, source, tree, applies(Fix((), Applicability.UNSAFE, "")), mint=mint_at_edges)
     applicable = [d for d in found if applies(d.fix)]
     threaded: Dict[int, Function] = {id(f): f for f in module.functions if _has_threaded_parameter(f)}
     candidates = {id(f): f for f in threaded.values()}
@@ -138,6 +144,8 @@ def plan_thread_budget(
     plans: Dict[int, Tuple[List[Edit], List[str], Set[Key]]] = {}
     unthreadable: Dict[int, List[Diagnostic]] = {}  # no budget, and no parameter possible
     placeholder_fixes: Dict[Key, Fix] = {}
+    for key, edge in module.minted.items():
+        candidates.setdefault(key, edge.node)  # type: ignore[arg-type]
     if any(module.budgets.budget_of(module.scope_of[key]) is None for key in candidates):
         placeholder_fixes = _placeholder_fixes(checker, source)
         expression = profile.render("seconds_expression", PARAMETER)
@@ -145,6 +153,11 @@ def plan_thread_budget(
             if module.budgets.budget_of(module.scope_of[id(function)]) is not None:
                 continue  # a budget is in scope: the rules' own fixes already use it
             inside = [d for d in applicable if module.innermost_function(d) is function]
+            if id(function) in module.minted:
+                minted = edge_default_fixes(inside, placeholder_fixes, expression)
+                if minted is not None and minted[2]:
+                    plans[id(function)] = minted
+                continue
             planned = _thread_function(module, function, inside, placeholder_fixes, expression)
             if planned is None:
                 unthreadable[id(function)] = inside
@@ -154,6 +167,8 @@ def plan_thread_budget(
     for key, (function, signature) in chosen.items():
         threaded[key] = function
         edits.append(signature)
+    for key, edge in module.minted.items():
+        threaded[key] = edge.node  # type: ignore[assignment]  # it mints `budget_s` instead of taking it
     for key, (function_edits, function_imports, function_covered) in plans.items():
         if key in threaded:  # the others keep their findings' own fixes
             edits.extend(function_edits)
@@ -173,13 +188,13 @@ def plan_thread_budget(
             covered.update(fallback[2])
     forwarding = _forwarding_edits(module, threaded)
     edits.extend(forwarding)
-    covered.update(_forwarding_findings(found, forwarding, source))
+    covered.update(forwarding_findings(found, forwarding, source))
     edits, clock_imports = spend_from_a_deadline(module, threaded, edits)
     imports.extend(clock_imports)
+    edits = mint_at_the_edges(module, edits)
     if not edits or _overlapping(edits):
         return None
     return ThreadPlan(tuple(edits), tuple(dict.fromkeys(imports)), frozenset(covered), new_functions)
-
 
 
 def _choose(
@@ -195,7 +210,8 @@ def _choose(
     planned method's name, cut down to the set whose every call is forwarded in this run
     (thread_callers.py)."""
     proposed: Dict[int, Function] = {
-        key: f for key, f in ((k, module.function_of[k]) for k in plans) if not _has_threaded_parameter(f)
+        key: f for key, f in ((k, module.function_of[k]) for k in plans)
+        if not _has_threaded_parameter(f) and key not in module.minted
     }
     if _threads_callers(checker, applies):
         for function in _callers_to_thread(module, {**threaded, **proposed}):
@@ -219,6 +235,7 @@ def _choose(
         checker, run, _threads_callers(checker, applies), words, module.profile.fix.public_api, caller_would_thread,
         _will_forward, _caller_budget,
     )
+    elsewhere.mint = module.mint
     chosen = required_parameter_set(module, proposed, elsewhere)
     return {key: (function, signatures[key]) for key, function in chosen.items()}
 
@@ -241,7 +258,9 @@ def _callers_to_thread(module: ModuleIndex, threaded: Dict[int, Function]) -> Li
             caller = scope.node
             if scope.kind != FUNCTION or not isinstance(caller, _DEFS) or id(caller) in reached:
                 continue
-            if _threaded_target(call, scope, reached, module) is None or not _forwardable(call, module):
+            if id(caller) in module.minted:
+                continue  # an edge mints the budget it forwards
+            if _threaded_target(call, scope, reached, module) is None or not forwardable(call, module):
                 continue
             if module.budgets.budget_of(scope) is not None or _has_threaded_parameter(caller):
                 continue
@@ -254,27 +273,6 @@ def _callers_to_thread(module: ModuleIndex, threaded: Dict[int, Function]) -> Li
             added.append(caller)
             changed = True
     return added
-
-
-def _forwardable(call: ast.Call, module: ModuleIndex) -> bool:
-    if any(kw.arg is None or kw.arg == PARAMETER for kw in call.keywords):
-        return False  # already passed, or maybe hidden in **kwargs
-    if any(isinstance(a, ast.Starred) for a in call.args):
-        return False
-    return not _suppressed(module.source, call.lineno)
-
-
-def _forwarding_findings(found: Sequence[Diagnostic], forwarding: List[Edit], source: SourceFile) -> Set[Key]:
-    """The DL503 findings the forwarding edits settle (the same keyword at the same call),
-    so their own fixes do not apply on top."""
-    at = {edit.start for edit in forwarding}
-    covered: Set[Key] = set()
-    for diagnostic in found:
-        if diagnostic.code == FORWARDING_CODE and diagnostic.fix is not None:
-            if any(edit.start in at for edit in diagnostic.fix.edits):
-                covered.add(finding_key(diagnostic))
-    return covered
-
 
 
 def _thread_function(
@@ -305,7 +303,7 @@ def _will_forward(module: ModuleIndex, call: ast.Call, scope: Scope, members: Di
     functions that already take it)."""
     threaded = {**members, **{id(f): f for f in module.functions if _has_threaded_parameter(f)}}
     target = _threaded_target(call, scope, threaded, module)
-    if target is None or not _forwardable(call, module):
+    if target is None or not forwardable(call, module):
         return False
     value = _caller_budget(scope, threaded, module)
     if value is None:
@@ -325,7 +323,7 @@ def _forwarding_edits(module: ModuleIndex, threaded: Dict[int, Function]) -> Lis
     # pass of this run relies on this pass forwarding to it, thread_elsewhere.py).
     for call, scope in module.calls:
         target = _threaded_target(call, scope, threaded, module)
-        if target is None or not _forwardable(call, module):
+        if target is None or not forwardable(call, module):
             continue  # a suppressed line is left exactly as it is
         value = _caller_budget(scope, threaded, module)
         if value is None:
@@ -395,7 +393,7 @@ def _threaded_here(
 def _caller_budget(scope: Scope, threaded: Dict[int, Function], module: ModuleIndex) -> Optional[str]:
     if scope.kind != FUNCTION:
         return None
-    if id(scope.node) in threaded:
+    if id(scope.node) in threaded or id(scope.node) in module.minted:
         return PARAMETER
     budget = module.budgets.budget_of(scope)
     return budget.timeout_expression(module.profile) if budget is not None else None

@@ -197,7 +197,7 @@ def _reached_from_a_budget(members: Dict[int, Function], module: ModuleIndex, se
             for _, scope in _references(function, module) or ():
                 caller = scope.node
                 if (
-                    id(caller) in reached
+                    id(caller) in reached or id(caller) in module.minted
                     or (isinstance(caller, DEFS) and has_threaded_parameter(caller))
                     or (
                         scope.kind == FUNCTION and id(caller) not in members

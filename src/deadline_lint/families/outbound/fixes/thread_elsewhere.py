@@ -128,6 +128,7 @@ class Elsewhere:
         self.judge = judge  # thread_callers.caller_would_thread (passed in: no import cycle)
         self.forwards = forwards
         self.caller_budget = caller_budget
+        self.mint = False  # `adopt`: a caller that is an edge mints the budget it forwards
         self._indexes: Dict[str, Optional[Tuple[ModuleIndex, str]]] = {}
         self._judged: Dict[Tuple[str, str], Optional[bool]] = {}  # None: being judged (a cycle)
 
@@ -225,7 +226,7 @@ class Elsewhere:
             tree = ast.parse(text, filename=path)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
-        return ModuleIndex(self.checker, SourceFile(text, path), tree, unsafe=True), place[0]
+        return ModuleIndex(self.checker, SourceFile(text, path), tree, unsafe=True, mint=self.mint), place[0]
 
 
 def _reaches(module: ModuleIndex, call: ast.Call, scope: Scope, qualname: str) -> bool:

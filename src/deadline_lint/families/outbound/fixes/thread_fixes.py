@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 import copy
 import re
-from typing import TYPE_CHECKING, Dict, List, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Set, Tuple
 
 from deadline_lint.semantics.session import current
 from deadline_lint.settings.profile import Profile
@@ -23,6 +23,7 @@ THREADED_CODE = "DL101"  # the finding that says "this function makes an unbudge
 # Findings whose fix bounds a call by the edge default: each makes its function a candidate
 # (DL103, an explicit `timeout=None`, only where its unsafe fix applies).
 THREADED_CODES = frozenset({THREADED_CODE, "DL103"})
+FORWARDING_CODE = "DL503"  # budget-not-forwarded: its presence threads callers too
 PLACEHOLDER = "__deadline_lint_edge_default__"  # stands in for the edge default in fix texts
 _ATOMIC = (ast.Name, ast.Attribute, ast.Call, ast.Constant, ast.Subscript)
 _PLACEHOLDER_PATTERN = re.compile(r"\b" + PLACEHOLDER + r"\b")
@@ -96,3 +97,14 @@ def edge_default_fixes(
         covered.add(key)
     return edits, imports, covered
 
+
+def forwarding_findings(found: Sequence[Diagnostic], forwarding: List[Edit], source: SourceFile) -> Set[Key]:
+    """The DL503 findings the forwarding edits settle (the same keyword at the same call),
+    so their own fixes do not apply on top."""
+    at = {edit.start for edit in forwarding}
+    covered: Set[Key] = set()
+    for diagnostic in found:
+        if diagnostic.code == FORWARDING_CODE and diagnostic.fix is not None:
+            if any(edit.start in at for edit in diagnostic.fix.edits):
+                covered.add(finding_key(diagnostic))
+    return covered

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import ast
 import os
-from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Set, Tuple
 
+from deadline_lint.families.outbound.fixes.adoption.edges import Edge, find_edges
+from deadline_lint.families.outbound.fixes.adoption.minting import mint_edit
 from deadline_lint.families.shared.function_nodes import Function
 from deadline_lint.families.outbound.fixes.thread_methods import MethodTargets
 from deadline_lint.families.shared.budget.budget import SECONDS, BudgetAnalysis
@@ -36,7 +38,9 @@ class ModuleIndex:
     """Scopes for every function, the scope of every call and where each body lies, built
     with the shared analyses."""
 
-    def __init__(self, checker: "Checker", source: SourceFile, tree: ast.Module, unsafe: bool = False) -> None:
+    def __init__(
+        self, checker: "Checker", source: SourceFile, tree: ast.Module, unsafe: bool = False, mint: bool = False,
+    ) -> None:
         self.source = source
         self.tree = tree
         self.profile = checker.profile
@@ -60,6 +64,31 @@ class ModuleIndex:
         self.parameter = f"{PARAMETER}: float"
         self.elsewhere = OtherModules(self)
         self._test_file = _is_test_file(source.path)
+        self.mint = mint
+        # `adopt`: the edges with no budget of their own, which mint `budget_s` (adoption/minting.py).
+        # and of those, the ones that mint it already (an earlier pass or run of `adopt`).
+        self.minted: Dict[int, Edge] = {}
+        self.minted_before: Set[int] = set()
+        if mint:
+            self._edges()
+
+    def _edges(self) -> None:
+        for edge in find_edges(self.tree, self.source.path, self.profile.edge.entry_points):
+            function = edge.node
+            scope = self.scope_of.get(id(function))
+            if (
+                not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or scope is None
+                or self.budgets.budget_of(scope) is not None
+                or has_threaded_parameter(function) or suppressed(self.source, function.lineno)
+            ):
+                continue
+            if mentions_parameter(function):
+                if not _mints(function):
+                    continue
+                self.minted_before.add(id(function))
+            elif mint_edit(self.source, function, ["pass"]) is None:
+                continue  # no line of its own for the mint (`def f(): return g()`): not an edge that mints
+            self.minted[id(function)] = edge
 
     def is_test(self, function: Function) -> bool:
         """A test function in a test file: the runner calls it, never with a budget, so a
@@ -174,6 +203,18 @@ def suppressed(source: SourceFile, line: int) -> bool:
     return codes is ALL_CODES or any(code.startswith("DL") for code in codes)
 
 
+def _mints(function: Function) -> bool:
+    """`budget_s = ...` among the body's own first statements (minting.py wrote it)."""
+    for statement in function.body[:3]:
+        inner = statement.body[0] if isinstance(statement, ast.Try) and statement.body else statement
+        if (
+            isinstance(inner, ast.Assign) and len(inner.targets) == 1
+            and isinstance(inner.targets[0], ast.Name) and inner.targets[0].id == PARAMETER
+        ):
+            return True
+    return False
+
+
 def mentions_parameter(function: Function) -> bool:
     for node in walk_nodes(function):
         if isinstance(node, ast.Name) and node.id == PARAMETER:
@@ -182,3 +223,11 @@ def mentions_parameter(function: Function) -> bool:
             return True
     return False
 
+
+
+def forwardable(call: ast.Call, module: ModuleIndex) -> bool:
+    if any(kw.arg is None or kw.arg == PARAMETER for kw in call.keywords):
+        return False  # already passed, or maybe hidden in **kwargs
+    if any(isinstance(a, ast.Starred) for a in call.args):
+        return False
+    return not suppressed(module.source, call.lineno)

@@ -1,0 +1,1 @@
+"""Adoption: where requests enter (edges), and the budget minted there."""
