@@ -56,12 +56,8 @@ from deadline_lint.families.outbound.fixes.thread_callers import (
 )
 from deadline_lint.families.outbound.fixes.thread_callers import may_change as _may_change
 from deadline_lint.families.outbound.fixes.thread_elsewhere import Elsewhere, ProjectWords
-from deadline_lint.families.outbound.fixes.thread_fixes import (
-    THREADED_CODES,
-    Key,
-    edge_default_fixes,
-    finding_key,
-)
+from deadline_lint.families.outbound.fixes.thread_fixes import THREADED_CODES, Key, edge_default_fixes, finding_key
+from deadline_lint.families.outbound.fixes.thread_fixes import hops_a_budget_would_cap
 from deadline_lint.families.outbound.fixes.thread_fixes import (
     placeholder_fixes as _placeholder_fixes,
 )
@@ -114,11 +110,12 @@ def plan_thread_budget(
     tree: ast.Module,
     found: Sequence[Diagnostic],
     applies: Callable[[Optional[Fix]], bool],
-    run: FrozenSet[str] = frozenset(),
+    run: FrozenSet[str] = frozenset(), look_for_capped: bool = False,
 ) -> Optional[ThreadPlan]:
     """Edits that thread `budget_s` through this module, or None when there is nothing to do.
     `run`: the absolute paths a `fix` run holds (a caller in one of them is updated by a later
-    pass, thread_project.py); empty for one text alone (the codemod, stdin)."""
+    pass, thread_project.py); empty for one text alone (the codemod, stdin). `look_for_capped`:
+    functions with no finding whose hops a budget would cap are candidates too (thread_fixes.py)."""
     profile = checker.profile
     if PARAMETER in profile.budget.parameters:
         return None  # it would read as a budget object, which a float is not
@@ -131,6 +128,8 @@ def plan_thread_budget(
             function = module.innermost_function(diagnostic)
             if function is not None and isinstance(function, _DEFS):
                 candidates[id(function)] = function
+    capped = hops_a_budget_would_cap(checker, module, candidates) if look_for_capped else set()
+    candidates.update((key, module.function_of[key]) for key in capped)
 
     edits: List[Edit] = []
     imports: List[str] = []
@@ -145,7 +144,7 @@ def plan_thread_budget(
             if module.budgets.budget_of(module.scope_of[id(function)]) is not None:
                 continue  # a budget is in scope: the rules' own fixes already use it
             inside = [d for d in applicable if module.innermost_function(d) is function]
-            planned = _thread_function(module, function, inside, placeholder_fixes, expression)
+            planned = _thread_function(module, function, inside, placeholder_fixes, expression, id(function) in capped)
             if planned is None:
                 unthreadable[id(function)] = inside
                 continue
@@ -179,7 +178,6 @@ def plan_thread_budget(
     if not edits or _overlapping(edits):
         return None
     return ThreadPlan(tuple(edits), tuple(dict.fromkeys(imports)), frozenset(covered), new_functions)
-
 
 
 def _choose(
@@ -275,16 +273,15 @@ def _forwarding_findings(found: Sequence[Diagnostic], forwarding: List[Edit], so
     return covered
 
 
-
 def _thread_function(
     module: ModuleIndex,
     function: ast.AST,
     inside: List[Diagnostic],
     placeholder_fixes: Dict[Key, Fix],
-    expression: str,
+    expression: str, capped: bool = False,
 ) -> Optional[Tuple[List[Edit], List[str], Set[Key]]]:
     """For each finding in the body whose fix uses the edge default, that fix with `budget_s`
-    instead (the signature is `_choose`'s); None to bail."""
+    instead (the signature is `_choose`'s); None to bail. A `capped` one needs none: DL102 fixes its hops next round."""
     if not _has_threaded_parameter(function) and not _may_change(function, module):
         return None
     if _has_threaded_parameter(function) and (
@@ -294,7 +291,7 @@ def _thread_function(
     ):
         return None
     planned = edge_default_fixes(inside, placeholder_fixes, expression)
-    if planned is None or not planned[2]:
+    if planned is None or not (planned[2] or capped):
         return None  # a timeout it cannot place, or nothing in the body would use the parameter
     return planned
 

@@ -7,6 +7,7 @@ alone."""
 from __future__ import annotations
 
 import ast
+import bisect
 import copy
 import re
 import weakref
@@ -18,6 +19,7 @@ from deadline_lint.support.source import SourceFile
 
 if TYPE_CHECKING:
     from deadline_lint.engine.checker import Checker
+    from deadline_lint.families.outbound.fixes.thread_index import ModuleIndex
 
 THREADED_CODE = "DL101"  # the finding that says "this function makes an unbudgeted outbound call"
 # Findings whose fix bounds a call by the edge default: each makes its function a candidate
@@ -93,3 +95,56 @@ def edge_default_fixes(
         covered.add(key)
     return edits, imports, covered
 
+
+
+CAPPED_CODE = "DL102"  # fixed-timeout-ignores-budget: a hop a budget in scope would cap
+_CAPPED_CHECKERS: "weakref.WeakKeyDictionary[Checker, Checker]" = weakref.WeakKeyDictionary()
+
+
+def hops_a_budget_would_cap(checker: "Checker", module: "ModuleIndex", candidates: Dict[int, ast.AST]) -> Set[int]:
+    """Functions (by id) with no budget and no finding making them a candidate whose hops a
+    budget in scope would cap (a literal timeout, a library default: DL102): no rule speaks
+    where no budget is, yet their callers may hold one. Only with unsafe fixes, as DL102's fix,
+    which caps those hops once the parameter is in scope, is unsafe. The text is checked once
+    more for DL102 alone with the parameter added to each such signature (an insertion within
+    its line, so every body line keeps its number); a finding in a function's body names it."""
+    from deadline_lint.engine.edits import add_keyword_only_parameter
+    from deadline_lint.families.outbound.fixes.thread_callers import may_change
+    from deadline_lint.families.outbound.fixes.thread_index import has_threaded_parameter
+
+    if not module.unsafe or CAPPED_CODE not in checker.codes:
+        return set()
+    source = module.source
+    added: List[Tuple[ast.AST, Edit]] = []
+    for function in module.functions:
+        if id(function) in candidates or has_threaded_parameter(function) or not may_change(function, module):
+            continue
+        if module.budgets.budget_of(module.scope_of[id(function)]) is not None:
+            continue
+        edit = add_keyword_only_parameter(source, function, module.parameter)  # type: ignore[arg-type]
+        body = function.body[0]  # type: ignore[attr-defined]
+        if edit is None or "\n" in edit.text or edit.start != edit.end:
+            continue
+        if bisect.bisect_right(source.line_starts, edit.start) >= body.lineno:
+            continue  # a body on the signature's line would move
+        added.append((function, edit))
+    if not added:
+        return set()
+    text = source.text
+    for _, edit in sorted(added, key=lambda pair: pair[1].start, reverse=True):
+        text = text[:edit.start] + edit.text + text[edit.end:]
+    twin = _CAPPED_CHECKERS.get(checker)
+    if twin is None:
+        twin = _CAPPED_CHECKERS[checker] = type(checker)(
+            checker.profile, select=(CAPPED_CODE,), catalog=checker.catalog,
+        )
+    lines = [d.line for d in twin.check_text(text, source.path) if d.code == CAPPED_CODE]
+    found: Set[int] = set()
+    for line in lines:
+        holding = [
+            f for f, _ in added
+            if f.body[0].lineno <= line <= (f.end_lineno or f.lineno)  # type: ignore[attr-defined]
+        ]
+        if holding:  # the innermost: a nested def's hop is its own
+            found.add(id(max(holding, key=lambda f: f.body[0].lineno)))  # type: ignore[attr-defined]
+    return found
