@@ -2,18 +2,22 @@
 
     python bench/simulate.py --trees 1000 --seed 7         # a report per violation kind
     python bench/simulate.py --trees 200 --show 3          # also print 3 trees per kind
+    python bench/simulate.py --trees 100000 --jobs 2 --codemod-sample 1000   # the gate's size
 
 A seeded generator writes each tree as a small Python package (1-4 modules): sync and async
 functions that call out through `requests`, `httpx`, `aiohttp` and a gRPC stub, call each
 other in sequence, in parallel (`asyncio.gather`, `TaskGroup`), across modules and through
 methods of project classes, with a budget object, a gRPC servicer context, a remainder read
-from request state, seconds, or nothing; with fixed, unbounded, raw and stale timeouts, retry
-loops, tenacity and timeout-forwarding wrappers sprinkled in. Each tree is written to a folder
-of its own and fixed in-process the way `deadline-lint fix --unsafe-fixes --thread-budget`
-fixes a project (one run, across modules), and by the LibCST codemod (`InsertBudget
---unsafe-fixes --thread-budget`, run until it settles), whose output must be the same; then the fixed
-tree is imported (it is our own generated code) under a virtual clock with recording fake
-transports (bench/sim_runtime.py) and every entry point is called as a request.
+from request state, seconds, or nothing (but a request always enters through a handler given
+its inbound deadline: a budget object, a servicer context, a header value or seconds); with
+fixed, unbounded, raw and stale timeouts, retry loops, tenacity and timeout-forwarding
+wrappers sprinkled in. Each tree is written to a folder of its own and fixed in-process the
+way `deadline-lint fix --unsafe-fixes --thread-budget` fixes a project (one run, across
+modules), and by the LibCST codemod (`InsertBudget --unsafe-fixes --thread-budget`, run until
+it settles; on every one-module tree, or a sample of them), whose output must be the same;
+then the fixed tree is imported (it is our own generated code) under a virtual clock with
+recording fake transports (bench/sim_runtime.py) and every entry point is called as a
+request. `--jobs N` splits the trees over N processes.
 
 On every outbound call the contract is asserted:
   infinite        the call may wait forever (no timeout, or None)
@@ -32,6 +36,8 @@ from __future__ import annotations
 import argparse
 import ast
 import asyncio
+import multiprocessing
+import os
 import random
 import re
 import sys
@@ -53,8 +59,15 @@ PROFILE = {
     # state (`simbudget.current_deadline`, as an edge middleware would), and a function that
     # cannot take a `budget_s` parameter reads what is left of it there.
     "fix": {"context_accessor": "simbudget.remaining_seconds"},
+    # The refuse check (opt-in): the one rule that speaks to a call started after the deadline.
+    "extend_select": ["DL106"],
 }
+# The kinds a finding left in the call's function accounts for: DL106 (no refuse check) says
+# nothing of a timeout's size, so it reports only a call started too late.
+ONLY_FOR = {"DL106": frozenset({"after-deadline", "below-refuse"})}
 STYLES = ("budget", "context", "seconds", "state", "none")  # where a function's budget comes from
+EDGE_KINDS = ("budget", "context", "header", "seconds")  # how a request's deadline enters a handler
+BUDGET_HEADER = "X-Request-Budget-Ms"  # the profile's `budget_header` (its default)
 TRANSPORTS_SYNC = ("requests", "session", "httpx", "grpc")
 TRANSPORTS_ASYNC = ("httpx_async", "aiohttp", "grpc")
 ERRORS = {
@@ -134,7 +147,30 @@ class Generator:
             self._body(function)
         for function in self.functions:
             function.entry = function.callers == 0
+        for function in list(self.functions):
+            if function.entry and function.style == "none":
+                self._edge(function)
         return self._render()
+
+    def _edge(self, function: Function) -> None:
+        """The edge, explicit: a request enters a service through a handler that is given its
+        inbound deadline (a budget object, a gRPC servicer context, a header value or seconds),
+        never through a function with no budget at all. A function with none that no other
+        calls gets a handler calling it, as a view or servicer method calls the service code
+        below it. Its own random stream, so the rest of the tree is drawn as before."""
+        rng = random.Random(f"{self.package}:edge:{function.name}")
+        kind = rng.choice(EDGE_KINDS)
+        number = function.name[1:]
+        handler = Function(f"h{number}", function.module, function.is_async, "header" if kind == "header" else kind)
+        if kind == "context":
+            handler.klass = f"Edge{number}"
+        function.entry, function.callers, handler.entry = False, function.callers + 1, True
+        if kind == "header":
+            handler.body.append(f"budget_s = float(headers[{BUDGET_HEADER!r}]) / 1000")
+        if kind == "budget":
+            self.imports[function.module].add("from simbudget import Budget")
+        handler.body.append("return " + self._call(handler, function, ""))
+        self.functions.append(handler)
 
     # What a function may pass on.
     def _pass(self, caller: Function, callee: Function) -> Optional[str]:
@@ -344,6 +380,7 @@ class Generator:
             "seconds": ["*", "budget_s: float = 10.0"],
             "state": [],
             "none": [],
+            "header": ["headers"],
         }[function.style]
         if function.klass is not None:
             params = ["self", *params]
@@ -410,7 +447,12 @@ class Fixer:
         from deadline_lint.settings.profile import build_profile
 
         self.checker = Checker(build_profile(PROFILE, "<simulate>"))  # for fixing one text (tests)
-        self.folder = Path(tempfile.mkdtemp(prefix="deadline-lint-simulate-"))
+        # `fix` reads a project from disk (module summaries, who calls a def), so a tree is
+        # still written out; in memory-backed /dev/shm where there is one, as removing each
+        # tree's folder on disk was 3% of a run (bench/results/issue34-simulator.md).
+        shm = Path("/dev/shm")
+        where = str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
+        self.folder = Path(tempfile.mkdtemp(prefix="deadline-lint-simulate-", dir=where))
         weakref.finalize(self, shutil.rmtree, str(self.folder), True)
         (self.folder / "pyproject.toml").write_text('[project]\nname = "simulated"\nversion = "0"\n')
         profile = self.folder / "profile.yaml"
@@ -420,9 +462,13 @@ class Fixer:
         self.codemod = codemod
         self.codemod_session = Session(Options(**common, insert_budgets=True))  # type: ignore[arg-type]
 
-    def fix(self, package: str, texts: Dict[str, str]) -> Tuple[Dict[str, str], Dict[str, Dict[str, set]], List[str]]:
+    def fix(self, package: str, texts: Dict[str, str], codemod: Optional[bool] = None
+            ) -> Tuple[Dict[str, str], Dict[str, Dict[str, set]], List[str]]:
         """Fixed texts, the findings left per module per function, and any disagreement of
-        the codemod with the CLI's fix."""
+        the codemod with the CLI's fix (compared when `codemod`, by default when the fixer
+        was made to)."""
+        if codemod is None:
+            codemod = self.codemod
         import shutil
 
         fixed: Dict[str, str] = {}
@@ -438,7 +484,7 @@ class Fixer:
                 remaining[name] = _by_function(fixed[name], result.remaining)
             # The codemod fixes one file at a time and never threads a function another module
             # names (thread_elsewhere.py): it must agree with `fix` where a tree is one module.
-            if self.codemod and len(texts) == 1:
+            if codemod and len(texts) == 1:
                 for name, text in self._codemod(paths).items():
                     if text != fixed[name]:
                         problems.append(f"{package}/{name}.py: the codemod's output differs from `fix`'s")
@@ -534,8 +580,31 @@ class Totals:
     silent: Counter = field(default_factory=Counter)
     reported: Counter = field(default_factory=Counter)
     causes: Counter = field(default_factory=Counter)
-    examples: Dict[str, List[int]] = field(default_factory=lambda: defaultdict(list))
+    reported_by: Counter = field(default_factory=Counter)  # "kind: code", a code left in the function
+    examples: Dict[str, List[int]] = field(default_factory=dict)
+    shown: List[Tuple[str, int, str]] = field(default_factory=list)  # --show: kind, tree, line
     problems: List[str] = field(default_factory=list)
+    codemod_trees: int = 0  # trees the codemod was compared on
+    cpu_s: float = 0.0  # CPU seconds of the processes that ran the trees
+
+    def add(self, other: "Totals", show: int) -> None:
+        """Fold in the totals of a later range of trees (the order of `--jobs` chunks)."""
+        self.trees += other.trees
+        self.modules += other.modules
+        self.requests += other.requests
+        self.calls += other.calls
+        self.silent.update(other.silent)
+        self.reported.update(other.reported)
+        self.causes.update(other.causes)
+        self.reported_by.update(other.reported_by)
+        self.problems += other.problems
+        self.codemod_trees += other.codemod_trees
+        self.cpu_s += other.cpu_s
+        for kind, index, line in other.shown:
+            mine = self.examples.setdefault(kind, [])
+            if len(mine) < show and index not in mine:
+                mine.append(index)
+                self.shown.append((kind, index, line))
 
 
 def _entry_call(function: Function, deadline: float, budget_module: Any) -> Tuple[str, Dict[str, Any]]:
@@ -548,11 +617,13 @@ def _entry_call(function: Function, deadline: float, budget_module: Any) -> Tupl
 
 
 def run_tree(index: int, seed: int, fixer: Fixer, totals: Totals, loop: asyncio.AbstractEventLoop,
-             flat: bool = False) -> List[Violation]:
+             flat: bool = False, codemod: Optional[bool] = None) -> List[Violation]:
     rng = random.Random(f"{seed}:{index}")
     generator = Generator(rng, index, flat)
     texts = generator.build()
-    fixed, remaining, problems = fixer.fix(generator.package, texts)
+    fixed, remaining, problems = fixer.fix(generator.package, texts, codemod)
+    if (fixer.codemod if codemod is None else codemod) and len(texts) == 1:
+        totals.codemod_trees += 1
     totals.trees += 1
     totals.modules += len(texts)
     for problem in problems:
@@ -586,6 +657,8 @@ def run_tree(index: int, seed: int, fixer: Fixer, totals: Totals, loop: asyncio.
             args = ["request", fakes["grpc"].ServicerContext(total)]
         elif function.style == "seconds":
             kwargs = {"budget_s": total}
+        elif function.style == "header":
+            args = [{BUDGET_HEADER: f"{total * 1000:.0f}"}]
         outcome = _run(target, args, kwargs, function.is_async, loop)
         totals.requests += 1
         totals.calls += len(request.calls)
@@ -656,17 +729,24 @@ def _judge(index: int, request: rt.Request, remaining: Dict[str, Dict[str, set]]
             f"timeout={call.timeout} attempt {call.attempt} via {' > '.join(call.frames)}"
         )
         why = _cause(call, generator, fixed)
+
         if call.timeout is None:
-            found.append(Violation("infinite", index, call.site, detail, tuple(sorted(left)), why))
+            found.append(Violation("infinite", index, call.site, detail, _accounting(left, "infinite"), why))
         elif call.timeout > allowed + 1e-9:
-            found.append(Violation("exceeds", index, call.site, detail, tuple(sorted(left)), why))
+            found.append(Violation("exceeds", index, call.site, detail, _accounting(left, "exceeds"), why))
         if call.remaining <= 0:
-            found.append(Violation("after-deadline", index, call.site, detail, tuple(sorted(left)), why))
+            late = _accounting(left, "after-deadline")
+            found.append(Violation("after-deadline", index, call.site, detail, late, why))
         if call.checked_at is not None and call.remaining < rt.REFUSE_BELOW_S - 1e-9:
             when = "after a backoff" if call.start > call.checked_at else "right after it"
             checked = f"{detail} (checked at t={call.checked_at:.3f}, {when})"
-            found.append(Violation("below-refuse", index, call.site, checked, tuple(sorted(left)), why))
+            found.append(Violation("below-refuse", index, call.site, checked, _accounting(left, "below-refuse"), why))
     return found
+
+
+def _accounting(left: set, kind: str) -> Tuple[str, ...]:
+    """The codes left in the function that speak to a violation of `kind`."""
+    return tuple(sorted(c for c in left if kind in ONLY_FOR.get(c, (kind,))))
 
 
 def _cause(call: rt.Call, generator: Generator, fixed: Dict[str, str]) -> str:
@@ -705,25 +785,75 @@ def _signature_line(text: str, name: str) -> str:
 
 
 def simulate(trees: int, seed: int, codemod: bool = True, show: int = 0, start: int = 0, only: str = "",
-             flat: bool = False) -> Totals:
-    fixer = Fixer(codemod)
+             flat: bool = False, jobs: int = 1, codemod_sample: Optional[int] = None) -> Totals:
+    """Trees start..start+trees-1. The codemod is compared on every one-module tree
+    (`codemod_sample` None) or on about `codemod_sample` of them, drawn per tree from the seed;
+    with `jobs` > 1 the range is cut into chunks run by that many processes, and the chunks'
+    totals are added in tree order, so the report is the same for any `jobs`."""
+    if not codemod or codemod_sample == 0:
+        share = 0.0
+    elif codemod_sample is None:
+        share = 1.0
+    else:
+        share = min(1.0, codemod_sample / (ONE_MODULE_SHARE * max(1, trees)))
+    if jobs <= 1:
+        return _simulate_range(Fixer(share > 0), start, start + trees, seed, share, show, only, flat)
+    size = max(1, min(CHUNK, -(-trees // jobs)))
+    chunks = [(first, min(first + size, start + trees), seed, share, show, only, flat)
+              for first in range(start, start + trees, size)]
+    totals = Totals()
+    context = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
+    with context.Pool(jobs, initializer=_worker_started, initargs=(DETAILED,)) as pool:
+        for part in pool.imap(_simulate_chunk, chunks):
+            totals.add(part, show)
+    return totals
+
+
+CHUNK = 50  # trees a worker runs before handing its totals back
+ONE_MODULE_SHARE = 0.25  # trees of one module (1-4, uniform): the codemod is compared on those
+_FIXERS: Dict[bool, Fixer] = {}  # a worker's own: building one loads every rule
+
+
+def _worker_started(detailed: bool) -> None:
+    global DETAILED
+    DETAILED = detailed
+    _FIXERS.clear()  # a forked worker builds its own: a parent's has seen other trees
+
+
+def _simulate_chunk(chunk: Tuple[int, int, int, float, int, str, bool]) -> Totals:
+    first, end, seed, share, show, only, flat = chunk
+    fixer = _FIXERS.get(share > 0) or _FIXERS.setdefault(share > 0, Fixer(share > 0))
+    return _simulate_range(fixer, first, end, seed, share, show, only, flat)
+
+
+def _codemod_due(seed: int, index: int, share: float) -> bool:
+    """Whether tree `index` is in the codemod's sample: its own draw, so any split agrees."""
+    return share >= 1.0 or (share > 0 and random.Random(f"{seed}:{index}:codemod").random() < share)
+
+
+def _simulate_range(fixer: Fixer, first: int, end: int, seed: int, share: float, show: int, only: str,
+                    flat: bool) -> Totals:
+    began = time.process_time()
     totals = Totals()
     loop = asyncio.new_event_loop()
     try:
-        for index in range(start, start + trees):
-            for violation in run_tree(index, seed, fixer, totals, loop, flat):
+        for index in range(first, end):
+            for violation in run_tree(index, seed, fixer, totals, loop, flat, _codemod_due(seed, index, share)):
                 bucket = totals.reported if violation.reported else totals.silent
                 bucket[violation.kind] += 1
+                totals.reported_by.update(f"{violation.kind}: {code}" for code in violation.reported)
                 if not violation.reported:
                     totals.causes[f"{violation.kind}: {violation.why}"] += 1
                     if only not in f"{violation.kind}: {violation.why}":
                         continue
-                    if len(totals.examples[violation.kind]) < show and index not in totals.examples[violation.kind]:
-                        totals.examples[violation.kind].append(index)
-                        print(f"-- tree {index} {violation.kind}: {violation.detail} [{violation.why}]",
-                              file=sys.stderr)
+                    mine = totals.examples.setdefault(violation.kind, [])
+                    if len(mine) < show and index not in mine:
+                        mine.append(index)
+                        line = f"-- tree {index} {violation.kind}: {violation.detail} [{violation.why}]"
+                        totals.shown.append((violation.kind, index, line))
     finally:
         loop.close()
+    totals.cpu_s = time.process_time() - began
     return totals
 
 
@@ -742,6 +872,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--seed", type=int, default=int(time.time()) % 100000)
     parser.add_argument("--start", type=int, default=0, help="first tree index (to split a run)")
     parser.add_argument("--no-codemod", action="store_true", help="skip the codemod comparison")
+    parser.add_argument("--codemod-sample", type=int, default=-1, metavar="K",
+                        help="compare the codemod on about K one-module trees of the range (default: all)")
+    parser.add_argument("--jobs", type=int, default=1, help="processes running ranges of trees")
     parser.add_argument("--show", type=int, default=0, help="print this many violating calls per kind")
     parser.add_argument("--flat", action="store_true", help="no in-process calls: only each function's own hops")
     parser.add_argument("--only", default="", help="with --show: only violations whose kind and cause contain this")
@@ -755,20 +888,29 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         for name in texts:
             print(f"==== {name}.py (generated)\n{texts[name]}==== {name}.py (fixed)\n{fixed[name]}")
         return 0
-    print(f"seed {args.seed}, trees {args.start}..{args.start + args.trees - 1}", flush=True)
-    began = time.process_time()
-    totals = simulate(args.trees, args.seed, not args.no_codemod, args.show, args.start, args.only, args.flat)
-    spent = time.process_time() - began
-    print(f"trees {totals.trees}, modules {totals.modules}, requests {totals.requests}, calls {totals.calls}")
+    print(f"seed {args.seed}, trees {args.start}..{args.start + args.trees - 1}, jobs {args.jobs}", flush=True)
+    began = time.perf_counter()
+    sample = 0 if args.no_codemod else args.codemod_sample
+    totals = simulate(args.trees, args.seed, sample != 0, args.show, args.start, args.only, args.flat,
+                      args.jobs, sample if sample and sample > 0 else None)
+    wall = time.perf_counter() - began
+    for _, _, line in totals.shown:
+        print(line, file=sys.stderr)
+    print(f"trees {totals.trees}, modules {totals.modules}, requests {totals.requests}, calls {totals.calls}, "
+          f"codemod compared on {totals.codemod_trees}")
     print(f"silent violations {sum(totals.silent.values())}: {dict(sorted(totals.silent.items()))}")
     print(f"reported (a finding remains) {sum(totals.reported.values())}: {dict(sorted(totals.reported.items()))}")
     for key, count in totals.causes.most_common():
         print(f"  {count:6d}  {key}")
+    print("reported, by the codes left in the call's function (a violation counts once per code):")
+    for key, count in sorted(totals.reported_by.items(), key=lambda item: (-item[1], item[0])):
+        print(f"  {count:6d}  {key}")
     for problem in totals.problems[:20]:
         print(f"problem: {problem}")
-    print(f"{spent:.1f} CPU s, {totals.trees / spent if spent else 0:.1f} trees/s")
+    cpu = totals.cpu_s
+    print(f"{cpu:.1f} CPU s, {totals.trees / cpu if cpu else 0:.1f} trees per CPU s; "
+          f"{wall:.1f} s wall, {totals.trees / wall if wall else 0:.1f} trees/s")
     return 1 if totals.silent or totals.problems else 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

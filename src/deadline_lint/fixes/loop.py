@@ -109,7 +109,7 @@ def fix_text(checker: Checker, text: str, path: str, mode: FixMode = FixMode()) 
             return _give_up(original, before, path, "DL003", (
                 f"internal error: fixes ({rules}) produced code that does not parse; the file was left unchanged"
             ))
-        groups = _round_groups(checker, text, path, found, mode)
+        groups = _round_groups(checker, text, path, found, mode, round_number == 0)
         if not groups:
             break
         new_text, applied = _apply_round(text, groups)
@@ -139,11 +139,13 @@ def _give_up(original: str, before: Sequence[Diagnostic], path: str, code: str, 
     return FixedText(original, original, 0, remaining, tuple(before), gave_up=True, new=1)
 
 
-def _round_groups(checker: Checker, text: str, path: str, found: List[Diagnostic], mode: FixMode) -> List[_Group]:
+def _round_groups(
+    checker: Checker, text: str, path: str, found: List[Diagnostic], mode: FixMode, first: bool = False,
+) -> List[_Group]:
     groups: List[_Group] = []
     covered: frozenset = frozenset()
     if mode.thread_budget:
-        plan = _thread_plan(checker, text, path, found, mode)
+        plan = _thread_plan(checker, text, path, found, mode, first)
         if plan is not None:
             covered = plan.covered
             groups.append(_Group(plan.edits, plan.imports, threaded=plan.functions))
@@ -153,9 +155,13 @@ def _round_groups(checker: Checker, text: str, path: str, found: List[Diagnostic
     return groups
 
 
-def _thread_plan(checker: Checker, text: str, path: str, found: List[Diagnostic], mode: FixMode):
+def _thread_plan(checker: Checker, text: str, path: str, found: List[Diagnostic], mode: FixMode, first: bool = False):
+    # Hops with no finding that a budget would cap are looked for in a text's first round only:
+    # the functions given the budget then take it then, and a later round's text differs only by fixes.
+    capped = first and mode.applies(Fix((), Applicability.UNSAFE, ""))
     if (
         PARAMETER not in text and not any(d.code in THREADED_CODES for d in found)
+        and not capped
         and not imports_module_mentioning(text, path, PARAMETER)
     ):
         return None  # nothing to thread and nothing to forward (here or to another module): skip the parse
@@ -164,7 +170,8 @@ def _thread_plan(checker: Checker, text: str, path: str, found: List[Diagnostic]
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     return plan_thread_budget(
-        checker, SourceFile(text, path), tree, found, mode.applies, mode.run, mint_at_edges=mode.mint_at_edges,
+        checker, SourceFile(text, path), tree, found, mode.applies, mode.run,
+        mint_at_edges=mode.mint_at_edges, look_for_capped=capped,
     )
 
 

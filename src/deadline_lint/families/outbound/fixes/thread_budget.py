@@ -46,8 +46,7 @@ from typing import (
     Tuple,
 )
 
-from deadline_lint.families.shared.function_nodes import Function
-from deadline_lint.engine.edits import add_keyword_only_parameter, insert_keyword
+from deadline_lint.engine.edits import add_keyword_only_parameter
 from deadline_lint.families.outbound.fixes.adoption.minting import mint_at_the_edges
 from deadline_lint.families.outbound.fixes.thread_ambient import ambient_fixes, uses_context
 from deadline_lint.families.outbound.fixes.thread_callers import (
@@ -57,6 +56,13 @@ from deadline_lint.families.outbound.fixes.thread_callers import (
 )
 from deadline_lint.families.outbound.fixes.thread_callers import may_change as _may_change
 from deadline_lint.families.outbound.fixes.thread_elsewhere import Elsewhere, ProjectWords
+from deadline_lint.families.outbound.fixes.thread_capped import hops_a_budget_would_cap
+from deadline_lint.families.outbound.fixes.thread_forwarding import (
+    caller_budget,
+    forwarding_edits,
+    threaded_target,
+    will_forward,
+)
 from deadline_lint.families.outbound.fixes.thread_fixes import (
     FORWARDING_CODE,
     THREADED_CODES,
@@ -90,7 +96,8 @@ from deadline_lint.families.outbound.fixes.thread_index import (
 )
 from deadline_lint.families.outbound.fixes.thread_spending import overlapping as _overlapping
 from deadline_lint.families.outbound.fixes.thread_spending import spend_from_a_deadline, spend_the_edge_default_once
-from deadline_lint.semantics.local.scopes import FUNCTION, OTHER, Scope
+from deadline_lint.families.shared.function_nodes import Function
+from deadline_lint.semantics.local.scopes import FUNCTION
 from deadline_lint.semantics.session import current
 from deadline_lint.support.diagnostics import Applicability, Diagnostic, Edit, Fix
 from deadline_lint.support.source import SourceFile
@@ -99,9 +106,6 @@ if TYPE_CHECKING:
     from deadline_lint.engine.checker import Checker
 
 __all__ = ["PARAMETER", "THREADED_CODES", "ThreadPlan", "finding_key", "plan_thread_budget"]
-
-ELSEWHERE = ast.Pass()  # `_threaded_target`'s answer for a function of another module
-
 
 @dataclass(frozen=True)
 class ThreadPlan:
@@ -119,12 +123,14 @@ def plan_thread_budget(
     applies: Callable[[Optional[Fix]], bool],
     run: FrozenSet[str] = frozenset(),
     mint_at_edges: bool = False,
+    look_for_capped: bool = False,
 ) -> Optional[ThreadPlan]:
     """Edits that thread `budget_s` through this module, or None when there is nothing to do.
     `run`: the absolute paths a `fix` run holds (a caller in one of them is updated by a later
     pass, thread_project.py); empty for one text alone (the codemod, stdin). `mint_at_edges`
     (`adopt`): the module's edges (adoption/edges.py) mint `budget_s` in their first statements
-    and forward it; what no edge or budget reaches is not threaded."""
+    and forward it; what no edge or budget reaches is not threaded. `look_for_capped`: functions
+    with no finding whose hops a budget would cap are candidates too (thread_capped.py)."""
     profile = checker.profile
     if PARAMETER in profile.budget.parameters:
         return None  # it would read as a budget object, which a float is not
@@ -137,6 +143,8 @@ def plan_thread_budget(
             function = module.innermost_function(diagnostic)
             if function is not None and isinstance(function, _DEFS):
                 candidates[id(function)] = function
+    capped = hops_a_budget_would_cap(checker, module, candidates) if look_for_capped else set()
+    candidates.update((key, module.function_of[key]) for key in capped)
 
     edits: List[Edit] = []
     imports: List[str] = []
@@ -158,7 +166,7 @@ def plan_thread_budget(
                 if minted is not None and minted[2]:
                     plans[id(function)] = minted
                 continue
-            planned = _thread_function(module, function, inside, placeholder_fixes, expression)
+            planned = _thread_function(module, function, inside, placeholder_fixes, expression, id(function) in capped)
             if planned is None:
                 unthreadable[id(function)] = inside
                 continue
@@ -186,7 +194,7 @@ def plan_thread_budget(
             edits.extend(fallback[0])
             imports.extend(fallback[1])
             covered.update(fallback[2])
-    forwarding = _forwarding_edits(module, threaded)
+    forwarding = forwarding_edits(module, threaded)
     edits.extend(forwarding)
     covered.update(forwarding_findings(found, forwarding, source))
     edits, clock_imports = spend_from_a_deadline(module, threaded, edits)
@@ -233,7 +241,7 @@ def _choose(
     words.start()
     elsewhere = Elsewhere(
         checker, run, _threads_callers(checker, applies), words, module.profile.fix.public_api, caller_would_thread,
-        _will_forward, _caller_budget,
+        will_forward, caller_budget,
     )
     elsewhere.mint = module.mint
     chosen = required_parameter_set(module, proposed, elsewhere)
@@ -260,7 +268,7 @@ def _callers_to_thread(module: ModuleIndex, threaded: Dict[int, Function]) -> Li
                 continue
             if id(caller) in module.minted:
                 continue  # an edge mints the budget it forwards
-            if _threaded_target(call, scope, reached, module) is None or not forwardable(call, module):
+            if threaded_target(call, scope, reached, module) is None or not forwardable(call, module):
                 continue
             if module.budgets.budget_of(scope) is not None or _has_threaded_parameter(caller):
                 continue
@@ -280,10 +288,10 @@ def _thread_function(
     function: Function,
     inside: List[Diagnostic],
     placeholder_fixes: Dict[Key, Fix],
-    expression: str,
+    expression: str, capped: bool = False,
 ) -> Optional[Tuple[List[Edit], List[str], Set[Key]]]:
     """For each finding in the body whose fix uses the edge default, that fix with `budget_s`
-    instead (the signature is `_choose`'s); None to bail."""
+    instead (the signature is `_choose`'s); None to bail. A `capped` one needs none: DL102 fixes its hops next round."""
     if not _has_threaded_parameter(function) and not _may_change(function, module):
         return None
     if _has_threaded_parameter(function) and (
@@ -293,109 +301,6 @@ def _thread_function(
     ):
         return None
     planned = edge_default_fixes(inside, placeholder_fixes, expression)
-    if planned is None or not planned[2]:
+    if planned is None or not (planned[2] or capped):
         return None  # a timeout it cannot place, or nothing in the body would use the parameter
     return planned
-
-
-def _will_forward(module: ModuleIndex, call: ast.Call, scope: Scope, members: Dict[int, Function]) -> bool:
-    """`_forwarding_edits` would give `call` the keyword with `members` threaded (besides the
-    functions that already take it)."""
-    threaded = {**members, **{id(f): f for f in module.functions if _has_threaded_parameter(f)}}
-    target = _threaded_target(call, scope, threaded, module)
-    if target is None or not forwardable(call, module):
-        return False
-    value = _caller_budget(scope, threaded, module)
-    if value is None:
-        return False
-    members_run = () if target is ELSEWHERE else _family_members(call, scope, module)
-    if any(id(m) not in threaded and not _has_threaded_parameter(m) for m in members_run):
-        return False
-    return insert_keyword(module.source, call, PARAMETER, value) is not None
-
-
-def _forwarding_edits(module: ModuleIndex, threaded: Dict[int, Function]) -> List[Edit]:
-    """`f(x)` -> `f(x, budget_s=...)` where `f` is threaded and the caller has a budget; a
-    method call only when every method it can run takes the parameter (no signature is added
-    here: `_choose` decided which functions change)."""
-    edits: List[Edit] = []
-    # Even with nothing threaded here: a callee in another module may have been (an earlier
-    # pass of this run relies on this pass forwarding to it, thread_elsewhere.py).
-    for call, scope in module.calls:
-        target = _threaded_target(call, scope, threaded, module)
-        if target is None or not forwardable(call, module):
-            continue  # a suppressed line is left exactly as it is
-        value = _caller_budget(scope, threaded, module)
-        if value is None:
-            continue
-        members = () if target is ELSEWHERE else _family_members(call, scope, module)
-        if any(id(m) not in threaded and not _has_threaded_parameter(m) for m in members):
-            continue
-        edit = insert_keyword(module.source, call, PARAMETER, value)
-        if edit is not None:
-            edits.append(edit)
-    return edits
-
-
-def _family_members(call: ast.Call, scope: Scope, module: ModuleIndex) -> Tuple[Function, ...]:
-    family = module.methods.family(call, scope) if isinstance(call.func, ast.Attribute) else None
-    return family.members if family is not None else ()
-
-
-def _threaded_target(call: ast.Call, scope: Scope, threaded: Dict[int, Function], module: ModuleIndex):
-    """The threaded function `call` calls, if provably so: one of this module's (below), or
-    an undecorated module-level function of another project module that already takes
-    `budget_s` (ELSEWHERE: threaded by an earlier pass of this run, or written so)."""
-    found = _threaded_here(call, scope, threaded, module)
-    if found is None and module.elsewhere.takes_parameter(call, scope):
-        return ELSEWHERE
-    return found
-
-
-def _threaded_here(
-    call: ast.Call, scope: Scope, threaded: Dict[int, Function], module: ModuleIndex
-) -> Optional[Function]:
-    """A function of this module: a module-level or nested function by plain name, or a
-    method whose whole family (thread_methods.py) has or can take the parameter (on `self`
-    only with unsafe fixes: an override elsewhere cannot be seen)."""
-    if isinstance(call.func, ast.Attribute):
-        family = module.methods.family(call, scope)
-        if family is None or (family.on_self and not module.unsafe):
-            return None
-        method = family.members[0]
-        if id(method) not in threaded:
-            return None
-        for member in family.members:
-            if id(member) in threaded or _has_threaded_parameter(member):
-                continue
-            member_scope = module.scope_of[id(member)]
-            if (
-                not _threadable(member, member_scope)
-                or _suppressed(module.source, member.lineno)
-                or _mentions_parameter(member)
-            ):
-                return None
-        return method
-    if not isinstance(call.func, ast.Name):
-        return None
-    bindings = scope.lookup(call.func.id)
-    if not bindings or len(bindings) != 1 or bindings[0].kind != OTHER:
-        return None
-    target = bindings[0].value
-    if id(target) not in threaded or not isinstance(target, _DEFS):
-        return None
-    target_scope = module.scope_of[id(target)]
-    if target_scope.enclosing_class is not None or not _threadable(target, target_scope):
-        return None
-    return target
-
-
-def _caller_budget(scope: Scope, threaded: Dict[int, Function], module: ModuleIndex) -> Optional[str]:
-    if scope.kind != FUNCTION:
-        return None
-    if id(scope.node) in threaded or id(scope.node) in module.minted:
-        return PARAMETER
-    budget = module.budgets.budget_of(scope)
-    return budget.timeout_expression(module.profile) if budget is not None else None
-
-
