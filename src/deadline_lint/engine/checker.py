@@ -11,9 +11,9 @@ from typing import Dict, FrozenSet, Hashable, Iterable, List, Mapping, Optional,
 
 from deadline_lint.catalog import Catalog, load_catalog
 from deadline_lint.engine.context import FileContext
+from deadline_lint.engine.file_answers import FileAnswers
 from deadline_lint.engine.parsing import parse_source
 from deadline_lint.engine.reading import decode, read_file, unusable_text
-from deadline_lint.engine.file_answers import FileAnswers
 from deadline_lint.engine.rule import Rule, registered_rules
 from deadline_lint.engine.tables import (
     BODY_NODE_TYPES,
@@ -27,6 +27,7 @@ from deadline_lint.engine.tables import (
     WalkTables,
     shared_tables,
 )
+from deadline_lint.semantics.local.children import node_types
 from deadline_lint.settings.profile import Profile, default_profile
 from deadline_lint.support.collector import collector_paused
 from deadline_lint.support.diagnostics import Applicability, Diagnostic, tool_diagnostic
@@ -54,20 +55,10 @@ def _child_fields(node_type: type) -> Tuple[str, ...]:
     return tuple(reversed([f for f in names if f not in _SKIPPED_FIELDS and f not in own]))
 
 
-def _node_types() -> List[type]:
-    found: List[type] = []
-    pending: List[type] = [ast.AST]
-    while pending:
-        each = pending.pop()
-        found.append(each)
-        pending.extend(each.__subclasses__())
-    return found
-
-
 # The fields to walk of every node type the interpreter defines, last first: a table filled at
 # import and never written (a type missing from it is computed each time). A plain dict: the
 # walk looks it up for every node, and a read-only proxy's lookup costs twice a dict's.
-_FIELDS_BY_TYPE: Dict[type, Tuple[str, ...]] = {t: _child_fields(t) for t in _node_types()}
+_FIELDS_BY_TYPE: Dict[type, Tuple[str, ...]] = {t: _child_fields(t) for t in node_types()}
 
 
 class Checker:

@@ -26,6 +26,7 @@ import re
 from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Set, Tuple, Type
 
 from deadline_lint.catalog.retry import OutsideRequests
+from deadline_lint.semantics.local.children import node_types
 from deadline_lint.semantics.local.expressions import last_name
 
 if TYPE_CHECKING:
@@ -173,19 +174,9 @@ def _fields_of(node_type: type) -> Tuple[str, ...]:
     return tuple(f for f in getattr(node_type, "_fields", ()) if f not in _NO_NODES)
 
 
-def _node_types() -> List[type]:
-    found: List[type] = []
-    pending: List[type] = [ast.AST]
-    while pending:
-        each = pending.pop()
-        found.append(each)
-        pending.extend(each.__subclasses__())
-    return found
-
-
 # Every node type the interpreter defines, filled at import and never written: the walk keeps
 # no memo. A plain dict: looked up for every node (a read-only proxy's lookup costs twice).
-_FIELDS: Dict[type, Tuple[str, ...]] = {t: _fields_of(t) for t in _node_types()}
+_FIELDS: Dict[type, Tuple[str, ...]] = {t: _fields_of(t) for t in node_types()}
 
 
 def _node_fields(node_type: Type[ast.AST]) -> Tuple[str, ...]:

@@ -10,6 +10,18 @@ from typing import Iterator, List
 _AST = ast.AST
 
 
+def node_types() -> List[type]:
+    """Every node type the interpreter defines (`ast.AST` and its subclasses, at any depth),
+    for tables built once at import."""
+    found: List[type] = []
+    pending: List[type] = [ast.AST]
+    while pending:
+        each = pending.pop()
+        found.append(each)
+        pending.extend(each.__subclasses__())
+    return found
+
+
 def child_nodes(node: ast.AST) -> Iterator[ast.AST]:
     for name in node._fields:
         value = getattr(node, name, None)
