@@ -295,7 +295,8 @@ def test_each_source_kind_mints_its_budget(adopted: Path) -> None:
     assert "def health():\n    budget_s = 10.0\n    return backend.fetch_items(budget_s=budget_s)\n" in app
     # A gRPC or Lambda context is a budget already: its edge forwards what is left of it.
     rpc = (adopted / "rpc.py").read_text(encoding="utf-8")
-    assert "backend.fetch_items(budget_s=max(0.001, context.time_remaining() - 0.05))" in rpc
+    assert ("backend.fetch_items(budget_s=max(0.001, (10.0 if context.time_remaining() is None "
+            "else context.time_remaining()) - 0.05))") in rpc
     assert "backend.fetch_items(budget_s=max(0.001, context.get_remaining_time_in_millis() / 1000 - 0.05))" in rpc
     assert "budget_s = " not in rpc
 

@@ -45,8 +45,10 @@ def test_a_spent_budget_never_becomes_an_invalid_timeout() -> None:
             requests.get(url)
     """
     text = fixed(source)
-    values = [v for v in _timeout_values(text.replace("context.time_remaining()", "0.0"))]
-    assert len(values) == 4 and all(v >= TIMEOUT_FLOOR_S for v in values), text
+    # Spent (0.0), and no deadline at all (None: the edge total stands in, never a TypeError).
+    for remaining in ("float(0)", "None"):
+        values = [v for v in _timeout_values(text.replace("context.time_remaining()", remaining))]
+        assert len(values) == 4 and all(v >= TIMEOUT_FLOOR_S for v in values), text
 
 
 # -- item 4: DL103 bounds only the unbounded part of a (connect, read) tuple ---------------

@@ -90,8 +90,10 @@ class FixSettings:
         "Timeout from a budget in seconds; keep the hop margin and the 1 ms floor.",
     )
     grpc_context_expression: str = setting(
-        f"max({TIMEOUT_FLOOR_S}, {{budget}}.time_remaining() - {{margin}})", v.TEMPLATE,
-        "Timeout from a gRPC servicer context.",
+        f"max({TIMEOUT_FLOOR_S}, ({{edge}} if {{budget}}.time_remaining() is None "
+        f"else {{budget}}.time_remaining()) - {{margin}})", v.TEMPLATE,
+        "Timeout from a gRPC servicer context (whose `time_remaining()` is None when the client "
+        "set no deadline: the edge total stands in).",
     )
     lambda_context_expression: str = setting(
         f"max({TIMEOUT_FLOOR_S}, {{budget}}.get_remaining_time_in_millis() / 1000 - {{margin}})", v.TEMPLATE,
