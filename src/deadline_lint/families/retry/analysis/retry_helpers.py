@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import re
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Callable, Dict, List, NamedTuple, Optional, Tuple, Union
 
 from deadline_lint.families.retry.analysis.retry_loops import _exits_on_success, _goes_round, _loop_level
@@ -155,11 +156,11 @@ def _retry_loop_on_parameter(node: ast.AST, params: Parameters) -> Optional[Tupl
 
 
 # a library's retry filter or decorator -> (position, keyword) of its filter argument
-_DELEGATES = {
+_DELEGATES = MappingProxyType({
     "tenacity.retry_if_exception_type": (0, "exception_types"),
     "retry_async.api.retry": (0, "exceptions"),
     "retry_async.retry": (0, "exceptions"),
-}
+})
 _DELEGATE_WORDS = ("retry_if_exception_type", "retry_async")
 _ATTEMPT_STOPS = ("tenacity.stop_after_attempt", "tenacity.stop.stop_after_attempt")
 
@@ -179,8 +180,9 @@ def _delegated(module: ModuleTree, node: Function, params: Parameters) -> Option
         if not isinstance(call, ast.Call):
             continue
         target = _imported(call.func, table)
-        if target in _DELEGATES:
-            position, keyword = _DELEGATES[target]
+        delegate = _DELEGATES.get(target or "")
+        if delegate is not None:
+            position, keyword = delegate
             given = call.args[position] if len(call.args) > position else None
             given = next((k.value for k in call.keywords if k.arg == keyword), given)
             name = _caught_name(given)
