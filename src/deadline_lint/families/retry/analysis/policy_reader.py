@@ -144,8 +144,8 @@ class PolicyReader:
         value = given_argument(call, filter_argument)
         if value is not None:
             parts: Tuple[FilterPart, ...] = (self._types_part(value, scope),)
-        elif passes_unpacked(call) or helper.default is None:
-            parts = (FilterPart(UNKNOWN, call.func),)
+        elif passes_unpacked(call) or helper.default is None or self._in_tests():
+            parts = (FilterPart(UNKNOWN, call.func),)  # a test exercising the helper: its default is the point
         else:
             admission = self.exceptions.admits_classes(helper.default, call.func)
             parts = (FilterPart(TYPES, call.func, admission, default=helper.parameter),)
@@ -158,6 +158,18 @@ class PolicyReader:
         else:
             stop = Stop(UNKNOWN, None)
         return RetryPolicy(api, call, call, parts, value is not None, (stop,), False)
+
+    def _in_tests(self) -> bool:
+        """The file being checked is a test (`tests/`, `test_*.py`), from the project's root."""
+        import os
+
+        from deadline_lint.semantics.callers import is_test_path
+        from deadline_lint.semantics.file import FileSemantics
+
+        semantics = self.ctx.analysis(FileSemantics)
+        modules = semantics.names.modules
+        path = semantics.own.path
+        return is_test_path(os.path.relpath(path, modules.root) if modules is not None else os.path.basename(path))
 
     def _may_name_policy(self, func: ast.expr, scope: Scope) -> bool:
         """A first look, before resolving: a policy is reached through an imported name, or as

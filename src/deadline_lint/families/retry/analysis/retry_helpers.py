@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import re
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Callable, Dict, List, NamedTuple, Optional, Tuple, Union
 
 from deadline_lint.families.retry.analysis.retry_loops import _exits_on_success, _goes_round, _loop_level
@@ -60,10 +61,12 @@ class ParameterFilter(NamedTuple):
 
 class FiltersByParameter(Fact[tuple]):
     name = "retry.parameter_filter"
-    version = 2  # 2: a handler reaching `continue` before its `raise` goes round
+    version = 3  # 3: a factory handing its parameter to a library's retry filter
     through_returns = False  # a helper is one by its own body
 
     def may_hold(self, text: str) -> bool:
+        if any(word in text for word in _DELEGATE_WORDS):
+            return True
         return "except" in text and ("for " in text or "while " in text) and _catches_a_parameter(text)
 
     def function(self, module: ModuleTree, node: ast.AST, klass: Optional[ast.ClassDef]) -> Optional[Local]:
@@ -74,7 +77,7 @@ class FiltersByParameter(Fact[tuple]):
             return None
         found = _retry_loop_on_parameter(node, params)
         if found is None:
-            return None
+            return _delegated(module, node, params)
         form, parameter, loop = found
         position, default = params[parameter]
         classes = _default_classes(module, default)
@@ -150,6 +153,83 @@ def _retry_loop_on_parameter(node: ast.AST, params: Parameters) -> Optional[Tupl
                                 return (DECORATOR_FORM if nested else HELPER_FORM), str(caught), child
             stack.append((child, nested, shadowed))
     return None
+
+
+# a library's retry filter or decorator -> (position, keyword) of its filter argument
+_DELEGATES = MappingProxyType({
+    "tenacity.retry_if_exception_type": (0, "exception_types"),
+    "retry_async.api.retry": (0, "exceptions"),
+    "retry_async.retry": (0, "exceptions"),
+})
+_DELEGATE_WORDS = ("retry_if_exception_type", "retry_async")
+_ATTEMPT_STOPS = ("tenacity.stop_after_attempt", "tenacity.stop.stop_after_attempt")
+
+
+def _delegated(module: ModuleTree, node: Function, params: Parameters) -> Optional[Local]:
+    """A decorator factory that hands one of its parameters, unchanged, to a library's retry
+    filter (`retry_if_exception_type(exceptions)`, `retry_async.api.retry(exceptions, ...)`):
+    its default is the filter where a use does not pass it. Only a parameter read by name,
+    never rebound in the def."""
+    text = module.module.text
+    if not any(word in text for word in _DELEGATE_WORDS):
+        return None
+    table = import_table(text)
+    rebound = {t.id for t in ast.walk(node) if isinstance(t, ast.Name) and isinstance(t.ctx, (ast.Store, ast.Del))}
+    parameter, attempts = "", ""
+    for call in ast.walk(node):
+        if not isinstance(call, ast.Call):
+            continue
+        target = _imported(call.func, table)
+        delegate = _DELEGATES.get(target or "")
+        if delegate is not None:
+            position, keyword = delegate
+            given = call.args[position] if len(call.args) > position else None
+            given = next((k.value for k in call.keywords if k.arg == keyword), given)
+            name = _caught_name(given)
+            if name is None or name not in params or name in rebound or (parameter and parameter != name):
+                return None
+            parameter = name
+            tries = next((k.value for k in call.keywords if k.arg == "tries"), None)
+            if isinstance(tries, ast.Name) and tries.id in params:
+                attempts = tries.id
+        elif target in _ATTEMPT_STOPS and len(call.args) == 1 and isinstance(call.args[0], ast.Name):
+            if call.args[0].id in params:
+                attempts = call.args[0].id
+    if not parameter or not any(isinstance(c, FUNCTIONS) for c in ast.walk(node) if c is not node) and (
+        "retry_async" not in (_imported(_first_call(node), table) or "")
+    ):
+        return None
+    position, default = params[parameter]
+    classes = _default_classes(module, default)
+    count_position, count_default = -1, None
+    if attempts:
+        count_position, count_value = params[attempts]
+        if isinstance(count_value, ast.Constant) and type(count_value.value) is int and count_value.value > 0:
+            count_default = count_value.value
+    payload = ParameterFilter(
+        DECORATOR_FORM, parameter, position, classes, attempts, ATTEMPTS_COUNT if attempts else "",
+        count_position, count_default,
+    )
+    return Local(tuple(payload), node.name)
+
+
+def _first_call(node: Function) -> Optional[ast.expr]:
+    """`return __retry(...)`: the callee of a def whose body returns a call."""
+    last = node.body[-1] if node.body else None
+    if isinstance(last, ast.Return) and isinstance(last.value, ast.Call):
+        return last.value.func
+    return None
+
+
+def _imported(func: Optional[ast.expr], table: Dict[str, str]) -> Optional[str]:
+    """The library name an imported callee stands for (`tenacity.retry_if_exception_type`)."""
+    parts: List[str] = []
+    while isinstance(func, ast.Attribute):
+        parts.append(func.attr)
+        func = func.value
+    if not isinstance(func, ast.Name) or func.id not in table or table[func.id].startswith("."):
+        return None
+    return ".".join([table[func.id], *reversed(parts)])
 
 
 def _counts(loop: Union[ast.For, ast.AsyncFor, ast.While]) -> bool:
