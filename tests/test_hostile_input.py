@@ -6,6 +6,7 @@ import ast
 import subprocess
 import sys
 import textwrap
+from typing import Optional
 
 import pytest
 
@@ -20,9 +21,10 @@ def fixed(text: str, unsafe: bool = True, select=None) -> str:
     return fix_text(checker, textwrap.dedent(text), "service.py", FixMode(unsafe=unsafe)).text
 
 
-def _timeout_values(text: str):
-    """Each `timeout=` value in `text`, evaluated with every remainder spent (0 s left)."""
-    spent = {"remaining": 0.0, "left": 0.0, "budget_s": 0.0, "max": max, "min": min}
+def _timeout_values(text: str, remainder: Optional[float] = 0.0):
+    """Each `timeout=` value in `text`, evaluated with every remainder read into a local set to
+    `remainder` (0 s left, or None: a gRPC client that set no deadline)."""
+    spent = {"remaining": remainder, "left": remainder, "budget_s": 0.0, "max": max, "min": min}
     for node in ast.walk(ast.parse(text)):
         if isinstance(node, ast.keyword) and node.arg == "timeout":
             yield eval(compile(ast.Expression(node.value), "<timeout>", "eval"), spent)  # noqa: S307
@@ -46,8 +48,8 @@ def test_a_spent_budget_never_becomes_an_invalid_timeout() -> None:
     """
     text = fixed(source)
     # Spent (0.0), and no deadline at all (None: the edge total stands in, never a TypeError).
-    for remaining in ("float(0)", "None"):
-        values = [v for v in _timeout_values(text.replace("context.time_remaining()", remaining))]
+    for remaining, value in (("float(0)", 0.0), ("None", None)):
+        values = [v for v in _timeout_values(text.replace("context.time_remaining()", remaining), value)]
         assert len(values) == 4 and all(v >= TIMEOUT_FLOOR_S for v in values), text
 
 
@@ -589,7 +591,7 @@ def test_dl104_sees_a_remainder_bound_by_a_walrus() -> None:
     """
     found = Checker(select=["DL104"]).check_text(textwrap.dedent(source), "a.py")
     assert [(d.line, d.code) for d in found] == [(4, "DL104")]
-    assert "max(0.001, left - 0.05)" in fixed(source, select=["DL104"])
+    assert "max(0.001, (10.0 if left is None else left) - 0.05)" in fixed(source, select=["DL104"])
 
 
 # -- item 11: profile templates, names and numbers are validated when the profile loads ----------

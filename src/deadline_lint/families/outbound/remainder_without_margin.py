@@ -71,7 +71,8 @@ class RemainderForwardedWithoutMargin(BudgetValueRule):
             self.payments = stock_pb2_grpc.PaymentsStub(channel)
 
         def GetOrder(self, request, context):
-            return self.stock.Reserve(request, timeout=max(0.001, context.time_remaining() - 0.05))
+            remaining = context.time_remaining()  # None when the client set no deadline
+            return self.stock.Reserve(request, timeout=max(0.001, (10.0 if remaining is None else remaining) - 0.05))
     ```
 
     ## Fix safety
@@ -147,6 +148,11 @@ class RemainderForwardedWithoutMargin(BudgetValueRule):
             return
         if clamped:  # the clamp around it already floors: only the margin comes off
             replacement = f"{shown} - {seconds_literal(margin)}"
+        elif _may_be_none(value, budget, ctx):
+            # No deadline from the client: the call used to wait without limit, and `None -
+            # margin` would raise; the edge total stands in, as at the edge itself.
+            edge = ctx.profile.render("edge_expression")
+            replacement = ctx.profile.render("seconds_expression", f"({edge} if {shown} is None else {shown})")
         else:  # the remainder in seconds, through the profile's template like every fix
             replacement = ctx.profile.render("seconds_expression", shown)
         message = (
@@ -155,6 +161,14 @@ class RemainderForwardedWithoutMargin(BudgetValueRule):
         )
         edit = replace_node(ctx.source, value, replacement)
         ctx.report(self, value, message, [edit], description=f"use {replacement}")
+
+
+def _may_be_none(value: ast.expr, budget: Optional[Budget], ctx: "FileView") -> bool:
+    """`context.time_remaining()` on a gRPC context, or a name assigned once from it."""
+    if isinstance(value, ast.Name):
+        assigned = single_assignment(value.id, ctx.scope)
+        value = assigned.value if assigned is not None else value
+    return ctx.analysis(BudgetAnalysis).remainder_may_be_none(value, budget)
 
 
 def _inside_clamp(value: ast.expr, timeout: ast.expr, ctx: "FileView") -> bool:

@@ -317,6 +317,9 @@ class BudgetAnalysis:
     def raw_remainder_call(self, value: ast.AST, budget: Optional[Budget]) -> bool:
         return self.methods.raw_remainder_call(value, budget)
 
+    def remainder_may_be_none(self, call: ast.AST, budget: Optional[Budget]) -> bool:
+        return self.methods.remainder_may_be_none(call, budget)
+
 
 def _by_target(assignments: List[Tuple[str, ast.expr]]) -> Dict[str, List[ast.expr]]:
     targets: Dict[str, List[ast.expr]] = {}

@@ -65,6 +65,21 @@ class BudgetMethods:
             return REFUSE_CHECK
         return found
 
+    def remainder_may_be_none(self, call: ast.AST, budget: Optional[Budget]) -> bool:
+        """A raw remainder that is None when the caller set no deadline: a gRPC servicer
+        context's `time_remaining()` (a method the catalog lists as a context's, on a receiver
+        whose type gives it no other role)."""
+        if self.role(call, budget) != RAW_REMAINDER or budget is None:
+            return False
+        assert isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)  # `role` answered
+        text = receiver_text(call.func.value)
+        budget_type = (budget.type_of(text) or self._type_of_kind(budget.kind_of(text))) if text else None
+        if budget_type is not None and budget_type.kind == GRPC_CONTEXT:
+            return True
+        return call.func.attr in self.context_methods and (
+            budget_type is None or budget_type.role_of(call.func.attr) is None
+        )
+
     def hop_timeout_method(self, call: ast.AST, budget: Optional[Budget]) -> Optional[str]:
         """For a raw-remainder call (`budget.remaining()`), the method of the receiver's budget
         type in the hop-timeout role (`timeout`: the margin already off), if it has one."""
