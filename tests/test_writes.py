@@ -175,6 +175,27 @@ def test_a_write_that_fails_halfway_leaves_the_original_and_no_temp_file(tmp_pat
     assert leftovers(tmp_path) == []
 
 
+def test_a_stop_right_after_the_temporary_file_is_created_removes_it(tmp_path: Path, monkeypatch) -> None:
+    """A worker's SIGTERM raises wherever it lands: here, the instant the temporary file exists,
+    before anything was written to it (a flaky leftover in test_workers before the fix)."""
+    path = tmp_path / "svc.py"
+    path.write_text(BEFORE)
+    real_open = os.open
+
+    def open_then_stop(name, flags, mode=0o777, **kwargs):
+        fd = real_open(name, flags, mode, **kwargs)
+        if str(name).endswith(writes.TEMP_SUFFIX):
+            os.close(fd)
+            raise KeyboardInterrupt  # what _Stopped is to the write: a BaseException
+        return fd
+
+    monkeypatch.setattr(os, "open", open_then_stop)
+    with pytest.raises(KeyboardInterrupt):
+        fix(path)
+    assert path.read_text() == BEFORE
+    assert leftovers(tmp_path) == []
+
+
 def test_an_unwritable_folder_is_reported_not_raised(tmp_path: Path) -> None:
     if os.geteuid() == 0:
         pytest.skip("root can write anywhere")

@@ -16,8 +16,8 @@ import io
 import multiprocessing
 import os
 import re
+import secrets
 import stat
-import tempfile
 import tokenize
 from dataclasses import dataclass
 from typing import Any, BinaryIO, Optional
@@ -155,8 +155,11 @@ def write_atomic(snapshot: SourceSnapshot, text: str) -> None:
     if original.st_nlink > 1 or not _can_keep_owner(original):
         _write_in_place(snapshot, target, data)
         return
-    fd, temporary = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=TEMP_SUFFIX, dir=folder)
+    # Named before it is created, and created inside the `try`: a stop (a worker's SIGTERM
+    # raises wherever it lands) right after the creation must still find it to remove it.
+    temporary = _temporary_name(target, folder)
     try:
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600)
         with os.fdopen(fd, "wb") as handle:
             _write_all(handle, data)
             handle.flush()
@@ -171,6 +174,11 @@ def write_atomic(snapshot: SourceSnapshot, text: str) -> None:
             os.unlink(temporary)
         raise
     _sync_folder(folder)
+
+
+def _temporary_name(target: str, folder: str) -> str:
+    """A name no file has (64 random bits; O_EXCL makes sure) that says whose it is."""
+    return os.path.join(folder, f".{os.path.basename(target)}.{secrets.token_hex(8)}{TEMP_SUFFIX}")
 
 
 def _refuse_if_unwritable(target: str, original: os.stat_result) -> None:
