@@ -114,7 +114,7 @@ def test_a_terminated_worker_ends_the_run_quietly(tmp_path: Path, command: List[
         if proc.poll() is None:
             proc.kill()
     assert b"Traceback" not in err, err.decode(errors="replace")
-    assert proc.returncode == 130
+    assert proc.returncode == 130, err.decode(errors="replace")
     last = err.decode().strip().splitlines()[-1]
     # `fix` also says how many files it had written before the stop; `check` writes none.
     if command[0] == "fix":
@@ -138,7 +138,7 @@ def test_a_worker_killed_by_sigkill_is_reported_as_killed(tmp_path: Path, comman
         if proc.poll() is None:
             proc.kill()
     assert b"Traceback" not in err, err.decode(errors="replace")
-    assert proc.returncode == 2
+    assert proc.returncode == 2, err.decode(errors="replace")
     last = err.decode().strip().splitlines()[-1]
     killed = (r"deadline-lint: a worker process was killed by SIGKILL \(the signal the out-of-memory killer "
               r"sends\) while working on tree/svc_\d+\.py, .* and \d+ more; the run could not finish")
@@ -211,5 +211,5 @@ def test_workers_stopped_while_handing_back_results_end_the_run_quietly(tmp_path
             if alive(pid):
                 os.kill(pid, signal.SIGKILL)
     assert b"Traceback" not in err, err.decode(errors="replace")
-    assert proc.returncode == 130
+    assert proc.returncode == 130, err.decode(errors="replace")
     assert err.decode().strip().splitlines()[-1] == "deadline-lint: interrupted"
