@@ -114,7 +114,8 @@ class FixSettings:
     public_api: Names = setting(
         (), v.NAMES,
         "Functions and methods (`name`, `Class.method`, or dotted) whose signature `fix --thread-budget` keeps; "
-        "names exported from a package `__init__` are kept without being listed.",
+        "names a package `__init__` defines or spells (a re-export; for a method, its class) are kept "
+        "without being listed.",
     )
 
 

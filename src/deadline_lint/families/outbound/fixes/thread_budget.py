@@ -24,7 +24,8 @@ deadline on entry and gives each hop what is left of it then (thread_spending.py
 Methods (thread_methods.py): `INSTANCE.m(...)` on a module-level `INSTANCE = Klass()` runs
 exactly `Klass.m`; `self.m(...)` may run any override, so it is forwarded only with unsafe
 fixes and only when every method of that name in the module takes the parameter in the same
-plan and the name appears in no other project file.
+plan, none is a method of an abstract base or a `Protocol`, and the name appears in no other
+file of the repository.
 
 Prove or bail: lambdas, `*args`/`**kwargs` signatures, decorators other than staticmethod and
 classmethod, dunder methods, functions defined more than once, functions that already use

@@ -16,8 +16,9 @@ function passes it after the run. A function joins the threaded set only when:
   and calling it from a function that has a budget or is threaded in a later pass
   (thread_elsewhere.py); a method or nested function named elsewhere, so a method with a
   common name (`get`), stays unthreaded: precision first;
-- it is not public API: defined in a package's `__init__` without a leading underscore, or
-  named by the profile's `fix.public_api`;
+- it is not public API: defined in a package's `__init__` without a leading underscore,
+  spelled by one (a re-export: for a method, its class's name), listed in its module's
+  `__all__`, or named by the profile's `fix.public_api`;
 - it is reached from a function that has a budget (the edge), through threaded callers.
 
 The set is the greatest one closed under these conditions: start from every proposal and drop
@@ -103,11 +104,18 @@ def _callers_elsewhere(function: Function, module: ModuleIndex, elsewhere: Elsew
     files = elsewhere.words.files_naming(path, name)
     if files is None:
         return None
+    exporters = files if exported == name else elsewhere.words.files_naming(path, exported)
+    if exporters is None or (not exported.startswith("_") and any(_package_init(f) for f in exporters)):
+        return None  # a package's `__init__` spells it (or its class): a name users may call
     if not files:
         return False
     if klass is not None or scope.parent is None or scope.parent.kind == FUNCTION:
         return None  # a method or a nested function named in another file: not followed
     return elsewhere.callers_forward(os.path.abspath(path), function, files, depth)
+
+
+def _package_init(path: str) -> bool:
+    return os.path.basename(path) in ("__init__.py", "__init__.pyi")
 
 
 def _all_names(tree: ast.Module) -> Set[str]:

@@ -41,18 +41,21 @@ _SKIPPED_DIRS = frozenset({
     ".git", ".hg", ".venv", "venv", "env", "node_modules", "__pycache__", ".tox", ".nox",
     ".mypy_cache", ".ruff_cache", ".pytest_cache", "build", "dist", "site-packages",
 })
+_REPOSITORY_MARKERS = (".git", ".hg")
 MAX_PROJECT_FILES = 20000  # past this the project is not read: every name counts as used elsewhere
 MAX_FILE_BYTES = 2 * 1024 * 1024
 
 
 class ProjectWords:
-    """The identifiers each file of a project spells. Each use walks the project and stats its
-    files, and re-reads only the files whose size or time changed since (an editor session or a
-    later pass of one run sees the project as it is now)."""
+    """The identifiers each file of a project (the whole repository that holds it) spells.
+    Each use walks the project and stats its files, and re-reads only the files whose size or
+    time changed since (an editor session or a later pass of one run sees the project as it
+    is now)."""
 
     def __init__(self) -> None:
         self._known: Dict[str, Tuple[int, int, FrozenSet[str]]] = {}
         self._roots: Dict[str, Optional[List[str]]] = {}
+        self._repositories: Dict[str, str] = {}  # project root: the repository above it
 
     def start(self) -> None:
         """A new question: the project may have changed since the last one."""
@@ -68,9 +71,12 @@ class ProjectWords:
         if place is None:
             return None
         here = os.path.abspath(path)
-        if place[1] not in self._roots:
-            self._roots[place[1]] = self._read(place[1])
-        files = self._roots[place[1]]
+        root = self._repositories.get(place[1])
+        if root is None:
+            root = self._repositories[place[1]] = _repository(place[1])
+        if root not in self._roots:
+            self._roots[root] = self._read(root)
+        files = self._roots[root]
         if files is None:
             return None
         return [other for other in files if other != here and name in self._known[other][2]]
@@ -99,6 +105,18 @@ class ProjectWords:
                 found.append(path)
         return found
 
+
+def _repository(root: str) -> str:
+    """The repository holding the project root, else the root: another project of the same
+    repository (its own `pyproject.toml`) may subclass or call what this one defines."""
+    folder = root
+    while True:
+        if any(os.path.exists(os.path.join(folder, marker)) for marker in _REPOSITORY_MARKERS):
+            return folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return root
+        folder = parent
 
 
 Judge = Callable[[ModuleIndex, Function, "Elsewhere", int], Optional[bool]]

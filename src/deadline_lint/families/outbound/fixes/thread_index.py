@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Set, Tuple
 from deadline_lint.families.outbound.fixes.adoption.edges import Edge, find_edges
 from deadline_lint.families.outbound.fixes.adoption.minting import mint_edit
 from deadline_lint.families.shared.function_nodes import Function
-from deadline_lint.families.outbound.fixes.thread_methods import MethodTargets
+from deadline_lint.families.outbound.fixes.thread_methods import MethodTargets, interface_class
 from deadline_lint.families.shared.budget.budget import SECONDS, BudgetAnalysis
 from deadline_lint.families.shared.budget.forwarding_facts import (
     AcceptsBudget,
@@ -189,6 +189,8 @@ def threadable(function: Function, scope: Scope) -> bool:
     parent = scope.parent
     if parent is None or len(parent.bindings().get(name, [])) != 1:
         return False  # overloads, redefinitions, conditional defs
+    if isinstance(parent.node, ast.ClassDef) and interface_class(parent.node):
+        return False  # implemented where the project may not look: a signature others follow
     for decorator in function.decorator_list:
         if not (isinstance(decorator, ast.Name) and decorator.id in _UNDERSTOOD_DECORATORS):
             return False

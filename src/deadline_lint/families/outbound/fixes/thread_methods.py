@@ -14,6 +14,10 @@ in the module's subclasses of that class, each of which gets the parameter (with
   the parameter cannot be seen from here: the keyword would be a `TypeError` there. That is
   why forwarding on `self` is an unsafe fix (`--unsafe-fixes`), and the docs say so.
 
+An abstract base or a `Protocol` (a base so named, or any metaclass) is not a target: it is
+there to be implemented where the project may not look, so its methods keep their signature
+(thread_index.threadable) and so does every method of their names (thread_callers.py).
+
 Prove or bail: a class that is decorated, has a metaclass or other class keywords, defines
 `__getattr__`/`__getattribute__` (or `__new__`, for an instance), is bound more than once or
 under a second name (`Alias = Klass`, so a subclass may name it differently), and a method
@@ -32,6 +36,7 @@ from deadline_lint.semantics.local.scopes import ASSIGN, OTHER, PARAM, Scope
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _HIDDEN_LOOKUP = frozenset({"__getattr__", "__getattribute__"})
+_INTERFACES = frozenset({"ABC", "Protocol"})
 
 
 @dataclass(frozen=True)
@@ -168,8 +173,20 @@ class MethodTargets:
         return any(b == ancestor or self._inherits(b, ancestor, depth + 1) for b in self.bases.get(name, ()))
 
 
+def interface_class(node: ast.ClassDef) -> bool:
+    """An abstract base or a `Protocol` (by the name of a base, however imported): it declares
+    methods for implementations the project may not hold (a structural one names no base)."""
+    for base in node.bases:
+        if isinstance(base, ast.Subscript):
+            base = base.value  # `Protocol[T]`
+        name = base.id if isinstance(base, ast.Name) else base.attr if isinstance(base, ast.Attribute) else None
+        if name in _INTERFACES:
+            return True
+    return any(k.arg == "metaclass" for k in node.keywords)
+
+
 def _plain_class(node: ast.ClassDef) -> bool:
-    if node.decorator_list or node.keywords:
+    if node.decorator_list or node.keywords or interface_class(node):
         return False
     return not any(_defines(node, name) for name in _HIDDEN_LOOKUP)
 
