@@ -25,7 +25,7 @@ from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Protocol, Set
 
 from deadline_lint.cache.document import PathTable
 from deadline_lint.catalog import Catalog
-from deadline_lint.semantics.modules import ProjectModules, absolute_name, candidates, place_of, project_of
+from deadline_lint.semantics.modules import ProjectModules, absolute_name, place_of, project_of
 from deadline_lint.semantics.roots import ROOT_MARKERS
 from deadline_lint.semantics.scan import import_table
 from deadline_lint.semantics.session import current
@@ -192,9 +192,14 @@ def _prefix(index: ProjectModules, name: str) -> Tuple[Optional[str], str, Tuple
         tried: Set[str] = set()
         absent_in: Set[str] = set()
         existing = current().state(Folders).of(index)
-        for candidate, _ in candidates(index.search_paths, name):
+        first, namespaced = index.probes(name)
+        # The first paths are tried in order (the module found ends them); every path of the
+        # namespace bases counts, as a second one found there would leave the name unanswered.
+        for candidate in (*first, *namespaced):
             if module is not None and candidate == module.path:
-                break
+                if candidate in first:
+                    break
+                continue
             # Not memoised per path: such a table (90,000 paths on the corpus, 12 MB of the peak)
             # spared 58,000 stats, 0.1 s of a 50 s cold run.
             if os.path.isfile(candidate):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import os
+import sys
 from collections import OrderedDict
 from typing import Callable, Dict, List, Optional, Tuple, TypeVar
 
@@ -17,6 +18,10 @@ from deadline_lint.support.source import DecodeError, decode_source
 # Larger project modules are not followed: the same bound as a file checked (the engine's
 # reading.MAX_FILE_BYTES, held equal by tests/test_file_limits.py; this layer is below it).
 MAX_MODULE_BYTES = 2 * 1024 * 1024
+
+# A standard library package is a regular one: Python finds it before any namespace folder
+# of that name, so a project folder `email/` never answers `email.utils`.
+_STDLIB = frozenset(sys.stdlib_module_names)
 
 
 class Unsaved(Dict[str, str]):
@@ -234,6 +239,7 @@ class ProjectModules:
         self.root = root
         self.search_paths = search_paths
         self._modules: Dict[str, Optional[ModuleSource]] = {}
+        self._folders: Dict[str, bool] = {}
         self._consulting = current().state(Consulting, lasting=True)  # asked on every lookup
 
     def module(self, name: str) -> Optional[ModuleSource]:
@@ -247,14 +253,88 @@ class ProjectModules:
                 if text is not None:
                     found = ModuleSource(name, path, is_package, text, reread=True)
                     break
+        if found is None:
+            found = self._namespaced(name)
         self._modules[name] = found
         return found
+
+    def _namespaced(self, name: str) -> Optional[ModuleSource]:
+        """`utils.retry` in a folder above the file's own that Python may have on its path
+        (see `namespace_bases`), when exactly one of them holds it: services run from a folder
+        whose packages have no `__init__.py` (rocketwatch's `rocketwatch/utils/retry.py`,
+        imported from `rocketwatch/plugins/forum/`). Two folders answering is a guess: None."""
+        head = name.partition(".")[0]
+        if not self._may_namespace(name) or self.module(head) is not None:
+            return None  # a module or regular package of that name is found first
+        answers = []
+        for base in self.namespace_bases(head):
+            if os.path.isdir(os.path.join(base, head)):
+                answer = next((c for c in candidates((base,), name) if os.path.isfile(c[0])), None)
+                if answer is not None:
+                    answers.append(answer)
+        if len(answers) != 1:
+            return None
+        path, is_package = answers[0]
+        text = read_module_text(path)
+        return None if text is None else ModuleSource(name, path, is_package, text, reread=True)
+
+    def _may_namespace(self, name: str) -> bool:
+        """A dotted name whose head is a folder somewhere it is searched, and no standard
+        library package (which Python finds before a namespace folder)."""
+        head, dot, _ = name.partition(".")
+        if not dot or head in _STDLIB or not head.isidentifier():
+            return False
+        known = self._folders.get(head)
+        if known is None:
+            known = self._folders[head] = any(
+                os.path.isdir(os.path.join(base, head)) for base in (*self.search_paths, *self.namespace_bases(head))
+            )
+        return known
+
+    def namespace_bases(self, head: str) -> Tuple[str, ...]:
+        """Folders beyond the search paths that a service's entry point may have put on
+        Python's path, nearest first: each folder between the file's top and the root (the
+        script's folder when it is run from there), and the folder holding an enclosing
+        folder named `head` (onyx's `backend/`, for `onyx.utils.x` imported in
+        `backend/onyx/tools/...` whose folders have no `__init__.py`)."""
+        top = self.search_paths[0] if self.search_paths else self.root
+        inside = top.startswith(self.root + os.sep)
+        bases: List[str] = []
+        folder = top
+        while True:
+            parent = os.path.dirname(folder)
+            if inside and folder not in (top, self.root):
+                bases.append(folder)
+            if folder == self.root:
+                inside = False
+            if os.path.basename(folder) == head and parent != folder:
+                bases.append(parent)
+            if parent == folder:
+                break
+            folder = parent
+        return tuple(dict.fromkeys(b for b in bases if b not in self.search_paths))
+
+    def probes(self, name: str) -> Tuple[List[str], List[str]]:
+        """The paths whose presence decides `module(name)`: those tried in order (the first
+        found answers), then those of the namespace bases (any two found: no answer)."""
+        first = [path for path, _ in candidates(self.search_paths, name)]
+        head, dot, _ = name.partition(".")
+        if not dot or head in _STDLIB or not first:
+            return first, []
+        # Whatever the folders hold now: one appearing there may make the name a module.
+        return first, [path for path, _ in candidates(self.namespace_bases(head), name)]
 
     def split(self, qualname: str) -> Optional[Tuple[ModuleSource, List[str]]]:
         return longest_prefix(qualname, self.module)
 
     def is_project_name(self, qualname: str) -> bool:
-        return bool(qualname) and self.module(qualname.split(".")[0]) is not None
+        """A name whose head is a project module, or that names a module in a project folder
+        without `__init__.py` (`utils.retry.retry_async`; `utils` alone is no module)."""
+        if not qualname:
+            return False
+        if self.module(qualname.split(".")[0]) is not None:
+            return True
+        return self._may_namespace(qualname) and self.split(qualname) is not None
 
 
 class Consulting:

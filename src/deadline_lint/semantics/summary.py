@@ -286,7 +286,7 @@ class Names:
         head = qualname.split(".")[0]
         if self.own.name and head == self.own.name.split(".")[0]:
             return True
-        return self.modules is not None and self.modules.is_project_name(head)
+        return self.modules is not None and self.modules.is_project_name(qualname)
 
     def resolve(self, qualname: str, depth: int = 0) -> Optional[Target]:
         if depth > MAX_CHAIN:
