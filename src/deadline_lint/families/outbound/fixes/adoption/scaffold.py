@@ -10,7 +10,8 @@ import json
 import os
 from dataclasses import dataclass
 from string import Template
-from typing import TYPE_CHECKING, Dict, FrozenSet, List, Sequence, Tuple
+from types import MappingProxyType
+from typing import TYPE_CHECKING, FrozenSet, List, Mapping, Sequence, Tuple
 
 from deadline_lint.families.outbound.fixes.adoption import scaffold_templates as templates
 from deadline_lint.families.outbound.fixes.adoption.edges import Edge, _module_name
@@ -60,13 +61,13 @@ GRPC_AIO = Flavour(
     ("import grpc", "import grpc.aio"),
     usage="gRPC asyncio: `grpc.aio.server(interceptors=[AioDeadlineBudgetInterceptor()])`.",
 )
-FLAVOURS: Dict[str, Flavour] = {f.name: f for f in (ASGI, AIOHTTP, FLASK, DJANGO, GRPC, GRPC_AIO)}
+FLAVOURS: Mapping[str, Flavour] = MappingProxyType({f.name: f for f in (ASGI, AIOHTTP, FLASK, DJANGO, GRPC, GRPC_AIO)})
 # An edge's framework (edges.py) -> the flavour that serves it; the others (tasks, Lambda, a
 # CLI, the profile's entry points) have no middleware: the module alone.
-_BY_FRAMEWORK = {
+_BY_FRAMEWORK = MappingProxyType({
     "fastapi": "asgi", "starlette": "asgi", "starlette middleware": "asgi", "quart": "asgi",
     "aiohttp": "aiohttp", "flask": "flask", "django": "django",
-}
+})
 
 
 def flavours_for(edges: Sequence[Edge]) -> List[Flavour]:
