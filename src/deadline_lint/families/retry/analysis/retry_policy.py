@@ -28,6 +28,7 @@ class FilterPart:
     admission: Optional[Admission] = None  # TYPES: what is retried; ALL_BUT: what is excluded
     tested: bool = False  # read from a function of the exception (`retry_if_exception(f)`)
     default: str = ""  # the project helper's parameter whose default this is (none given here)
+    predicate: str = ""  # how a message names the function it was read from (`f` at line 12)
 
     def place(self, node: ast.AST, policy: Optional[ast.AST]) -> ast.AST:
         """Where a finding about `node` (a class of this part's admission) is shown: on it
