@@ -122,8 +122,9 @@ class RetryOnExpiryOrCancel(RetryRule):
     of their parameters (`@async_retry(exception_types=[asyncio.TimeoutError])` where
     `async_retry` loops and catches `except exception_types:`; `call(fn, retry_on=(Timeout,))`;
     a mixin's `retry_decorator(**kwargs)` reading `kwargs.get("retry_exceptions", ())` under
-    the key's own name and handing it to `retry_if_exception_type`) are judged where they are used, in this module or another: the argument given there, or
-    else the default the def declares (the finding then lands on the name called); one
+    the key's own name and handing it to `retry_if_exception_type`) are judged where they are
+    used, in this module or another: the argument given there, or else the default the def
+    declares (the finding then lands on the name called); one
     attempt (`tries=1`, `retries=0` where the loop is `range(tries)` / `range(retries + 1)`)
     or a def that re-raises what it catches is no retry.
 

@@ -203,11 +203,12 @@ class RetryPolicyAdmitsExpiry(RetryRule):
                         family = os_error_phrase(ctx, element.node, through)
                         if family is not None:
                             named, admitted = family
+                        spared = f" ({policy.spared} gives up on other errors only)" if policy.spared else ""
                         self._report(
                             ctx,
                             where,
                             f"{named}{via} in the retry filter of `{name}` includes `{admitted}`, so it "
-                            f"retries deadline expiry{hint}",
+                            f"retries deadline expiry{spared}{hint}",
                             function,
                         )
             elif (

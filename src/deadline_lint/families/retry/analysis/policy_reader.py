@@ -218,7 +218,7 @@ class PolicyReader:
             parts = tuple(self._test(value, call, scope))
         else:
             parts = (FilterPart(UNKNOWN, value),)
-        giveup = call is not None and self._gives_up(call, api, scope)
+        giveup, spared = self._gives_up(call, api, scope) if call is not None else (False, "")
         stops = self._stops(api, call, scope)
         if dynamic and all(stop.node is None for stop in stops):
             stops = (Stop(UNKNOWN, None),)
@@ -226,7 +226,7 @@ class PolicyReader:
             api.timeouts is not None and value is None and not dynamic
             and not turned_off(call, api.timeouts.unless, api.positions)
         )
-        return RetryPolicy(api, node, call, parts, value is not None, stops, giveup, own)
+        return RetryPolicy(api, node, call, parts, value is not None, stops, giveup, own, spared)
 
     def _types_part(self, value: ast.expr, scope: Scope) -> FilterPart:
         admission = self.exceptions.admits(value, scope)
@@ -276,20 +276,23 @@ class PolicyReader:
         judged, rest, described = found
         yield from filter_parts(judged, rest, function, described)
 
-    def _gives_up(self, call: Optional[ast.Call], api: RetryApi, scope: Scope) -> bool:
+    def _gives_up(self, call: ast.Call, api: RetryApi, scope: Scope) -> Tuple[bool, str]:
         """backoff's `giveup=` may give up on an expiry error: quiet unless it is a predicate
         read to return True only for classes that admit none (`giveup=lambda e:
-        isinstance(e, ValueError)`: timeouts are still retried)."""
+        isinstance(e, ValueError)`: timeouts are still retried); then also how a message
+        names it."""
         from deadline_lint.families.retry.analysis.retry_predicates import judged_predicate, spares_expiry
 
+        spared = ""
         for keyword in api.giveup:
             value = given_argument(call, Argument(keyword))
             if value is None:
                 continue
             found = judged_predicate(self.ctx, self.exceptions, value, scope)
             if found is None or not spares_expiry(found[0], found[1]):
-                return True
-        return False
+                return True, ""
+            spared = found[2] or f"`{keyword}=` at line {value.lineno}"
+        return False, spared
 
     def _classes(self, call: ast.Call, predicate: Predicate) -> Optional[ast.expr]:
         if predicate.varargs:

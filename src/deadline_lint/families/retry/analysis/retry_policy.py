@@ -69,6 +69,7 @@ class RetryPolicy:
     stops: Tuple[Stop, ...]  # a union: retrying ends at the first that fires
     giveup: bool  # a giveup callable may exclude some errors
     own_timeouts: bool = False  # retries the library's own expiry type (api.timeouts) as written
+    spared: str = ""  # a giveup callable read to spare expiry errors: how a message names it
 
     @property
     def library(self) -> str:
