@@ -14,7 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Dict, FrozenSet, Hashable, Iterable, List, Mapping, Optional, Set, Tuple, TypeVar
 
-from deadline_lint.catalog import compiled
+from deadline_lint.support import compiled
 from deadline_lint.catalog.exceptions import (
     ExceptionVocabulary,
     build_vocabulary,
