@@ -12,7 +12,6 @@ from deadline_lint.cache.document import store_folder
 from deadline_lint.cache.results import ResultCache, tool_fingerprint
 from deadline_lint.cache import states
 from deadline_lint.cache.states import content_hash, interface_digest, recorded_state, stamp_of
-from deadline_lint.support import compiled
 from deadline_lint.engine.reading import Read, decode
 from deadline_lint.run.config import Checkers
 from deadline_lint.run.options import FileResult, Record
@@ -20,6 +19,7 @@ from deadline_lint.semantics.modules import consulted
 from deadline_lint.semantics.roots import root_above
 from deadline_lint.semantics.session import current
 from deadline_lint.semantics.store import use_store
+from deadline_lint.support import compiled
 from deadline_lint.support.collector import collector_paused
 from deadline_lint.support.diagnostics import Diagnostic
 
