@@ -283,14 +283,14 @@ def _caught_name(expr: Optional[ast.expr]) -> Optional[str]:
 
 
 def _default_classes(module: ModuleTree, default: Optional[ast.expr]) -> Optional[Tuple[Optional[str], ...]]:
-    from deadline_lint.families.shared.errors.exception_facts import _class_name
+    from deadline_lint.families.shared.errors.exception_facts import class_name
 
     if default is None:
         return None
     elements = default.elts if isinstance(default, (ast.Tuple, ast.List, ast.Set)) else [default]
     if not elements or any(isinstance(e, ast.Starred) for e in elements):
         return None
-    return tuple(_class_name(module, e) for e in elements)
+    return tuple(class_name(module, e) for e in elements)
 
 
 def _attempt_count(loop: ast.stmt, params: Parameters) -> Tuple[str, str]:

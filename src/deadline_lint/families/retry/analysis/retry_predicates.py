@@ -20,12 +20,12 @@ Exception): return False` ahead of it, or a class that cannot be resolved).
 from __future__ import annotations
 
 import ast
-import builtins
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, List, Optional, Sequence, Tuple, Union
 
 from deadline_lint.catalog.retry import ALL_BUT, TYPES
 from deadline_lint.families.retry.analysis.retry_policy import UNKNOWN, FilterPart, is_docstring
+from deadline_lint.families.shared.errors.exception_facts import class_name
 from deadline_lint.families.shared.errors.exceptions import Admission, Element, ExceptionAnalysis
 from deadline_lint.semantics.facts import Fact, Local
 from deadline_lint.semantics.local.scopes import IMPORT, OTHER, Scope
@@ -35,7 +35,6 @@ if TYPE_CHECKING:
     from deadline_lint.semantics.file_view import FileView
 
 TRUE, FALSE, MAYBE = "true", "false", "maybe"
-_BUILTINS = frozenset(dir(builtins))
 Predicate = Union[ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef]
 
 
@@ -311,7 +310,7 @@ class PredicateClasses(Fact[Encoded]):
         for branch in reading.branches:
             for expr in branch.classes:
                 for element in _elements(module, expr):
-                    qualname = _class_name(module, element, shadowed) or ""
+                    qualname = class_name(module, element, shadowed) or ""
                     encoded.append(f"{branch.outcome}:{int(branch.exact)}:{qualname}")
         return Local(tuple(encoded), node.name)
 
@@ -321,19 +320,6 @@ def _elements(module: ModuleTree, expr: ast.expr) -> Sequence[ast.expr]:
     if isinstance(expr, ast.Name) and isinstance(module.values.get(expr.id), (ast.Tuple, ast.List, ast.Set)):
         expr = module.values[expr.id]
     return expr.elts if isinstance(expr, (ast.Tuple, ast.List, ast.Set)) else [expr]
-
-
-def _class_name(module: ModuleTree, element: ast.expr, shadowed: Tuple[str, ...]) -> Optional[str]:
-    if isinstance(element, (ast.Tuple, ast.List, ast.Set, ast.Starred)):
-        return None
-    if isinstance(element, ast.Name) and element.id in shadowed:
-        return None
-    qualname = module.qualname_of(element, shadowed)
-    if qualname is not None:
-        return qualname
-    if isinstance(element, ast.Name) and element.id in _BUILTINS and element.id not in module.summary.kinds:
-        return element.id
-    return None
 
 
 PREDICATE_CLASSES = PredicateClasses()
