@@ -412,3 +412,21 @@ def test_an_edge_that_takes_a_deadline_still_forwards_to_a_callee_elsewhere(
     assert main(["adopt", "svc"]) == 0
     assert "def fetch_items(*, budget_s: float):" in (tmp_path / "svc" / "backend.py").read_text(encoding="utf-8")
     assert forward in (tmp_path / "svc" / "app.py").read_text(encoding="utf-8")
+
+
+def test_an_edge_without_a_docstring_that_takes_a_deadline_mints_first(tmp_path: Path, monkeypatch) -> None:
+    """The deadline taken on entry goes before the first body line's indentation; the mint
+    was only written when an edit inside the body read `budget_s`, so an edge with no
+    docstring and two hops got `budget_deadline_s = time.monotonic() + budget_s` and no
+    `budget_s` (a NameError when run)."""
+    service = dict(SERVICE)
+    service["svc/app.py"] = service["svc/app.py"].replace(
+        "def health():\n            return backend.fetch_items()",
+        'def health():\n            requests.get("http://a/ping")\n            return requests.get("http://b/ping")',
+    )
+    assert 'requests.get("http://a/ping")' in service["svc/app.py"]
+    _write(tmp_path, service)
+    monkeypatch.chdir(tmp_path)
+    assert main(["adopt", "svc"]) == 0
+    app = (tmp_path / "svc" / "app.py").read_text(encoding="utf-8")
+    assert "def health():\n    budget_s = 10.0\n    budget_deadline_s = time.monotonic() + budget_s\n" in app
