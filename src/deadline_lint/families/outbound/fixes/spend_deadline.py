@@ -75,10 +75,10 @@ def can_take_deadline(tree: ast.Module, function: Function, name: str) -> bool:
 def has_deadline(function: Function, name: str) -> bool:
     """The body opens with `name = ...`, after its docstring and, at an edge `adopt` minted,
     after the mint that binds the budget the deadline is taken from."""
-    body = list(function.body)
     first = first_statement(function)
-    if first is not None and _binds(first, THREADED_PARAMETER) and body.index(first) + 1 < len(body):
-        first = body[body.index(first) + 1]
+    if first is not None and _binds(first, THREADED_PARAMETER):
+        after = function.body.index(first) + 1
+        first = function.body[after] if after < len(function.body) else None
     return first is not None and _binds(first, name)
 
 

@@ -152,16 +152,15 @@ def _waits_before(function: Function, offset: int, module: ModuleIndex) -> bool:
     would otherwise give its one hop the whole budget after the lookup spent part of it."""
     from deadline_lint.semantics.file import FileSemantics
 
-    body_start = module.source.node_span(function.body[0])[0]
     for node in walk_nodes(function):
         if isinstance(node, ast.Await) and module.source.node_span(node)[1] <= offset:
             return True
+    before = [(call, scope) for call, scope in module.calls
+              if scope.node is function and module.source.node_span(call)[1] <= offset]
+    if not before:
+        return False
     semantics = FileSemantics(module)
-    for call, scope in module.calls:
-        start, end = module.source.node_span(call)
-        if scope.node is function and body_start <= start and end <= offset and semantics.callee(call.func, scope):
-            return True
-    return False
+    return any(semantics.callee(call.func, scope) is not None for call, scope in before)
 
 
 # Code that runs a call more than once, one after the other (a comprehension too).
