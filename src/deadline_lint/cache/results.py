@@ -131,7 +131,7 @@ class ResultCache:
 
         try:
             with open_regular(self.path) as handle:
-                payload = sealed.unseal(handle.read(), self._inputs())
+                payload = sealed.unseal_view(handle.read(), self._inputs())
             if payload is None:
                 return  # another key's or project's file, damaged, or not ours: rewrite it
             with collector_paused():  # hundreds of thousands of containers, none in a cycle
