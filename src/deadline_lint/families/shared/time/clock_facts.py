@@ -117,8 +117,8 @@ def clock_alias(names: Names, target: str, functions: Mapping[str, Any]) -> Opti
         return None
     module, (name,) = found
     text = module.text
-    if name not in text:
-        return None
+    if f"\n{name}" not in text and not text.startswith(name):
+        return None  # no line starts with the name: no alias at the top level (most names)
     memo: Dict[Tuple[str, str], Optional[str]] = current().memo(ClockAliases)
     key = (content_key(module), name)
     if key not in memo:
@@ -130,22 +130,53 @@ class ClockAliases:
     """The memo of `clock_alias` by module content and name."""
 
 
+_ALIAS_VALUE = re.compile(r"[ \t]*=[ \t]*([\w.]+)[ \t]*(?:#[^\n]*)?$")
+_BINDS_AFTER = re.compile(r"[ \t]*(?:[:=]|[-+*/|&]=)")
+_BINDING_WORDS = ("def", "class", "global", "as")
+
+
 def _text_alias(text: str, name: str, functions: Mapping[str, Any]) -> Optional[str]:
-    escaped = re.escape(name)
-    aliases = re.findall(rf"^{escaped}[ \t]*=[ \t]*([\w.]+)[ \t]*(?:#[^\n]*)?$", text, re.M)
-    # Any other binding of the name at any depth (`def now`, `now: float = ...`, `global now`,
-    # `now +=`, a second assignment) leaves it unknown.
-    bindings = re.findall(
-        rf"(?:^[ \t]*{escaped}[ \t]*[:=+\-*/|&]|\b(?:def|class|global|as)[ \t]+{escaped}\b)", text, re.M
-    )
-    if len(aliases) != 1 or len(bindings) != 1:
+    """One line `name = dotted.clock` at column 0 and no other binding of the name at any
+    depth (`def now`, `now: float = ...`, `global now`, `now +=`, `import x as now`, a second
+    assignment), found from the name's occurrences (a pattern starting with no literal would
+    be tried at every character of the module)."""
+    alias: Optional[str] = None
+    bindings = 0
+    size = len(name)
+    at = text.find(name)
+    while at >= 0:
+        end = at + size
+        start = text.rfind("\n", 0, at) + 1
+        whole = (at == 0 or not _word_char(text[at - 1])) and (end == len(text) or not _word_char(text[end]))
+        if whole:
+            before = text[start:at]
+            if not before.strip():
+                if _BINDS_AFTER.match(text, end) and not text.startswith("==", text.find("=", end)):
+                    bindings += 1
+                    found = _ALIAS_VALUE.match(text, end, _line_end(text, end)) if not before else None
+                    if found is not None:
+                        alias = found.group(1)
+            elif before.split()[-1] in _BINDING_WORDS or before.rstrip().endswith(","):
+                bindings += 1  # (`import a, b as now` and `global x, now` alike: counted, so unknown)
+        at = text.find(name, end)
+    table = import_table(text)
+    if alias is None or bindings != 1 or name in table:
         return None
-    head, _, rest = aliases[0].partition(".")
-    imported = import_table(text).get(head)
+    head, _, rest = alias.partition(".")
+    imported = table.get(head)
     if imported is None or imported.startswith("."):
         return None
     qualname = f"{imported}.{rest}" if rest else imported
     return qualname if qualname in functions else None
+
+
+def _word_char(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
+def _line_end(text: str, at: int) -> int:
+    end = text.find("\n", at)
+    return len(text) if end < 0 else end
 
 
 def _wall_alias(names: Names, target: str, wall: Mapping[str, str]) -> bool:
@@ -162,18 +193,20 @@ class ProjectClocks(FactUse):
         self.clocks = clock_catalog(ctx.catalog)
         super().__init__(ctx, reads_wall_clock(self.clocks))
         self._aliases: Dict[str, Optional[str]] = {}
+        self._imports: Optional[Mapping[str, str]] = None
 
     def _target(self, func: ast.expr) -> Optional[str]:
         """The project name a callee spells through this file's imports (`now` after `from
         .compat import now`, `compat.now`), or None."""
-        if isinstance(func, ast.Name):
+        if type(func) is ast.Name:
             head, tail = func.id, ""
-        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
-            head, tail = func.value.id, "." + func.attr
+        elif type(func) is ast.Attribute and type(func.value) is ast.Name:
+            head, tail = func.value.id, "." + func.attr  # type: ignore[attr-defined]
         else:
             return None
-        imports = self.ctx.analysis(FileSemantics).summary.summary.imports
-        bound = imports.get(head)
+        if self._imports is None:
+            self._imports = self.ctx.analysis(FileSemantics).summary.summary.imports
+        bound = self._imports.get(head)
         return bound + tail if bound is not None else None
 
     def _alias(self, func: ast.expr) -> Optional[str]:
