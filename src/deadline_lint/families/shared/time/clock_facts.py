@@ -109,11 +109,11 @@ def clock_alias(names: Names, target: str, functions: Mapping[str, Any]) -> Opti
     re-export (`from time import time as now`) or a top-level alias (`now = time.time`,
     `_utcnow = datetime.datetime.utcnow`), bound once. Judged from the module's text: an
     alias is one line, and its module is not parsed to learn it."""
-    outside = names.reexport(target)
-    if outside is not None:
-        return outside.qualname if outside.qualname in functions else None
     found = names.defining(target)
-    if found is None or len(found[1]) != 1:
+    if found is None:  # what the name stands for is outside the project: a re-export, perhaps
+        outside = names.reexport(target)
+        return outside.qualname if outside is not None and outside.qualname in functions else None
+    if len(found[1]) != 1:
         return None
     module, (name,) = found
     text = module.text

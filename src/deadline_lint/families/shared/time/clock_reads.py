@@ -83,7 +83,9 @@ class ClockReads:
             elif isinstance(stmt, ast.ImportFrom) and (stmt.module or "").split(".")[0] in modules:
                 names.update(alias.asname or alias.name for alias in stmt.names)
             elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-                if isinstance(stmt.value, (ast.Attribute, ast.Name)):
+                value = stmt.value
+                last = value.attr if isinstance(value, ast.Attribute) else getattr(value, "id", None)
+                if last in self._final_names:
                     names.add(stmt.targets[0].id)  # `_now = datetime.datetime.now`: judged by `_alias_read`
         return frozenset(names)
 
