@@ -77,6 +77,13 @@ def imports_fact_holder(fact: Fact, text: str, path: str) -> bool:
     return any(holds_in(fact, module, found.names) for module in found.modules())
 
 
+def project_imports(text: str, path: str) -> Optional[Tuple[Names, Tuple[str, ...]]]:
+    """The project's names and the absolute targets of the file's project imports (None: the
+    file is in no project)."""
+    found = _project_imports(text, path)
+    return (found.names, found.targets) if found is not None else None
+
+
 def reexports_from(text: str, path: str, packages: FrozenSet[str]) -> bool:
     """The file imports, through a project module, a module or object of one of `packages`
     (`from project.metrics import time`)."""

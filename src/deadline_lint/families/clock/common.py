@@ -52,6 +52,8 @@ def inbound_header_read(node: ast.AST, ctx: "FileView") -> Optional[Tuple[WireVa
 
 _FROM_TIME = statement_pattern(r"from time import (?:\(|[^\r\n]*\btime(?:_ns)?\b)")
 _TIME_ALIAS = statement_pattern(r"import time as (\w+)")
+# A module-level alias of a clock function (`_now = datetime.datetime.now`, `now = time.time`).
+_MODULE_ALIAS = re.compile(r"^\w+[ \t]*=[ \t]*(?:\w+\.)*(?:time|time_ns|now|utcnow)[ \t]*(?:#[^\n]*)?$", re.M)
 
 
 class WallClockThroughProject:
@@ -76,9 +78,9 @@ class WallReadText:
             return True
         if "datetime" in text and (".now(" in text or "utcnow(" in text or ".today(" in text):
             return True
-        if "import time as" in text:
-            return any(f"{alias}.time" in text for alias in _TIME_ALIAS.findall(text))
-        return False
+        if "import time as" in text and any(f"{alias}.time" in text for alias in _TIME_ALIAS.findall(text)):
+            return True
+        return ("time" in text or "now" in text) and bool(_MODULE_ALIAS.search(text))
 
 
 class DateHeaderText:

@@ -66,7 +66,13 @@ class WallClockDeadlineMath(Rule):
     (`run_listener(ack, time.time(), 5)`, `wait_for(time.time() + 5)`: a module-level def or
     a method called on `self`, whose every caller in the project is in this module), in any
     unit (`int(time.time() * 1000)`), then compared with or subtracted from a later
-    wall-clock read. One finding per timer: the later read, whose message names the line
+    wall-clock read. The attribute may be set through a setter (a property's, given
+    `self.started = time.time()`, or a method keeping its parameter, `self.mark(time.time())`
+    or `timer.mark(...)` on an instance of the class built here) or by a base class of the
+    module (`Job.start` keeps it, `Export(Job).poll` compares it). The clock may be read
+    through a module-level alias (`_now = datetime.datetime.now`) or a name a project module
+    binds to a clock function (`from .compat import now` where `compat` has `now = time.time`
+    or `from time import time as now`). One finding per timer: the later read, whose message names the line
     that started it. So is a parameter the profile names a deadline instant
     (`budget.deadline_names`: `deadline`, `deadline_at`) compared with the wall clock. Every
     store of the attribute, and every call's argument, must be such an instant (`None` and

@@ -108,7 +108,10 @@ class RetryOnExpiryOrCancel(RetryRule):
     a def imported from another project module whose body only branches on the exception's
     class (`if isinstance(exc, T): return True`, `type(exc) in (...)`, `return isinstance(exc,
     T)`) and returns True for an expiry type that no branch ahead of it may decide first (so
-    is retrying's `retry_on_exception=`; the message names the predicate's line), and hand-written
+    is retrying's `retry_on_exception=`; the message names the predicate's line), filters
+    combined with `|` (either side) or `&` (a side whose every kind of error gets through the
+    other too: `retry_if_exception_type(Timeout) & retry_if_exception(is_timeout)`; quiet when
+    one side retries no expiry or cancellation), and hand-written
     retry loops (`for attempt in range(n)` / `while` around `try`/`except` that tries again
     after the error) whose `except` clause names one. The types come from the exception
     vocabulary (catalog `exceptions.yaml`, the profile's `exceptions`, and classes named like

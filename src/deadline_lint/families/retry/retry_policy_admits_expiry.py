@@ -59,9 +59,14 @@ class RetryPolicyAdmitsExpiry(RetryRule):
     of its attempt is given a timeout (`timeout=5`, `sock.settimeout(5)`), the line the
     message names.
 
+    Filters combined with `|` retry what either side retries; with `&`, what both do: a side
+    is read as written when every kind of error it lets through gets through the other side
+    too (`retry_if_exception_type(OSError) & retry_if_exception(lambda e: True)`), and the
+    whole is quiet when one side retries no expiry (`retry_if_result`, a test for resets).
+
     Quiet when the filter cannot be read (a predicate function other than a lambda or a def
-    of the project whose body only branches on the exception's class, an intersection
-    `a & b`), when backoff's
+    of the project whose body only branches on the exception's class, an intersection whose
+    sides each let through a kind the other does not), when backoff's
     `giveup=` may already give up on it, for policies that retry results only
     (`backoff.on_predicate`, `retry_if_result`), for google-api-core's `Retry()` whose
     default predicate leaves `DeadlineExceeded` out, and for other hand-written loops:

@@ -32,6 +32,7 @@ from deadline_lint.families.retry.analysis.retry_policy import (
     FilterPart,
     RetryPolicy,
     Stop,
+    both_parts,
     combined,
     given_argument,
     module_body,
@@ -236,6 +237,9 @@ class PolicyReader:
         for leaf, where, level in combined(expr, scope, depth):
             if level > MAX_DEPTH:
                 yield FilterPart(UNKNOWN, leaf)
+            elif isinstance(leaf, ast.BinOp) and isinstance(leaf.op, ast.BitAnd):
+                left = list(self._predicate(leaf.left, where, level + 1))
+                yield from both_parts(left, list(self._predicate(leaf.right, where, level + 1)), leaf)
             else:
                 yield from self._predicate_leaf(leaf, where, level)
 

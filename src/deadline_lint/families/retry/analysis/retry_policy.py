@@ -5,15 +5,17 @@ helpers reading arguments and bound names that the retry analyses share.
 A policy's filter is a union of parts (`retry_if_exception_type(A) | retry_if_result(f)`);
 each part is ALL (no filter: every Exception), TYPES (the classes of its `admission`),
 ALL_BUT (every Exception except those of its `admission`), NOTHING (results only), or UNKNOWN
-(a callable, an intersection, anything not in the catalog): rules stay quiet on UNKNOWN parts.
+(a callable, anything not in the catalog): rules stay quiet on UNKNOWN parts. An intersection
+(`a & b`) is read by `both_parts`.
 """
 from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Iterator, List, Mapping, Optional, Tuple
+from typing import FrozenSet, Iterator, List, Mapping, Optional, Set, Tuple
 
-from deadline_lint.catalog.retry import ATTEMPTS, Argument, RetryApi
+from deadline_lint.catalog.exceptions import KINDS
+from deadline_lint.catalog.retry import ALL, ALL_BUT, ATTEMPTS, NOTHING, TYPES, Argument, RetryApi
 from deadline_lint.families.shared.errors.exceptions import Admission, StatusTest
 from deadline_lint.semantics.local.scopes import ASSIGN, Binding, Scope
 
@@ -136,6 +138,40 @@ def combined(expr: ast.expr, scope: Scope, depth: int) -> Iterator[Tuple[ast.exp
             yield from combined(bound[0], bound[1], depth + 1)
         else:
             yield expr, scope, depth
+
+
+def both_parts(left: List[FilterPart], right: List[FilterPart], node: ast.AST) -> Tuple[FilterPart, ...]:
+    """The parts of `a & b`, which retries an error only when both sides would: a side whose
+    kinds of error (expiry, cancellation, breaker) all get through the other side too, as
+    it is; a side admitting none of the other's kinds, NOTHING; unknown otherwise (each side
+    admitting a kind the other does not: what gets through both cannot be named)."""
+    left_kinds, right_kinds = _kinds(left), _kinds(right)
+    if left_kinds is None or right_kinds is None:
+        return (FilterPart(UNKNOWN, node),)
+    if not left_kinds & right_kinds:
+        return (FilterPart(NOTHING, node),)
+    if all(p.state == ALL for p in left):
+        return tuple(right)  # `retry_if_exception(lambda e: True) & retry_if_exception_type(A)`
+    if left_kinds <= right_kinds:
+        return tuple(left)
+    if right_kinds <= left_kinds:
+        return tuple(right)
+    return (FilterPart(UNKNOWN, node),)
+
+
+def _kinds(parts: List[FilterPart]) -> Optional[FrozenSet[str]]:
+    """The kinds of error the parts let through (None: unknown). An ALL_BUT part lets every
+    kind through but those its exclusions name."""
+    found: Set[str] = set()
+    for part in parts:
+        if part.state == ALL:
+            found.update(KINDS)
+        elif part.state in (TYPES, ALL_BUT) and part.admission is not None:
+            named = part.admission.kinds
+            found.update(named if part.state == TYPES else set(KINDS) - named)
+        elif part.state != NOTHING:
+            return None
+    return frozenset(found)
 
 
 def single_assignment(name: ast.Name, scope: Scope) -> Optional[Tuple[ast.expr, Scope]]:

@@ -8,15 +8,17 @@ formats it) is not one: what it returns is no longer the clock's instant."""
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Dict, FrozenSet, Optional, Tuple
+import re
+from typing import TYPE_CHECKING, Any, Dict, FrozenSet, Mapping, Optional, Tuple
 
 from deadline_lint.families.shared.time.clock_catalog import WALL, ClockCatalog, clock_catalog
 from deadline_lint.semantics.facts import Fact, Local
 from deadline_lint.semantics.file import FactUse, FileSemantics
-from deadline_lint.semantics.imported import imports_fact_holder, reexports_from
-from deadline_lint.semantics.local.scopes import Scope
+from deadline_lint.semantics.imported import imports_fact_holder, project_imports, reexports_from
+from deadline_lint.semantics.local.scopes import IMPORT, Scope
 from deadline_lint.semantics.session import current
-from deadline_lint.semantics.summary import External, ModuleTree, own_returns
+from deadline_lint.semantics.scan import import_table
+from deadline_lint.semantics.summary import External, ModuleTree, Names, content_key, own_returns
 
 if TYPE_CHECKING:
     from deadline_lint.semantics.file_view import FileView
@@ -91,21 +93,144 @@ CLOCK_PACKAGES = frozenset({"time", "datetime"})
 
 def reaches_wall_clock(fact: ReadsWallClock, text: str, path: str) -> bool:
     """DL201's project need: the file imports a project function that reads the wall clock,
-    or a clock module or function through a project module (`from project.metrics import time`)."""
-    return imports_fact_holder(fact, text, path) or reexports_from(text, path, CLOCK_PACKAGES)
+    or a clock module or function through a project module (`from project.metrics import time`,
+    `from .compat import now` where `compat` binds `now = time.time`)."""
+    if imports_fact_holder(fact, text, path) or reexports_from(text, path, CLOCK_PACKAGES):
+        return True
+    found = project_imports(text, path)
+    if found is None:
+        return False
+    names, targets = found
+    return any(_wall_alias(names, target, fact.wall) for target in targets)
+
+
+def clock_alias(names: Names, target: str, functions: Mapping[str, Any]) -> Optional[str]:
+    """The clock function a project name stands for, when its module binds it to one: a
+    re-export (`from time import time as now`) or a top-level alias (`now = time.time`,
+    `_utcnow = datetime.datetime.utcnow`), bound once. Judged from the module's text: an
+    alias is one line, and its module is not parsed to learn it."""
+    found = names.defining(target)
+    if found is None:  # what the name stands for is outside the project: a re-export, perhaps
+        outside = names.reexport(target)
+        return outside.qualname if outside is not None and outside.qualname in functions else None
+    if len(found[1]) != 1:
+        return None
+    module, (name,) = found
+    text = module.text
+    if f"\n{name}" not in text and not text.startswith(name):
+        return None  # no line starts with the name: no alias at the top level (most names)
+    memo: Dict[Tuple[str, str], Optional[str]] = current().memo(ClockAliases)
+    key = (content_key(module), name)
+    if key not in memo:
+        memo[key] = _text_alias(text, name, functions)
+    return memo[key]
+
+
+class ClockAliases:
+    """The memo of `clock_alias` by module content and name."""
+
+
+_ALIAS_VALUE = re.compile(r"[ \t]*=[ \t]*([\w.]+)[ \t]*(?:#[^\n]*)?$")
+_BINDS_AFTER = re.compile(r"[ \t]*(?:[:=]|[-+*/|&]=)")
+_BINDING_WORDS = ("def", "class", "global", "as")
+
+
+def _text_alias(text: str, name: str, functions: Mapping[str, Any]) -> Optional[str]:
+    """One line `name = dotted.clock` at column 0 and no other binding of the name at any
+    depth (`def now`, `now: float = ...`, `global now`, `now +=`, `import x as now`, a second
+    assignment), found from the name's occurrences (a pattern starting with no literal would
+    be tried at every character of the module)."""
+    alias: Optional[str] = None
+    bindings = 0
+    size = len(name)
+    at = text.find(name)
+    while at >= 0:
+        end = at + size
+        start = text.rfind("\n", 0, at) + 1
+        whole = (at == 0 or not _word_char(text[at - 1])) and (end == len(text) or not _word_char(text[end]))
+        if whole:
+            before = text[start:at]
+            if not before.strip():
+                if _BINDS_AFTER.match(text, end) and not text.startswith("==", text.find("=", end)):
+                    bindings += 1
+                    found = _ALIAS_VALUE.match(text, end, _line_end(text, end)) if not before else None
+                    if found is not None:
+                        alias = found.group(1)
+            elif before.split()[-1] in _BINDING_WORDS or before.rstrip().endswith(","):
+                bindings += 1  # (`import a, b as now` and `global x, now` alike: counted, so unknown)
+        at = text.find(name, end)
+    table = import_table(text)
+    if alias is None or bindings != 1 or name in table:
+        return None
+    head, _, rest = alias.partition(".")
+    imported = table.get(head)
+    if imported is None or imported.startswith("."):
+        return None
+    qualname = f"{imported}.{rest}" if rest else imported
+    return qualname if qualname in functions else None
+
+
+def _word_char(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
+def _line_end(text: str, at: int) -> int:
+    end = text.find("\n", at)
+    return len(text) if end < 0 else end
+
+
+def _wall_alias(names: Names, target: str, wall: Mapping[str, str]) -> bool:
+    return clock_alias(names, target, wall) is not None
 
 
 class ProjectClocks(FactUse):
     """Per file (`ctx.analysis(ProjectClocks)`): wall-clock reads that pass through the
     project, looked for only at calls of the names that can reach one (most files: none)."""
 
+    fact: ReadsWallClock
+
     def __init__(self, ctx: "FileView") -> None:
         self.clocks = clock_catalog(ctx.catalog)
         super().__init__(ctx, reads_wall_clock(self.clocks))
+        self._aliases: Dict[str, Optional[str]] = {}
+        self._imports: Optional[Mapping[str, str]] = None
+
+    def _target(self, func: ast.expr) -> Optional[str]:
+        """The project name a callee spells through this file's imports (`now` after `from
+        .compat import now`, `compat.now`), or None."""
+        if type(func) is ast.Name:
+            head, tail = func.id, ""
+        elif type(func) is ast.Attribute and type(func.value) is ast.Name:
+            head, tail = func.value.id, "." + func.attr  # type: ignore[attr-defined]
+        else:
+            return None
+        if self._imports is None:
+            self._imports = self.ctx.analysis(FileSemantics).summary.summary.imports
+        bound = self._imports.get(head)
+        return bound + tail if bound is not None else None
+
+    def _alias(self, func: ast.expr) -> Optional[str]:
+        """The wall-clock function a project module's alias names (`clock_alias`)."""
+        target = self._target(func)
+        if target is None:
+            return None
+        if target not in self._aliases:
+            names = self.ctx.analysis(FileSemantics).names
+            wall = self.fact.wall
+            self._aliases[target] = clock_alias(names, target, wall) if names.is_project_name(target) else None
+        return self._aliases[target]
+
+    def _bound_at_top(self, func: ast.expr, scope: Scope) -> bool:
+        """The callee's head is the module's import, not a local name of the same spelling."""
+        head = func
+        while isinstance(head, ast.Attribute):
+            head = head.value
+        bindings = scope.lookup(head.id) if isinstance(head, ast.Name) else None
+        return bool(bindings) and all(b.kind == IMPORT for b in bindings or ())
 
     def may_reach(self, func: ast.expr) -> bool:
         names = self.names
-        if names.may_reach(func):
+        if names.may_reach(func) or self._alias(func) is not None:
             return True
         head = func
         while isinstance(head, ast.Attribute):
@@ -117,6 +242,9 @@ class ProjectClocks(FactUse):
     def read(self, call: ast.Call, scope: Scope) -> Optional[Tuple[str, str, str]]:
         """(clock function, unit, the chain a message names) for a call that reads the wall
         clock through the project, else None (asked only where `may_reach` said yes)."""
+        alias = self._alias(call.func)
+        if alias is not None and self._bound_at_top(call.func, scope):
+            return alias, self.fact.wall[alias], f"`{self._target(call.func)}` is `{alias}`"
         semantics = self.ctx.analysis(FileSemantics)
         qualname = self.ctx.resolver.qualified_name(call.func, scope)
         if qualname is not None and semantics.names.is_project_name(qualname):

@@ -82,7 +82,28 @@ class ClockReads:
                     stack.extend(getattr(stmt, field))
             elif isinstance(stmt, ast.ImportFrom) and (stmt.module or "").split(".")[0] in modules:
                 names.update(alias.asname or alias.name for alias in stmt.names)
+            elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+                value = stmt.value
+                last = value.attr if isinstance(value, ast.Attribute) else getattr(value, "id", None)
+                if last in self._final_names:
+                    names.add(stmt.targets[0].id)  # `_now = datetime.datetime.now`: judged by `_alias_read`
         return frozenset(names)
+
+    def _alias_read(self, call: ast.Call, func: ast.Name, scope: Scope) -> Optional[ClockRead]:
+        """`_now()` where the module binds `_now = datetime.datetime.now` once, at its top
+        level: the clock it names. No fix: tests often swap such an alias for a fake clock,
+        and the alias itself is what to change."""
+        bindings = scope.lookup(func.id) or []
+        if len(bindings) != 1 or bindings[0].kind != ASSIGN or bindings[0].scope is not scope.module:
+            return None
+        value = bindings[0].value
+        if not isinstance(value, (ast.Attribute, ast.Name)):
+            return None
+        qualname = self.resolver.qualified_name(value, scope.module)
+        clock = self.clocks.functions.get(qualname) if qualname else None
+        if clock is None:
+            return None
+        return ClockRead(call, clock.clock, clock.unit, clock.qualname, None, f"`{func.id}` is `{clock.qualname}`")
 
     def clock_read(self, call: ast.AST, scope: Scope) -> Optional[ClockRead]:
         if not isinstance(call, ast.Call) or not self.may_read_clock(call, scope):
@@ -121,6 +142,8 @@ class ClockReads:
         qualname = self.resolver.qualified_name(func, scope)
         clock = self.clocks.functions.get(qualname) if qualname else None
         if clock is None:
+            if qualname is None and isinstance(func, ast.Name):
+                return self._alias_read(call, func, scope)
             return None
         return ClockRead(call, clock.clock, clock.unit, clock.qualname, clock.monotonic)
 

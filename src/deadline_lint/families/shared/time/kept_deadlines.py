@@ -51,6 +51,7 @@ class KeptDeadlines:
         self._functions: List[Scope] = []
         self._named: Dict[Tuple[bool, str], bool] = {}
         self._patterns: Dict[str, "re.Pattern[str]"] = {}
+        self._classes: Dict[int, ast.ClassDef] = {}  # by id: the classes keys were made for
 
     # -- what time_values asks -----------------------------------------------------------
     def value(self, expr: ast.AST, scope: Scope) -> Optional[Any]:
@@ -149,7 +150,9 @@ class KeptDeadlines:
         if key in self._kept:
             return self._kept[key]
         self._kept[key] = None  # a store whose value asks about its own key sees none
+        keys = self._family_keys(key)
         stored: List[Optional[Any]] = []
+        inherited = False
         for scope in self._function_scopes():
             if not self._stores_here(scope, key):
                 continue
@@ -157,8 +160,11 @@ class KeptDeadlines:
             if times is None:
                 continue
             for found_key, value in self._stores_of(scope):
-                if found_key == key:
+                if found_key in keys:
+                    inherited = inherited or found_key != key
                     stored.append(times.kept_instant(value) if value is not None else None)
+        if inherited and keys[key] is None:
+            stored.append(None)  # a base outside the module's classes may store it too
         agreed = [v for v in stored if v is not None]
         result: Optional[Any] = None
         if agreed and len(agreed) == len(stored):
@@ -168,6 +174,39 @@ class KeptDeadlines:
                 result = type(first)(first.role, WALL, first.unit, reads, True)
         self._kept[key] = result
         return result
+
+    def _family_keys(self, key: Key) -> Dict[Key, Optional[bool]]:
+        """The key and the same attribute of the class's bases in this module, which a method
+        of the class reads too (`self._t0` set in `Base.start`, read in `Child.poll`). The
+        value at `key` is None when some base is neither one of them nor `object`: what it
+        stores is unknown."""
+        klass = self._classes.get(key[0]) if isinstance(key[0], int) else None
+        if klass is None:
+            return {key: True}
+        keys: Dict[Key, Optional[bool]] = {key: True}
+        pending, seen = [klass], {id(klass)}
+        while pending:
+            for base in pending.pop().bases:
+                found = self._module_class(base)
+                if found is None:
+                    if not (isinstance(base, ast.Name) and base.id in _NEUTRAL_BASES):
+                        keys[key] = None
+                    continue
+                if id(found) not in seen:
+                    seen.add(id(found))
+                    keys[(id(found), key[1])] = True
+                    pending.append(found)
+        return keys
+
+    def _module_class(self, base: ast.expr) -> Optional[ast.ClassDef]:
+        if not isinstance(base, ast.Name):
+            return None
+        bindings = self.module.bindings().get(base.id) or []
+        if len(bindings) != 1 or not isinstance(bindings[0].value, ast.ClassDef):
+            return None
+        found = bindings[0].value
+        self._classes.setdefault(id(found), found)
+        return found
 
     def _stores_of(self, scope: Scope) -> Iterator[Tuple[Key, Optional[ast.expr]]]:
         """Each store of a key with its value (None: a store whose value cannot count, which
@@ -198,6 +237,8 @@ class KeptDeadlines:
     def _store_key(self, target: ast.Attribute, scope: Scope) -> Optional[Key]:
         owner = _self_class(target.value, scope)
         if owner is not None:
+            if isinstance(owner.node, ast.ClassDef):
+                self._classes.setdefault(id(owner.node), owner.node)
             return (id(owner.node), target.attr)
         if _on_a_module(target.value, scope):
             return None  # a module's global (`settings.LAST_CHECK`): first set who knows where
@@ -252,11 +293,15 @@ class KeptDeadlines:
         return None
 
 
-# An attribute, keyword or return statement on a line that calls a wall clock: the only text
-# a kept instant can come from (most files have none, and skip the walk).
+# An attribute, keyword or return statement on a line that calls a wall clock, or a method
+# given a clock read (`self.mark(time.time())`, a setter that keeps it): the only text a kept
+# instant can come from (most files have none, and skip the walk).
 _CLOCK_CALL = r"\b(?:time|now|utcnow|time_ns)\s*\("
-_STORE_TEXT = re.compile(r"(?:\.\w+\s*(?::[^=\n]*)?=(?!=)|[(,]\s*\w+=(?!=)|\breturn\b)[^\n]*" + _CLOCK_CALL)
+_STORE_TEXT = re.compile(
+    r"(?:\.\w+\s*(?::[^=\n]*)?=(?!=)|[(,]\s*\w+=(?!=)|\breturn\b|\.\w+\()[^\n]*" + _CLOCK_CALL
+)
 _RETURN_TEXT = re.compile(r"\breturn\b[^\n]*" + _CLOCK_CALL)
+_NEUTRAL_BASES = frozenset({"object", "ABC", "Generic", "Protocol"})  # store no attribute of a subclass
 _ANNOTATED_ASSIGNMENT = re.compile(r"\s*(?::[^=\n]*)?=(?!=)")
 
 

@@ -65,12 +65,16 @@ class ParameterInstants:
         place = _position(node, name, method)
         if place is None:
             return None
-        calls = self._calls_of(node.name, method, owner)
-        if not calls:
+        setter = method and _is_setter(node)
+        if setter:
+            given = self._assigned_through(node.name, owner) if place[0] == 0 else None
+        else:
+            calls = self._calls_of(node.name, method, owner)
+            given = [(_argument(call, place), where) for call, where in calls] if calls else None
+        if not given:
             return None
         values = []
-        for call, where in calls:
-            argument = _argument(call, place)
+        for argument, where in given:
             caller = self.times.function(where) if argument is not None else None
             found = caller.kept_instant(argument) if caller is not None else None
             if found is None:
@@ -79,9 +83,14 @@ class ParameterInstants:
         first = values[0]
         if any((v.role, v.unit) != (first.role, first.unit) for v in values):
             return None
-        if not self._callers_all_here(node.name, owner):
+        # A property's stores are attribute assignments, which no caller index sees: this
+        # module's are all of them, as for any attribute kept on `self` (kept_deadlines).
+        if not setter and not self._callers_all_here(node.name, owner):
             return None
-        reads = tuple(replace(r, monotonic=None) for v in values for r in v.reads)
+        reads = tuple(sorted(
+            (replace(r, monotonic=None) for v in values for r in v.reads),
+            key=lambda r: (r.node.lineno, r.node.col_offset),
+        ))  # the message names the first line
         return type(first)(first.role, WALL, first.unit, reads, True)
 
     def _calls_of(self, name: str, method: bool, owner: Scope) -> Optional[List[Tuple[ast.Call, Scope]]]:
@@ -95,7 +104,10 @@ class ParameterInstants:
                 if not isinstance(node, ast.Attribute) or node.attr != name:
                     continue
                 call = node
-                if not _self_receiver(node.value, where) or where.enclosing_class is not owner:
+                known = self._receiver_class(node.value, where)
+                if known is not owner.node:
+                    if known is not None and _defines(known, name):
+                        continue  # another class's own method of the same name
                     return None
             else:
                 if not isinstance(node, ast.Name) or node.id != name or isinstance(node.ctx, ast.Store):
@@ -110,6 +122,54 @@ class ParameterInstants:
             if not isinstance(parent, ast.Call) or parent.func is not call or where.kind != FUNCTION:
                 return None
             found.append((parent, where))
+        return found
+
+    def _assigned_through(self, name: str, owner: Scope) -> Optional[List[Tuple[Optional[ast.expr], Scope]]]:
+        """What each `<instance>.<name> = value` of the module hands a property's setter, with
+        the function it is in; None when some store cannot be told (another receiver, a
+        store at module level, `+=`, a tuple target)."""
+        found: List[Tuple[Optional[ast.expr], Scope]] = []
+        for node, where in self._uses():
+            if not isinstance(node, ast.Attribute) or node.attr != name or isinstance(node.ctx, ast.Load):
+                continue
+            parent = self._parents.get(id(node))
+            if not isinstance(parent, (ast.Assign, ast.AnnAssign)) or where.kind != FUNCTION:
+                return None
+            targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
+            if targets != [node]:
+                return None
+            known = self._receiver_class(node.value, where)
+            if known is not owner.node:
+                if known is not None and _defines(known, name):
+                    continue  # another class's own property of the same name
+                return None
+            found.append((parent.value, where))
+        return found
+
+    def _receiver_class(self, receiver: ast.expr, where: Scope) -> Optional[ast.AST]:
+        """The class of `self` in a method, or of a local name every binding of which is a
+        call of one module-level class (`lease = Lease()`): an instance of exactly that class."""
+        if _self_receiver(receiver, where):
+            klass = where.enclosing_class
+            return klass.node if klass is not None else None
+        if not isinstance(receiver, ast.Name):
+            return None
+        bindings = where.lookup(receiver.id) or []
+        if not bindings or any(b.scope is not where for b in bindings):
+            return None
+        found: Optional[ast.AST] = None
+        for binding in bindings:
+            value = binding.value
+            if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Name):
+                return None
+            classes = where.lookup(value.func.id) or []
+            if len(classes) != 1 or classes[0].scope is not self.module:
+                return None
+            if not isinstance(classes[0].value, ast.ClassDef):
+                return None
+            if found is not None and classes[0].value is not found:
+                return None
+            found = classes[0].value
         return found
 
     def _uses(self) -> List[Tuple[ast.AST, Scope]]:
@@ -163,6 +223,19 @@ def _position(node: ast.AST, name: str, method: bool) -> Optional[Tuple[Optional
     if any(a.arg == name for a in args.kwonlyargs):
         return None, name
     return None
+
+
+def _defines(klass: ast.AST, name: str) -> bool:
+    return any(isinstance(s, _FUNCTIONS) and s.name == name for s in getattr(klass, "body", ()))
+
+
+def _is_setter(node: ast.AST) -> bool:
+    """`@<name>.setter`: a property's setter, given its value by assignments."""
+    name = getattr(node, "name", None)
+    return any(
+        isinstance(d, ast.Attribute) and d.attr == "setter" and isinstance(d.value, ast.Name) and d.value.id == name
+        for d in getattr(node, "decorator_list", ())
+    )
 
 
 def _argument(call: ast.Call, place: Tuple[Optional[int], str]) -> Optional[ast.expr]:
