@@ -36,11 +36,13 @@ def last_name(func: ast.AST) -> Optional[str]:
 
 
 def mentions_any(expr: ast.AST, names) -> bool:
-    """`expr` reads one of `names`: a name, or an attribute path spelled with dots
-    (`request.state.budget`, `self.budget`: how a budget read from a source is named)."""
+    """`expr` reads one of `names`: a name, an attribute path spelled with dots
+    (`request.state.budget`, `self.budget`: how a budget read from a source is named), or a
+    call with no arguments spelled with its parentheses (`remaining_seconds()`)."""
     if not names:
         return False
     tails = _dotted_tails(names) if isinstance(names, frozenset) else None
+    calls = _called(names) if isinstance(names, frozenset) else None
     for node in walk_nodes(expr):
         if type(node) is ast.Name:
             if node.id in names:
@@ -48,7 +50,17 @@ def mentions_any(expr: ast.AST, names) -> bool:
         elif tails and type(node) is ast.Attribute and node.attr in tails:
             if dotted_text(node) in names:
                 return True
+        elif calls and type(node) is ast.Call and not node.args and not node.keywords:
+            spelled = dotted_text(node.func)
+            if spelled is not None and f"{spelled}()" in names:
+                return True
     return False
+
+
+@functools.lru_cache(maxsize=256)
+def _called(names: FrozenSet[str]) -> bool:
+    """Some name is a call's text (`remaining_seconds()`: an accessor read inline)."""
+    return any(name.endswith("()") for name in names)
 
 
 @functools.lru_cache(maxsize=256)
