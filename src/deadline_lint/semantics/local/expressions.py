@@ -42,7 +42,7 @@ def mentions_any(expr: ast.AST, names) -> bool:
     if not names:
         return False
     tails = _dotted_tails(names) if isinstance(names, frozenset) else None
-    calls = _called(names) if isinstance(names, frozenset) else None
+    calls = tails is not None and _CALLED in tails
     for node in walk_nodes(expr):
         if type(node) is ast.Name:
             if node.id in names:
@@ -57,15 +57,15 @@ def mentions_any(expr: ast.AST, names) -> bool:
     return False
 
 
-@functools.lru_cache(maxsize=256)
-def _called(names: FrozenSet[str]) -> bool:
-    """Some name is a call's text (`remaining_seconds()`: an accessor read inline)."""
-    return any(name.endswith("()") for name in names)
+_CALLED = "()"  # among the tails: some name is a call's text (an accessor read inline)
 
 
 @functools.lru_cache(maxsize=256)
 def _dotted_tails(names: FrozenSet[str]) -> FrozenSet[str]:
-    return frozenset(name.rpartition(".")[2] for name in names if "." in name)
+    tails = {name.rpartition(".")[2] for name in names if "." in name}
+    if any(name.endswith(_CALLED) for name in names):
+        tails.add(_CALLED)  # no attribute is spelled so
+    return frozenset(tails)
 
 
 def dotted_text(node: ast.AST) -> Optional[str]:
