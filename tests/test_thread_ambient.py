@@ -66,8 +66,36 @@ def test_context_propagation_changes_no_signature() -> None:
 
 def test_a_decorated_function_reads_the_ambient_budget_at_each_attempt() -> None:
     text = "import requests\nimport tenacity\n\n@tenacity.retry\ndef fetch(url):\n    return requests.get(url)\n"
-    # DL302 (the bare retry also retries expiry) has no fix: it stays reported
-    assert f"requests.get(url, timeout={AMBIENT})" in _fix(text, left=("DL302",))
+    # DL302 (the bare retry also retries expiry) has no fix: it stays reported; and once its
+    # hop reads the accessor the budget is in scope, so DL303 says the retry ignores it
+    assert f"requests.get(url, timeout={AMBIENT})" in _fix(text, left=("DL302", "DL303"))
+
+
+CAPPED = """\
+import httpx
+import requests
+import tenacity
+
+
+@tenacity.retry
+def fetch(url):
+    httpx.get(url)
+    return requests.get(url, timeout=30.0)
+"""
+
+
+def test_a_function_that_cannot_take_the_parameter_caps_its_fixed_hops_by_the_ambient_budget() -> None:
+    """No rule speaks where no budget is (thread_capped.py), and a decorated function cannot
+    take `budget_s`: its literal timeout and its library default read the accessor instead."""
+    fixed = _fix(CAPPED, left=("DL302", "DL303"))
+    assert f"httpx.get(url, timeout={AMBIENT})" in fixed
+    assert f"requests.get(url, timeout=min(30.0, {AMBIENT}))" in fixed
+
+
+def test_fixed_hops_stay_as_they_are_without_an_accessor_or_unsafe_fixes() -> None:
+    assert fix_text(Checker(), CAPPED, "m.py", FixMode(unsafe=True, thread_budget=True)).text == CAPPED
+    profile = build_profile({"fix": {"context_accessor": ACCESSOR}, "budget": {"accessors": [ACCESSOR]}}, "p.yaml")
+    assert fix_text(Checker(profile), CAPPED, "m.py", FixMode(unsafe=False, thread_budget=True)).text == CAPPED
 
 
 def test_a_module_name_bound_to_something_else_keeps_the_edge_total() -> None:

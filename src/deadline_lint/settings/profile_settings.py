@@ -43,7 +43,11 @@ class BudgetSettings:
         ("Budget",), v.NAMES,
         "Annotations that make a parameter a budget (a bare class name matches any module).",
     )
-    accessors: Names = setting((), v.NAMES, "Your own functions that return the remaining time in seconds.")
+    accessors: Names = setting(
+        (), v.NAMES,
+        "Your own functions that return the remaining time in seconds (read into a name or called inline, "
+        "they put the budget in scope).",
+    )
     roles: Mapping[str, Names] = setting(
         {
             "raw_remainder": ("remaining", "time_remaining", "remaining_seconds"),
@@ -109,7 +113,8 @@ class FixSettings:
     context_accessor: str = setting(
         "", v.DOTTED_NAME,
         "The function that returns the ambient request budget's remaining seconds (a `ContextVar` read; "
-        "`adopt --scaffold` writes one); also list it in `budget.accessors`. Empty: no ambient budget.",
+        "`adopt --scaffold` writes one); also list it in `budget.accessors`. DL503 forwards it where a "
+        "function has no budget of its own. Empty: no ambient budget.",
     )
     public_api: Names = setting(
         (), v.NAMES,

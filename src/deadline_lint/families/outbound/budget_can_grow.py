@@ -14,6 +14,7 @@ from deadline_lint.families.outbound.common import (
 from deadline_lint.families.shared.budget.budget import budget_in_scope
 from deadline_lint.families.shared.time.time_values import INSTANT, time_value
 from deadline_lint.semantics.local.declared import is_number
+from deadline_lint.semantics.local.expressions import dotted_text
 from deadline_lint.semantics.local.children import walk as walk_nodes
 
 if TYPE_CHECKING:
@@ -147,10 +148,18 @@ def _mentions_by_node(nodes: List[ast.AST], names: Collection[str]) -> Dict[int,
     2,500 additions was quadratic."""
     mentions: Dict[int, bool] = {}
     for node in reversed(nodes):
-        mentions[id(node)] = (isinstance(node, ast.Name) and node.id in names) or any(
+        mentions[id(node)] = (isinstance(node, ast.Name) and node.id in names) or _inline_read(node, names) or any(
             mentions.get(id(child), False) for child in ast.iter_child_nodes(node)
         )
     return mentions
+
+
+def _inline_read(node: ast.AST, names: Collection[str]) -> bool:
+    """An accessor called inline (`remaining_seconds()`), a budget name spelled with its call."""
+    if not isinstance(node, ast.Call) or node.args or node.keywords:
+        return False
+    spelled = dotted_text(node.func)
+    return spelled is not None and f"{spelled}()" in names
 
 
 def _grows(node: ast.AST, mentions: Dict[int, bool], ctx: "FileView") -> str:

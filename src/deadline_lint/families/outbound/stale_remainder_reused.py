@@ -1,12 +1,12 @@
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Tuple, Union, cast
+from typing import TYPE_CHECKING, Dict, List, Optional, Tuple, Union, cast
 
 from deadline_lint.catalog import CLIENT
 from deadline_lint.engine.edits import replace_node
 from deadline_lint.engine.requires import Look
-from deadline_lint.engine.rule import Rule, register
+from deadline_lint.engine.rule import register
 from deadline_lint.families.outbound.analysis.outbound import outbound_call
 from deadline_lint.families.outbound.analysis.outbound_calls import FROM_CALL, OutboundCall
 from deadline_lint.families.outbound.analysis.timeout_objects import timeout_object
@@ -14,9 +14,9 @@ from deadline_lint.families.outbound.common import (
     OutboundRule,
     is_sequential,
     name_occurrences,
-    outbound_first_look,
 )
 from deadline_lint.families.outbound.fixes.spend_deadline import Deadline, spend_from_a_deadline
+from deadline_lint.families.outbound.project_spending import first_look, record_spending, spending_callee
 from deadline_lint.families.shared.budget.budget import INSTANT, SECONDS, Budget, BudgetAnalysis, budget_in_scope
 from deadline_lint.families.shared.errors.cancel_scopes import is_awaited
 from deadline_lint.semantics.local.children import walk as walk_nodes
@@ -47,7 +47,9 @@ class StaleRemainderReused(OutboundRule):
     parameter (`budget.seconds_parameters`, `budget_s` by default, which `fix
     --thread-budget` adds) are such a value too: the time left when the function was called,
     so a second hop that spends them, an outbound call or a call handing them on
-    (`fetch(url, budget_s=budget_s)`), is flagged the same way. Calls started together
+    (`fetch(url, budget_s=budget_s)`), is flagged the same way, as is a hop after a call of a
+    function of this module that makes outbound calls of its own (`audit(order)`, run to
+    completion in between: project_spending.py). Calls started together
     (coroutines handed to `asyncio.gather`, grpc `.future()`) share one remainder legitimately
     and stay quiet, as do calls on exclusive branches of an `if`.
 
@@ -109,11 +111,12 @@ class StaleRemainderReused(OutboundRule):
     name = "stale-remainder-reused"
     summary = "one remainder value passed to several sequential outbound calls"
     fix_applicability = Applicability.UNSAFE
-    first_looks = {ast.Call: Look.of(lambda rule: _first_look(rule))}
+    first_looks = {ast.Call: Look.of(lambda rule: first_look(rule))}
 
     def visit_Call(self, node: ast.Call, ctx: "FileView") -> None:
         hop = _hop(node, ctx)
         if hop is None:
+            self._project_call(node, ctx)
             return
         timeout, call = hop
         budget = budget_in_scope(ctx)
@@ -143,10 +146,26 @@ class StaleRemainderReused(OutboundRule):
             earlier = uses.setdefault(read, [])
             loop = enclosing_loop(chain, node, ctx.scope.node, _read_node(snapshots[read]))
             if stale is None and (loop or any(runs_before(p, p_chain, node, chain) for p, p_chain in earlier)):
-                stale = (read, loop)
+                stale = (read, loop, "")
+            if stale is None:
+                spent = function.spent.get(read, ())
+                by = next((name for p, p_chain, name in spent if runs_before(p, p_chain, node, chain)), None)
+                if by is not None:
+                    stale = (read, None, by)
             earlier.append((node, chain))
         if stale is not None:
-            self._report(timeout, used, snapshots, stale[0], stale[1], ctx, budget)
+            self._report(timeout, used, snapshots, stale[0], stale[1], ctx, budget, stale[2])
+
+    def _project_call(self, node: ast.Call, ctx: "FileView") -> None:
+        """A call of a function of this module making hops spends time (project_spending.py)."""
+        budget = budget_in_scope(ctx)
+        callee = spending_callee(node, ctx) if budget is not None else None
+        if budget is None or callee is None:
+            return
+        function = ctx.state(self, _Function)
+        if function.snapshots is None:
+            function.snapshots = _snapshots(ctx, budget)
+        record_spending(node, callee, tuple(ctx.parents), function.snapshots, function.spent)
 
     def _report(
         self,
@@ -157,11 +176,14 @@ class StaleRemainderReused(OutboundRule):
         loop: Optional[ast.AST],
         ctx: "FileView",
         budget: Budget,
+        spent_by: str = "",
     ) -> None:
         occurrences = [n for n in name_occurrences(timeout, used)]
         name = occurrences[0].id
         line = _read_node(snapshots[read]).lineno
         why = "is reused on every iteration of this loop" if loop else "was already used by an earlier call"
+        if spent_by:
+            why = f"`{spent_by}()` ran since, making outbound calls of its own"
         deadline = spend_from_a_deadline(ctx, snapshots)
         fresh = {n: _fresh_read(n, snapshots, ctx, budget, deadline) for n in set(o.id for o in occurrences)}
         reads = {n: f for n, f in fresh.items() if f is not None}
@@ -192,16 +214,6 @@ class StaleRemainderReused(OutboundRule):
         message = f"{what} and {why}: {advice}"
         ctx.report(self, occurrences[0], message, edits, description=f"recompute {name} for this call",
                    imports=imports)
-
-
-def _first_look(rule: Rule) -> Callable[[ast.Call, "FileView"], bool]:
-    """The outbound calls' look, and calls that pass a budget's seconds on by keyword."""
-    keywords = frozenset(rule.profile.budget.seconds_parameters)
-
-    def look(node: ast.Call, ctx: "FileView") -> bool:
-        return any(k.arg in keywords for k in node.keywords) or outbound_first_look(node, ctx)
-
-    return look
 
 
 def _hop(node: ast.Call, ctx: "FileView") -> Optional[Tuple[ast.expr, Optional[OutboundCall]]]:
@@ -256,11 +268,13 @@ class _Function:
     """What DL107 knows of one function: its snapshots of the budget (computed at its first
     outbound call), and per snapshot the calls that used it so far, in walk order."""
 
-    __slots__ = ("snapshots", "uses")
+    __slots__ = ("snapshots", "uses", "spent")
 
     def __init__(self) -> None:
         self.snapshots: Optional[Dict[str, Binding]] = None
         self.uses: Dict[str, List[Tuple[ast.AST, Tuple[ast.AST, ...]]]] = {}
+        # per snapshot, the calls of project functions making hops that ran after it was read
+        self.spent: Dict[str, List[Tuple[ast.AST, Tuple[ast.AST, ...], str]]] = {}
 
 
 def _read_node(snapshot: Binding) -> Union[ast.expr, ast.arg]:

@@ -1,15 +1,16 @@
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional
 
 from deadline_lint.engine.edits import insert_keyword
 from deadline_lint.engine.requires import Look, Words, in_file
 from deadline_lint.engine.rule import Rule, register
-from deadline_lint.families.shared.budget.budget import budget_in_scope
+from deadline_lint.families.shared.budget.budget import SECONDS, Budget, budget_in_scope
 from deadline_lint.families.shared.budget.budget_text import BudgetText, budget_parameter_words
 from deadline_lint.families.shared.budget.forwarding import Forwarding, forwarded_value
 from deadline_lint.semantics.local.expressions import mentions_any
+from deadline_lint.semantics.local.scopes import FUNCTION, IMPORT
 from deadline_lint.support.diagnostics import Applicability
 from deadline_lint.families.shared.budget.fix_tags import INSERTS_BUDGET_TAGS
 
@@ -31,6 +32,10 @@ class BudgetNotForwarded(Rule):
     adds). Only parameters with a default are considered (a missing required one would fail
     at once); calls that pass `*args` / `**kwargs` or any argument derived from the budget
     are left alone, as are callees whose decorators might change their signature.
+    Where the profile names the ambient budget (`fix.context_accessor`), a function with no
+    budget of its own has that one: a call there that omits a seconds parameter is flagged
+    too, and given what the accessor says is left (a budget object's parameter is not: its
+    default may read the ambient budget itself).
 
     ## Why is this bad?
     The callee falls back to its default, usually no budget at all or the whole edge
@@ -73,7 +78,8 @@ class BudgetNotForwarded(Rule):
     ## Options
     - `budget.parameters`, `budget.seconds_parameters`, `budget.types`: what counts as a
       budget parameter, in callers and callees alike.
-    - `fix.*`: the timeout expression passed for a seconds parameter.
+    - `fix.*`: the timeout expression passed for a seconds parameter;
+      `fix.context_accessor`, the ambient budget of a function with none of its own.
     """
 
     code = "DL503"
@@ -91,11 +97,14 @@ class BudgetNotForwarded(Rule):
         if not ctx.analysis(BudgetText).receivers:
             return
         budget = budget_in_scope(ctx)
+        ambient = budget is None
         if budget is None:
-            return
+            budget = ambient_budget(ctx)
+            if budget is None:
+                return
         parameter = ctx.analysis(Forwarding).missing_budget(node, ctx.scope)
-        if parameter is None:
-            return
+        if parameter is None or ambient and parameter.kind != SECONDS:
+            return  # the ambient budget is seconds: a budget object's default may read it itself
         if any(mentions_any(a, budget.names) for a in [*node.args, *(k.value for k in node.keywords)]):
             return  # it hands over something derived from the budget: a choice, not an omission
         callee = parameter.callee
@@ -113,8 +122,25 @@ class BudgetNotForwarded(Rule):
                        f"`{parameter.name}`; pass it through the class's overrides together)")
             return
         edit = insert_keyword(ctx.source, node, parameter.name, value)
+        imports = (ctx.profile.fix.context_accessor.rpartition(".")[0],) if ambient else ()
         ctx.report(self, node, message, [edit] if edit else (), description=f"pass {argument}",
-                   tags=INSERTS_BUDGET_TAGS)
+                   tags=INSERTS_BUDGET_TAGS, imports=imports)
+
+
+def ambient_budget(ctx: "FileView") -> Optional[Budget]:
+    """The request's budget read through the profile's `fix.context_accessor`, for a function
+    with none of its own: the edge set it in the request's context, so a callee's default
+    would mint a new total below the edge. None without an accessor, outside a function, or
+    where the accessor's module name means something else."""
+    accessor = ctx.profile.fix.context_accessor
+    owner = accessor.rpartition(".")[0]
+    if not owner or ctx.scope.kind != FUNCTION:
+        return None
+    bindings = ctx.scope.lookup(owner.split(".")[0])
+    if bindings and not all(b.kind == IMPORT and b.scope.parent is None for b in bindings):
+        return None
+    read = f"{accessor}()"
+    return Budget(names=frozenset({read}), kinds=((read, SECONDS),))
 
 
 def may_forward(node: ast.Call, ctx: "FileView") -> bool:

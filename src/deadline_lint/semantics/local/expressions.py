@@ -36,11 +36,13 @@ def last_name(func: ast.AST) -> Optional[str]:
 
 
 def mentions_any(expr: ast.AST, names) -> bool:
-    """`expr` reads one of `names`: a name, or an attribute path spelled with dots
-    (`request.state.budget`, `self.budget`: how a budget read from a source is named)."""
+    """`expr` reads one of `names`: a name, an attribute path spelled with dots
+    (`request.state.budget`, `self.budget`: how a budget read from a source is named), or a
+    call with no arguments spelled with its parentheses (`remaining_seconds()`)."""
     if not names:
         return False
     tails = _dotted_tails(names) if isinstance(names, frozenset) else None
+    calls = tails is not None and _CALLED in tails
     for node in walk_nodes(expr):
         if type(node) is ast.Name:
             if node.id in names:
@@ -48,12 +50,22 @@ def mentions_any(expr: ast.AST, names) -> bool:
         elif tails and type(node) is ast.Attribute and node.attr in tails:
             if dotted_text(node) in names:
                 return True
+        elif calls and type(node) is ast.Call and not node.args and not node.keywords:
+            spelled = dotted_text(node.func)
+            if spelled is not None and f"{spelled}()" in names:
+                return True
     return False
+
+
+_CALLED = "()"  # among the tails: some name is a call's text (an accessor read inline)
 
 
 @functools.lru_cache(maxsize=256)
 def _dotted_tails(names: FrozenSet[str]) -> FrozenSet[str]:
-    return frozenset(name.rpartition(".")[2] for name in names if "." in name)
+    tails = {name.rpartition(".")[2] for name in names if "." in name}
+    if any(name.endswith(_CALLED) for name in names):
+        tails.add(_CALLED)  # no attribute is spelled so
+    return frozenset(tails)
 
 
 def dotted_text(node: ast.AST) -> Optional[str]:

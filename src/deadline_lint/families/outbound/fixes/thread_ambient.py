@@ -7,21 +7,26 @@ starts, so it gets what is left then; nothing is minted below the edge. Without 
 those functions keep their findings' own fixes (the edge total)."""
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Set, Tuple
+import re
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from deadline_lint.families.shared.function_nodes import Function
 from deadline_lint.families.outbound.fixes.thread_fixes import Key, edge_default_fixes
-from deadline_lint.families.outbound.fixes.thread_index import ModuleIndex, suppressed
+from deadline_lint.families.outbound.fixes.thread_index import PARAMETER, ModuleIndex, suppressed
 from deadline_lint.semantics.local.scopes import IMPORT
 from deadline_lint.support.diagnostics import Diagnostic, Edit, Fix
+
+_PARAMETER = re.compile(rf"(?<![\w.]){PARAMETER}\b")
 
 
 def ambient_fixes(
     module: ModuleIndex, function: Function, inside: List[Diagnostic], placeholder_fixes: Dict[Key, Fix],
+    capped: Sequence[Fix] = (),
 ) -> Optional[Tuple[List[Edit], List[str], Set[Key]]]:
-    """The function's edge-default fixes reading the ambient budget instead; None when the
-    profile names no accessor, its module's name means something else here, or a fix cannot
-    be shown (the function keeps its own fixes)."""
+    """The function's edge-default fixes reading the ambient budget instead, and the fixes
+    that cap its hops by a budget (`capped`, thread_capped.py: a literal timeout, a library
+    default) reading it too; None when the profile names no accessor, its module's name means
+    something else here, or a fix cannot be shown (the function keeps its own fixes)."""
     accessor = module.profile.fix.context_accessor
     owner, _, _ = accessor.rpartition(".")
     if not owner or module.is_test(function) or suppressed(module.source, function.lineno):
@@ -32,9 +37,15 @@ def ambient_fixes(
         return None  # `top` is bound to something other than the module
     expression = module.profile.render("seconds_expression", f"{accessor}()")
     planned = edge_default_fixes(inside, placeholder_fixes, expression)
-    if planned is None or not planned[2]:
+    if planned is None:
         return None
     edits, imports, covered = planned
+    read = f"{accessor}()"
+    for fix in capped:  # `budget_s` where the budget goes: the accessor's read instead
+        edits.extend(Edit(e.start, e.end, _PARAMETER.sub(read, e.text)) for e in fix.edits)
+        imports.extend(fix.imports)
+    if not covered and not capped:
+        return None
     return edits, [*imports, owner], covered
 
 

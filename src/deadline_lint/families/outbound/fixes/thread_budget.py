@@ -142,7 +142,7 @@ def plan_thread_budget(
             function = module.innermost_function(diagnostic)
             if function is not None and isinstance(function, _DEFS):
                 candidates[id(function)] = function
-    capped = hops_a_budget_would_cap(checker, module, candidates) if look_for_capped else set()
+    capped = hops_a_budget_would_cap(checker, module, candidates) if look_for_capped else {}
     candidates.update((key, module.function_of[key]) for key in capped)
 
     edits: List[Edit] = []
@@ -186,7 +186,7 @@ def plan_thread_budget(
         unthreadable[key] = [d for d in applicable if module.innermost_function(d) is module.function_of[key]]
     for key, inside in unthreadable.items():
         function = module.function_of[key]
-        fallback = ambient_fixes(module, function, inside, placeholder_fixes)
+        fallback = ambient_fixes(module, function, inside, placeholder_fixes, capped.get(key, ()))
         if fallback is None and key not in plans:
             fallback = spend_the_edge_default_once(module, function, inside, placeholder_fixes)
         if fallback is not None:

@@ -99,6 +99,16 @@ def may_change(function: Function, module: ModuleIndex) -> bool:
     )
 
 
+def may_read_ambient(function: Function, module: ModuleIndex) -> bool:
+    """Its signature may not change (a decorator, a public name), but its hops may read the
+    ambient budget (thread_ambient.py)."""
+    return (
+        not suppressed(module.source, function.lineno)
+        and not mentions_parameter(function)
+        and not module.is_test(function)
+    )
+
+
 def _callers_elsewhere(function: Function, module: ModuleIndex, elsewhere: Elsewhere, depth: int) -> Optional[bool]:
     """None when the function is public or named where this run cannot pass it the budget;
     else whether a caller in another module reaches it from a budget."""

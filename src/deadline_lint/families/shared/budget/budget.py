@@ -4,7 +4,9 @@ Sources: budget parameters (by name or by an annotation naming a budget type,
 `budget_types.py`), the `context` of a gRPC servicer method or of an AWS Lambda
 `handler(event, context)`, the parameterless sources of `budget_sources.py` (request state,
 `flask.g`, context variables, a budget type's constructor), `self.<attr>` where the class
-stores only budgets, names assigned from budget accessors, and names derived from any of
+stores only budgets, names assigned from budget accessors, a seconds accessor called inline
+(named by the call's text, `remaining_seconds()`, which `mentions_any` matches and a fix's
+template renders as a fresh read), and names derived from any of
 those by assignment, annotated assignment, `with ... as`, or walrus (a fixpoint over the
 function body). A name whose bindings disagree (one from the budget, one not) is no budget.
 Attribute-shaped sources are named by their dotted text (`request.state.budget`), which
@@ -25,7 +27,7 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Protocol, Sequence, Tupl
 from deadline_lint.families.shared.budget.attribute_budgets import AttributeBudgets
 from deadline_lint.families.shared.budget.budget_methods import BudgetMethods
 from deadline_lint.families.shared.budget.budget_parameters import optional_parameters
-from deadline_lint.families.shared.budget.budget_sources import BudgetSources
+from deadline_lint.families.shared.budget.budget_sources import BudgetSources, inline_accessors
 from deadline_lint.families.shared.budget.budget_types import (
     GRPC_CONTEXT,
     LAMBDA_CONTEXT,
@@ -162,6 +164,10 @@ class BudgetAnalysis:
                 if target not in names and _all_from(values, names, own.get(target, ())):
                     names.add(target)
                     changed = True
+        for text, kind in inline_accessors(scope, self._source, self.resolver, self.accessors):
+            if text not in names:  # last: a parameter or a name read once keeps its priority
+                kinds.append((text, kind))
+                names.add(text)
         if not names:
             return None
         return Budget(

@@ -16,16 +16,19 @@ every method of a class when each value the class stores there is a budget objec
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Dict, FrozenSet, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, FrozenSet, List, Mapping, Optional, Tuple
 
 from deadline_lint.catalog import Catalog
 from deadline_lint.families.shared.budget.budget_types import BudgetType, BudgetTypes
+from deadline_lint.semantics.local.expressions import dotted_text
+from deadline_lint.semantics.local.function_body import function_body
 from deadline_lint.semantics.local.resolve import dotted_parts
 from deadline_lint.semantics.local.scopes import ASSIGN, PARAM, Binding, Scope
 from deadline_lint.settings.profile import Profile
 
 if TYPE_CHECKING:
     from deadline_lint.semantics.local.resolve import Resolver
+    from deadline_lint.support.source import SourceFile
 
 SECONDS = "seconds"
 _REQUEST_NAMES = frozenset({"request", "req"})
@@ -139,3 +142,30 @@ class BudgetSources:
         if isinstance(first, ast.Constant) and isinstance(first.value, str):
             return self._named(first.value)
         return None
+
+
+def inline_accessors(
+    scope: Scope, source: Optional["SourceFile"], resolver: "Resolver", accessors: Mapping[str, str],
+) -> List[Tuple[str, str]]:
+    """Calls of a seconds accessor the function makes inline (`if remaining_seconds() < 0.1`,
+    `timeout=max(0.001, remaining_seconds() - 0.05)`), named by their text: the budget is in
+    scope as much as through a name read from it, and a fix's template renders the call
+    afresh. Seconds only: an absolute deadline (`instant`) has no template, and the catalog's
+    are trio's and anyio's, read beside their cancel scopes."""
+    tails = {name.rpartition(".")[2] for name, kind in accessors.items() if kind == SECONDS}
+    if not tails or source is None:
+        return []
+    text = source.segment(scope.node)
+    if not any(f"{tail}(" in text for tail in tails):
+        return []  # most functions: no accessor spelled in them
+    found: Dict[str, str] = {}
+    for call in function_body(scope).nodes(ast.Call):
+        if call.args or call.keywords:
+            continue
+        qualname = resolver.qualified_name(call.func, scope)
+        if qualname is None or accessors.get(qualname) != SECONDS:
+            continue
+        spelled = dotted_text(call.func)
+        if spelled is not None:
+            found.setdefault(f"{spelled}()", SECONDS)
+    return sorted(found.items())
