@@ -2,13 +2,20 @@
 and keyed by the module's content: the table `Callers` looks callers up in. A callee is
 resolved as far as the module itself can (a module-level name to its absolute name, `self.m()`
 in a method to the class, `x.m()` for a local built by `App()` or a parameter annotated
-`App`); what it cannot resolve is kept as "?"."""
+`App`); what it cannot resolve is kept as "?".
+
+A call also keeps what it passes (`arguments`), each argument as a small text a family can
+read without the caller's tree (issue 32): a call of a name the module resolves, with its own
+arguments (`time.time()`, `requests.Session()`, `aiohttp.ClientSession(timeout=_)`),
+arithmetic on such values (`(time.time() + _)`), numbers, and a local assigned once inlined;
+anything else is `_`, a keyword `name=...`, and `*`/`**` an argument list that cannot be read."""
 from __future__ import annotations
 
 import ast
 from typing import Dict, List, NamedTuple, Optional, Tuple, Union
 
 from deadline_lint.semantics import store
+from deadline_lint.semantics.arguments import describe_arguments
 from deadline_lint.semantics.local.children import child_nodes
 from deadline_lint.semantics.local.resolve import unwrap_optional
 from deadline_lint.semantics.local.scopes import ASSIGN, IMPORT, OTHER, PARAM, Scope
@@ -16,7 +23,7 @@ from deadline_lint.semantics.modules import ModuleSource
 from deadline_lint.semantics.session import current
 from deadline_lint.semantics.summary import CLASS, HeldTrees, FUNCTIONS, content_key, summary_of
 
-VERSION = 2
+VERSION = 3
 UNKNOWN = "?"
 
 
@@ -30,6 +37,8 @@ class Site(NamedTuple):
     # an alias `X = f` in a class body or at module level, or ""
     dropped: bool  # ... and that call's result is dropped or kept on an attribute
     awaited: bool  # the use is an argument (at any depth of calls) of a call awaited there
+    line: int  # where the use is
+    arguments: Tuple[str, ...]  # a call's arguments as `describe` spells them; () for a value
 
 
 # -- one module's uses, by last name ----------------------------------------------------------
@@ -54,8 +63,14 @@ def uses_of(module: ModuleSource) -> Table:
     stored = store.entry(key)
     if stored is not None and isinstance(stored.get(field), dict):
         try:
-            found = {str(n): tuple((tuple(s[0]), str(s[1]), bool(s[2]), str(s[3]), bool(s[4]), bool(s[5])) for s in v)
-                     for n, v in stored[field].items()}
+            found = {
+                str(n): tuple(
+                    (tuple(s[0]), str(s[1]), bool(s[2]), str(s[3]), bool(s[4]), bool(s[5]), int(s[6]),
+                     tuple(str(a) for a in s[7]))
+                    for s in v
+                )
+                for n, v in stored[field].items()
+            }
         except (TypeError, IndexError, ValueError):
             found = None
     if found is None:
@@ -68,7 +83,7 @@ def uses_of(module: ModuleSource) -> Table:
         found = {n: tuple(tuple(s) for s in v) for n, v in uses.items()}
         if not parsed and module.rereadable and not _held(module):
             module.forget_tree()  # parsed for this table only: a held tree slows the collector
-        store.put(key, field, {n: [[list(s[0]), *s[1:]] for s in v] for n, v in found.items()})  # type: ignore[call-overload]
+        store.put(key, field, {n: [[list(s[0]), *s[1:7], list(s[7])] for s in v] for n, v in found.items()})  # type: ignore[call-overload]
     memo[key] = found
     return found
 
@@ -141,7 +156,11 @@ class _Table:
             return  # a local variable: a function reaches it only through a use recorded elsewhere
         used: ast.AST = parent if called and parent is not None else node
         handed, dropped = self._argument_of(used)
-        site = Site(within, self._receiver(node, scope, klass), called, handed, dropped, self._awaited(used))
+        arguments = describe_arguments(parent, scope, self.summary) if called and isinstance(parent, ast.Call) else ()
+        site = Site(
+            within, self._receiver(node, scope, klass), called, handed, dropped, self._awaited(used), node.lineno,
+            arguments,
+        )
         self.uses.setdefault(name, []).append(site)
 
     def _awaited(self, node: ast.AST) -> bool:

@@ -28,14 +28,14 @@ from __future__ import annotations
 
 import os
 from bisect import bisect_right
-from typing import Dict, Iterator, List, NamedTuple, Optional, Set, Tuple
+from typing import Callable, Dict, Iterator, List, NamedTuple, Optional, Set, Tuple, Union
 
 from deadline_lint.semantics import modules as places
 from deadline_lint.semantics.call_sites import UNKNOWN, Site, forget_call_sites, uses_of
 from deadline_lint.semantics.modules import ModuleSource, ProjectModules, place_of, read_module_text
 from deadline_lint.semantics.receivers import Receivers
 from deadline_lint.semantics.session import current
-from deadline_lint.semantics.summary import CLASS, Names, Symbol
+from deadline_lint.semantics.summary import CLASS, Names, Symbol, summary_of
 
 VERSION = 2
 _SKIPPED_FOLDERS = frozenset({
@@ -112,7 +112,7 @@ class _Texts(NamedTuple):
     byte per character of most code, where a text holding one emoji takes four per
     character as a `str`)."""
 
-    joined: bytes
+    joined: bytearray
     starts: List[int]  # where each file's text begins in `joined`
     files: Tuple[str, ...]
 
@@ -131,17 +131,17 @@ def _texts(key: Tuple[str, Tuple[str, ...]], listing: _Listing) -> Optional[_Tex
     held = state.held
     if held is not None and held[0] == key:
         return held[1]
-    parts: List[bytes] = []
+    # Grown in place: a list of the parts joined at the end held the project's text twice.
+    joined = bytearray()
     starts: List[int] = []
-    size = 0
     for path in listing.files:
-        data = (read_module_text(path) or "").encode("utf-8", "surrogatepass")
-        starts.append(size)
-        parts.append(data)
-        size += len(data) + 1
-        if size > MAX_HELD_TEXT:
+        if joined:
+            joined += b"\0"
+        starts.append(len(joined))
+        joined += (read_module_text(path) or "").encode("utf-8", "surrogatepass")
+        if len(joined) > MAX_HELD_TEXT:
             return None
-    found = _Texts(b"\0".join(parts), starts, listing.files)
+    found = _Texts(joined, starts, listing.files)
     state.held = (key, found)
     return found
 
@@ -171,7 +171,7 @@ def _holding(modules: ProjectModules, listing: _Listing, name: str, method: bool
     return found
 
 
-def _spelled(data: bytes, name: bytes, method: bool) -> Iterator[int]:
+def _spelled(data: Union[bytes, bytearray], name: bytes, method: bool) -> Iterator[int]:
     """Where UTF-8 `data` spells `name` as a whole word (after a `.` for a method; a byte of
     a non-ASCII character counts as a letter): `bytes.find`, as a regular expression starting
     with `\\b` scans far slower."""
@@ -226,12 +226,43 @@ class Callers:
         self.names = names
         self.receivers = Receivers(names)
 
-    def of(self, symbol: Symbol) -> Optional[List[Caller]]:
+    def of(self, symbol: Symbol, require: Optional[Callable[[str], bool]] = None) -> Optional[List[Caller]]:
+        """`require`: a family asking about every caller's arguments says what the text of a
+        module holding a caller it could use must pass; a module that spells the name and
+        fails it answers None before any module is parsed."""
         if not symbol.is_function or not symbol.path:
             return None
         name = symbol.path[-1]
         if name.startswith("__") and name.endswith("__"):
             return None  # called by the language (`App()`, `a + b`), not by name
+        return self._uses(symbol, require)
+
+    def constructions(self, klass: Symbol, require: Optional[Callable[[str], bool]] = None) -> Optional[List[Caller]]:
+        """Where a project class is called (its `__init__`'s callers), or None when they
+        cannot all be known: a project class derives from it (its instances are built under
+        another name), or the project cannot be listed."""
+        if not klass.is_class or len(klass.path) != 1:
+            return None
+        found = self._uses(klass, require)
+        if found is None:
+            return None
+        project = self.names.modules
+        assert project is not None
+        listing = _listing(project)
+        assert listing is not None
+        for module in self._modules(project, listing, klass):
+            summary = summary_of(module)
+            if summary is None:
+                return None
+            for table in summary.classes.values():
+                for base in table.bases:
+                    target = self.names.resolve(base) if base is not None else None
+                    if isinstance(target, Symbol) and _same(target, klass):
+                        return None
+        return found
+
+    def _uses(self, symbol: Symbol, require: Optional[Callable[[str], bool]]) -> Optional[List[Caller]]:
+        name = symbol.path[-1]
         project = self.names.modules
         if project is None:
             return None
@@ -242,7 +273,10 @@ class Callers:
         session.state(Consulted, lasting=True).add((project.root, project.search_paths))
         session.state(places.Consulting, lasting=True).consulted = True  # the answer depends on other files
         found: List[Caller] = []
-        for module in self._modules(project, listing, symbol):
+        modules = list(self._modules(project, listing, symbol))
+        if require is not None and not all(require(module.text) for module in modules):
+            return None
+        for module in modules:
             for raw in uses_of(module).get(name, ()):
                 site = Site(*raw)  # type: ignore[arg-type]
                 verdict = self._reaches(module, site, symbol)
