@@ -549,7 +549,7 @@ def test_summaries_of_builds_unused_for_a_week_are_dropped_and_recent_ones_kept(
 def test_the_parsed_catalog_is_kept_beside_the_cache_and_read_back(tmp_path) -> None:
     """A run with a results cache keeps the built-in YAML parsed, keyed by the files' contents:
     the next run reads what the parse gave; an edited file or a damaged copy is parsed again."""
-    from deadline_lint.catalog import compiled
+    from deadline_lint.support import compiled
 
     first = tmp_path / "a.yaml"
     first.write_text("x: 1\n")
@@ -595,6 +595,29 @@ def test_a_check_reading_the_kept_catalog_does_not_import_yaml(tmp_path) -> None
     source.write_text(source.read_text() + "# edited\n")
     runs.append(subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True).stdout)
     assert [run.splitlines()[-1] for run in runs] == ["True 1", "False 1", "False 1"]
+
+
+def test_a_check_answered_from_the_cache_loads_no_rule_catalog_or_pool(tmp_path) -> None:
+    """The warm run with nothing changed: its answers are read back, so it imports neither the
+    rules, the catalog, the callers index, the worker pool nor the glob matcher."""
+    import subprocess
+    import sys
+
+    _, args = one_file(tmp_path, "import requests\nrequests.get('http://x')\n")
+    families = ("clock", "outbound", "retry", "spawn", "status", "trace", "registry")
+    unwanted = (*(f"deadline_lint.families.{name}" for name in families), "deadline_lint.catalog",
+                "deadline_lint.engine.checker",
+                "deadline_lint.semantics.callers", "multiprocessing", "pathspec")
+    probe = (
+        "import sys\nfrom deadline_lint.frontends.cli import main\ncode = main(['check', *sys.argv[1:]])\n"
+        f"print(sorted(m for m in sys.modules if m.startswith({unwanted!r})), code)\n"
+    )
+    runs = [
+        subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True, check=True).stdout
+        for _ in range(2)
+    ]
+    assert runs[0].splitlines()[-1] != "[] 1"  # the first run checks the file
+    assert runs[1].splitlines()[-1] == "[] 1"
 
 
 def test_the_pyproject_table_is_kept_beside_the_cache_and_an_invalid_file_still_fails(tmp_path) -> None:

@@ -332,3 +332,14 @@ def test_every_entry_point_is_given_the_inbound_deadline() -> None:
                 assert callee is not None and callee.style == "none" and not callee.entry
                 assert f"def {function.name}(" in texts[f"m{function.module}"]
     assert kinds == set(simulate.EDGE_KINDS)
+
+
+@pytest.mark.parametrize("tree", [1821, 4014, 4597, 5081])
+def test_the_trees_whose_fixed_code_raised_type_error_now_run(tree: int) -> None:
+    """Seed 34's four crashes over 10,000 trees: a function was threaded because a caller in
+    another module was judged to be threaded too, but that caller reads the ambient budget
+    (`t = remaining_seconds() - 0.05`), so its own pass neither threaded it nor forwarded,
+    and the fixed call raised `TypeError: missing 1 required keyword-only argument`."""
+    run = simulate.simulate(1, 34, start=tree, codemod=False)
+    assert run.trees == 1 and run.problems == []
+    assert run.silent["crash"] == 0 and run.reported["crash"] == 0

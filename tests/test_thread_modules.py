@@ -153,3 +153,52 @@ def test_a_test_function_in_a_test_file_is_not_threaded(path: str, threaded: boo
     result = api.fix_text(text, path, OPTIONS)
     assert result.text is not None and ("timeout=" in result.text)
     assert ("budget_s" in result.text) is threaded
+
+
+def test_a_caller_elsewhere_with_an_unforwardable_budget_keeps_the_callee_unthreaded(tmp_path: Path) -> None:
+    """`f1` in api.py holds a budget it cannot forward (a remainder read from the ambient
+    accessor and spent by hand): its pass neither threads it nor passes `budget_s`, so the
+    callee in clients.py must keep its signature, or `await load()` raises TypeError."""
+    package = tmp_path / "shop"
+    package.mkdir()
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "shop"\nversion = "0"\n')
+    (tmp_path / "profile.yaml").write_text(
+        "budget: {accessors: [simbudget.remaining_seconds]}\nfix: {context_accessor: simbudget.remaining_seconds}\n"
+    )
+    (package / "__init__.py").write_text("")
+    (package / "clients.py").write_text(
+        "from simbudget import Budget\n"
+        "import requests\n\n\n"
+        "def load():\n"
+        "    fetch()\n\n\n"
+        "def fetch(*, budget_s: float = 10.0):\n"
+        "    requests.get('x', timeout=None)\n\n\n"
+        "def handler(budget: Budget):\n"
+        "    load()\n"
+    )
+    (package / "api.py").write_text(
+        "from .clients import load\n"
+        "from simbudget import Budget\n"
+        "from simbudget import remaining_seconds\n\n\n"
+        "def edge(budget: Budget):\n"
+        "    f1()\n\n\n"
+        "def f1():\n"
+        "    t = remaining_seconds() - 0.05\n"
+        "    load()\n"
+    )
+    options = api.Options(unsafe_fixes=True, thread_budget=True, jobs=1, profile=str(tmp_path / "profile.yaml"))
+    list(api.fix_paths([str(package / "clients.py"), str(package / "api.py")], options))
+    clients = (package / "clients.py").read_text()
+    calls = (package / "api.py").read_text().count("load(budget_s=")
+    assert "def load():" in clients or calls == 1, clients
+
+
+def test_the_checkers_own_cache_does_not_count_as_a_file_naming_a_function(project: Path) -> None:
+    """A `check` leaves `.deadline_lint_cache/` in the project, whose entries spell every name
+    the checker saw; a `fix` run afterwards must thread the chain all the same."""
+    cache = project / ".deadline_lint_cache" / "v2"
+    cache.mkdir(parents=True)
+    names = " ".join(word for text in _texts(project).values() for word in text.split())
+    (cache / "entry.json").write_text('{"names": "%s"}' % names.replace('"', ""))
+    list(api.fix_paths(_paths(project), OPTIONS))
+    assert _texts(project) == _texts(GOLDEN / "after")

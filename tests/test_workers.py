@@ -213,3 +213,23 @@ def test_workers_stopped_while_handing_back_results_end_the_run_quietly(tmp_path
     assert b"Traceback" not in err, err.decode(errors="replace")
     assert proc.returncode == 130, err.decode(errors="replace")
     assert err.decode().strip().splitlines()[-1] == "deadline-lint: interrupted"
+
+
+def test_a_stop_that_lands_in_a_finalizer_ends_the_worker_without_a_traceback(tmp_path: Path) -> None:
+    """SIGTERM while a worker imports lazily can arrive in importlib's module-lock callback,
+    where an exception cannot propagate: Python printed `Exception ignored in ... Traceback`
+    and the worker carried on. It now ends with its stop status and prints nothing."""
+    script = (
+        "from deadline_lint.run import workers\n"
+        "workers._start_worker()\n"
+        "class Finalized:\n"
+        "    def __del__(self):\n"
+        "        raise workers._Stopped()\n"
+        "Finalized()\n"
+        "print('carried on')\n"
+    )
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    env = dict(os.environ, PYTHONPATH=src + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, timeout=60)
+    assert done.returncode == 128 + signal.SIGTERM, done
+    assert b"Traceback" not in done.stderr and b"carried on" not in done.stdout

@@ -21,14 +21,16 @@ from __future__ import annotations
 
 import os
 from collections import OrderedDict
-from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Protocol, Set, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, NamedTuple, Optional, Protocol, Set, Tuple
 
 from deadline_lint.cache.document import PathTable
-from deadline_lint.catalog import Catalog
 from deadline_lint.semantics.modules import ProjectModules, absolute_name, place_of, project_of
 from deadline_lint.semantics.roots import ROOT_MARKERS
 from deadline_lint.semantics.scan import import_table
 from deadline_lint.semantics.session import current
+
+if TYPE_CHECKING:
+    from deadline_lint.catalog import Catalog
 
 
 class Reach(NamedTuple):

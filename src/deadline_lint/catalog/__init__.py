@@ -14,7 +14,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Dict, FrozenSet, Hashable, Iterable, List, Mapping, Optional, Set, Tuple, TypeVar
 
-from deadline_lint.catalog import compiled
 from deadline_lint.catalog.exceptions import (
     ExceptionVocabulary,
     build_vocabulary,
@@ -43,6 +42,7 @@ from deadline_lint.catalog.sections import (
     build_budget_catalog,
     build_cancellation_catalog,
 )
+from deadline_lint.support import compiled
 
 _HERE = Path(__file__).parent
 _D = TypeVar("_D")

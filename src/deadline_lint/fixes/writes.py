@@ -176,6 +176,32 @@ def write_atomic(snapshot: SourceSnapshot, text: str) -> None:
     _sync_folder(folder)
 
 
+def write_new(path: str, text: str) -> None:
+    """Create `path` holding `text` (UTF-8), all or nothing, and never over an existing file:
+    the bytes go to a temporary file that is then hard-linked to `path`, which fails if
+    anything is there, even a file created a moment ago. Raises FileExistsError, WriteRefused
+    (the folder cannot take a hard link) or OSError; in every case nothing is left behind."""
+    target = os.path.abspath(path)
+    folder = os.path.dirname(target)
+    temporary = _temporary_name(target, folder)
+    try:
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+        with os.fdopen(fd, "wb") as handle:
+            _write_all(handle, text.encode("utf-8"))
+            handle.flush()
+            os.fsync(handle.fileno())
+        try:
+            os.link(temporary, target)
+        except FileExistsError:
+            raise
+        except OSError as exc:  # a filesystem without hard links: refuse rather than race
+            raise WriteRefused(f"cannot create it atomically here ({exc.strerror or exc}); not written") from None
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+    _sync_folder(folder)
+
+
 def _temporary_name(target: str, folder: str) -> str:
     """A name no file has (64 random bits; O_EXCL makes sure) that says whose it is."""
     return os.path.join(folder, f".{os.path.basename(target)}.{secrets.token_hex(8)}{TEMP_SUFFIX}")

@@ -43,7 +43,6 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple, TypeVar
 
 from deadline_lint.engine.reading import read_file
-from deadline_lint.run import workers as pool
 from deadline_lint.run.cached import (
     keep_catalog,
     lint_cached,
@@ -54,7 +53,6 @@ from deadline_lint.run.cached import (
 from deadline_lint.run.config import Checkers, ProfileResolver, silenced
 from deadline_lint.run.files import discover, display_path
 from deadline_lint.run.options import FileResult, FixResult, Options, Record
-from deadline_lint.semantics.callers import start as start_callers
 from deadline_lint.semantics.modules import forget_projects, start_consulting
 from deadline_lint.semantics.session import Session as Memos
 from deadline_lint.semantics.store import flush as flush_store
@@ -117,6 +115,9 @@ class Session:
         the cache file the answer goes to, whose module reaches may still hold)."""
         if isinstance(read, Diagnostic):
             return FileResult(path, self.suppressed(path, [read])), None
+        # Imported here, as the checker is: a run answered from the cache asks no callers.
+        from deadline_lint.semantics.callers import start as start_callers
+
         with self.memos.active():
             checker = self.checker(path)
             start_consulting()
@@ -200,6 +201,9 @@ class Session:
         workers = resolve_jobs(self.options.jobs, len(paths))
         if workers == 1:
             return (one(path) for path in paths)
+        # Imported here: a run in one process loads no multiprocessing.
+        from deadline_lint.run import workers as pool
+
         return (result for chunk in pool.run(self.options, task, paths, workers) for result in chunk)
 
     def files(self, paths: Sequence[str]) -> Tuple[List[str], List[Diagnostic]]:

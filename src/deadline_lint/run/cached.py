@@ -12,15 +12,14 @@ from deadline_lint.cache.document import store_folder
 from deadline_lint.cache.results import ResultCache, tool_fingerprint
 from deadline_lint.cache import states
 from deadline_lint.cache.states import content_hash, interface_digest, recorded_state, stamp_of
-from deadline_lint.catalog import compiled
 from deadline_lint.engine.reading import Read, decode
 from deadline_lint.run.config import Checkers
 from deadline_lint.run.options import FileResult, Record
-from deadline_lint.semantics.callers import consulted as callers_consulted
 from deadline_lint.semantics.modules import consulted
 from deadline_lint.semantics.roots import root_above
 from deadline_lint.semantics.session import current
 from deadline_lint.semantics.store import use_store
+from deadline_lint.support import compiled
 from deadline_lint.support.collector import collector_paused
 from deadline_lint.support.diagnostics import Diagnostic
 
@@ -54,6 +53,8 @@ def recorded(
             with collector_paused():  # the index holds every module's facts: a full pass is slow
                 reach = project_reach(path, text, checker.catalog, sent, stored)
         if reach is not None:
+            from deadline_lint.semantics.callers import consulted as callers_consulted  # a check loaded it
+
             files, folders = callers_consulted()  # who calls a def: every module of the project
             # The same for every file of the project that asked: kept once, apart (results.py)
             shared = Reach((), tuple(sorted(files)), tuple(sorted(folders))) if files or folders else None

@@ -25,6 +25,7 @@ from deadline_lint.settings.profile import (
     path_ignores,
     pyproject_profile,
 )
+from deadline_lint.support.collector import collector_paused
 from deadline_lint.support.selector import Selector
 
 if TYPE_CHECKING:
@@ -119,21 +120,25 @@ class Checkers:
         return self.for_profile(profile, path_ignored(profile, os.fspath(path)))
 
     def for_profile(self, profile: Profile, dropped: Tuple[str, ...] = ()) -> "Checker":
+        key = (id(profile), dropped)
+        entry = self._by_selection.get(key)
+        if entry is None:
+            # Loading the rules and building their catalog makes thousands of objects that
+            # live as long as the run: the cyclic collector has nothing to find among them.
+            with collector_paused():
+                entry = self._by_selection[key] = (profile, self._built(profile, dropped))
+        return entry[1]
+
+    def _built(self, profile: Profile, dropped: Tuple[str, ...]) -> "Checker":
         # Imported here: a run answered wholly from the results cache never loads the rules.
         from deadline_lint.engine.checker import Checker
         from deadline_lint.families import registry  # noqa: F401  (registers every rule)
 
-        key = (id(profile), dropped)
-        entry = self._by_selection.get(key)
-        if entry is None:
-            if dropped:
-                whole = self.for_profile(profile)
-                kept = [code for code in whole.codes if not silenced(code, dropped)]
-                checker = Checker(profile, **{**self.options, "only": kept}, catalog=whole.catalog)
-            else:
-                checker = Checker(profile, **self.options)
-            entry = self._by_selection[key] = (profile, checker)
-        return entry[1]
+        if dropped:
+            whole = self.for_profile(profile)
+            kept = [code for code in whole.codes if not silenced(code, dropped)]
+            return Checker(profile, **{**self.options, "only": kept}, catalog=whole.catalog)
+        return Checker(profile, **self.options)
 
     def dropped(self, path: Union[str, os.PathLike]) -> Tuple[str, ...]:
         """The codes `per_path_ignores` silence for this file (the tool codes among them are

@@ -238,7 +238,17 @@ def _call(task: Callable[[Any, Sequence[str]], List[Any]], options: Any, chunk: 
 def _start_worker() -> None:
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, _on_signal)
+    sys.unraisablehook = _unraisable
     _die_with_parent(os.getppid())
+
+
+def _unraisable(unraisable: Any) -> None:
+    """A stop that lands in a finalizer or a weakref callback (importlib's module-lock `cb`
+    while a worker imports a rule lazily) cannot raise there: Python would print it with a
+    traceback and carry on. The worker is stopping, so it ends now, as `_call` would."""
+    if isinstance(unraisable.exc_value, _Stopped) or _stopping:
+        os._exit(128 + signal.SIGTERM)
+    sys.__unraisablehook__(unraisable)
 
 
 def _on_signal(signum: int, frame: object) -> None:

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import functools
 import os
-from typing import Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Optional, Sequence, Tuple
 
-import pathspec
+if TYPE_CHECKING:
+    import pathspec
 
 
 @functools.lru_cache(maxsize=256)
-def compile_patterns(patterns: Tuple[str, ...]) -> pathspec.PathSpec:
+def compile_patterns(patterns: Tuple[str, ...]) -> "pathspec.PathSpec":
+    import pathspec  # only once a profile or the command line has patterns to match
+
     return pathspec.GitIgnoreSpec.from_lines(patterns)
 
 

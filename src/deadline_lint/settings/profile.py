@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Tuple
 
-from deadline_lint.catalog import compiled
 from deadline_lint.settings.globs import matches
 from deadline_lint.settings.profile_settings import TIMEOUT_FLOOR_S, Settings, checks, defaults, typed_fields
 from deadline_lint.settings.profile_values import GRPC_STATUS_NAMES, is_expression_template
+from deadline_lint.support import compiled
 from deadline_lint.support.regular_files import open_regular
 from deadline_lint.support.selector import Selector
 

@@ -11,8 +11,6 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Mapping, Optional
 
-from deadline_lint.catalog import schema as catalog
-from deadline_lint.catalog import validate_client_groups
 from deadline_lint.support.selector import SELECTOR_PATTERN, is_selector
 
 _MAX_MS = 24 * 60 * 60 * 1000  # a day: no request budget is longer; larger is a typo
@@ -116,6 +114,10 @@ def _template(value: Any) -> Optional[str]:
 
 
 def _client_list(value: Any) -> Any:
+    # The catalog's schema is imported only for a profile that declares clients: loading the
+    # catalog package is a large part of what a run answered from the cache would import.
+    from deadline_lint.catalog.schema import validate_client_groups
+
     return validate_client_groups(value) or _client_spelling_problem(value)
 
 
@@ -150,6 +152,8 @@ def _client_spelling_problem(groups: List[Mapping[str, Any]]):
 
 
 def _outbound_json() -> Dict[str, Any]:
+    from deadline_lint.catalog import schema as catalog  # see _client_list
+
     def closed(keys) -> Dict[str, Any]:
         return {"type": "object", "properties": {k: {} for k in sorted(keys)}, "additionalProperties": False}
 

@@ -104,8 +104,11 @@ class RetryOnExpiryOrCancel(RetryRule):
     `backoff.on_exception(backoff.expo, asyncio.TimeoutError)`, `stamina.retry(on=httpx.ReadTimeout)`,
     google-api-core `Retry(predicate=if_exception_type(DeadlineExceeded))`, aiohttp_retry's
     `ExponentialRetry(exceptions={asyncio.TimeoutError})`, tenacity's
-    `retry_if_exception(is_transient)` where `is_transient` is a lambda or a def of the file
-    that only returns `isinstance(exc, T)` tests (so is retrying's `retry_on_exception=`), and hand-written
+    `retry_if_exception(is_transient)` where `is_transient` is a lambda, a def of the file or
+    a def imported from another project module whose body only branches on the exception's
+    class (`if isinstance(exc, T): return True`, `type(exc) in (...)`, `return isinstance(exc,
+    T)`) and returns True for an expiry type that no branch ahead of it may decide first (so
+    is retrying's `retry_on_exception=`; the message names the predicate's line), and hand-written
     retry loops (`for attempt in range(n)` / `while` around `try`/`except` that tries again
     after the error) whose `except` clause names one. The types come from the exception
     vocabulary (catalog `exceptions.yaml`, the profile's `exceptions`, and classes named like
@@ -117,9 +120,11 @@ class RetryOnExpiryOrCancel(RetryRule):
     (UNAVAILABLE, DEADLINE_EXCEEDED): continue`, or `if err.code() not in RETRYABLE: raise`
     with `RETRYABLE` holding one of them). Project decorators and helpers whose filter is one
     of their parameters (`@async_retry(exception_types=[asyncio.TimeoutError])` where
-    `async_retry` loops and catches `except exception_types:`; `call(fn, retry_on=(Timeout,))`)
-    are judged where they are used, in this module or another: the argument given there, or
-    else the default the def declares (the finding then lands on the name called); one
+    `async_retry` loops and catches `except exception_types:`; `call(fn, retry_on=(Timeout,))`;
+    a mixin's `retry_decorator(**kwargs)` reading `kwargs.get("retry_exceptions", ())` under
+    the key's own name and handing it to `retry_if_exception_type`) are judged where they are
+    used, in this module or another: the argument given there, or else the default the def
+    declares (the finding then lands on the name called); one
     attempt (`tries=1`, `retries=0` where the loop is `range(tries)` / `range(retries + 1)`)
     or a def that re-raises what it catches is no retry.
 
@@ -307,6 +312,16 @@ class RetryOnExpiryOrCancel(RetryRule):
                 short = spelled(ctx, admitted)
                 if part.default:
                     short, through = admitted.named, f" (the default of `{part.default}`, not given here)"
+                if part.predicate:
+                    if where is not admitted.node or admitted.node is part.node:
+                        short = admitted.named  # read in the predicate, possibly in another module
+                    fix = ()
+                    message = (
+                        f"the retry filter of `{policy.api.qualname}` retries `{short}` because {part.predicate} "
+                        f"returns True for it, {_WHY[admitted.kind]}; make the predicate return False for it"
+                    )
+                    ctx.report(self, where, message, edits=fix, description=f"Stop retrying `{short}`")
+                    continue
                 message = (
                     f"the retry filter of `{policy.api.qualname}` names `{short}`{through}, "
                     f"{_WHY[admitted.kind]}; "

@@ -60,7 +60,8 @@ class RetryPolicyAdmitsExpiry(RetryRule):
     message names.
 
     Quiet when the filter cannot be read (a predicate function other than a lambda or a def
-    of the file returning `isinstance` tests, an intersection `a & b`), when backoff's
+    of the project whose body only branches on the exception's class, an intersection
+    `a & b`), when backoff's
     `giveup=` may already give up on it, for policies that retry results only
     (`backoff.on_predicate`, `retry_if_result`), for google-api-core's `Retry()` whose
     default predicate leaves `DeadlineExceeded` out, and for other hand-written loops:
@@ -196,15 +197,18 @@ class RetryPolicyAdmitsExpiry(RetryRule):
                         via = "" if where is element.node else f" (through `{_shown(ctx, where)}`)"
                         if part.default:
                             via = f" (the default of `{part.default}`, not given here)"
+                        if part.predicate:
+                            via = f" ({part.predicate} returns True for it)"
                         named, admitted = f"`{through.named}`", through.type
                         family = os_error_phrase(ctx, element.node, through)
                         if family is not None:
                             named, admitted = family
+                        spared = f" ({policy.spared} gives up on other errors only)" if policy.spared else ""
                         self._report(
                             ctx,
                             where,
                             f"{named}{via} in the retry filter of `{name}` includes `{admitted}`, so it "
-                            f"retries deadline expiry{hint}",
+                            f"retries deadline expiry{spared}{hint}",
                             function,
                         )
             elif (
@@ -214,8 +218,11 @@ class RetryPolicyAdmitsExpiry(RetryRule):
                 witness = _any_error(ctx, part.node, function)
                 excluded = f"`{_shown(ctx, part.node)}`"
                 if part.tested:
-                    types = ", ".join(f"`{_shown(ctx, e.node)}`" for e in part.admission.elements)
-                    excluded = f"what {excluded} tests for ({types})"
+                    types = ", ".join(
+                        f"`{e.qualname if e.node is part.node and e.qualname else _shown(ctx, e.node)}`"
+                        for e in part.admission.elements
+                    )
+                    excluded = f"what {part.predicate or excluded} tests for ({types})"
                 self._report(
                     ctx,
                     part.node,

@@ -127,6 +127,10 @@ def _summarize(definition: Definition, scope: Scope, catalog: Catalog, depth: in
             forwarded = forwarded_parameter(function, scope, site.timeout)
             if forwarded is not None:
                 name, position, param_default, required = forwarded
+                if _seconds(param_default):
+                    # A number by default: the wrapper takes seconds, whatever the library spells
+                    # (`http_query(..., timeout=20)` may also hand it to `asyncio.timeout`).
+                    common["timeout_template"], common["imports"] = "{timeout}", ()
                 return WrapperSummary(
                     keyword=name, position=position, default=param_default, required=required, via_kwargs=False,
                     **common,
@@ -134,6 +138,13 @@ def _summarize(definition: Definition, scope: Scope, catalog: Catalog, depth: in
         elif forwards_kwargs(function, call, site.api.keyword, site.api.position):
             return spread_into(site.api.keyword, inner, common)
     return None
+
+
+def _seconds(default: Optional[ast.expr]) -> bool:
+    return (
+        isinstance(default, ast.Constant) and isinstance(default.value, (int, float))
+        and not isinstance(default.value, bool)
+    )
 
 
 def _module_reach(resolver: Resolver, catalog: Catalog) -> Tuple[bool, FrozenSet[str]]:

@@ -52,6 +52,7 @@ from deadline_lint.families.outbound.fixes.adoption.minting import mint_at_the_e
 from deadline_lint.families.outbound.fixes.thread_ambient import ambient_fixes, uses_context
 from deadline_lint.families.outbound.fixes.thread_callers import (
     caller_would_thread,
+    proposable_caller,
     required_parameter_set,
     same_named_methods,
 )
@@ -85,9 +86,6 @@ from deadline_lint.families.outbound.fixes.thread_index import (
 )
 from deadline_lint.families.outbound.fixes.thread_index import (
     has_threaded_parameter as _has_threaded_parameter,
-)
-from deadline_lint.families.outbound.fixes.thread_index import (
-    mentions_parameter as _mentions_parameter,
 )
 from deadline_lint.families.outbound.fixes.thread_index import (
     suppressed as _suppressed,
@@ -267,16 +265,9 @@ def _callers_to_thread(module: ModuleIndex, threaded: Dict[int, Function]) -> Li
             caller = scope.node
             if scope.kind != FUNCTION or not isinstance(caller, _DEFS) or id(caller) in reached:
                 continue
-            if id(caller) in module.minted:
-                continue  # an edge mints the budget it forwards
+            if not proposable_caller(module, caller):
+                continue
             if threaded_target(call, scope, reached, module) is None or not forwardable(call, module):
-                continue
-            if module.budgets.budget_of(scope) is not None or _has_threaded_parameter(caller):
-                continue
-            if (
-                not _threadable(caller, scope) or _suppressed(module.source, caller.lineno)
-                or _mentions_parameter(caller) or module.is_test(caller)
-            ):
                 continue
             reached[id(caller)] = caller
             added.append(caller)

@@ -68,12 +68,25 @@ def required_parameter_set(
 
 
 def caller_would_thread(module: ModuleIndex, caller: Function, elsewhere: Elsewhere, depth: int) -> Optional[bool]:
-    """A caller in another module with no budget: its own module's pass threads it (True) or
-    not (None), by the rules above (thread_budget._callers_to_thread proposes it there)."""
-    if not may_change(caller, module):
+    """A caller in another module with no budget it can forward: its own module's pass threads
+    it (True) or not (None), by the rules above."""
+    if not proposable_caller(module, caller):
         return None
     chosen = required_parameter_set(module, {id(caller): caller}, elsewhere, depth)
     return True if id(caller) in chosen else None
+
+
+def proposable_caller(module: ModuleIndex, caller: Function) -> bool:
+    """A caller that its module's pass proposes to thread once a callee takes the parameter
+    (thread_budget._callers_to_thread): the one test that pass and this judgment share. A
+    caller with a budget of its own is never proposed, even one whose budget has no timeout
+    expression to forward (`t = accessor() - 0.05`): it neither forwards nor is threaded."""
+    return (
+        id(caller) not in module.minted  # an edge mints the budget it forwards
+        and not has_threaded_parameter(caller)
+        and module.budgets.budget_of(module.scope_of[id(caller)]) is None
+        and may_change(caller, module)
+    )
 
 
 def may_change(function: Function, module: ModuleIndex) -> bool:

@@ -40,6 +40,7 @@ _SCANNED = (".py", ".pyi", ".toml", ".cfg", ".ini", ".yaml", ".yml", ".json")
 _SKIPPED_DIRS = frozenset({
     ".git", ".hg", ".venv", "venv", "env", "node_modules", "__pycache__", ".tox", ".nox",
     ".mypy_cache", ".ruff_cache", ".pytest_cache", "build", "dist", "site-packages",
+    ".deadline_lint_cache",  # our own cache spells every name it saw: a `check` must not change what `fix` threads
 })
 _REPOSITORY_MARKERS = (".git", ".hg")
 MAX_PROJECT_FILES = 20000  # past this the project is not read: every name counts as used elsewhere

@@ -4,12 +4,11 @@
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Tuple
 
 from deadline_lint.catalog.retry import (
     ALL,
     CALLABLE,
-    ALL_BUT,
     ANY,
     ATTEMPTS,
     DECORATOR,
@@ -35,9 +34,7 @@ from deadline_lint.families.retry.analysis.retry_policy import (
     Stop,
     combined,
     given_argument,
-    is_docstring,
     module_body,
-    or_operands,
     passes_unpacked,
     single_assignment,
     turned_off,
@@ -48,9 +45,6 @@ from deadline_lint.semantics.local.scopes import Scope
 
 if TYPE_CHECKING:
     from deadline_lint.semantics.file_view import FileView
-
-_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
-
 
 class PolicyReader:
     """Per file (held by `RetryAnalysis`); a policy call is read once."""
@@ -224,7 +218,7 @@ class PolicyReader:
             parts = tuple(self._test(value, call, scope))
         else:
             parts = (FilterPart(UNKNOWN, value),)
-        giveup = call is not None and any(given_argument(call, Argument(k)) is not None for k in api.giveup)
+        giveup, spared = self._gives_up(call, api, scope) if call is not None else (False, "")
         stops = self._stops(api, call, scope)
         if dynamic and all(stop.node is None for stop in stops):
             stops = (Stop(UNKNOWN, None),)
@@ -232,7 +226,7 @@ class PolicyReader:
             api.timeouts is not None and value is None and not dynamic
             and not turned_off(call, api.timeouts.unless, api.positions)
         )
-        return RetryPolicy(api, node, call, parts, value is not None, stops, giveup, own)
+        return RetryPolicy(api, node, call, parts, value is not None, stops, giveup, own, spared)
 
     def _types_part(self, value: ast.expr, scope: Scope) -> FilterPart:
         admission = self.exceptions.admits(value, scope)
@@ -268,56 +262,37 @@ class PolicyReader:
         yield FilterPart(predicate.admits, classes, self.exceptions.admits(classes, scope))
 
     def _test(self, function: Optional[ast.expr], call: ast.Call, scope: Scope) -> Iterator[FilterPart]:
-        """`retry_if_exception(is_transient)`: the types the function's `isinstance` tests
-        admit, when it is a lambda or a def of this file whose whole body is one `return` of
-        `isinstance(exc, T)` (several joined by `or`), or of its negation (every error but T).
-        Each part is placed on the function as the policy names it, where the reader is."""
-        found = self._test_function(function, scope)
+        """`retry_if_exception(is_transient)`: what the function returns True for, when it is a
+        lambda or a def of this file or of another project module that only branches on the
+        class of the exception (`retry_predicates.py`). Each part is placed on the function as
+        the policy names it, where the reader is."""
+        from deadline_lint.families.retry.analysis.retry_predicates import filter_parts, judged_predicate
+
+        found = judged_predicate(self.ctx, self.exceptions, function, scope) if function is not None else None
         if found is None:
             yield FilterPart(UNKNOWN, call)
             return
-        parameter, returned, where = found
-        negated = False
-        if isinstance(returned, ast.UnaryOp) and isinstance(returned.op, ast.Not):
-            negated, returned = True, returned.operand
-        tests = or_operands(returned)
-        if negated and len(tests) > 1:
-            yield FilterPart(UNKNOWN, call)  # not (a or b): every error but both
-            return
-        parts = []
-        for test in tests:
-            checked = self.exceptions.isinstance_test(test, where) if isinstance(test, ast.Call) else None
-            if checked is None or not (isinstance(checked[0], ast.Name) and checked[0].id == parameter):
-                yield FilterPart(UNKNOWN, call)
-                return
-            parts.append(FilterPart(ALL_BUT if negated else TYPES, function, checked[1], tested=True))
-        yield from parts
+        assert function is not None  # read above
+        judged, rest, described = found
+        yield from filter_parts(judged, rest, function, described)
 
-    def _test_function(self, function: Optional[ast.expr], scope: Scope) -> Optional[Tuple[str, ast.expr, Scope]]:
-        """The parameter, the returned expression and the scope it is read in, of a lambda or
-        of a def of this file (named once) that only returns; None for anything else."""
-        node: Union[ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef]
-        if isinstance(function, ast.Lambda):
-            node = function
-            body = function.body
-        elif isinstance(function, ast.Name):
-            bindings = scope.lookup(function.id)
-            if not bindings or len(bindings) != 1 or not isinstance(bindings[0].value, _FUNCTIONS):
-                return None
-            node = bindings[0].value
-            statements = [s for s in node.body if not is_docstring(s)]
-            if len(statements) != 1 or not isinstance(statements[0], ast.Return) or statements[0].value is None:
-                return None
-            body = statements[0].value
-            scope = bindings[0].scope
-        else:
-            return None
-        args = node.args
-        if len(args.posonlyargs) + len(args.args) != 1 or args.vararg or args.kwonlyargs:
-            return None
-        parameter = [*args.posonlyargs, *args.args][0].arg
-        where = self.resolver.scope_of(node, scope)
-        return parameter, body, where
+    def _gives_up(self, call: ast.Call, api: RetryApi, scope: Scope) -> Tuple[bool, str]:
+        """backoff's `giveup=` may give up on an expiry error: quiet unless it is a predicate
+        read to return True only for classes that admit none (`giveup=lambda e:
+        isinstance(e, ValueError)`: timeouts are still retried); then also how a message
+        names it."""
+        from deadline_lint.families.retry.analysis.retry_predicates import judged_predicate, spares_expiry
+
+        spared = ""
+        for keyword in api.giveup:
+            value = given_argument(call, Argument(keyword))
+            if value is None:
+                continue
+            found = judged_predicate(self.ctx, self.exceptions, value, scope)
+            if found is None or not spares_expiry(found[0], found[1]):
+                return True, ""
+            spared = found[2] or f"`{keyword}=` at line {value.lineno}"
+        return False, spared
 
     def _classes(self, call: ast.Call, predicate: Predicate) -> Optional[ast.expr]:
         if predicate.varargs:

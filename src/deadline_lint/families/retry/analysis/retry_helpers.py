@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 import re
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Callable, Dict, List, NamedTuple, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, NamedTuple, Optional, Tuple, Union
 
 from deadline_lint.families.retry.analysis.retry_loops import _exits_on_success, _goes_round, _loop_level
 from deadline_lint.families.shared.function_nodes import Function
@@ -61,7 +61,7 @@ class ParameterFilter(NamedTuple):
 
 class FiltersByParameter(Fact[tuple]):
     name = "retry.parameter_filter"
-    version = 3  # 3: a factory handing its parameter to a library's retry filter
+    version = 4  # 3: a factory handing its parameter to a library's retry filter; 4: read from **kwargs
     through_returns = False  # a helper is one by its own body
 
     def may_hold(self, text: str) -> bool:
@@ -73,11 +73,12 @@ class FiltersByParameter(Fact[tuple]):
         if not isinstance(node, FUNCTIONS):
             return None
         params = _parameters(node, klass is not None)
-        if not params:
+        read = _kwargs_reads(node)
+        if not params and not read:
             return None
-        found = _retry_loop_on_parameter(node, params)
+        found = _retry_loop_on_parameter(node, params) if params else None
         if found is None:
-            return _delegated(module, node, params)
+            return _delegated(module, node, {**read, **params}, frozenset(read))
         form, parameter, loop = found
         position, default = params[parameter]
         classes = _default_classes(module, default)
@@ -165,16 +166,46 @@ _DELEGATE_WORDS = ("retry_if_exception_type", "retry_async")
 _ATTEMPT_STOPS = ("tenacity.stop_after_attempt", "tenacity.stop.stop_after_attempt")
 
 
-def _delegated(module: ModuleTree, node: Function, params: Parameters) -> Optional[Local]:
+def _kwargs_reads(node: Function) -> Parameters:
+    """`retry_exceptions = kwargs.get("retry_exceptions", ())` at the def's top, from its own
+    `**kwargs` and under the key's own name: a keyword parameter by another spelling."""
+    kwarg = node.args.kwarg
+    if kwarg is None:
+        return {}
+    found: Parameters = {}
+    for statement in node.body:
+        target = value = None
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+            target, value = statement.targets[0], statement.value
+        elif isinstance(statement, ast.AnnAssign):
+            target, value = statement.target, statement.value
+        if not (
+            isinstance(target, ast.Name) and isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+            and value.func.attr == "get" and isinstance(value.func.value, ast.Name)
+            and value.func.value.id == kwarg.arg and not value.keywords and len(value.args) in (1, 2)
+            and isinstance(value.args[0], ast.Constant) and value.args[0].value == target.id
+        ):
+            continue
+        found[target.id] = (-1, value.args[1] if len(value.args) == 2 else None)
+    return found
+
+
+def _delegated(
+    module: ModuleTree, node: Function, params: Parameters, read: FrozenSet[str] = frozenset()
+) -> Optional[Local]:
     """A decorator factory that hands one of its parameters, unchanged, to a library's retry
     filter (`retry_if_exception_type(exceptions)`, `retry_async.api.retry(exceptions, ...)`):
     its default is the filter where a use does not pass it. Only a parameter read by name,
-    never rebound in the def."""
+    never rebound in the def (`read`: those taken from `**kwargs`, bound once by that read)."""
     text = module.module.text
     if not any(word in text for word in _DELEGATE_WORDS):
         return None
     table = import_table(text)
-    rebound = {t.id for t in ast.walk(node) if isinstance(t, ast.Name) and isinstance(t.ctx, (ast.Store, ast.Del))}
+    stores: Dict[str, int] = {}
+    for t in ast.walk(node):
+        if isinstance(t, ast.Name) and isinstance(t.ctx, (ast.Store, ast.Del)):
+            stores[t.id] = stores.get(t.id, 0) + 1
+    rebound = {name for name, count in stores.items() if count > (1 if name in read else 0)}
     parameter, attempts = "", ""
     for call in ast.walk(node):
         if not isinstance(call, ast.Call):
@@ -252,14 +283,14 @@ def _caught_name(expr: Optional[ast.expr]) -> Optional[str]:
 
 
 def _default_classes(module: ModuleTree, default: Optional[ast.expr]) -> Optional[Tuple[Optional[str], ...]]:
-    from deadline_lint.families.shared.errors.exception_facts import _class_name
+    from deadline_lint.families.shared.errors.exception_facts import class_name
 
     if default is None:
         return None
     elements = default.elts if isinstance(default, (ast.Tuple, ast.List, ast.Set)) else [default]
     if not elements or any(isinstance(e, ast.Starred) for e in elements):
         return None
-    return tuple(_class_name(module, e) for e in elements)
+    return tuple(class_name(module, e) for e in elements)
 
 
 def _attempt_count(loop: ast.stmt, params: Parameters) -> Tuple[str, str]:

@@ -28,6 +28,7 @@ class FilterPart:
     admission: Optional[Admission] = None  # TYPES: what is retried; ALL_BUT: what is excluded
     tested: bool = False  # read from a function of the exception (`retry_if_exception(f)`)
     default: str = ""  # the project helper's parameter whose default this is (none given here)
+    predicate: str = ""  # how a message names the function it was read from (`f` at line 12)
 
     def place(self, node: ast.AST, policy: Optional[ast.AST]) -> ast.AST:
         """Where a finding about `node` (a class of this part's admission) is shown: on it
@@ -68,6 +69,7 @@ class RetryPolicy:
     stops: Tuple[Stop, ...]  # a union: retrying ends at the first that fires
     giveup: bool  # a giveup callable may exclude some errors
     own_timeouts: bool = False  # retries the library's own expiry type (api.timeouts) as written
+    spared: str = ""  # a giveup callable read to spare expiry errors: how a message names it
 
     @property
     def library(self) -> str:

@@ -23,12 +23,16 @@ class ExceptionTuple(Fact[Classes]):
     def value(self, module: ModuleTree, name: str, expr: ast.expr) -> Optional[Local]:
         if not isinstance(expr, (ast.Tuple, ast.List, ast.Set)) or not expr.elts:
             return None
-        classes = tuple(_class_name(module, element) for element in expr.elts)
+        classes = tuple(class_name(module, element) for element in expr.elts)
         return Local(classes, name)
 
 
-def _class_name(module: ModuleTree, element: ast.expr) -> Optional[str]:
-    qualname = module.qualname_of(element)
+def class_name(module: ModuleTree, element: ast.expr, shadowed: Tuple[str, ...] = ()) -> Optional[str]:
+    """The exception class `element` names at module level (a builtin by its bare name), or
+    None; a name `shadowed` by a local binding names nothing known."""
+    if isinstance(element, ast.Name) and element.id in shadowed:
+        return None
+    qualname = module.qualname_of(element, shadowed)
     if qualname is not None:
         return qualname
     if isinstance(element, ast.Name) and element.id in _BUILTINS and element.id not in module.summary.kinds:

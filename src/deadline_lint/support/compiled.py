@@ -1,4 +1,5 @@
-"""The built-in catalog's YAML, parsed once and kept (marshalled) beside the results cache.
+"""Parsed inputs kept (marshalled) beside the results cache: the built-in catalog's YAML
+(catalog/) and the `[tool.deadline-lint]` tables of pyproject.toml files (settings/).
 
 Parsing the YAML files, and importing PyYAML to do it, is most of what building a checker
 costs: a run that checks one changed file (pre-commit) would pay it every time. So a run with
@@ -8,7 +9,8 @@ interpreter's); any other run, or a missing, foreign or unreadable file, parses 
 before and, with a folder, writes the file for the next run. What is read back is trusted
 only when it is sealed (sealed.py) for exactly these inputs and has the shape the caller
 checks (for the catalog: each file's document, in order, valid against its schema); an empty
-list or a wrongly shaped document in its place is rebuilt, never used.
+list or a wrongly shaped document in its place is rebuilt, never used. It lives here, below
+both of its users, so a run answered from the cache loads neither the catalog nor its readers.
 """
 from __future__ import annotations
 
