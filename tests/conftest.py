@@ -1,5 +1,7 @@
 import sys
 from pathlib import Path
+from types import ModuleType, SimpleNamespace
+from typing import Dict, List
 
 # The fixture helpers live beside the tests; make them importable without packaging tests.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -32,3 +34,19 @@ def _own_results_cache(tmp_path_factory, monkeypatch):
     folder = tmp_path_factory.mktemp("results-cache")
     monkeypatch.setenv(CACHE_DIR_ENV, str(folder))
     return folder
+
+
+@pytest.fixture
+def calls(monkeypatch) -> List[Dict[str, object]]:
+    """A `requests` that records each call (its URL and keywords) instead of sending it: the
+    fixed code of a threading test runs against it (tests/test_thread_*.py)."""
+    recorded: List[Dict[str, object]] = []
+    fake = ModuleType("requests")
+
+    def get(url, **kwargs):
+        recorded.append({"url": url, **kwargs})
+        return SimpleNamespace(url=url)
+
+    fake.get = get  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "requests", fake)
+    return recorded

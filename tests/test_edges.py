@@ -386,3 +386,47 @@ def test_adopt_dry_run_writes_nothing(tmp_path: Path, capsys, monkeypatch) -> No
     assert "+def fetch_items(*, budget_s: float):" in capsys.readouterr().out
     assert {p.name: p.read_text(encoding="utf-8") for p in (tmp_path / "svc").glob("*.py")} == before
     assert main(["adopt", "-"]) == 2
+
+
+@pytest.mark.parametrize("diff", [False, True])
+def test_an_edge_that_takes_a_deadline_still_forwards_to_a_callee_elsewhere(
+    tmp_path: Path, monkeypatch, capsys, diff: bool,
+) -> None:
+    """An edge with a hop before a call into another module takes a deadline from the budget
+    it mints. The later pass that forwards to the callee read that edge as one holding a
+    budget it cannot forward: `--diff` showed the callee requiring `budget_s` and the edge's
+    call without it (a TypeError when run), and a real run threaded nothing. Both now forward
+    what is left of the deadline."""
+    service = dict(SERVICE)
+    service["svc/app.py"] = service["svc/app.py"].replace(
+        "data = backend.fetch_items()", 'requests.get("http://catalog/warm")\n            data = backend.fetch_items()'
+    )
+    _write(tmp_path, service)
+    monkeypatch.chdir(tmp_path)
+    forward = "data = backend.fetch_items(budget_s=max(0.001, (budget_deadline_s - time.monotonic()) - 0.05))"
+    if diff:
+        main(["adopt", "--diff", "svc"])
+        shown = capsys.readouterr().out
+        assert "+def fetch_items(*, budget_s: float):" in shown and f"+    {forward}" in shown
+        return
+    assert main(["adopt", "svc"]) == 0
+    assert "def fetch_items(*, budget_s: float):" in (tmp_path / "svc" / "backend.py").read_text(encoding="utf-8")
+    assert forward in (tmp_path / "svc" / "app.py").read_text(encoding="utf-8")
+
+
+def test_an_edge_without_a_docstring_that_takes_a_deadline_mints_first(tmp_path: Path, monkeypatch) -> None:
+    """The deadline taken on entry goes before the first body line's indentation; the mint
+    was only written when an edit inside the body read `budget_s`, so an edge with no
+    docstring and two hops got `budget_deadline_s = time.monotonic() + budget_s` and no
+    `budget_s` (a NameError when run)."""
+    service = dict(SERVICE)
+    service["svc/app.py"] = service["svc/app.py"].replace(
+        "def health():\n            return backend.fetch_items()",
+        'def health():\n            requests.get("http://a/ping")\n            return requests.get("http://b/ping")',
+    )
+    assert 'requests.get("http://a/ping")' in service["svc/app.py"]
+    _write(tmp_path, service)
+    monkeypatch.chdir(tmp_path)
+    assert main(["adopt", "svc"]) == 0
+    app = (tmp_path / "svc" / "app.py").read_text(encoding="utf-8")
+    assert "def health():\n    budget_s = 10.0\n    budget_deadline_s = time.monotonic() + budget_s\n" in app

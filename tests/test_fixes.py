@@ -522,6 +522,32 @@ def test_a_threaded_function_that_spends_its_budget_twice_spends_what_is_left() 
     assert thread(thread(before)) == thread(before)
 
 
+def test_a_hop_after_other_work_spends_what_is_left() -> None:
+    """`budget_s` is the time left at entry: one hop after an `await` or a call of this module's
+    own function (which may take most of it) gets what is left then. A hop after a call of
+    something else (a builtin, another object's method) keeps the plain form."""
+    before = (
+        "import requests\n\n"
+        "def prepare(url):\n    return url.strip()\n\n"
+        "def after_work(url):\n    url = prepare(url)\n    return requests.get(url)\n\n"
+        "def after_a_builtin(url):\n    url = str(url)\n    return requests.get(url)\n\n"
+        "def handler(url, budget):\n    after_work(url)\n    after_a_builtin(url)\n"
+    )
+    fresh = "max(0.001, (budget_deadline_s - time.monotonic()) - 0.05)"
+    assert thread(before) == (
+        "import requests\nimport time\n\n"
+        "def prepare(url):\n    return url.strip()\n\n"
+        "def after_work(url, *, budget_s: float):\n"
+        "    budget_deadline_s = time.monotonic() + budget_s\n"
+        f"    url = prepare(url)\n    return requests.get(url, timeout={fresh})\n\n"
+        "def after_a_builtin(url, *, budget_s: float):\n"
+        "    url = str(url)\n    return requests.get(url, timeout=max(0.001, budget_s - 0.05))\n\n"
+        "def handler(url, budget):\n    after_work(url, budget_s=budget.timeout())\n"
+        "    after_a_builtin(url, budget_s=budget.timeout())\n"
+    )
+    assert thread(thread(before)) == thread(before)
+
+
 def test_spending_from_a_deadline_needs_the_time_module() -> None:
     """Where `time` names something else, the plain parameter stays (prove or bail)."""
     before = "import requests\nfrom time import time\n\ndef two(url):\n    requests.get(url)\n    requests.get(url)\n"

@@ -8,8 +8,8 @@ import importlib
 import sys
 import textwrap
 from pathlib import Path
-from types import ModuleType, SimpleNamespace
-from typing import Dict, List
+from types import ModuleType
+from typing import Dict
 
 import pytest
 
@@ -47,21 +47,6 @@ class Budget:
 
     def timeout(self) -> float:
         return self.seconds - 0.05
-
-
-@pytest.fixture
-def calls(monkeypatch) -> List[Dict[str, object]]:
-    """A `requests` that records each call's timeout instead of sending it."""
-    recorded: List[Dict[str, object]] = []
-    fake = ModuleType("requests")
-
-    def get(url, **kwargs):
-        recorded.append({"url": url, **kwargs})
-        return SimpleNamespace(url=url)
-
-    fake.get = get  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "requests", fake)
-    return recorded
 
 
 def _project(root: Path, files: Dict[str, str]) -> None:

@@ -10,7 +10,7 @@ import importlib
 import sys
 import textwrap
 from pathlib import Path
-from types import ModuleType, SimpleNamespace
+from types import ModuleType
 from typing import Dict, List, Tuple
 
 import pytest
@@ -63,21 +63,6 @@ class Budget:
 class Context:
     def get_remaining_time_in_millis(self) -> int:
         return 2000
-
-
-@pytest.fixture
-def calls(monkeypatch) -> List[Dict[str, object]]:
-    """A `requests` that records each call instead of sending it."""
-    recorded: List[Dict[str, object]] = []
-    fake = ModuleType("requests")
-
-    def get(url, **kwargs):
-        recorded.append({"url": url, **kwargs})
-        return SimpleNamespace(url=url)
-
-    fake.get = get  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "requests", fake)
-    return recorded
 
 
 def _fixed(

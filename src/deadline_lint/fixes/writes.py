@@ -159,11 +159,7 @@ def write_atomic(snapshot: SourceSnapshot, text: str) -> None:
     # raises wherever it lands) right after the creation must still find it to remove it.
     temporary = _temporary_name(target, folder)
     try:
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600)
-        with os.fdopen(fd, "wb") as handle:
-            _write_all(handle, data)
-            handle.flush()
-            os.fsync(handle.fileno())
+        _create_synced(temporary, data, 0o600)
         os.chmod(temporary, stat.S_IMODE(original.st_mode))
         _keep_owner(temporary, original)
         _refuse_if_changed(snapshot, target)
@@ -185,11 +181,7 @@ def write_new(path: str, text: str) -> None:
     folder = os.path.dirname(target)
     temporary = _temporary_name(target, folder)
     try:
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
-        with os.fdopen(fd, "wb") as handle:
-            _write_all(handle, text.encode("utf-8"))
-            handle.flush()
-            os.fsync(handle.fileno())
+        _create_synced(temporary, text.encode("utf-8"), 0o666)
         try:
             os.link(temporary, target)
         except FileExistsError:
@@ -200,6 +192,15 @@ def write_new(path: str, text: str) -> None:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
     _sync_folder(folder)
+
+
+def _create_synced(path: str, data: bytes, mode: int) -> None:
+    """A new file (never one that exists) holding `data`, on disk before this returns."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), mode)
+    with os.fdopen(fd, "wb") as handle:
+        _write_all(handle, data)
+        handle.flush()
+        os.fsync(handle.fileno())
 
 
 def _temporary_name(target: str, folder: str) -> str:

@@ -98,7 +98,7 @@ def cmd_scaffold(args: argparse.Namespace) -> int:
     target = args.scaffold_path or scaffold.default_target(edges, args.paths)
     if os.path.isdir(target):
         target = os.path.join(target, scaffold.MODULE_NAME)
-    name = scaffold.module_name(target)
+    name = scaffold.dotted_module_name(target)
     flavours = scaffold.flavours_for([edge for _, edge in edges])
     text = scaffold.render(flavours, session.checker(target).profile, name)
     found = ", ".join(sorted({edge.framework for _, edge in edges})) or "no edges"

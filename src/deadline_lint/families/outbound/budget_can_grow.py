@@ -8,12 +8,12 @@ from deadline_lint.families.outbound.common import (
     BudgetValueRule,
     is_clamp_floor,
     is_non_positive_constant,
-    is_number_constant,
     single_assignment,
     timeouts_passed_on,
 )
 from deadline_lint.families.shared.budget.budget import budget_in_scope
 from deadline_lint.families.shared.time.time_values import INSTANT, time_value
+from deadline_lint.semantics.local.declared import is_number
 from deadline_lint.semantics.local.children import walk as walk_nodes
 
 if TYPE_CHECKING:
@@ -170,7 +170,7 @@ def _grows(node: ast.AST, mentions: Dict[int, bool], ctx: "FileView") -> str:
         left, right = mentioned(node.left), mentioned(node.right)
         if left != right:
             other = node.right if left else node.left
-            if is_number_constant(other) and is_non_positive_constant(other):
+            if is_number(other) and is_non_positive_constant(other):
                 return ""
             if _is_clock_instant(other, ctx):
                 return ""  # `time.monotonic() + budget` is a deadline: what is left of it is judged where taken

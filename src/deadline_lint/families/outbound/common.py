@@ -36,6 +36,7 @@ from deadline_lint.families.shared.budget.budget import Budget, budget_in_scope,
 from deadline_lint.families.shared.budget.forwarding import local_alias
 from deadline_lint.families.shared.errors.cancel_scopes import bounded_by_cancel_scope, is_awaited
 from deadline_lint.semantics.local.children import walk as walk_nodes
+from deadline_lint.semantics.local.declared import is_number
 from deadline_lint.semantics.local.expressions import is_unbounded
 from deadline_lint.semantics.local.scopes import ASSIGN, IMPORT, Scope
 from deadline_lint.settings.profile import TIMEOUT_FLOOR_S
@@ -145,14 +146,8 @@ def single_assignment(name: str, scope: Scope) -> Optional[Assignment]:
     return Assignment(value, bindings[0].scope) if isinstance(value, ast.expr) else None
 
 
-def is_number_constant(expr: ast.expr) -> bool:
-    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)):
-        expr = expr.operand
-    return isinstance(expr, ast.Constant) and isinstance(expr.value, (int, float)) and not isinstance(expr.value, bool)
-
-
 def is_non_positive_constant(expr: ast.expr) -> bool:
-    if not is_number_constant(expr):
+    if not is_number(expr):
         return False
     value = ast.literal_eval(expr)
     return value <= 0
@@ -161,7 +156,7 @@ def is_non_positive_constant(expr: ast.expr) -> bool:
 def is_clamp_floor(expr: ast.expr) -> bool:
     """The constant of a clamp such as `max(0.0, x)` or the fixes' own `max(0.001, x)`: at
     most TIMEOUT_FLOOR_S, so it only keeps a spent budget from becoming an invalid timeout."""
-    return is_number_constant(expr) and ast.literal_eval(expr) <= TIMEOUT_FLOOR_S
+    return is_number(expr) and ast.literal_eval(expr) <= TIMEOUT_FLOOR_S
 
 
 def proven_number(expr: ast.expr, scope: Scope, depth: int = 0) -> bool:
@@ -171,7 +166,7 @@ def proven_number(expr: ast.expr, scope: Scope, depth: int = 0) -> bool:
     pending = [(expr, scope, depth)]
     while pending:
         value, where, follows = pending.pop()
-        if is_number_constant(value):
+        if is_number(value):
             continue
         if isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
             pending.extend(((value.left, where, follows), (value.right, where, follows)))
@@ -194,7 +189,7 @@ def is_fixed_timeout(expr: ast.expr, scope: Scope, ctx: "FileView", depth: int =
     pending = [(expr, scope, depth)]  # a work list: every part must be fixed
     while pending:
         value, where, follows = pending.pop()
-        if is_number_constant(value):
+        if is_number(value):
             continue
         if isinstance(value, ast.Attribute):
             assigned = _self_attribute_values(value, where, ctx)

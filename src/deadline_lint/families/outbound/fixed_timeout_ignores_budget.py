@@ -19,11 +19,11 @@ from deadline_lint.families.outbound.common import (
     bounded_externally,
     budget_expression,
     is_fixed_timeout,
-    is_number_constant,
     proven_number,
     single_assignment,
 )
 from deadline_lint.families.shared.budget.budget import Budget, budget_in_scope, given_timeout, given_timeout_polls
+from deadline_lint.semantics.local.declared import is_number
 from deadline_lint.semantics.local.expressions import is_unbounded, mentions_any
 from deadline_lint.support.diagnostics import Applicability, Edit
 from deadline_lint.families.shared.budget.fix_tags import INSERTS_BUDGET_TAGS
@@ -178,7 +178,7 @@ class FixedTimeoutIgnoresBudget(OutboundRule):
         derived = budget_expression(ctx, budget, node)
         shown = ctx.source.segment(ctor_timeout)
         edit = None
-        if derived and is_number_constant(ctor_timeout):
+        if derived and is_number(ctor_timeout):
             value = api.render_timeout(f"min({shown}, {derived})")
             edit = insert_keyword(ctx.source, node, api.keyword, value)
         message = (

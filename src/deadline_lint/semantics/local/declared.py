@@ -24,6 +24,13 @@ _KEEPING_DECORATORS = frozenset(
 PROPERTY_DECORATORS = frozenset({"property", "cached_property"})
 
 
+def is_number(expr: Optional[ast.AST]) -> bool:
+    """A number written in place (`10`, `-1.5`), not a bool."""
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.UAdd, ast.USub)):
+        expr = expr.operand
+    return isinstance(expr, ast.Constant) and isinstance(expr.value, (int, float)) and not isinstance(expr.value, bool)
+
+
 def decorator_names(function: ast.AST) -> List[Optional[str]]:
     """The last name of each decorator (`functools.lru_cache(maxsize=1)` -> "lru_cache");
     None for a decorator that is not a (called) dotted name."""

@@ -29,7 +29,7 @@ from deadline_lint.families.outbound.analysis.wrappers import (
     is_method,
     spread_into,
 )
-from deadline_lint.semantics.local.declared import FUNCTION_DEFS
+from deadline_lint.semantics.local.declared import FUNCTION_DEFS, is_number
 from deadline_lint.semantics.local.expressions import argument_at
 from deadline_lint.semantics.local.resolve import Definition, Resolver
 from deadline_lint.semantics.local.scopes import Scope
@@ -127,7 +127,7 @@ def _summarize(definition: Definition, scope: Scope, catalog: Catalog, depth: in
             forwarded = forwarded_parameter(function, scope, site.timeout)
             if forwarded is not None:
                 name, position, param_default, required = forwarded
-                if _seconds(param_default):
+                if is_number(param_default):
                     # A number by default: the wrapper takes seconds, whatever the library spells
                     # (`http_query(..., timeout=20)` may also hand it to `asyncio.timeout`).
                     common["timeout_template"], common["imports"] = "{timeout}", ()
@@ -138,13 +138,6 @@ def _summarize(definition: Definition, scope: Scope, catalog: Catalog, depth: in
         elif forwards_kwargs(function, call, site.api.keyword, site.api.position):
             return spread_into(site.api.keyword, inner, common)
     return None
-
-
-def _seconds(default: Optional[ast.expr]) -> bool:
-    return (
-        isinstance(default, ast.Constant) and isinstance(default.value, (int, float))
-        and not isinstance(default.value, bool)
-    )
 
 
 def _module_reach(resolver: Resolver, catalog: Catalog) -> Tuple[bool, FrozenSet[str]]:

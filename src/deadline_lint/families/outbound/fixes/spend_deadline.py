@@ -73,10 +73,22 @@ def can_take_deadline(tree: ast.Module, function: Function, name: str) -> bool:
 
 
 def has_deadline(function: Function, name: str) -> bool:
+    """The body opens with `name = ...`, after its docstring and, at an edge `adopt` minted,
+    after the mint that binds the budget the deadline is taken from."""
     first = first_statement(function)
+    if first is not None and _binds(first, THREADED_PARAMETER):
+        after = function.body.index(first) + 1
+        first = function.body[after] if after < len(function.body) else None
+    return first is not None and _binds(first, name)
+
+
+def _binds(statement: ast.stmt, name: str) -> bool:
+    """`name = ...`, or a `try:` opening with it (an inbound header's mint)."""
+    if isinstance(statement, ast.Try) and statement.body:
+        statement = statement.body[0]
     return (
-        isinstance(first, ast.Assign) and len(first.targets) == 1
-        and isinstance(first.targets[0], ast.Name) and first.targets[0].id == name
+        isinstance(statement, ast.Assign) and len(statement.targets) == 1
+        and isinstance(statement.targets[0], ast.Name) and statement.targets[0].id == name
     )
 
 

@@ -78,14 +78,17 @@ class ModuleIndex:
             scope = self.scope_of.get(id(function))
             if (
                 not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or scope is None
-                or self.budgets.budget_of(scope) is not None
                 or has_threaded_parameter(function) or suppressed(self.source, function.lineno)
             ):
                 continue
             if mentions_parameter(function):
                 if not _mints(function):
                     continue
+                # Minted by an earlier pass, whatever the budget analysis makes of its text now
+                # (a deadline taken from it reads as a budget with no timeout to forward).
                 self.minted_before.add(id(function))
+            elif self.budgets.budget_of(scope) is not None:
+                continue
             elif mint_edit(self.source, function, ["pass"]) is None:
                 continue  # no line of its own for the mint (`def f(): return g()`): not an edge that mints
             self.minted[id(function)] = edge

@@ -56,7 +56,8 @@ def spend_from_a_deadline(
         # hand) with one hop, given a forward to another module now, spends `budget_s` twice.
         spent = _spent_already(function, module.source)
         in_loop = any(_in_loop(function, result[i].start, module.source) for i in uses)
-        if len(uses) + len(spent) < 2 and not in_loop:
+        first = min(result[i].start for i in uses)
+        if len(uses) + len(spent) < 2 and not in_loop and not _waits_before(function, first, module):
             continue
         if not can_take_deadline(module.tree, function, DEADLINE):
             continue
@@ -142,6 +143,24 @@ def _retried(module: ModuleIndex, function: Function) -> bool:
         ):
             return True
     return False
+
+
+def _waits_before(function: Function, offset: int, module: ModuleIndex) -> bool:
+    """Something before `offset` in the body takes time that `budget_s`, read at entry, does
+    not know of: an `await`, or a call of a project function (this module's or another's, a
+    method of a project class). An edge that mints `budget_s` and then looks something up
+    would otherwise give its one hop the whole budget after the lookup spent part of it."""
+    from deadline_lint.semantics.file import FileSemantics
+
+    for node in walk_nodes(function):
+        if isinstance(node, ast.Await) and module.source.node_span(node)[1] <= offset:
+            return True
+    before = [(call, scope) for call, scope in module.calls
+              if scope.node is function and module.source.node_span(call)[1] <= offset]
+    if not before:
+        return False
+    semantics = FileSemantics(module)
+    return any(semantics.callee(call.func, scope) is not None for call, scope in before)
 
 
 # Code that runs a call more than once, one after the other (a comprehension too).

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from typing import Iterator, Optional
 
-from deadline_lint.semantics.local.declared import is_none
+from deadline_lint.semantics.local.declared import is_none, is_number
 from deadline_lint.semantics.local.resolve import dotted_parts
 from deadline_lint.semantics.local.scopes import FUNCTION, PARAM, Scope
 
@@ -53,14 +53,10 @@ def numeric_parameters(function: ast.AST) -> Iterator[ast.arg]:
         if is_none(default) or annotation_admits_none(param.annotation):
             continue
         annotated = isinstance(param.annotation, ast.Name) and param.annotation.id in ("float", "int")
-        if annotated or _is_number(default):
+        if annotated or is_number(default):
             yield param
 
 
-def _is_number(node: Optional[ast.expr]) -> bool:
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.UAdd, ast.USub)):
-        node = node.operand
-    return isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
 
 
 def annotation_admits_none(annotation: Optional[ast.expr]) -> bool:

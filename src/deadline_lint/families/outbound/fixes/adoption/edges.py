@@ -60,7 +60,7 @@ def find_edges(tree: ast.Module, path: str, entry_points: Sequence[str] = ()) ->
     imports = _imported_from(tree)
     apps = _framework_bindings(tree, imports)
     found: Dict[int, Edge] = {}
-    module_name = _module_name(path)
+    module_name = dotted_module_name(path)
     for function, klass in _functions(tree):
         edge = _decorated(function, klass, apps, imports) or _by_profile(function, klass, module_name, entry_points)
         if klass is None and edge is None:
@@ -307,7 +307,7 @@ def _dotted(node: ast.AST) -> str:
     return ""
 
 
-def _module_name(path: str) -> str:
+def dotted_module_name(path: str) -> str:
     """`pkg/sub/mod.py` -> `pkg.sub.mod`, climbing while the folder is a package."""
     path = os.path.abspath(path)
     stem = os.path.splitext(os.path.basename(path))[0]

@@ -87,9 +87,10 @@ def mint_at_the_edges(module: "ModuleIndex", edits: List[Edit]) -> List[Edit]:
         if key in module.minted_before:
             _after_the_mint(module, function, result)
             continue
-        end = module.source.node_span(function)[1]
-        body_start = module.source.node_span(function.body[0])[0]
-        if not any(body_start <= e.start and e.end <= end and PARAMETER in e.text for e in result):
+        start, end = module.source.node_span(function)
+        # Inside the def: a deadline taken on entry is inserted at the start of the first
+        # body line, before its indentation (and reads `budget_s`, which the mint must bind).
+        if not any(start < e.start and e.end <= end and PARAMETER in e.text for e in result):
             continue
         mint = mint_edit(module.source, function, mint_lines(edge, module.profile, PARAMETER))
         if mint is None:

@@ -14,7 +14,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, FrozenSet, List, Mapping, Sequence, Tuple
 
 from deadline_lint.families.outbound.fixes.adoption import scaffold_templates as templates
-from deadline_lint.families.outbound.fixes.adoption.edges import Edge, _module_name
+from deadline_lint.families.outbound.fixes.adoption.edges import Edge, dotted_module_name
 
 if TYPE_CHECKING:
     from deadline_lint.settings.profile import Profile
@@ -126,14 +126,9 @@ def default_target(edges: Sequence[Tuple[str, Edge]], paths: Sequence[str]) -> s
     return os.path.join(os.path.relpath(folder), MODULE_NAME)
 
 
-def module_name(target: str) -> str:
-    """The dotted name the project imports the written module by (climbing its packages)."""
-    return _module_name(target)
-
-
 def profile_lines(target: str) -> str:
     """The `pyproject.toml` lines that thread the ambient budget through the module's accessor."""
-    accessor = f"{module_name(target)}.{ACCESSOR}"
+    accessor = f"{dotted_module_name(target)}.{ACCESSOR}"
     return (
         "[tool.deadline-lint.fix]\n"
         'propagation = "context"\n'
