@@ -22,7 +22,7 @@ from typing import FrozenSet, List, Optional, Tuple
 from deadline_lint.catalog import Catalog
 from deadline_lint.families.outbound.analysis.outbound_calls import mention_word
 from deadline_lint.semantics.arguments import UNREAD
-from deadline_lint.semantics.callers import Callers
+from deadline_lint.semantics.callers import Callers, is_test_path
 from deadline_lint.semantics.local.scopes import CLASS as CLASS_SCOPE
 from deadline_lint.semantics.local.scopes import MODULE, Binding
 from deadline_lint.semantics.summary import CLASS, FUNCTION, Names, Symbol
@@ -49,6 +49,8 @@ def passed_client(binding: Binding, names: Names, own: object, catalog: Catalog)
     parameter = binding.value
     if not isinstance(node, _FUNCTIONS) or owner is None or not isinstance(parameter, ast.arg):
         return None
+    if is_test_path(getattr(own, "path", "") or ""):
+        return None  # the index leaves test modules out: their defs' callers (or pytest) are not in it
     name = str(node.name)
     if owner.kind == MODULE:
         path: Tuple[str, ...] = (name,)

@@ -79,7 +79,7 @@ class ParameterInstants:
             if found is None:
                 return None
             values.append(found)
-        elsewhere = self._passed_elsewhere(node.name, owner, place, method)
+        elsewhere = self._passed_elsewhere(node.name, owner, place, method, bool(calls))
         if elsewhere is None:
             return None
         values.extend(elsewhere)
@@ -139,7 +139,7 @@ class ParameterInstants:
         return self._calls
 
     def _passed_elsewhere(
-        self, name: str, owner: Scope, place: Tuple[Optional[int], str], method: bool
+        self, name: str, owner: Scope, place: Tuple[Optional[int], str], method: bool, here: bool
     ) -> Optional[List[Any]]:
         """The instants callers in other modules pass (none when every caller is here);
         None when the project's callers cannot be known, there is none, a caller here hands
@@ -148,12 +148,14 @@ class ParameterInstants:
         analysis = getattr(ctx, "analysis", None)
         if analysis is None:
             return None
-        from deadline_lint.semantics.callers import Callers
+        from deadline_lint.semantics.callers import Callers, is_test_path
         from deadline_lint.semantics.file import FileSemantics
         from deadline_lint.semantics.summary import FUNCTION as DEF
         from deadline_lint.semantics.summary import Symbol
 
         semantics = analysis(FileSemantics)
+        if not here and is_test_path(semantics.own.path):
+            return None  # the index leaves test modules out: a def there is called from ones it cannot see
         path = (name,) if owner.kind == MODULE else (getattr(owner.node, "name", ""), name)
         clocks = self.times.clocks
         words = {q.split(".")[0] for q, f in clocks.functions.items() if f.clock == WALL}
