@@ -483,3 +483,27 @@ def test_scaffold_then_adopt_with_context_propagation(tmp_path: Path, monkeypatc
     with budget.budget_scope(budget.Budget(0.5)):
         assert catalog_module.ping()
     assert 0.4 < timeouts[0] <= 0.45
+
+
+def test_scaffold_refuses_a_project_that_has_a_budget_type(tmp_path: Path, monkeypatch, capsys) -> None:
+    """A second budget type would split the project's budgets in two: the scaffold is for a
+    project with none. A class the profile does not list as a budget type is not one."""
+    monkeypatch.chdir(tmp_path)
+    _project(tmp_path, {**FASTAPI, "svc/limits.py": "import time\n\nclass Budget:\n    def remaining(self):\n"
+                                                    "        return 1.0\n"})
+    assert main(["adopt", "--scaffold", "svc"]) == 2
+    err = capsys.readouterr().err
+    assert "svc/limits.py:3: the project already defines `Budget`, a budget type (`budget.types`)" in err
+    assert "nothing written (exit 2)" in err and not (tmp_path / "svc/api/deadline_budget.py").exists()
+    (tmp_path / "pyproject.toml").write_text('[tool.deadline-lint.budget]\ntypes = ["RequestBudget"]\n')
+    assert main(["adopt", "--scaffold", "svc"]) == 0  # `Budget` here is the team's own word for something else
+    assert (tmp_path / "svc/api/deadline_budget.py").exists()
+
+
+def test_scaffold_refuses_a_profile_with_an_ambient_budget(tmp_path: Path, monkeypatch, capsys) -> None:
+    monkeypatch.chdir(tmp_path)
+    _project(tmp_path, {**FASTAPI, "pyproject.toml": '[tool.deadline-lint.fix]\npropagation = "context"\n'
+                                                     'context_accessor = "svc.ctx.remaining"\n'})
+    assert main(["adopt", "--scaffold", "svc"]) == 2
+    assert "already names an ambient budget (fix.context_accessor = svc.ctx.remaining)" in capsys.readouterr().err
+    assert not (tmp_path / "svc/api/deadline_budget.py").exists()

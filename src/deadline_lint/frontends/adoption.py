@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 
 from deadline_lint.frontends.cli_arguments import add_selection
 from deadline_lint.frontends.cli_commands import EXIT_ERROR, EXIT_FINDINGS, cmd_fix
@@ -94,10 +94,15 @@ def cmd_scaffold(args: argparse.Namespace) -> int:
         raise ProfileError(f"adopt --scaffold: {idle[0]} does nothing here (it checks no rule)")
     session = Session(Options(profile=args.profile, exclude=tuple(args.exclude),
                               respect_gitignore=args.respect_gitignore))
-    edges = _edges_of(session, session.files(args.paths)[0])
+    edges, budgets = _survey(session, session.files(args.paths)[0])
     target = args.scaffold_path or scaffold.default_target(edges, args.paths)
     if os.path.isdir(target):
         target = os.path.join(target, scaffold.MODULE_NAME)
+    existing = _existing_budget(session.checker(target).profile, budgets)
+    if existing:
+        print(f"deadline-lint: {existing}; adopt --scaffold writes a budget module only for a project "
+              "with none: nothing written (exit 2)", file=sys.stderr)
+        return EXIT_ERROR
     name = scaffold.dotted_module_name(target)
     flavours = scaffold.flavours_for([edge for _, edge in edges])
     text = scaffold.render(flavours, session.checker(target).profile, name)
@@ -127,14 +132,33 @@ def cmd_scaffold(args: argparse.Namespace) -> int:
     return EXIT_FINDINGS if args.diff else 0
 
 
+def _existing_budget(profile: Any, budgets: List[Tuple[str, int, str]]) -> str:
+    """Why the project already has a budget, or "": the profile names an ambient one, or a
+    module defines a class the profile's `budget.types` lists."""
+    for path, line, name in budgets:
+        return (f"{path}:{line}: the project already defines `{name}`, a budget type (`budget.types`); "
+                "use it, or take the name out of `budget.types` if it is not a request budget")
+    if profile.fix.context_accessor:
+        return f"the profile already names an ambient budget (fix.context_accessor = {profile.fix.context_accessor})"
+    return ""
+
+
 def _edges_of(session: Any, files: List[str]) -> List[Any]:
     """(path, edge) for every edge of the files, in order."""
+    return _survey(session, files)[0]
+
+
+def _survey(session: Any, files: List[str]) -> Tuple[List[Any], List[Tuple[str, int, str]]]:
+    """(path, edge) for every edge of the files, in order, and (path, line, name) for every
+    budget class they define."""
     import ast
 
     from deadline_lint.engine.reading import Read, decode, read_file
     from deadline_lint.families.outbound.fixes.adoption.edges import find_edges
+    from deadline_lint.families.outbound.fixes.adoption.scaffold import budget_class_in
 
     found = []  # `check` reports what cannot be read or parsed
+    budgets = []
     for path in files:
         read = read_file(path)
         text = decode(read.data, path) if isinstance(read, Read) else None
@@ -144,5 +168,9 @@ def _edges_of(session: Any, files: List[str]) -> List[Any]:
             tree = ast.parse(text, filename=path)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
-        found += [(path, edge) for edge in find_edges(tree, path, session.checker(path).profile.edge.entry_points)]
-    return found
+        profile = session.checker(path).profile
+        found += [(path, edge) for edge in find_edges(tree, path, profile.edge.entry_points)]
+        budget = budget_class_in(tree, profile.budget.types)
+        if budget is not None:
+            budgets.append((path, budget.lineno, budget.name))
+    return found, budgets

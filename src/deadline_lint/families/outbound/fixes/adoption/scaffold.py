@@ -115,6 +115,13 @@ def render(flavours: Sequence[Flavour], profile: "Profile", module: str = "deadl
     return text
 
 
+def budget_class_in(tree: ast.Module, types: Sequence[str]) -> "ast.ClassDef | None":
+    """A class the profile's `budget.types` names, defined in this module: a project that has
+    one already has a budget type, and a second one would split its budgets in two."""
+    names = {name.rpartition(".")[2] for name in types}
+    return next((node for node in ast.walk(tree) if isinstance(node, ast.ClassDef) and node.name in names), None)
+
+
 def default_target(edges: Sequence[Tuple[str, Edge]], paths: Sequence[str]) -> str:
     """Next to the edges: in the deepest folder holding every edge's file; with no edge, in
     the first folder named (or the first file's folder)."""
