@@ -43,7 +43,8 @@ class OutboundCallWithoutBudget(OutboundRule):
     from one in `__init__`) is followed to its callers: when every caller in the project is
     known and passes a client built right there without a timeout, the call is reported and
     the message names each caller's file and line; one caller passing a client with a
-    timeout, or anything else, keeps it quiet.
+    timeout, or anything else, keeps it quiet, and so does a def in a test module (the
+    project's callers are looked up outside test modules, so its own cannot all be known).
 
     ## Why is this bad?
     A call with no timeout outlives the request that made it. The caller gave up long ago, but
