@@ -44,3 +44,43 @@ def test_the_readme_exclude_snippet_leaves_semgrep_fixtures_out(tmp_path: Path, 
     assert [d["path"] for d in json.loads(capsys.readouterr().out)] == ["svc.py"]
     main(["check", "--no-cache", "--format", "json", "--exclude", ".semgrep/", ".semgrep", "svc.py"])
     assert [d["path"] for d in json.loads(capsys.readouterr().out)] == ["svc.py"]
+
+
+def test_a_virtualenv_is_known_by_its_listing_and_a_named_one_is_walked(tmp_path: Path) -> None:
+    for folder in ("env", "cfgdir", "pkg"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "x.py").write_text(BAD)
+    (tmp_path / "env" / "pyvenv.cfg").write_text("home = /usr\n")
+    (tmp_path / "cfgdir" / "pyvenv.cfg").mkdir()  # a folder of that name makes no virtualenv
+    found = sorted(Path(p).relative_to(tmp_path).as_posix() for p in discover([str(tmp_path)]))
+    assert found == ["cfgdir/x.py", "pkg/x.py"]
+    assert [Path(p).name for p in discover([str(tmp_path / "env")])] == ["x.py"]  # named: walked
+
+
+def test_a_nested_profile_exclude_still_drops_files_without_cli_patterns(tmp_path: Path, monkeypatch) -> None:
+    (tmp_path / "svc" / "gen").mkdir(parents=True)
+    (tmp_path / "svc" / "pyproject.toml").write_text('[tool.deadline-lint]\nexclude = ["gen_*.py"]\n')
+    for name in ("svc/app.py", "svc/gen_a.py", "svc/gen/gen_b.py", "svc/gen/keep.py", "top.py", "gen_top.py"):
+        (tmp_path / name).write_text(BAD)
+    monkeypatch.chdir(tmp_path)
+    run = api.Session(api.Options(respect_gitignore=False))
+    files, _ = run.files(["."])
+    assert sorted(files) == ["gen_top.py", "svc/app.py", "svc/gen/keep.py", "top.py"]
+
+
+def test_root_lookups_answered_from_the_walk_agree_with_the_disk(tmp_path: Path) -> None:
+    from deadline_lint.semantics.roots import root_above
+    from deadline_lint.semantics.session import Session as Memos
+
+    (tmp_path / "proj" / "pkg" / "sub").mkdir(parents=True)
+    (tmp_path / "proj" / "setup.cfg").write_text("")
+    (tmp_path / "proj" / "pkg" / "sub" / "m.py").write_text(BAD)
+    (tmp_path / "proj" / "pkg" / "setup.py").symlink_to(tmp_path / "missing")  # dangling: no marker
+    folders = [str(tmp_path / "proj" / "pkg" / "sub"), str(tmp_path / "proj" / "pkg"), str(tmp_path / "proj")]
+    with Memos().active():
+        assert sorted(Path(p).name for p in discover([str(tmp_path / "proj")], respect_gitignore=False)) == [
+            "m.py", "setup.py",
+        ]
+        walked = [root_above(folder) for folder in folders]
+    with Memos().active():
+        assert walked == [root_above(folder) for folder in folders] == [str(tmp_path / "proj")] * 3

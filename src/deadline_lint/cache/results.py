@@ -131,7 +131,7 @@ class ResultCache:
 
         try:
             with open_regular(self.path) as handle:
-                payload = sealed.unseal(handle.read(), self._inputs())
+                payload = sealed.unseal_view(handle.read(), self._inputs())
             if payload is None:
                 return  # another key's or project's file, damaged, or not ours: rewrite it
             with collector_paused():  # hundreds of thousands of containers, none in a cycle
@@ -183,13 +183,15 @@ class ResultCache:
             self._settled = bool(self.clean) and survey.settled()
         try:
             recorded = self.stamps.get(path)
-            if path in survey.same:
-                digest, read_at = recorded[2], None  # type: ignore[index]  # stat'ed by settled()
+            if path in survey.same:  # stat'ed by settled(), its recorded interface known
+                digest, read_at = recorded[2], None  # type: ignore[index]
+                if digest != entry["hash"]:
+                    return None
             else:
                 digest, read_at, _ = hash_now(path, recorded)
-            if digest != entry["hash"]:
-                return None
-            survey.own(path, digest, recorded)
+                if digest != entry["hash"]:
+                    return None
+                survey.own(path, digest, recorded)
             if entry["project"] and not (self._settled and path in self.clean):
                 reach = self.reaches.get(path)
                 if not isinstance(reach, dict):

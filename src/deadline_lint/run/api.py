@@ -168,7 +168,8 @@ class Session:
     # -- many files ---------------------------------------------------------------------
     def lint_paths(self, paths: Sequence[str]) -> Iterator[FileResult]:
         if self.options.cache_dir is not None:
-            return self._within(lint_cached(self.checkers, paths, self.options.cache_dir, self._check_and_record))
+            batches = self._within(lint_cached(self.checkers, paths, self.options.cache_dir, self._check_and_record))
+            return (result for batch in batches for result in batch)
         return self.each(paths, self.lint_path, _lint_chunk)
 
     def _check_and_record(
@@ -215,11 +216,16 @@ class Session:
         if missing:
             raise ProfileError(f"{missing[0]}: no such file or directory")
         unlistable: List[OSError] = []
-        found = discover(
-            paths, self.options.exclude, self.checkers.excluded, self.options.respect_gitignore, unlistable
-        )
-        files = [display_path(p) for p in found]
+        with self.memos.active():  # the walk's listings answer the run's root lookups (roots.listed)
+            files = self._walked(paths, unlistable)
         return files, [_unlistable(display_path(str(error.filename)), error) for error in unlistable]
+
+    def _walked(self, paths: Sequence[str], unlistable: List[OSError]) -> List[str]:
+        found = discover(
+            paths, self.options.exclude, self.checkers.excluded, self.options.respect_gitignore, unlistable,
+            self.checkers.excludes_files_in,
+        )
+        return [display_path(p) for p in found]
 
     def excluded(self, path: str) -> bool:
         """The profile's `exclude` names this file (a folder walk would skip it)."""

@@ -69,10 +69,16 @@ def recorded(
     return stamp_of(read.stat), content_hash(read.data), dependencies, interface_digest(read.data)
 
 
+# Cached answers go out in batches of this many: a warm run's thousands of hits each paid
+# for a generator step and the session's context around it (api.Session._within).
+HIT_BATCH = 512
+
+
 def lint_cached(
     checkers: Checkers, paths: Sequence[str], cache_dir: str, check_misses: CheckMisses
-) -> Iterator[FileResult]:
-    """The cached answers, then the misses checked (`check_misses`) and stored."""
+) -> Iterator[List[FileResult]]:
+    """The cached answers, then the misses checked (`check_misses`) and stored; in lists
+    (hits batched, each miss alone, as it is checked)."""
     use_summary_store(cache_dir)
     states.forget_states()  # a process that runs again (a test, a server) takes them afresh
     caches: Dict[Tuple[str, str], ResultCache] = {}
@@ -81,6 +87,7 @@ def lint_cached(
     # By folder as given (a file's profile, project and so cache file are its folder's): a
     # warm run over thousands of files spent more on abspath and the lookups than on its hits.
     folders: Dict[str, Tuple[str, ResultCache]] = {}
+    hits: List[FileResult] = []
     for path in paths:
         head, name = os.path.split(path)
         known = folders.get(head)
@@ -98,14 +105,19 @@ def lint_cached(
         if cached is None:
             misses.append(path)
         else:
-            yield FileResult(path, cached)
+            hits.append(FileResult(path, cached))
+            if len(hits) == HIT_BATCH:
+                yield hits
+                hits = []
+    if hits:
+        yield hits
     for result, record in check_misses(misses, owner):
         if record is not None:
             stamp, digest, dependencies, interface = record
             owner[result.path].store(
                 os.path.abspath(result.path), stamp, digest, result.diagnostics, dependencies, interface
             )
-        yield result
+        yield [result]
     for cache in caches.values():
         problem = cache.save()
         if problem is not None:

@@ -19,6 +19,7 @@ from deadline_lint.run.profile_checks import check_profile
 from deadline_lint.settings.globs import matches, relative_path
 from deadline_lint.settings.profile import (
     Profile,
+    ProfileError,
     default_profile,
     explicit_profile,
     has_profile_table,
@@ -70,9 +71,7 @@ class ProfileResolver:
                 found = self._config_of[current]
                 break
             walked.append(current)
-            # A folder we may not search (a named file inside it gets DL006) holds no profile
-            # we could read: look further up.
-            if os.path.exists(current) and has_profile_table(Path(current)):
+            if _holds_profile(current):
                 found = os.path.join(current, "pyproject.toml")
                 break
             parent = os.path.dirname(current)
@@ -88,6 +87,18 @@ class ProfileResolver:
 
     def warnings(self) -> List[str]:
         return list(dict.fromkeys(w for profile in self.loaded() for w in profile.warnings))
+
+
+def _holds_profile(folder: str) -> bool:
+    """A folder we may not search (a named file inside it gets DL006) holds no profile we
+    could read: the caller looks further up. Asked of every folder a walk enters, so the
+    folder is stat'ed only when looking into it failed."""
+    try:
+        return has_profile_table(Path(folder))
+    except ProfileError:
+        if os.path.exists(folder):
+            raise
+        return False
 
 
 def excluded_by_profile(profile: Profile, path: str, is_dir: bool = False) -> bool:
@@ -154,6 +165,11 @@ class Checkers:
 
     def excluded(self, path: str, is_dir: bool = False) -> bool:
         return excluded_by_profile(self.resolver.for_path(path, is_dir), path, is_dir)
+
+    def excludes_files_in(self, folder: str) -> bool:
+        """The profile of the files in `folder` has `exclude` patterns (a walk tests each file
+        of that folder against them only then)."""
+        return bool(self.resolver.for_path(folder, True).exclude)
 
     def __getstate__(self):
         return {"explicit": self.resolver.explicit, "options": self.options}

@@ -5,6 +5,7 @@ import os
 from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from deadline_lint.run.gitignore import GitIgnored
+from deadline_lint.semantics.roots import ROOT_MARKERS, listed
 from deadline_lint.settings.globs import matches, relative_path
 
 # ruff's default `exclude`, name for name (a user moving between the two tools sees the
@@ -47,23 +48,23 @@ def _without_dot_slash(pattern: str) -> str:
     return pattern or "."
 
 
-def _is_virtualenv(folder: str) -> bool:
-    return os.path.isfile(os.path.join(folder, "pyvenv.cfg"))
-
-
 def discover(
     paths: Iterable[str],
     exclude: Sequence[str] = (),
     profile_excluded: Optional[Excluded] = None,
     respect_gitignore: bool = True,
     unlistable: Optional[List[OSError]] = None,
+    profile_screens: Optional[Callable[[str], bool]] = None,
 ) -> Iterator[str]:
     """Python files under `paths`, sorted per folder, each real file once (`a.py ./a.py
     link-to-a.py` is one file: checked twice, its fixes would race). A file named explicitly
     is always checked whatever its extension (as flake8 and ruff do) and whatever git
     ignores, but `--exclude` and its profile's `exclude` still apply (so pre-commit, which
     names files, checks what a folder walk checks). Folders that cannot be listed are
-    appended to `unlistable`, to be reported rather than silently skipped."""
+    appended to `unlistable`, to be reported rather than silently skipped.
+    `profile_screens(folder)`: whether the profile of the files in `folder` excludes any; a
+    folder whose files nothing can exclude (no `--exclude`, no .gitignore read, no profile
+    `exclude`) takes them without a test each."""
     checks: List[Excluded] = [cli_excluded(exclude)]
     if profile_excluded is not None:
         checks.append(profile_excluded)
@@ -72,67 +73,92 @@ def discover(
     if respect_gitignore:
         ignored = GitIgnored().ignored
         walked = lambda path, is_dir: ignored(path, is_dir) or named(path, is_dir)  # noqa: E731
+    screens = None if exclude or respect_gitignore else profile_screens
     errors = unlistable if unlistable is not None else []
     seen = set()
     real = _RealPaths()
     for path in paths:
         if os.path.isdir(path):
-            found: Iterator[Tuple[str, bool]] = _walk(path, walked, errors)
+            found: Iterator[Tuple[str, Tuple[str, str]]] = _walk(path, walked, errors, screens)
         else:
-            found = iter(() if named(path, False) else ((path, os.path.islink(path)),))
-        for file, is_link in found:
-            key = real.of(file, is_link)
+            found = iter(() if named(path, False) else ((path, real.of(path)),))
+        for file, key in found:
             if key not in seen:
                 seen.add(key)
                 yield file
 
 
 class _RealPaths:
-    """os.path.realpath, with each folder resolved once: a walk yields thousands of files
-    from a few hundred folders, and realpath stats every component of every path."""
+    """os.path.realpath of named files, with each folder resolved once; a file is known by
+    (real folder, name)."""
 
     def __init__(self) -> None:
         self._folders: Dict[str, str] = {}
 
-    def of(self, path: str, is_link: bool) -> str:
-        if is_link:
-            return os.path.realpath(path)
+    def of(self, path: str) -> Tuple[str, str]:
+        if os.path.islink(path):
+            return _split_real(path)
         folder, name = os.path.split(path)
         real = self._folders.get(folder)
         if real is None:
             real = self._folders[folder] = os.path.realpath(folder or ".")
-        return os.path.join(real, name)
+        return real, name
 
 
-def _walk(root: str, excluded: Excluded, unlistable: List[OSError]) -> Iterator[Tuple[str, bool]]:
-    """(path, is a symlink) of the Python files under `root`, in os.walk's top-down order
-    with sorted names; symlinked folders are not followed (os.walk's default). Written on
-    os.scandir so the symlink answer comes with the listing instead of a stat per file."""
-    stack = [root]
+def _split_real(path: str) -> Tuple[str, str]:
+    folder, name = os.path.split(os.path.realpath(path))
+    return folder, name
+
+
+def _walk(
+    root: str, excluded: Excluded, unlistable: List[OSError], screens: Optional[Callable[[str], bool]] = None
+) -> Iterator[Tuple[str, Tuple[str, str]]]:
+    """(path, (real folder, name)) of the Python files under `root`, in os.walk's top-down
+    order with sorted names; symlinked folders are not followed (os.walk's default), so a
+    folder's real path is its parent's and its name (realpath, which stats every component,
+    only for the root and symlinked files). Written on os.scandir so the symlink answer comes
+    with the listing instead of a stat per file, and a folder holding a `pyvenv.cfg` is
+    known by its listing. `screens(folder)` False: no file of that folder is excluded (see
+    discover). Each folder's root markers go to roots.listed, for the run's root lookups."""
+    stack = [(root, os.path.abspath(root), os.path.realpath(root), True)]
     while stack:
-        folder = stack.pop()
+        folder, absolute, real, top = stack.pop()
         try:
             with os.scandir(folder) as listing:
                 entries = sorted(listing, key=lambda entry: entry.name)
         except OSError as exc:
             unlistable.append(exc)
             continue
-        subfolders: List[str] = []
+        if not top and any(entry.name == "pyvenv.cfg" and _is_file(entry) for entry in entries):
+            continue  # a virtualenv
+        subfolders: List[Tuple[str, str, str, bool]] = []
+        screened = screens is None or screens(folder)
+        markers: List[str] = []
         for entry in entries:
             try:
                 is_dir = entry.is_dir()
             except OSError:
                 is_dir = False
             name = entry.name
+            if name in ROOT_MARKERS:
+                markers.append(name)
             if is_dir:
                 if entry.is_symlink() or name in SKIPPED_DIRS or name.endswith(".egg-info"):
                     continue
-                if _is_virtualenv(entry.path) or excluded(entry.path, True):
+                if excluded(entry.path, True):
                     continue
-                subfolders.append(entry.path)
-            elif name.endswith((".py", ".pyi")) and not excluded(entry.path, False):
-                yield entry.path, entry.is_symlink()
+                subfolders.append((entry.path, os.path.join(absolute, name), os.path.join(real, name), False))
+            elif name.endswith((".py", ".pyi")) and not (screened and excluded(entry.path, False)):
+                yield entry.path, (_split_real(entry.path) if entry.is_symlink() else (real, name))
+        listed(absolute, markers)
         stack.extend(reversed(subfolders))
+
+
+def _is_file(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_file()
+    except OSError:
+        return False
 
 
 def display_path(path: str) -> str:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import threading
 import time
 from typing import Any, Dict, Optional, Set
@@ -145,4 +144,6 @@ def _drop_other_builds(folder: str) -> None:
         except OSError:
             used = 0.0  # never marked (an older layout): as old as can be
         if now - used > KEEP_OTHER_BUILDS_SECONDS:
+            import shutil  # here: a warm run keeps its builds and need not load it
+
             shutil.rmtree(other, ignore_errors=True)

@@ -20,7 +20,7 @@ from typing import Optional
 _MAGIC = b"deadline-lint sealed 1\n"
 
 
-def _digest(data: bytes) -> bytes:
+def _digest(data: "bytes | memoryview") -> bytes:
     return hashlib.blake2b(data, digest_size=16).hexdigest().encode()
 
 
@@ -43,13 +43,21 @@ def seal(inputs: str, payload: bytes) -> bytes:
 
 def unseal(data: bytes, inputs: str) -> Optional[bytes]:
     """The payload of a file written by `seal(inputs, payload)`; None for anything else."""
+    payload = unseal_view(data, inputs)
+    return None if payload is None else payload.tobytes()
+
+
+def unseal_view(data: bytes, inputs: str) -> Optional[memoryview]:
+    """`unseal`'s payload as a view into `data`, for a reader that takes any bytes-like
+    value (`marshal.loads`): the results file of a large project is megabytes, copied for
+    nothing on every warm run."""
     if not data.startswith(_MAGIC):
         return None
     end = data.find(b"\n", len(_MAGIC))
     if end < 0:
         return None
     header = data[len(_MAGIC):end].rsplit(b" ", 1)  # the inputs may hold a space (a module name)
-    payload = data[end + 1:]
+    payload = memoryview(data)[end + 1:]
     if len(header) != 2 or header[0] != _encoded(inputs) or header[1] != _digest(payload):
         return None
     return payload
