@@ -266,4 +266,6 @@ def test_attributes_spelled_are_what_a_search_per_name_finds(text, name, expecte
     from deadline_lint.families.outbound.analysis.project_prefilter import attributes_spelled
 
     assert attributes_spelled(text).get(name, set()) == expected
+    # Looking only for some names (the ones bound to project modules) finds the same pairs.
+    assert attributes_spelled(text, frozenset({name, "compat2", "comp", "mycompat"})).get(name, set()) == expected
     assert set(re.findall(rf"\b{re.escape(name)}\.([A-Za-z_]\w*)", text)) == expected

@@ -181,7 +181,7 @@ def _decoded(data: object) -> Optional[Dict[str, Local]]:
 def forget_facts() -> None:
     forget_callers()
     forget_attribute_tables()
-    current().forget(Local, MayHold, ReturnedImports)
+    current().forget(Local, MayHold, ReturnedImports, HoldsIn)
     forget_summaries()
 
 
@@ -287,9 +287,40 @@ class ProjectFacts:
 
 
 def holds_in(fact: Fact, module: ModuleSource, names: Names) -> bool:
-    """The fact holds for some symbol of the module (directly, or through the project)."""
+    """The fact holds for some symbol of the module (directly, or through the project).
+    Answered once per project, module content and fact: every file importing the module
+    asks it, and the answer depends on the project's modules only, unless it read the file
+    being checked (whose text may not be the file's on disk): that answer is not kept."""
     if not text_may_hold(fact, module, names):
         return False
+    key = (id(names.modules), content_key(module), fact.name, fact.version)
+    memo: Dict[Tuple[int, str, str, int], Tuple[object, bool]] = current().memo(HoldsIn)
+    known = memo.get(key)
+    if known is not None and known[0] is names.modules:
+        return known[1]
+    watched = _Watched(names.modules, names.own)
+    found = _holds_in(fact, module, watched)
+    if not watched.read_own and module is not names.own:
+        memo[key] = (names.modules, found)
+    return found
+
+
+class HoldsIn:
+    """The run's memo of `holds_in`, by project, module content and fact."""
+
+
+class _Watched(Names):
+    """Names that notice a look at the file being checked."""
+
+    read_own = False
+
+    def module(self, name: str) -> Optional[ModuleSource]:
+        if name == self.own.name:
+            self.read_own = True
+        return super().module(name)
+
+
+def _holds_in(fact: Fact, module: ModuleSource, names: Names) -> bool:
     local = locals_of(fact, module)
     if any(value.payload is not None for value in local.values()):
         return True

@@ -28,7 +28,6 @@ from deadline_lint.families.outbound.analysis.outbound import OutboundSites, out
 from deadline_lint.families.outbound.analysis.outbound_calls import FROM_CALL, HIDDEN, OutboundCall, mention_word
 from deadline_lint.families.outbound.analysis.project_prefilter import leads_to_a_client
 from deadline_lint.families.outbound.analysis.timeout_objects import (
-    may_build_timeout_object,
     timeout_fields,
     timeout_object,
 )
@@ -285,7 +284,7 @@ def name_occurrences(expr: ast.expr, names: Collection[str]) -> Iterator[ast.Nam
 def outbound_first_look(node: ast.Call, ctx: "FileView") -> bool:
     """The outbound rules' first look at a call: does it take a timeout at all, or may it
     build a timeout object (`aiohttp.ClientTimeout(...)`, which DL103 judges)?"""
-    return bool(outbound_sites(ctx, node)) or may_build_timeout_object(node, ctx.scope, ctx.resolver, ctx.catalog)
+    return ctx.analysis(OutboundSites).first_look(node)
 
 
 def _outbound_words(rule: Rule) -> FrozenSet[str]:

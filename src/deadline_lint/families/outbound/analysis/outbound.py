@@ -16,6 +16,7 @@ from deadline_lint.families.outbound.analysis.outbound_calls import (
     may_be_listed,
 )
 from deadline_lint.families.outbound.analysis.outbound_project import OutboundProject
+from deadline_lint.families.outbound.analysis.timeout_objects import may_build_timeout_object
 from deadline_lint.families.outbound.analysis.wrapper_sites import wrapper_site
 
 if TYPE_CHECKING:
@@ -48,6 +49,7 @@ class OutboundSites:
         self._calls: Dict[int, Optional[OutboundCall]] = {}
         self._constructions: Dict[int, Optional[OutboundCall]] = {}
         self._sites: Dict[int, Tuple[OutboundCall, ...]] = {}
+        self._looks: Dict[int, bool] = {}  # `first_look`, by call
         # The method names `sites` looks for (None: any), once known.
         self._first_look_methods: Optional[FrozenSet[str]] = None
         self._first_look_known = False
@@ -125,6 +127,19 @@ class OutboundSites:
                     self._calls[key] = wrapper
             self._sites[key] = sites
         return sites
+
+
+    def first_look(self, call: ast.Call) -> bool:
+        """The outbound rules' first look at a call (see `common.outbound_first_look`),
+        decided once per call: several rule groups and looks ask it of the same node."""
+        key = id(call)
+        found = self._looks.get(key)
+        if found is None:
+            ctx = self.ctx
+            found = self._looks[key] = bool(self.sites(call)) or may_build_timeout_object(
+                call, ctx.scope, ctx.resolver, ctx.catalog
+            )
+        return found
 
 
 def outbound_sites(ctx: "FileView", call: ast.Call) -> Tuple[OutboundCall, ...]:

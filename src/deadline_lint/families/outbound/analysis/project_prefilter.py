@@ -5,7 +5,7 @@ modules' facts and import lines, once per file (the prefilter and the walk both 
 from __future__ import annotations
 
 import re
-from typing import Dict, FrozenSet, Optional, Set, Tuple
+from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 from deadline_lint.catalog import Catalog
 from deadline_lint.families.outbound.analysis.outbound_facts import facts_for
@@ -51,7 +51,7 @@ def reexports_listed(text: str, path: str, catalog: Catalog) -> bool:
         return False
     modules, name, is_package = found
     names = Names(modules, ModuleSource(name, path, is_package, text))
-    spelled: Optional[Dict[str, Set[str]]] = None
+    module_names: List[Tuple[str, str]] = []  # (bound name, project module) of `import pkg.compat`
     for bound, target in import_table(text).items():
         target = absolute_name(name, is_package, target)
         if not names.is_project_name(target):
@@ -60,32 +60,46 @@ def reexports_listed(text: str, path: str, catalog: Catalog) -> bool:
             return True
         split = names.split(target)
         if split is not None and not split[1]:  # a module: judge the attributes this file spells
-            if bound.isidentifier():
-                if spelled is None:
-                    spelled = attributes_spelled(text)
-                attrs = spelled.get(bound, set())
-            else:  # what the import-line scan took for a name (text in a docstring, say)
-                attrs = set(re.findall(rf"\b{re.escape(bound)}\.([A-Za-z_]\w*)", text))
-            for attr in attrs:
-                if _reexports_listed(names, f"{target}.{attr}", catalog):
-                    return True
+            module_names.append((bound, target))
+    if not module_names:
+        return False
+    spelled = attributes_spelled(text, frozenset(b for b, _ in module_names if b.isidentifier()))
+    for bound, target in module_names:
+        if bound.isidentifier():
+            attrs = spelled.get(bound, set())
+        else:  # what the import-line scan took for a name (text in a docstring, say)
+            attrs = set(re.findall(rf"\b{re.escape(bound)}\.([A-Za-z_]\w*)", text))
+        for attr in sorted(attrs):
+            if _reexports_listed(names, f"{target}.{attr}", catalog):
+                return True
     return False
 
 
 # `name.attr` wherever the text spells it (comments and strings too), chains included: the
 # attribute is matched inside a lookahead, so `a.b.c` gives (a, b) and then (b, c).
 _NAME_DOT_ATTR = re.compile(r"\b([^\W\d]\w*)(?=\.([A-Za-z_]\w*))")
+_NAME = re.compile(r"[^\W\d]\w*")
 
 
-def attributes_spelled(text: str) -> Dict[str, Set[str]]:
-    """Every name the text spells followed by `.attr`, with those attributes, as a search for
-    `\\bNAME\\.([A-Za-z_]\\w*)` per name finds them (one scan of the text, where one search per
-    imported project module was 1.3 CPU s of a cold check of the services corpus). That
-    search consumes what it matched, so in `NAME.NAME.x` it finds only `NAME.NAME`: a pair
-    starting inside the name's previous match is left out here too."""
+def attributes_spelled(text: str, only: Optional[FrozenSet[str]] = None) -> Dict[str, Set[str]]:
+    """Every name the text spells followed by `.attr` (of the names in `only`, when given),
+    with those attributes, as a search for `\\bNAME\\.([A-Za-z_]\\w*)` per name finds them (one
+    scan of the text, where one search per imported project module was 1.3 CPU s of a cold
+    check of the services corpus). That search consumes what it matched, so in `NAME.NAME.x`
+    it finds only `NAME.NAME`: a pair starting inside the name's previous match is left out
+    here too. A match is a whole word followed by a dot, so looking for `only`'s names finds
+    the same pairs of them as looking for every name does."""
+    pattern = _NAME_DOT_ATTR
+    if only is not None:
+        only = frozenset(n for n in only if _NAME.fullmatch(n))  # what the full pattern can match
+        if not only:
+            return {}
+        # Longest first: where one name is a prefix of another, the longer is tried first.
+        words = "|".join(re.escape(n) for n in sorted(only, key=lambda n: (-len(n), n)))
+        pattern = re.compile(rf"\b({words})(?=\.([A-Za-z_]\w*))")
     found: Dict[str, Set[str]] = {}
     ends: Dict[str, int] = {}
-    for match in _NAME_DOT_ATTR.finditer(text):
+    for match in pattern.finditer(text):
         name, attr = match[1], match[2]
         start = match.start()
         if start < ends.get(name, 0):
