@@ -2,13 +2,23 @@
 and keyed by the module's content: the table `Callers` looks callers up in. A callee is
 resolved as far as the module itself can (a module-level name to its absolute name, `self.m()`
 in a method to the class, `x.m()` for a local built by `App()` or a parameter annotated
-`App`); what it cannot resolve is kept as "?"."""
+`App`); what it cannot resolve is kept as "?".
+
+A call also keeps what it passes (`arguments`), each argument as a small text a family can
+read without the caller's tree (issue 32): a call of a name the module resolves, with its own
+arguments (`time.time()`, `requests.Session()`, `aiohttp.ClientSession(timeout=_)`),
+arithmetic on such values (`(time.time() + _)`), numbers, and a local assigned once inlined;
+anything else is `_`, a keyword `name=...`, and `*`/`**` an argument list that cannot be read."""
 from __future__ import annotations
 
 import ast
+import binascii
+import json
+import zlib
 from typing import Dict, List, NamedTuple, Optional, Tuple, Union
 
 from deadline_lint.semantics import store
+from deadline_lint.semantics.arguments import describe_arguments
 from deadline_lint.semantics.local.children import child_nodes
 from deadline_lint.semantics.local.resolve import unwrap_optional
 from deadline_lint.semantics.local.scopes import ASSIGN, IMPORT, OTHER, PARAM, Scope
@@ -16,7 +26,7 @@ from deadline_lint.semantics.modules import ModuleSource
 from deadline_lint.semantics.session import current
 from deadline_lint.semantics.summary import CLASS, HeldTrees, FUNCTIONS, content_key, summary_of
 
-VERSION = 2
+VERSION = 4
 UNKNOWN = "?"
 
 
@@ -30,34 +40,73 @@ class Site(NamedTuple):
     # an alias `X = f` in a class body or at module level, or ""
     dropped: bool  # ... and that call's result is dropped or kept on an attribute
     awaited: bool  # the use is an argument (at any depth of calls) of a call awaited there
+    line: int  # where the use is
+    arguments: Tuple[str, ...]  # a call's arguments as `describe` spells them; () for a value
 
 
 # -- one module's uses, by last name ----------------------------------------------------------
-# Kept as plain tuples of strings and bools: the cyclic collector untracks those, where it
-# would walk a NamedTuple (or a list) after every file for the rest of the run.
-Table = Dict[str, Tuple[Tuple[object, ...], ...]]
+# A module's table is kept packed, one text the same object in the memo and in the store's
+# entry: a line per name (`name<TAB>sites as JSON`), compressed. Only the few names a family
+# asks about are ever read back, and a large module's table as objects (a tuple a site) took
+# hundreds of kilobytes, held for the rest of the run; packed it is a tenth of its JSON.
+Table = str
 
 
 class Uses:
     """The run's memo of `uses_of`, by content."""
 
 
-def uses_of(module: ModuleSource) -> Table:
+def sites_of(module: ModuleSource, name: str) -> List[Site]:
+    """Every call of `name` and load of it as a value in the module."""
+    found = _sites(uses_of(module), name)
+    if found is None:  # a stored entry of another shape: read from the tree again
+        found = _sites(uses_of(module, fresh=True), name) or []
+    return found
+
+
+def _sites(table: Table, name: str) -> Optional[List[Site]]:
+    try:
+        text = zlib.decompress(binascii.a2b_base64(table)).decode("utf-8")
+        at = text.find(f"\n{name}\t")
+        if at == -1:
+            return []
+        start = at + len(name) + 2
+        end = text.find("\n", start)
+        return [
+            Site(tuple(str(w) for w in s[0]), str(s[1]), bool(s[2]), str(s[3]), bool(s[4]), bool(s[5]), int(s[6]),
+                 tuple(str(a) for a in s[7]))
+            for s in json.loads(text[start:end if end != -1 else len(text)])
+        ]
+    except (binascii.Error, zlib.error, TypeError, IndexError, ValueError):
+        return None
+
+
+def _packed(uses: Dict[str, List[Site]]) -> Table:
+    lines = "".join(
+        f"\n{name}\t" + json.dumps(
+            [[list(s.within), s.receiver, int(s.called), s.handed, int(s.dropped), int(s.awaited), s.line,
+              list(s.arguments)] for s in sites],
+            separators=(",", ":"),
+        )
+        for name, sites in uses.items()
+    )
+    return binascii.b2a_base64(zlib.compress(lines.encode("utf-8")), newline=False).decode("ascii")
+
+
+def uses_of(module: ModuleSource, fresh: bool = False) -> Table:
     """Every call and value load in the module, by the last name it spells (once per content):
-    each a `Site`'s fields."""
+    packed as one text (`sites_of` reads a name's `Site`s). `fresh`: read from the tree, not
+    the store."""
     key = content_key(module)
     memo: Dict[str, Table] = current().memo(Uses)
-    found = memo.get(key)
+    found = memo.get(key) if not fresh else None
     if found is not None:
         return found
     field = f"callers@{VERSION}"
-    stored = store.entry(key)
-    if stored is not None and isinstance(stored.get(field), dict):
-        try:
-            found = {str(n): tuple((tuple(s[0]), str(s[1]), bool(s[2]), str(s[3]), bool(s[4]), bool(s[5])) for s in v)
-                     for n, v in stored[field].items()}
-        except (TypeError, IndexError, ValueError):
-            found = None
+    stored = store.entry(key) if not fresh else None
+    held = stored.get(field) if stored is not None else None
+    if isinstance(held, str):
+        found = held
     if found is None:
         parsed = getattr(module, "_parsed", True)
         tree = module.tree
@@ -65,10 +114,10 @@ def uses_of(module: ModuleSource) -> Table:
         uses = table.uses if table is not None else {}
         if table is not None:
             table.release()
-        found = {n: tuple(tuple(s) for s in v) for n, v in uses.items()}
+        found = _packed(uses)
         if not parsed and module.rereadable and not _held(module):
             module.forget_tree()  # parsed for this table only: a held tree slows the collector
-        store.put(key, field, {n: [[list(s[0]), *s[1:]] for s in v] for n, v in found.items()})  # type: ignore[call-overload]
+        store.put(key, field, found)
     memo[key] = found
     return found
 
@@ -141,7 +190,11 @@ class _Table:
             return  # a local variable: a function reaches it only through a use recorded elsewhere
         used: ast.AST = parent if called and parent is not None else node
         handed, dropped = self._argument_of(used)
-        site = Site(within, self._receiver(node, scope, klass), called, handed, dropped, self._awaited(used))
+        arguments = describe_arguments(parent, scope, self.summary) if called and isinstance(parent, ast.Call) else ()
+        site = Site(
+            within, self._receiver(node, scope, klass), called, handed, dropped, self._awaited(used), node.lineno,
+            arguments,
+        )
         self.uses.setdefault(name, []).append(site)
 
     def _awaited(self, node: ast.AST) -> bool:

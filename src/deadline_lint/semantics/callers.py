@@ -19,23 +19,25 @@ overlooks a caller it could not type.
 None answers "cannot be known": the file is in no project, or its root cannot be listed.
 There is no limit on how many modules a project may have: a limit there would give a file
 other findings in a large project than in a small one (issue 35). What a large project
-costs is bounded instead: past `MAX_HELD_TEXT` its texts are read again per name asked
-rather than held, which changes the time taken, never the answer. The answer depends on
+costs is bounded instead: no text is held, only the words each file spells (`WordIndex`),
+and past `MAX_INDEXED_WORDS` the other files are read again per name asked, which changes
+the time taken, never the answer. The answer depends on
 every module of the project, so the folders listed and the files read are recorded for the
 results cache (`consulted`).
 """
 from __future__ import annotations
 
 import os
-from bisect import bisect_right
-from typing import Dict, Iterator, List, NamedTuple, Optional, Set, Tuple
+from array import array
+from bisect import bisect_left
+from typing import Callable, Dict, Iterator, List, NamedTuple, Optional, Set, Tuple
 
 from deadline_lint.semantics import modules as places
-from deadline_lint.semantics.call_sites import UNKNOWN, Site, forget_call_sites, uses_of
+from deadline_lint.semantics.call_sites import UNKNOWN, Site, forget_call_sites, sites_of
 from deadline_lint.semantics.modules import ModuleSource, ProjectModules, place_of, read_module_text
 from deadline_lint.semantics.receivers import Receivers
 from deadline_lint.semantics.session import current
-from deadline_lint.semantics.summary import CLASS, Names, Symbol
+from deadline_lint.semantics.summary import CLASS, Names, Symbol, summary_of
 
 VERSION = 2
 _SKIPPED_FOLDERS = frozenset({
@@ -81,12 +83,32 @@ def _listing(modules: ProjectModules) -> Optional[_Listing]:
     listings = _listings()
     if key in listings:
         return listings[key]
-    files: List[str] = []
-    folders: List[str] = []
-    seen: Set[str] = set()
-    found: Optional[_Listing] = None
+    # Every file of a root holds search paths inside it (a package's folder, `src/`), which
+    # its walk lists: one listing serves them all, rather than a copy per search-path set.
+    whole = listings.get((modules.root, ()), _UNLISTED)
+    if whole is _UNLISTED:
+        whole = listings[(modules.root, ())] = _walk((modules.root,))
+    found = whole
+    if whole is not None and modules.search_paths:
+        walked = set(whole.folders)
+        if not all(path in walked for path in modules.search_paths):
+            found = _walk(modules.search_paths, whole, walked)  # a search path the walk skips (`tests/`)
+    listings[key] = found
+    return found
+
+
+_UNLISTED = _Listing((), ())
+
+
+def _walk(
+    tops: Tuple[str, ...], after: Optional[_Listing] = None, seen: Optional[Set[str]] = None,
+) -> Optional[_Listing]:
+    """The module files under `tops`, after those of `after` (whose folders are `seen`)."""
+    files: List[str] = list(after.files) if after is not None else []
+    folders: List[str] = list(after.folders) if after is not None else []
+    seen = seen if seen is not None else set()
     try:
-        for top in (modules.root, *modules.search_paths):
+        for top in tops:
             for folder, subfolders, names in os.walk(top):
                 if folder in seen:
                     subfolders[:] = []
@@ -100,50 +122,42 @@ def _listing(modules: ProjectModules) -> Optional[_Listing]:
                 files.extend(
                     os.path.join(folder, n) for n in sorted(names) if n.endswith(".py") and not is_test_path(n)
                 )
-        found = _Listing(tuple(files), tuple(folders))
     except OSError:
-        found = None
-    listings[key] = found
-    return found
+        return None
+    return _Listing(tuple(files), tuple(folders))
 
 
-class _Texts(NamedTuple):
-    """Every module text of one project joined, to find a name in all at once: as UTF-8 (one
-    byte per character of most code, where a text holding one emoji takes four per
-    character as a `str`)."""
-
-    joined: bytes
-    starts: List[int]  # where each file's text begins in `joined`
-    files: Tuple[str, ...]
-
-
-class JoinedTexts:
-    """The joined texts of one project at a time."""
+class WordIndex:
+    """Which words each module file spells, by path: the hashes of its maximal runs of word
+    bytes (see `_word_byte`), sorted. One index serves every project of the run, so files
+    seen under two search-path sets of one root are read and held once, and a name is found
+    without holding any text: a hash answers "may spell it", and only those files are read
+    again to see how (`_spelled`), so a collision costs a read, never an answer."""
 
     def __init__(self) -> None:
-        self.held: Optional[Tuple[Tuple[str, Tuple[str, ...]], _Texts]] = None
+        self.words: Dict[str, "array[int]"] = {}
+        self.size = 0  # hashes held, to bound the index (MAX_INDEXED_WORDS)
 
-MAX_HELD_TEXT = 64 * 1024 * 1024  # a larger project's texts are read again for each name
+    def add(self, path: str, data: bytes) -> "array[int]":
+        found = array("H", sorted({hash(w) & _HASH_MASK for w in set(data.translate(_WORDS_ONLY).split())}))
+        self.words[path] = found
+        self.size += len(found)
+        return found
 
 
-def _texts(key: Tuple[str, Tuple[str, ...]], listing: _Listing) -> Optional[_Texts]:
-    state = current().state(JoinedTexts)
-    held = state.held
-    if held is not None and held[0] == key:
-        return held[1]
-    parts: List[bytes] = []
-    starts: List[int] = []
-    size = 0
-    for path in listing.files:
-        data = (read_module_text(path) or "").encode("utf-8", "surrogatepass")
-        starts.append(size)
-        parts.append(data)
-        size += len(data) + 1
-        if size > MAX_HELD_TEXT:
-            return None
-    found = _Texts(b"\0".join(parts), starts, listing.files)
-    state.held = (key, found)
-    return found
+# Past this many words held (2 bytes each), a project's other files are read again for each
+# name asked instead of indexed: the time taken changes, never the answer.
+MAX_INDEXED_WORDS = 32 * 1024 * 1024
+# Two bytes a word: a file of a few hundred words answers "may spell it" wrongly for well
+# under one name in a hundred, and a wrong "may" costs one read of that file.
+_HASH_MASK = 0xFFFF
+
+
+def _word_byte(byte: int) -> bool:
+    return byte >= 128 or chr(byte).isalnum() or byte == 95  # 95: "_"
+
+
+_WORDS_ONLY = bytes(b if _word_byte(b) else 32 for b in range(256))  # every other byte a space
 
 
 def _holding(modules: ProjectModules, listing: _Listing, name: str, method: bool) -> Tuple[str, ...]:
@@ -152,23 +166,31 @@ def _holding(modules: ProjectModules, listing: _Listing, name: str, method: bool
     matches: Dict[Tuple[str, Tuple[str, ...], str, bool], Tuple[str, ...]] = current().memo(Matches)
     found = matches.get(key)
     if found is None:
-        texts = _texts(key[:2], listing)
+        index = current().state(WordIndex)
         spelled = name.encode("utf-8", "surrogatepass")
+        wanted = hash(spelled) & _HASH_MASK
         held: List[str] = []
-        if texts is not None:
-            for at in _spelled(texts.joined, spelled, method):
-                index = bisect_right(texts.starts, at) - 1
-                if not held or held[-1] != texts.files[index]:
-                    held.append(texts.files[index])
-        else:
-            for path in listing.files:
-                text = read_module_text(path)
-                if text is None or name not in text:
+        for path in listing.files:
+            words = index.words.get(path)
+            data: Optional[bytes] = None
+            if words is None:
+                data = _read(path)
+                if index.size < MAX_INDEXED_WORDS:
+                    words = index.add(path, data)
+            if words is not None:
+                at = bisect_left(words, wanted)
+                if at == len(words) or words[at] != wanted:
                     continue
-                if next(_spelled(text.encode("utf-8", "surrogatepass"), spelled, method), None) is not None:
-                    held.append(path)
+            if data is None:
+                data = _read(path)
+            if next(_spelled(data, spelled, method), None) is not None:
+                held.append(path)
         found = matches[key] = tuple(held)
     return found
+
+
+def _read(path: str) -> bytes:
+    return (read_module_text(path) or "").encode("utf-8", "surrogatepass")
 
 
 def _spelled(data: bytes, name: bytes, method: bool) -> Iterator[int]:
@@ -192,10 +214,6 @@ def _spelled(data: bytes, name: bytes, method: bool) -> Iterator[int]:
 _BLANK_BYTES = frozenset(b" \t\r\n\\")
 
 
-def _word_byte(byte: int) -> bool:
-    return byte >= 128 or chr(byte).isalnum() or byte == 95  # 95: "_"
-
-
 def consulted() -> Tuple[Tuple[str, ...], Tuple[str, ...]]:
     """The files and folders the callers asked about since `start` depend on."""
     files: Set[str] = set()
@@ -215,7 +233,7 @@ def start() -> None:
 
 def forget_callers() -> None:
     forget_call_sites()
-    current().forget(_Listing, Matches, JoinedTexts)
+    current().forget(_Listing, Matches, WordIndex)
 
 
 # -- the question -----------------------------------------------------------------------------
@@ -226,12 +244,43 @@ class Callers:
         self.names = names
         self.receivers = Receivers(names)
 
-    def of(self, symbol: Symbol) -> Optional[List[Caller]]:
+    def of(self, symbol: Symbol, require: Optional[Callable[[str], bool]] = None) -> Optional[List[Caller]]:
+        """`require`: a family asking about every caller's arguments says what the text of a
+        module holding a caller it could use must pass; a module that spells the name and
+        fails it answers None before any module is parsed."""
         if not symbol.is_function or not symbol.path:
             return None
         name = symbol.path[-1]
         if name.startswith("__") and name.endswith("__"):
             return None  # called by the language (`App()`, `a + b`), not by name
+        return self._uses(symbol, require)
+
+    def constructions(self, klass: Symbol, require: Optional[Callable[[str], bool]] = None) -> Optional[List[Caller]]:
+        """Where a project class is called (its `__init__`'s callers), or None when they
+        cannot all be known: a project class derives from it (its instances are built under
+        another name), or the project cannot be listed."""
+        if not klass.is_class or len(klass.path) != 1:
+            return None
+        found = self._uses(klass, require)
+        if found is None:
+            return None
+        project = self.names.modules
+        assert project is not None
+        listing = _listing(project)
+        assert listing is not None
+        for module in self._modules(project, listing, klass):
+            summary = summary_of(module)
+            if summary is None:
+                return None
+            for table in summary.classes.values():
+                for base in table.bases:
+                    target = self.names.resolve(base) if base is not None else None
+                    if isinstance(target, Symbol) and _same(target, klass):
+                        return None
+        return found
+
+    def _uses(self, symbol: Symbol, require: Optional[Callable[[str], bool]]) -> Optional[List[Caller]]:
+        name = symbol.path[-1]
         project = self.names.modules
         if project is None:
             return None
@@ -242,9 +291,11 @@ class Callers:
         session.state(Consulted, lasting=True).add((project.root, project.search_paths))
         session.state(places.Consulting, lasting=True).consulted = True  # the answer depends on other files
         found: List[Caller] = []
-        for module in self._modules(project, listing, symbol):
-            for raw in uses_of(module).get(name, ()):
-                site = Site(*raw)  # type: ignore[arg-type]
+        modules = list(self._modules(project, listing, symbol))
+        if require is not None and not all(require(module.text) for module in modules):
+            return None
+        for module in modules:
+            for site in sites_of(module, name):
                 verdict = self._reaches(module, site, symbol)
                 if verdict is not False:
                     found.append(Caller(module, site, verdict is True))

@@ -64,7 +64,8 @@ class WallClockDeadlineMath(Rule):
     the module (`Lease(expires=time.time() + ttl)`) or returned by a module-level function
     (`def deadline_in(t): return time.time() + t`), or passed as a parameter by every caller
     (`run_listener(ack, time.time(), 5)`, `wait_for(time.time() + 5)`: a module-level def or
-    a method called on `self`, whose every caller in the project is in this module), in any
+    a method called on `self`; a caller in another module counts when its call resolves to
+    the def and passes the instant there, read from the project's call-site index), in any
     unit (`int(time.time() * 1000)`), then compared with or subtracted from a later
     wall-clock read. The attribute may be set through a setter (a property's, given
     `self.started = time.time()`, or a method keeping its parameter, `self.mark(time.time())`
@@ -72,9 +73,10 @@ class WallClockDeadlineMath(Rule):
     module (`Job.start` keeps it, `Export(Job).poll` compares it). The clock may be read
     through a module-level alias (`_now = datetime.datetime.now`) or a name a project module
     binds to a clock function (`from .compat import now` where `compat` has `now = time.time`
-    or `from time import time as now`). One finding per timer: the later read, whose message names the line
-    that started it. So is a parameter the profile names a deadline instant
-    (`budget.deadline_names`: `deadline`, `deadline_at`) compared with the wall clock. Every
+    or `from time import time as now`). One finding per timer: the later read, whose message
+    names the line that started it (for another module, its file and the line of the call).
+    So is a parameter the profile names a deadline instant (`budget.deadline_names`:
+    `deadline`, `deadline_at`) compared with the wall clock. Every
     store of the attribute, and every call's argument, must be such an instant (`None` and
     `0` are placeholders); one from elsewhere silences it, as does a parameter with no caller
     in the project, a call through `*args` or `**kwargs`, or the function handed on as a
@@ -226,6 +228,8 @@ def _started(uses: List[DeadlineUse], read: ClockRead, times: FunctionTimes, ctx
     for use in uses:
         for other in use.reads:
             node = other.node
+            if other.elsewhere:
+                return f" (passed from {other.elsewhere}, read with `{other.qualname}()`)"
             if node is read.node or not hasattr(node, "lineno") or times.parent_of(node) is not None:
                 continue
             return f" (started at line {node.lineno} with `{ctx.source.segment(node)}`)"

@@ -39,6 +39,12 @@ class OutboundCallWithoutBudget(OutboundRule):
     without a timeout and none built here sets one, the call is reported and the message
     names that binding (`self._session` may be the `aiohttp.ClientSession()` built at line
     12). The other bindings (a parameter, a name from elsewhere) are not known to set one.
+    A parameter declared a client (`session: aiohttp.ClientSession`, or `self.session` set
+    from one in `__init__`) is followed to its callers: when every caller in the project is
+    known and passes a client built right there without a timeout, the call is reported and
+    the message names each caller's file and line; one caller passing a client with a
+    timeout, or anything else, keeps it quiet, and so does a def in a test module (the
+    project's callers are looked up outside test modules, so its own cannot all be known).
 
     ## Why is this bad?
     A call with no timeout outlives the request that made it. The caller gave up long ago, but
@@ -132,6 +138,14 @@ class OutboundCallWithoutBudget(OutboundRule):
             built = " ".join(ctx.source.segment(call.built).split())
             message = (
                 f"`{receiver}` may be the `{built}` built at line {call.built.lineno}, which "
+                f"{describe_default(call.default_timeout)}: {advice} from {source}"
+            )
+        passed = call.passed
+        if passed is not None and isinstance(node.func, ast.Attribute):
+            receiver = ctx.source.segment(node.func.value)
+            callers = ", ".join(passed.where)  # type: ignore[attr-defined]
+            message = (
+                f"`{receiver}` is the `{passed.shown}` every caller passes ({callers}), which "  # type: ignore[attr-defined]
                 f"{describe_default(call.default_timeout)}: {advice} from {source}"
             )
         ctx.report(

@@ -37,6 +37,9 @@ class Instance:
     # (`session or aiohttp.ClientSession()`, or one of several assignments); the others
     # (a parameter, a name) were built who knows how.
     built: Tuple[ast.Call, ...] = ()
+    # A parameter every project caller passes a client built without a timeout
+    # (`passed_clients.Passed`): its calls are that client's.
+    passed: Optional[object] = None
 
 
 class ProjectClients(ProjectTypes, Protocol):
@@ -52,6 +55,8 @@ class ProjectClients(ProjectTypes, Protocol):
     ) -> Optional[Instance]: ...
 
     def base_instance(self, resolver: Resolver, class_def: Definition) -> Optional[Instance]: ...
+
+    def passed_instance(self, binding: Binding) -> Optional[Instance]: ...
 
 
 def client_types(resolver: Resolver) -> "ClientTypes":
@@ -228,12 +233,20 @@ class ClientTypes:
         if binding.kind in (PARAM, ANNOTATED):
             qualname = self.resolver.annotation_class(binding.annotation, binding.scope)
             if self.known_class(qualname):
-                return Instance(qualname, None)
+                # How the callers built it, asked only of a parameter declared a client: asked
+                # of every parameter a client's method name is called on (`d.get(k)`), the
+                # callers' modules parsed cost a fifth of a cold run and found nothing more.
+                passed = self._passed(binding) if binding.kind == PARAM else None
+                return passed if passed is not None and passed.qualname == qualname else Instance(qualname, None)
             if binding.kind == PARAM:
                 owner = self.resolver.binding_class(binding, depth + 1)  # `self` in a client subclass
                 if owner is not None:
                     return client_types(owner.resolver).client_base(owner, depth + 1)
         return None
+
+    def _passed(self, binding: Binding) -> Optional[Instance]:
+        project = self._project
+        return project.passed_instance(binding) if project is not None else None
 
     def _from_bindings(self, bindings: List[Binding], depth: int) -> Optional[Instance]:
         """Every binding must agree on the class; constructors are kept only when there is one."""

@@ -42,6 +42,9 @@ class OutboundCall:
     # FROM_DEFAULT through a receiver that may hold one of several clients: the one built
     # here without a timeout (`session or aiohttp.ClientSession()`)
     built: Optional[ast.Call] = None
+    # FROM_DEFAULT through a parameter every project caller passes a client built without a
+    # timeout: `passed_clients.Passed`, which names them
+    passed: Optional[object] = None
 
     @property
     def display_name(self) -> str:
@@ -125,9 +128,13 @@ def classify_call(
                 source, built = _built_without_timeout(instance, client, call)
                 if built is not None:
                     return OutboundCall(call, api, None, source, api.default_timeout, blocking, built)
+            if source == HIDDEN and instance.passed is not None:
+                passed = instance.passed
+                return OutboundCall(call, api, None, FROM_DEFAULT, api.default_timeout, blocking, passed=passed)
             if source != FROM_DEFAULT:
                 return OutboundCall(call, api, ctor_timeout, source, api.default_timeout, blocking)
-    return OutboundCall(call, api, None, FROM_DEFAULT, api.default_timeout, blocking)
+    passed = instance.passed if instance is not None else None
+    return OutboundCall(call, api, None, FROM_DEFAULT, api.default_timeout, blocking, passed=passed)
 
 
 def _names_project_value(qualname: str, resolver: Resolver) -> bool:

@@ -33,7 +33,7 @@ from deadline_lint.families.outbound.analysis.wrappers import WrapperSummary
 from deadline_lint.semantics.facts import Fact, Local
 from deadline_lint.semantics.local.declared import FUNCTION_DEFS, is_property
 from deadline_lint.semantics.local.resolve import Definition, Resolver
-from deadline_lint.semantics.local.scopes import ANNOTATED, ASSIGN, Scope
+from deadline_lint.semantics.local.scopes import ANNOTATED, ASSIGN, Binding, Scope
 from deadline_lint.semantics.modules import ModuleSource, absolute_name, project_of
 from deadline_lint.semantics.scan import import_table
 from deadline_lint.semantics.session import current
@@ -71,6 +71,9 @@ class ReexportNames:
 
     def base_instance(self, resolver: Resolver, class_def: Definition) -> Optional[Instance]:
         return None
+
+    def passed_instance(self, binding: Binding) -> Optional[Instance]:
+        return None  # a fact is the module's text alone: what callers pass is not
 
 
 class ReexportSalts:

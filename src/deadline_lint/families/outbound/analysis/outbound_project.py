@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Dict, FrozenSet, Optional, Sequence, Set, Tupl
 
 from deadline_lint.catalog import OutboundApi
 from deadline_lint.families.outbound.analysis.client_types import Instance
+from deadline_lint.families.outbound.analysis.passed_clients import passed_client
 from deadline_lint.families.outbound.analysis.outbound_facts import (
     ATTRIBUTE,
     CALL,
@@ -29,7 +30,7 @@ from deadline_lint.semantics.file import FileSemantics
 from deadline_lint.semantics.local.children import walk as walk_nodes
 from deadline_lint.semantics.local.declared import defined_names
 from deadline_lint.semantics.local.resolve import Definition, Resolver
-from deadline_lint.semantics.local.scopes import IMPORT, Scope
+from deadline_lint.semantics.local.scopes import IMPORT, Binding, Scope
 from deadline_lint.semantics.modules import ModuleSource, project_of
 from deadline_lint.semantics.summary import CLASS, FUNCTION, VALUE, Symbol, summary_of
 
@@ -52,8 +53,23 @@ class OutboundProject(ReexportNames):
         self._wrapper_names: Optional[FrozenSet[str]] = None
         self.apis: Dict[Tuple[str, Tuple[str, ...]], OutboundApi] = {}  # a wrapper's, by symbol
         self._stored: Dict[int, Tuple[ast.AST, FrozenSet[str]]] = {}  # by class node
+        self._passed: Dict[int, Optional[Instance]] = {}  # by parameter node (the tree is held by ctx)
 
     # -- ProjectTypes ----------------------------------------------------------------
+    def passed_instance(self, binding: Binding) -> Optional[Instance]:
+        """A parameter of this module's own defs that every project caller passes a client
+        built without a timeout (`passed_clients`), once per parameter."""
+        parameter = binding.value
+        if binding.scope.module.node is not self.module.tree or not isinstance(parameter, ast.arg):
+            return None
+        key = id(parameter)
+        if key not in self._passed:
+            found = passed_client(binding, self.names, self.module, self.ctx.catalog)
+            self._passed[key] = (
+                Instance(found.qualname, None, found.called, passed=found) if found is not None else None
+            )
+        return self._passed[key]
+
     def value_instance(self, resolver: Resolver, qualname: str) -> Optional[Instance]:
         target = self.names.resolve(self.absolute(qualname))
         if not isinstance(target, Symbol) or target.module is self.module:

@@ -34,6 +34,7 @@ class ClockRead:
     qualname: str  # the clock function (`time.time`), or the method (`datetime.timestamp`)
     monotonic: Optional[str]  # the monotonic function reading the same unit, if a clean one exists
     through: str = ""  # a read through project code: the chain a message names
+    elsewhere: str = ""  # a read another module made and passed in: its `path:line`
 
 
 

@@ -2,17 +2,19 @@
 
 `def run_listener(ack, started_at, ack_timeout)` compares `time.time() - started_at` with a
 limit; whether that is a timer on the wall clock depends on what callers pass. A parameter
-is a wall-clock instant here when every call of its function passes one read in the calling
-function (`run_listener(ack, time.time(), 5)`, `wait_for(time.time() + 5)`,
-`int(time.time() * 1000)`), all in the same role and unit, and no call can be missed: the
-function is a module-level def (called by its name) or a method (called on `self`), every
-use of its name in this module is such a call giving the parameter (no `*args`, no
-`**kwargs`, no default taken, no reference handed on), and the project's callers
-(`semantics/callers`) are all in this module. A parameter with no caller, a caller in
-another module, or a caller that cannot be told stays unknown, and the rules stay quiet.
+is a wall-clock instant here when every call of its function in the project passes one
+(`run_listener(ack, time.time(), 5)`, `wait_for(time.time() + 5)`, `int(time.time() * 1000)`),
+all in the same role and unit, and no call can be missed: the function is a module-level def
+(called by its name) or a method (called on `self` in its module), every use of its name in
+this module is such a call giving the parameter (no `*args`, no `**kwargs`, no default taken,
+no reference handed on), and every caller the project's index finds (`semantics/callers`)
+is one of those or, in another module, a call resolved to this def whose argument reads the
+wall clock there (`passed_instants`). A parameter with no caller, a caller that passes
+something else, or one that cannot be told stays unknown, and the rules stay quiet.
 
-The instant keeps the caller's clock reads, each with no monotonic equivalent, so a finding
-can name the line that started the timer and no fix crosses into the caller.
+The instant keeps the callers' clock reads, each with no monotonic equivalent, so a finding
+can name the line (and, for another module, the file) that started the timer and no fix
+crosses into the caller.
 """
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from deadline_lint.families.shared.time.clock_catalog import WALL
+from deadline_lint.families.shared.time.passed_instants import passed_elsewhere
 from deadline_lint.semantics.local.scopes import CLASS, FUNCTION, MODULE, Scope
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -68,11 +71,13 @@ class ParameterInstants:
         setter = method and _is_setter(node)
         if setter:
             given = self._assigned_through(node.name, owner) if place[0] == 0 else None
+            if not given:
+                return None
         else:
             calls = self._calls_of(node.name, method, owner)
-            given = [(_argument(call, place), where) for call, where in calls] if calls else None
-        if not given:
-            return None
+            if calls is None:
+                return None
+            given = [(_argument(call, place), where) for call, where in calls]
         values = []
         for argument, where in given:
             caller = self.times.function(where) if argument is not None else None
@@ -80,12 +85,15 @@ class ParameterInstants:
             if found is None:
                 return None
             values.append(found)
+        if not setter:  # a property's stores are attribute assignments, which no caller index sees
+            elsewhere = self._passed_elsewhere(node.name, owner, place, method, bool(given))
+            if elsewhere is None:
+                return None
+            values.extend(elsewhere)
+        if not values:
+            return None
         first = values[0]
         if any((v.role, v.unit) != (first.role, first.unit) for v in values):
-            return None
-        # A property's stores are attribute assignments, which no caller index sees: this
-        # module's are all of them, as for any attribute kept on `self` (kept_deadlines).
-        if not setter and not self._callers_all_here(node.name, owner):
             return None
         reads = tuple(sorted(
             (replace(r, monotonic=None) for v in values for r in v.reads),
@@ -191,23 +199,36 @@ class ParameterInstants:
             self._calls = uses
         return self._calls
 
-    def _callers_all_here(self, name: str, owner: Scope) -> bool:
-        """The project's callers of the def are all in this module."""
+    def _passed_elsewhere(
+        self, name: str, owner: Scope, place: Tuple[Optional[int], str], method: bool, here: bool
+    ) -> Optional[List[Any]]:
+        """The instants callers in other modules pass (none when every caller is here);
+        None when the project's callers cannot be known, there is none, a caller here hands
+        the def on, or a caller elsewhere passes something else."""
         ctx = self._ctx() if self._ctx is not None else None
         analysis = getattr(ctx, "analysis", None)
         if analysis is None:
-            return False
-        from deadline_lint.semantics.callers import Callers
+            return None
+        from deadline_lint.semantics.callers import Callers, is_test_path
         from deadline_lint.semantics.file import FileSemantics
         from deadline_lint.semantics.summary import FUNCTION as DEF
         from deadline_lint.semantics.summary import Symbol
 
         semantics = analysis(FileSemantics)
+        if not here and is_test_path(semantics.own.path):
+            return None  # the index leaves test modules out: a def there is called from ones it cannot see
         path = (name,) if owner.kind == MODULE else (getattr(owner.node, "name", ""), name)
-        found = Callers(semantics.names).of(Symbol(semantics.own, path, DEF))
-        if not found:
-            return False  # no project, or no caller in it: nothing to follow
-        return all(caller.module is semantics.own and caller.site.called for caller in found)
+        clocks = self.times.clocks
+        words = {q.split(".")[0] for q, f in clocks.functions.items() if f.clock == WALL}
+        found = Callers(semantics.names).of(
+            Symbol(semantics.own, path, DEF), lambda text: any(w in text for w in words)
+        )
+        project = semantics.names.modules
+        if not found or project is None:
+            return None  # no project, or no caller in it: nothing to follow
+        if not all(caller.site.called for caller in found if caller.module is semantics.own):
+            return None
+        return passed_elsewhere(found, semantics.own, place, method, project.root, clocks)
 
 
 def _position(node: ast.AST, name: str, method: bool) -> Optional[Tuple[Optional[int], str]]:
