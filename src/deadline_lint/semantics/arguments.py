@@ -98,3 +98,45 @@ def _module_name(expr: ast.expr, scope: Scope, summary: object) -> Optional[str]
     if bindings and (len(bindings) != 1 or bindings[0].scope.parent is not None):
         return None  # a local shadows it
     return summary.qualname_of(expr)  # type: ignore[attr-defined, no-any-return]
+
+
+Place = Tuple[Optional[int], str]  # a parameter's position (None: keyword-only) and its name
+
+
+def parameter_place(node: ast.AST, name: str, method: bool) -> Optional[Place]:
+    """Where a call of the def gives the parameter `name`: its position among the arguments a
+    caller writes (after `self` for a method) and its name; None when no call can give it."""
+    args = node.args  # type: ignore[attr-defined]
+    positional = [a.arg for a in [*args.posonlyargs, *args.args]]
+    if method:
+        if not positional:
+            return None
+        positional = positional[1:]
+    if name in positional:
+        return positional.index(name), name
+    if any(a.arg == name for a in args.kwonlyargs):
+        return None, name
+    return None
+
+
+def passed_at(arguments: Tuple[str, ...], place: Place) -> Optional[str]:
+    """The text a call's argument texts give the parameter at `place`; None when an argument
+    list (`*`, `**`) could hold it or no argument gives it."""
+    if any(a in ("*", "**") for a in arguments):
+        return None
+    index, name = place
+    positional = [a for a in arguments if not _KEYWORD.match(a)]
+    if index is not None and index < len(positional):
+        return positional[index]
+    prefix = f"{name}="
+    return next((a[len(prefix):] for a in arguments if a.startswith(prefix)), None)
+
+
+def read_back(text: str) -> Optional[ast.expr]:
+    """The expression an argument text spells; None for one that could not be read (`_`)."""
+    if text == UNREAD:
+        return None
+    try:
+        return ast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError):  # a text from a damaged or foreign store
+        return None

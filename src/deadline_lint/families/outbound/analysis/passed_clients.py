@@ -16,18 +16,16 @@ from __future__ import annotations
 
 import ast
 import os
-import re
 from typing import FrozenSet, List, Optional, Tuple
 
 from deadline_lint.catalog import Catalog
 from deadline_lint.families.outbound.analysis.outbound_calls import mention_word
-from deadline_lint.semantics.arguments import UNREAD
+from deadline_lint.semantics.arguments import parameter_place, passed_at, read_back
 from deadline_lint.semantics.callers import Callers, is_test_path
 from deadline_lint.semantics.local.scopes import CLASS as CLASS_SCOPE
 from deadline_lint.semantics.local.scopes import MODULE, Binding
 from deadline_lint.semantics.summary import CLASS, FUNCTION, Names, Symbol
 
-_KEYWORD = re.compile(r"[A-Za-z_]\w*=(?!=)")
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
@@ -60,7 +58,7 @@ def passed_client(binding: Binding, names: Names, own: object, catalog: Catalog)
         method = True
     else:
         return None
-    place = _place(node, parameter.arg, method)
+    place = parameter_place(node, parameter.arg, method)
     if place is None or _has_default(node, parameter):
         return None  # (a caller may leave a defaulted parameter out: `session or Session()` is typed where it is)
     callers = Callers(names)
@@ -80,7 +78,7 @@ def passed_client(binding: Binding, names: Names, own: object, catalog: Catalog)
         site = caller.site
         if not caller.certain or not site.called or (method and name != "__init__" and site.receiver.startswith("q:")):
             return None
-        text = _argument(site.arguments, place)
+        text = passed_at(site.arguments, place)
         built = _built_without_timeout(text, catalog) if text is not None else None
         if built is None:
             return None
@@ -124,40 +122,9 @@ def _has_default(node: ast.AST, parameter: ast.arg) -> bool:
     return False
 
 
-def _place(node: ast.AST, name: str, method: bool) -> Optional[Tuple[Optional[int], str]]:
-    """Where a call gives the parameter: its position (None: keyword-only) and its name
-    (a caller that leaves it to its default gives none, and is unknown)."""
-    args = node.args  # type: ignore[attr-defined]
-    positional = [a.arg for a in (*args.posonlyargs, *args.args)]
-    if method:
-        positional = positional[1:]
-    if name in positional:
-        index = positional.index(name)
-        return index, name
-    if any(a.arg == name for a in args.kwonlyargs):
-        return None, name
-    return None
-
-
-def _argument(arguments: Tuple[str, ...], place: Tuple[Optional[int], str]) -> Optional[str]:
-    if any(a in ("*", "**") for a in arguments):
-        return None
-    index, name = place
-    positional = [a for a in arguments if not _KEYWORD.match(a)]
-    if index is not None and index < len(positional):
-        return positional[index]
-    prefix = f"{name}="
-    return next((a[len(prefix):] for a in arguments if a.startswith(prefix)), None)
-
-
 def _built_without_timeout(text: str, catalog: Catalog) -> Optional[Tuple[str, str]]:
     """(client class, what was called) of a client the text builds with no timeout."""
-    if text == UNREAD:
-        return None
-    try:
-        expr = ast.parse(text, mode="eval").body
-    except (SyntaxError, ValueError):
-        return None
+    expr = read_back(text)
     if not isinstance(expr, ast.Call):
         return None
     called = catalog.canonical(ast.unparse(expr.func))

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from deadline_lint.families.shared.time.clock_catalog import WALL
 from deadline_lint.families.shared.time.passed_instants import passed_elsewhere
+from deadline_lint.semantics.arguments import parameter_place
 from deadline_lint.semantics.local.scopes import CLASS, FUNCTION, MODULE, Scope
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -65,7 +66,7 @@ class ParameterInstants:
         if owner.kind not in (MODULE, CLASS) or node.name.startswith("__"):
             return None
         method = owner.kind == CLASS
-        place = _position(node, name, method)
+        place = parameter_place(node, name, method)
         if place is None:
             return None
         setter = method and _is_setter(node)
@@ -229,21 +230,6 @@ class ParameterInstants:
         if not all(caller.site.called for caller in found if caller.module is semantics.own):
             return None
         return passed_elsewhere(found, semantics.own, place, method, project.root, clocks)
-
-
-def _position(node: ast.AST, name: str, method: bool) -> Optional[Tuple[Optional[int], str]]:
-    """Where a call gives the parameter: its position (None: keyword-only) and its name."""
-    args = node.args  # type: ignore[attr-defined]
-    positional = [a.arg for a in [*args.posonlyargs, *args.args]]
-    if method:
-        if not positional:
-            return None
-        positional = positional[1:]
-    if name in positional:
-        return positional.index(name), name
-    if any(a.arg == name for a in args.kwonlyargs):
-        return None, name
-    return None
 
 
 def _defines(klass: ast.AST, name: str) -> bool:

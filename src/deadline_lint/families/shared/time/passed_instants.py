@@ -12,15 +12,14 @@ from __future__ import annotations
 
 import ast
 import os
-import re
 from typing import Any, List, Optional, Tuple
 
 from deadline_lint.families.shared.time.clock_catalog import WALL, ClockCatalog
 from deadline_lint.families.shared.time.clock_reads import ClockRead
 from deadline_lint.families.shared.time.time_value import DEADLINE, INSTANT, SPAN, TimeValue
-from deadline_lint.semantics.arguments import UNREAD
+from deadline_lint.semantics.arguments import passed_at, read_back
+from deadline_lint.semantics.local.resolve import dotted_parts
 
-_KEYWORD = re.compile(r"[A-Za-z_]\w*=(?!=)")
 _PASS_THROUGH = frozenset({"int", "float", "round"})
 
 
@@ -36,7 +35,7 @@ def passed_elsewhere(
         site = caller.site
         if not caller.certain or not site.called or not site.within or (method and site.receiver.startswith("q:")):
             return None
-        text = _argument(site.arguments, place)
+        text = passed_at(site.arguments, place)
         if text is None:
             return None
         value = _wall_instant(text, clocks)
@@ -52,26 +51,10 @@ def passed_elsewhere(
     return found
 
 
-def _argument(arguments: Tuple[str, ...], place: Tuple[Optional[int], str]) -> Optional[str]:
-    if any(a in ("*", "**") for a in arguments):
-        return None
-    index, name = place
-    positional = [a for a in arguments if not _KEYWORD.match(a)]
-    if index is not None and index < len(positional):
-        return positional[index]
-    prefix = f"{name}="
-    return next((a[len(prefix):] for a in arguments if a.startswith(prefix)), None)
-
-
 def _wall_instant(text: str, clocks: ClockCatalog) -> Optional[Tuple[str, str, str]]:
     """(role, unit, clock function) of a wall-clock instant or deadline the text spells."""
-    if text == UNREAD:
-        return None
-    try:
-        expr = ast.parse(text, mode="eval").body
-    except (SyntaxError, ValueError):
-        return None
-    return _judge(expr, clocks)
+    expr = read_back(text)
+    return _judge(expr, clocks) if expr is not None else None
 
 
 def _judge(expr: ast.expr, clocks: ClockCatalog) -> Optional[Tuple[str, str, str]]:
@@ -104,10 +87,5 @@ def _number(expr: ast.expr) -> bool:
 
 
 def _dotted(expr: ast.expr) -> Optional[str]:
-    parts: List[str] = []
-    while isinstance(expr, ast.Attribute):
-        parts.append(expr.attr)
-        expr = expr.value
-    if not isinstance(expr, ast.Name):
-        return None
-    return ".".join([expr.id, *reversed(parts)])
+    parts = dotted_parts(expr)
+    return ".".join(parts) if parts else None
