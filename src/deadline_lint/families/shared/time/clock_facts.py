@@ -17,11 +17,11 @@ from deadline_lint.semantics.file import FactUse, FileSemantics
 from deadline_lint.semantics.imported import imports_fact_holder, project_imports, reexports_from
 from deadline_lint.semantics.local.scopes import IMPORT, Scope
 from deadline_lint.semantics.session import current
-from deadline_lint.semantics.scan import import_table
-from deadline_lint.semantics.summary import External, ModuleTree, Names, content_key, own_returns
+from deadline_lint.semantics.summary import External, ModuleTree, Names, content_key, own_returns, tree_of
 
 if TYPE_CHECKING:
     from deadline_lint.semantics.file_view import FileView
+    from deadline_lint.semantics.modules import ModuleSource
 
 
 class ReadsWallClock(Fact[Tuple[str, str]]):
@@ -107,8 +107,7 @@ def reaches_wall_clock(fact: ReadsWallClock, text: str, path: str) -> bool:
 def clock_alias(names: Names, target: str, functions: Mapping[str, Any]) -> Optional[str]:
     """The clock function a project name stands for, when its module binds it to one: a
     re-export (`from time import time as now`) or a top-level alias (`now = time.time`,
-    `_utcnow = datetime.datetime.utcnow`), bound once. Judged from the module's text: an
-    alias is one line, and its module is not parsed to learn it."""
+    `_utcnow = datetime.datetime.utcnow`), bound once."""
     found = names.defining(target)
     if found is None:  # what the name stands for is outside the project: a re-export, perhaps
         outside = names.reexport(target)
@@ -116,13 +115,12 @@ def clock_alias(names: Names, target: str, functions: Mapping[str, Any]) -> Opti
     if len(found[1]) != 1:
         return None
     module, (name,) = found
-    text = module.text
-    if f"\n{name}" not in text and not text.startswith(name):
-        return None  # no line starts with the name: no alias at the top level (most names)
+    if not _may_alias(module.text, name, functions):
+        return None  # most names: the module is not parsed to learn it
     memo: Dict[Tuple[str, str], Optional[str]] = current().memo(ClockAliases)
     key = (content_key(module), name)
     if key not in memo:
-        memo[key] = _text_alias(text, name, functions)
+        memo[key] = _module_alias(module, name, functions)
     return memo[key]
 
 
@@ -130,53 +128,36 @@ class ClockAliases:
     """The memo of `clock_alias` by module content and name."""
 
 
-_ALIAS_VALUE = re.compile(r"[ \t]*=[ \t]*([\w.]+)[ \t]*(?:#[^\n]*)?$")
-_BINDS_AFTER = re.compile(r"[ \t]*(?:[:=]|[-+*/|&]=)")
-_BINDING_WORDS = ("def", "class", "global", "as")
-
-
-def _text_alias(text: str, name: str, functions: Mapping[str, Any]) -> Optional[str]:
-    """One line `name = dotted.clock` at column 0 and no other binding of the name at any
-    depth (`def now`, `now: float = ...`, `global now`, `now +=`, `import x as now`, a second
-    assignment), found from the name's occurrences (a pattern starting with no literal would
-    be tried at every character of the module)."""
-    alias: Optional[str] = None
-    bindings = 0
-    size = len(name)
-    at = text.find(name)
-    while at >= 0:
-        end = at + size
-        start = text.rfind("\n", 0, at) + 1
-        whole = (at == 0 or not _word_char(text[at - 1])) and (end == len(text) or not _word_char(text[end]))
-        if whole:
-            before = text[start:at]
-            if not before.strip():
-                if _BINDS_AFTER.match(text, end) and not text.startswith("==", text.find("=", end)):
-                    bindings += 1
-                    found = _ALIAS_VALUE.match(text, end, _line_end(text, end)) if not before else None
-                    if found is not None:
-                        alias = found.group(1)
-            elif before.split()[-1] in _BINDING_WORDS or before.rstrip().endswith(","):
-                bindings += 1  # (`import a, b as now` and `global x, now` alike: counted, so unknown)
-        at = text.find(name, end)
-    table = import_table(text)
-    if alias is None or bindings != 1 or name in table:
+def _module_alias(module: "ModuleSource", name: str, functions: Mapping[str, Any]) -> Optional[str]:
+    """The clock function the module's top-level `name = dotted.clock` names, when that is
+    the name's one binding."""
+    tree = tree_of(module)
+    if tree is None:
         return None
-    head, _, rest = alias.partition(".")
-    imported = table.get(head)
-    if imported is None or imported.startswith("."):
-        return None
-    qualname = f"{imported}.{rest}" if rest else imported
+    value = tree.values.get(name)
+    qualname = tree.qualname_of(value) if isinstance(value, (ast.Name, ast.Attribute)) else None
     return qualname if qualname in functions else None
 
 
-def _word_char(char: str) -> bool:
-    return char.isalnum() or char == "_"
+def _may_alias(text: str, name: str, functions: Mapping[str, Any]) -> bool:
+    """Some line is `name = <dotted name ending in a clock function's name>` (annotated or
+    not): the only text a top-level alias is, and most modules a name comes from have none."""
+    starts = [0] if text.startswith(name) else []
+    at = text.find(f"\n{name}")
+    while at != -1:
+        starts.append(at + 1)
+        at = text.find(f"\n{name}", at + 1)
+    if not starts:
+        return False
+    finals = {qualname.rpartition(".")[2] for qualname in functions}
+    for start in starts:
+        value = _ALIAS_VALUE.match(text, start + len(name))
+        if value is not None and value.group(1).rpartition(".")[2] in finals:
+            return True
+    return False
 
 
-def _line_end(text: str, at: int) -> int:
-    end = text.find("\n", at)
-    return len(text) if end < 0 else end
+_ALIAS_VALUE = re.compile(r"[ \t]*(?::[^=\n]*)?=[ \t]*([\w.]+)[ \t]*(?:#[^\n]*)?$", re.MULTILINE)
 
 
 def _wall_alias(names: Names, target: str, wall: Mapping[str, str]) -> bool:
