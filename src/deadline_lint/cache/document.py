@@ -162,12 +162,20 @@ def reachable(
     return kept, needed
 
 
-def read_tail(tail: memoryview, digest: bytes) -> Optional[Tuple[Dict[str, Any], Dict[str, Any], PathTable, int]]:
-    """A results file's second part, when it holds and has its shape: the entries' own
-    reaches, the module reaches by index, the path table and how many reaches it held when
-    last pruned."""
+def read_tail(path: str, offset: int, digest: bytes) -> Optional[Tuple[Dict[str, Any], Dict[str, Any], PathTable, int]]:
+    """A results file's second part, from `offset` to its end, when it holds (the file may
+    have been replaced since its head was read: then it does not) and has its shape: the
+    entries' own reaches, the module reaches by index, the path table and how many reaches
+    it held when last pruned."""
     from deadline_lint.support.collector import collector_paused
+    from deadline_lint.support.regular_files import open_regular
 
+    try:
+        with open_regular(path) as handle:
+            handle.seek(offset)
+            tail = handle.read()
+    except OSError:
+        return None
     if not sealed.tail_holds(tail, digest):
         return None
     try:

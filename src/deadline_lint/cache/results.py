@@ -50,6 +50,7 @@ CACHE_DIR_ENV = "DEADLINE_LINT_CACHE_DIR"
 # each finding's JSON report item, in two sealed parts (document.py).
 _DOCUMENT = 5
 
+_SEAL_LINE = 4096  # read first: the seal line says how much more is the head
 _TOOL: Optional[str] = None
 
 
@@ -119,7 +120,7 @@ class ResultCache:
         self._paths = PathTable([])
         # The file's second part (reaches, module reaches, path table), unsealed and decoded
         # when first used: a run where nothing changed answers from the first part alone.
-        self._tail: Optional[Tuple[memoryview, bytes]] = None
+        self._tail: Optional[Tuple[int, bytes]] = None  # where it starts in the file, its digest
         self._stored: set = set()  # paths whose entries this run wrote
         self._asked: set = set()  # paths this run looked up (they exist)
         self._written: set = set()  # (index, module reach) this run wrote
@@ -137,8 +138,12 @@ class ResultCache:
 
         try:
             with open_regular(self.path) as handle:
-                parts = sealed.unseal_head(handle.read(), self._inputs())
-            if parts is None:
+                data = handle.read(_SEAL_LINE)
+                size = sealed.parts_size(data)
+                if size is not None and size > len(data):
+                    data += handle.read(size - len(data))  # the head only: the tail is read if used
+                parts = sealed.unseal_head(data, self._inputs())
+            if parts is None or size is None:
                 return  # another key's or project's file, damaged, or not ours: rewrite it
             with collector_paused():  # tens of thousands of containers, none in a cycle
                 document = marshal.loads(parts[0])
@@ -152,13 +157,12 @@ class ResultCache:
         if isinstance(entries, dict) and isinstance(stamps, dict) and isinstance(clean, list):
             self.entries, self.stamps = Encoded(entries), stamps
             self.clean = {path for path in clean if isinstance(path, str)}
-            self._tail = parts[1], parts[2]
+            self._tail = size, parts[2]
 
     def _read_tail(self) -> None:
-        """The file's second part, once (document.read_tail: damaged, it is as if none was
-        kept, and every entry that needs its reach is a miss, checked again)."""
+        """The file's second part, once (document.read_tail: damaged, it is as if none was kept)."""
         if self._tail is not None:
-            kept, self._tail = read_tail(*self._tail), None
+            kept, self._tail = read_tail(self.path, *self._tail), None
             if kept is not None:
                 self._reaches, self._modules, self._paths, self._pruned = kept
 
@@ -267,8 +271,9 @@ class ResultCache:
     # -- writing -------------------------------------------------------------------
     def store(self, path: str, stamp: Stamp, digest: str, found: Sequence[Diagnostic],
               dependencies: Optional["Dependencies"] = None, interface: str = "") -> None:
-        entry: Dict[str, Any] = {"hash": digest, "found": [_without_path(d) for d in found],
-                                 "report": [list(report_parts(d)) for d in found],
+        # Each finding without its path: shown under the path of the run that reads it back.
+        documents = [{key: value for key, value in d.to_json().items() if key != "path"} for d in found]
+        entry: Dict[str, Any] = {"hash": digest, "found": documents, "report": [list(report_parts(d)) for d in found],
                                  "project": dependencies is not None}
         fresh = time.time() - stamp[1] / 1e9 < RACY_SECONDS
         self._restamp(path, [stamp[0], UNRELIABLE if fresh else stamp[1], digest, interface])
@@ -390,10 +395,4 @@ def _listed(value: Any) -> list:
     if not isinstance(value, list):
         raise TypeError("expected a list")
     return value
-
-
-def _without_path(diagnostic: Diagnostic) -> Dict[str, Any]:
-    document = diagnostic.to_json()
-    del document["path"]  # shown under the path of the run that reads it back
-    return document
 

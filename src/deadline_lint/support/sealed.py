@@ -77,6 +77,17 @@ def seal_parts(inputs: str, head: bytes, tail: bytes) -> bytes:
     ))
 
 
+def parts_size(data: bytes) -> Optional[int]:
+    """From the first bytes of a file written by `seal_parts`, how many hold its seal line
+    and head (a reader needs no more for the head); None for anything else, or when the
+    seal line is not all in `data`."""
+    if not data.startswith(_PARTS):
+        return None
+    end = data.find(b"\n", len(_PARTS))
+    size = data[len(_PARTS):end].rsplit(b" ", 1)[-1]
+    return end + 1 + int(size) if end >= 0 and size.isdigit() else None
+
+
 def unseal_head(data: bytes, inputs: str) -> Optional[Tuple[memoryview, memoryview, bytes]]:
     """The head of a file written by `seal_parts(inputs, head, tail)`, checked, as a view into
     `data`; with the tail, not yet checked, and the digest it must have (`tail_holds`).
