@@ -34,17 +34,43 @@ def cache_files(folder: Path) -> List[Path]:
 def sealed_for(entry_file: Path) -> str:
     """The inputs a cache file is sealed for (sealed.py), so damage inside it can be written
     back under the same seal: the reader's own checks are what these tests are about."""
-    return entry_file.read_bytes().split(b"\n", 2)[1].rsplit(b" ", 1)[0].decode()
+    return inputs_of(entry_file.read_bytes())
+
+
+def inputs_of(data: bytes) -> str:
+    magic, header, _ = data.split(b"\n", 2)
+    # A results file is sealed in two parts: its seal line names both digests and a size.
+    return header.rsplit(b" ", 3 if magic.endswith(b"in parts 1") else 1)[0].decode()
+
+
+# The first part of a results file (what a run where nothing changed reads); the rest is
+# what the entries depend on.
+HEAD = ("format", "key", "project", "files", "clean", "stamps")
+
+
+def results_document(data: bytes, inputs: str) -> dict:
+    """A results file's two parts as one document."""
+    parts = sealed.unseal_head(data, inputs)
+    assert parts is not None and sealed.tail_holds(parts[1], parts[2])
+    return {**marshal.loads(parts[0]), **marshal.loads(parts[1])}
+
+
+def sealed_results(inputs: str, document) -> bytes:
+    """`document` sealed as a results file, its keys in the part the cache writes them in
+    (anything but a dict, in the first part)."""
+    if not isinstance(document, dict):
+        return sealed.seal_parts(inputs, marshal.dumps(document), marshal.dumps({}))
+    head = {key: value for key, value in document.items() if key in HEAD}
+    tail = {key: value for key, value in document.items() if key not in HEAD}
+    return sealed.seal_parts(inputs, marshal.dumps(head), marshal.dumps(tail))
 
 
 def read_marshalled(entry_file: Path):
-    payload = sealed.unseal(entry_file.read_bytes(), sealed_for(entry_file))
-    assert payload is not None
-    return marshal.loads(payload)
+    return results_document(entry_file.read_bytes(), sealed_for(entry_file))
 
 
 def write_marshalled(entry_file: Path, document) -> None:
-    entry_file.write_bytes(sealed.seal(sealed_for(entry_file), marshal.dumps(document)))
+    entry_file.write_bytes(sealed_results(sealed_for(entry_file), document))
 
 
 def read_document(entry_file: Path) -> dict:

@@ -63,7 +63,9 @@ def assert_rebuilt(project: Path, expected: List[dict]) -> None:
 
 
 def _inputs_of(data: bytes) -> str:
-    return data.split(b"\n", 2)[1].rsplit(b" ", 1)[0].decode()
+    from tests.test_cache import inputs_of
+
+    return inputs_of(data)
 
 
 CATALOG_FORGERIES = {
@@ -92,18 +94,32 @@ def test_a_kept_pyproject_table_of_the_wrong_shape_is_parsed_again(project, expe
 
 
 def _results_document(data: bytes) -> dict:
-    payload = sealed.unseal(data, _inputs_of(data))
-    assert payload is not None
-    return marshal.loads(payload)
+    from tests.test_cache import results_document
+
+    return results_document(data, _inputs_of(data))
 
 
-def _with_found(data: bytes, found: object, seal: bool) -> bytes:
+def _with_found(data: bytes, found: object, seal: bool, key: str = "found") -> bytes:
+    from tests.test_cache import sealed_results
+
     document = _results_document(data)
     document["files"] = {
-        path: marshal.dumps({**marshal.loads(entry), "found": found}) for path, entry in document["files"].items()
+        path: marshal.dumps({**marshal.loads(entry), key: found}) for path, entry in document["files"].items()
     }
-    payload = marshal.dumps(document)
-    return sealed.seal(_inputs_of(data), payload) if seal else payload
+    return sealed_results(_inputs_of(data), document) if seal else marshal.dumps(document)
+
+
+def _damaged_head(data: bytes) -> bytes:
+    magic, header, payload = data.split(b"\n", 2)
+    return b"\n".join((magic, header, payload[:40] + b"\x00" * 7 + payload[47:]))
+
+
+def _with_tail(data: bytes, tail: bytes) -> bytes:
+    """The results file with its second part replaced, sealed for it: only the tail's own
+    shape check stands between it and the run."""
+    parts = sealed.unseal_head(data, _inputs_of(data))
+    assert parts is not None
+    return sealed.seal_parts(_inputs_of(data), bytes(parts[0]), tail)
 
 
 RESULT_FORGERIES = {
@@ -112,13 +128,40 @@ RESULT_FORGERIES = {
         data, [{"code": 101, "name": 5, "line": "2", "column": 1, "end_line": 2, "end_column": 3,
                 "message": "m", "fix": None}], seal=True),
     "sealed, found not a list": lambda path, data: _with_found(data, "DL101", seal=True),
-    "sealed for another key": lambda path, data: sealed.seal("0" * 32, sealed.unseal(data, _inputs_of(data)) or b""),
-    "damaged": lambda path, data: data[:-7] + b"\x00" * 7,
+    # Each finding's JSON report item is kept beside it: one of the wrong shape is no hit.
+    "sealed, a report item of numbers": lambda path, data: _with_found(data, [[1, 2]], seal=True, key="report"),
+    "sealed, a report item of three parts": lambda path, data: _with_found(
+        data, [["a", "b", "c"]], seal=True, key="report"),
+    "sealed, the report not a list": lambda path, data: _with_found(data, "[]", seal=True, key="report"),
+    "sealed for another key": lambda path, data: data.replace(_inputs_of(data).encode(), b"0" * 32, 1),
+    "unsealed, the old single seal": lambda path, data: sealed.seal(
+        _inputs_of(data), marshal.dumps(_results_document(data))),
+    "damaged": lambda path, data: data[:-7] + b"\x00" * 7,  # in the second part
+    "damaged in the first part": lambda path, data: _damaged_head(data),
+    "sealed, the second part not a document": lambda path, data: _with_tail(data, marshal.dumps([1, 2])),
+    "sealed, the second part's paths not text": lambda path, data: _with_tail(data, marshal.dumps(
+        {**{k: v for k, v in _results_document(data).items() if k in ("reaches", "modules", "pruned")},
+         "paths": [1, 2]})),
 }
 
 
 @pytest.mark.parametrize("forgery", sorted(RESULT_FORGERIES))
 def test_results_cache_entries_are_checked_before_they_are_trusted(project, expected, forgery) -> None:
+    replace_each(sorted((project / "cache" / "v2").glob("*/*.marshal")), RESULT_FORGERIES[forgery])
+    assert_rebuilt(project, expected)
+
+
+@pytest.mark.parametrize("forgery", [
+    "damaged", "sealed, the second part not a document", "sealed, the second part's paths not text",
+])
+def test_a_second_part_not_trusted_is_read_only_when_needed_and_then_is_a_miss(project, expected, forgery) -> None:
+    """A run where nothing changed answers from the results file's first part; once a
+    module changes, the entries reaching it need the second part, and one that does not
+    hold makes them misses, checked again."""
+    replace_each(sorted((project / "cache" / "v2").glob("*/*.marshal")), RESULT_FORGERIES[forgery])
+    assert_rebuilt(project, expected)
+    with open(project / "clients.py", "a") as out:
+        out.write("TIMEOUT = 1\n")  # another interface: app.py's entry needs its reach
     replace_each(sorted((project / "cache" / "v2").glob("*/*.marshal")), RESULT_FORGERIES[forgery])
     assert_rebuilt(project, expected)
 

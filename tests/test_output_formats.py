@@ -132,6 +132,49 @@ def test_github_escapes_command_syntax_in_values_and_message() -> None:
     )
 
 
+def _reference_json(found: List[Diagnostic]) -> str:
+    """The report as one `json.dumps(..., indent=2)` of every finding (the JSON format's
+    definition), which write_json puts together from each finding's item."""
+    from deadline_lint.support.diagnostics import valid_text
+
+    documents = [d.to_json() for d in found]
+    for document in documents:
+        document["path"], document["message"] = valid_text(document["path"]), valid_text(document["message"])
+    return json.dumps(documents, indent=2) + "\n"
+
+
+def test_json_report_is_the_stdlib_rendering_byte_for_byte() -> None:
+    from io import StringIO
+
+    from deadline_lint.support.diagnostics import Applicability, Edit, Fix
+
+    fix = Fix((Edit(3, 9, 'x, "path": ""\n\t\u00e9'), Edit(10, 10, "")), Applicability.UNSAFE,
+              'say "path": "" here', ("time",))
+    found = [
+        Diagnostic("DL101", "outbound-call-without-budget", "caf\u00e9/\udcff \"q\".py", 1, 2, 3, 4,
+                   'a "path": "" line\nand \udcfe, \u2603', fix),
+        Diagnostic("DL002", "undecodable", "b.py", 1, 1, 1, 1, "", Fix((), Applicability.SAFE, "")),
+        Diagnostic("DL102", "x", "", 5, 6, 7, 8, "{}[]"),
+    ]
+    for findings in ([], found[:1], found):
+        out = StringIO()
+        WRITERS["json"](findings, out, 1)
+        assert out.getvalue() == _reference_json(findings)
+
+
+def test_cached_findings_render_the_same_report(project, capsys) -> None:
+    """A warm run's findings carry their report items from the results cache."""
+    from deadline_lint.run.api import Options, lint_paths
+    from tests.test_cache import aged
+
+    aged(project)  # stamps old enough to stand for the content
+    cold = check(capsys, "--format", "json", "--cache-dir", "c", "pkg")
+    warm = check(capsys, "--format", "json", "--cache-dir", "c", "pkg")
+    assert warm == cold and json.loads(warm[1])
+    found = [d for result in lint_paths(["pkg/svc one.py"], Options(cache_dir="c")) for d in result.diagnostics]
+    assert found and all(d.report is not None for d in found)
+
+
 # -- statistics, output file, choices ----------------------------------------------------------
 
 def test_statistics_count_per_code(project, capsys) -> None:

@@ -4,7 +4,9 @@ Everything a run keeps lives under `<cache>/v<FORMAT>/`: the results files
 (`<settings key>/<project shard>.marshal`), the module summaries (`summaries/<tool>/`), the
 compiled catalog and the kept `[tool.deadline-lint]` tables. One version for all of it: a
 change of any layout bumps FORMAT, and every older folder is then simply never read.
-Every file there is sealed (support/sealed.py) and written atomically.
+Every file there is sealed (support/sealed.py) and written atomically. A results file is
+sealed in two parts: its entries' findings and the stamps of the files they name, which a run
+where nothing changed needs alone, then what the entries depend on (`read_tail`).
 """
 from __future__ import annotations
 
@@ -13,6 +15,8 @@ import marshal
 import os
 import threading
 from typing import Any, Dict, List, Mapping, Optional, Tuple
+
+from deadline_lint.support import sealed
 
 FORMAT = 2  # 2: one folder for every kept artefact; dependencies by interface (states.py)
 
@@ -156,3 +160,36 @@ def reachable(
                     out[node] = raw = dict.__getitem__(table, node)
                     pending.append(peek(raw))
     return kept, needed
+
+
+def read_tail(path: str, offset: int, digest: bytes) -> Optional[Tuple[Dict[str, Any], Dict[str, Any], PathTable, int]]:
+    """A results file's second part, from `offset` to its end, when it holds (the file may
+    have been replaced since its head was read: then it does not) and has its shape: the
+    entries' own reaches, the module reaches by index, the path table and how many reaches
+    it held when last pruned."""
+    from deadline_lint.support.collector import collector_paused
+    from deadline_lint.support.regular_files import open_regular
+
+    try:
+        with open_regular(path) as handle:
+            handle.seek(offset)
+            tail = handle.read()
+    except OSError:
+        return None
+    if not sealed.tail_holds(tail, digest):
+        return None
+    try:
+        with collector_paused():  # hundreds of thousands of containers, none in a cycle
+            document = marshal.loads(tail)
+    except (EOFError, ValueError, TypeError):
+        return None
+    if not isinstance(document, dict):
+        return None
+    reaches, modules, paths, pruned = (document.get(key) for key in ("reaches", "modules", "paths", "pruned"))
+    if not (
+        isinstance(reaches, dict) and isinstance(modules, dict)
+        and isinstance(paths, list) and all(isinstance(path, str) for path in paths)
+    ):
+        return None
+    tables = {index: Encoded(table) if isinstance(table, dict) else table for index, table in modules.items()}
+    return Encoded(reaches), tables, PathTable(paths), pruned if isinstance(pruned, int) else 0

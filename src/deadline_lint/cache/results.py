@@ -32,12 +32,13 @@ from deadline_lint.cache.document import (
     encoded,
     prepare_folder,
     reachable,
+    read_tail,
     store_folder,
     write_atomically,
 )
 from deadline_lint.cache.states import RACY_SECONDS, UNRELIABLE, Stamp, Survey, hash_now, reliable_mtime
 from deadline_lint.support import sealed
-from deadline_lint.support.diagnostics import Diagnostic
+from deadline_lint.support.diagnostics import Diagnostic, report_parts
 from deadline_lint.support.regular_files import open_regular
 
 if TYPE_CHECKING:
@@ -45,8 +46,11 @@ if TYPE_CHECKING:
 
 CACHE_DIR_NAME = ".deadline_lint_cache"
 CACHE_DIR_ENV = "DEADLINE_LINT_CACHE_DIR"
-_DOCUMENT = 4  # the results file's: 4 records dependencies by interface, apart from the findings
+# The results file's: 4 records dependencies by interface, apart from the findings; 5 keeps
+# each finding's JSON report item, in two sealed parts (document.py).
+_DOCUMENT = 5
 
+_SEAL_LINE = 4096  # read first: the seal line says how much more is the head
 _TOOL: Optional[str] = None
 
 
@@ -104,7 +108,7 @@ class ResultCache:
         self._moved = False  # a record this run changed an interface others may depend on
         self._incomplete = False  # this run stored a reach naming a file it could not read
         self._restamped: set = set()
-        self.reaches: Dict[str, Any] = Encoded()  # by path: the entry's own reach (apart: a hit may not need it)
+        self._reaches: Dict[str, Any] = Encoded()  # by path: the entry's own reach (apart: a hit may not need it)
         shard = hashlib.blake2b(project.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
         self.path = os.path.join(store_folder(folder), key, f"{shard}.marshal")
         # Values marshalled (as read, or as stored by this run) until used: a cold run over a
@@ -112,8 +116,11 @@ class ResultCache:
         self.entries: Dict[str, Any] = Encoded()
         self.stamps: Dict[str, List[Any]] = {}  # every recorded file's state (states.py)
         # Module reaches, by project (root and search paths) and then "path|interface".
-        self.modules: Dict[str, Dict[str, Any]] = {}
-        self.paths = PathTable([])
+        self._modules: Dict[str, Dict[str, Any]] = {}
+        self._paths = PathTable([])
+        # The file's second part (reaches, module reaches, path table), unsealed and decoded
+        # when first used: a run where nothing changed answers from the first part alone.
+        self._tail: Optional[Tuple[int, bytes]] = None  # where it starts in the file, its digest
         self._stored: set = set()  # paths whose entries this run wrote
         self._asked: set = set()  # paths this run looked up (they exist)
         self._written: set = set()  # (index, module reach) this run wrote
@@ -131,32 +138,48 @@ class ResultCache:
 
         try:
             with open_regular(self.path) as handle:
-                payload = sealed.unseal_view(handle.read(), self._inputs())
-            if payload is None:
+                data = handle.read(_SEAL_LINE)
+                size = sealed.parts_size(data)
+                if size is not None and size > len(data):
+                    data += handle.read(size - len(data))  # the head only: the tail is read if used
+                parts = sealed.unseal_head(data, self._inputs())
+            if parts is None or size is None:
                 return  # another key's or project's file, damaged, or not ours: rewrite it
-            with collector_paused():  # hundreds of thousands of containers, none in a cycle
-                document = marshal.loads(payload)
+            with collector_paused():  # tens of thousands of containers, none in a cycle
+                document = marshal.loads(parts[0])
         except (OSError, EOFError, ValueError, TypeError):
             return  # none yet, unreadable or corrupt: start empty and rewrite it
         if not isinstance(document, dict) or document.get("format") != _DOCUMENT:
             return
         if document.get("key") != self.key or document.get("project") != self.project:
             return  # another key's or project's file (a hash collision, or copied here)
-        entries, stamps, modules = document.get("files"), document.get("stamps"), document.get("modules")
-        paths, reaches, clean = document.get("paths"), document.get("reaches"), document.get("clean")
-        if (
-            isinstance(entries, dict) and isinstance(stamps, dict) and isinstance(modules, dict)
-            and isinstance(paths, list) and all(isinstance(path, str) for path in paths)
-            and isinstance(reaches, dict) and isinstance(clean, list)
-        ):
-            self.entries, self.stamps, self.paths = Encoded(entries), stamps, PathTable(paths)
-            self.reaches = Encoded(reaches)
+        entries, stamps, clean = document.get("files"), document.get("stamps"), document.get("clean")
+        if isinstance(entries, dict) and isinstance(stamps, dict) and isinstance(clean, list):
+            self.entries, self.stamps = Encoded(entries), stamps
             self.clean = {path for path in clean if isinstance(path, str)}
-            self.modules = {
-                index: Encoded(table) if isinstance(table, dict) else table for index, table in modules.items()
-            }
-            pruned = document.get("pruned")
-            self._pruned = pruned if isinstance(pruned, int) else 0
+            self._tail = size, parts[2]
+
+    def _read_tail(self) -> None:
+        """The file's second part, once (document.read_tail: damaged, it is as if none was kept)."""
+        if self._tail is not None:
+            kept, self._tail = read_tail(self.path, *self._tail), None
+            if kept is not None:
+                self._reaches, self._modules, self._paths, self._pruned = kept
+
+    @property
+    def reaches(self) -> Dict[str, Any]:
+        self._read_tail()
+        return self._reaches
+
+    @property
+    def modules(self) -> Dict[str, Dict[str, Any]]:
+        self._read_tail()
+        return self._modules
+
+    @property
+    def paths(self) -> PathTable:
+        self._read_tail()
+        return self._paths
 
     def _inputs(self) -> str:
         """What the file is built for, in its seal: the format, settings key and project."""
@@ -200,7 +223,10 @@ class ResultCache:
                 verified = self.verified.setdefault(index, set())
                 if not survey.holds(reach, self.modules.get(index, {}), self.paths.paths, verified):
                     return None
-            found = [Diagnostic.from_json(item, display) for item in _listed(entry["found"])]
+            documents, report = _listed(entry["found"]), _listed(entry["report"])
+            if len(report) != len(documents):
+                return None
+            found = [Diagnostic.from_json(item, display, parts) for item, parts in zip(documents, report)]
         except (KeyError, TypeError, ValueError, AttributeError, IndexError):
             return None  # a malformed entry is never trusted
         if (
@@ -245,7 +271,9 @@ class ResultCache:
     # -- writing -------------------------------------------------------------------
     def store(self, path: str, stamp: Stamp, digest: str, found: Sequence[Diagnostic],
               dependencies: Optional["Dependencies"] = None, interface: str = "") -> None:
-        entry: Dict[str, Any] = {"hash": digest, "found": [_without_path(d) for d in found],
+        # Each finding without its path: shown under the path of the run that reads it back.
+        documents = [{key: value for key, value in d.to_json().items() if key != "path"} for d in found]
+        entry: Dict[str, Any] = {"hash": digest, "found": documents, "report": [list(report_parts(d)) for d in found],
                                  "project": dependencies is not None}
         fresh = time.time() - stamp[1] / 1e9 < RACY_SECONDS
         self._restamp(path, [stamp[0], UNRELIABLE if fresh else stamp[1], digest, interface])
@@ -337,23 +365,25 @@ class ResultCache:
             # run's cost in a large project. They are dropped by the next large run, or once
             # they are more than half of the file.
             modules, stamps, pruned = self.modules, self.stamps, self._pruned
-        document = {
+        head = {
             "format": _DOCUMENT,
             "key": self.key,
             "project": self.project,
             "files": encoded(live),
-            "reaches": encoded({path: reach for path, reach in dict.items(self.reaches) if path in live}),
             "clean": sorted(path for path in clean if path in live),
+            "stamps": stamps,
+        }
+        tail = {
+            "reaches": encoded({path: reach for path, reach in dict.items(self.reaches) if path in live}),
             "modules": {
                 index: encoded(table) if isinstance(table, dict) else table for index, table in modules.items()
             },
             "paths": self.paths.paths,
-            "stamps": stamps,
             "pruned": pruned,
         }
         try:
             prepare_folder(self.folder)
-            write_atomically(self.path, sealed.seal(self._inputs(), marshal.dumps(document)))
+            write_atomically(self.path, sealed.seal_parts(self._inputs(), marshal.dumps(head), marshal.dumps(tail)))
         except OSError as exc:
             return f"cannot write the cache in {self.folder}: {exc.strerror or exc}"
         self.changed = False
@@ -365,10 +395,4 @@ def _listed(value: Any) -> list:
     if not isinstance(value, list):
         raise TypeError("expected a list")
     return value
-
-
-def _without_path(diagnostic: Diagnostic) -> Dict[str, Any]:
-    document = diagnostic.to_json()
-    del document["path"]  # shown under the path of the run that reads it back
-    return document
 

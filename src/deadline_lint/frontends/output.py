@@ -5,12 +5,10 @@ from types import MappingProxyType
 import json
 import os
 from collections import Counter
-from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, TextIO
-from urllib.parse import quote
 
 from deadline_lint import __version__
-from deadline_lint.support.diagnostics import Diagnostic
+from deadline_lint.support.diagnostics import Diagnostic, report_item, valid_text
 from deadline_lint.support.tool_codes import TOOL_CODES
 
 # Formats whose output is one document: anything appended (statistics) goes to stderr instead.
@@ -41,22 +39,11 @@ def summary_line(found: List[Diagnostic], files_checked: int) -> str:
 
 
 def write_json(found: List[Diagnostic], out: TextIO, files_checked: int) -> None:
-    documents = [d.to_json() for d in found]
-    for document in documents:
-        document["path"], document["message"] = valid_text(document["path"]), valid_text(document["message"])
-    # One write: json.dump is the pure-Python encoder writing every token to the stream.
-    out.write(json.dumps(documents, indent=2))
-    out.write("\n")
-
-
-def valid_text(text: str) -> str:
-    """`text` with a file name's undecodable bytes (read as surrogate escapes) shown as U+FFFD:
-    a JSON document is Unicode, and a lone surrogate is not (strict parsers reject it)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-    return text
+    """`json.dumps(findings, indent=2)`, byte for byte, put together from each finding's
+    item: indenting is the stdlib's pure-Python encoder, and a warm run's findings carry
+    their item's text from the results cache (`Diagnostic.report`)."""
+    # One write: the stream is a text wrapper, and each write of it is a call.
+    out.write("[\n" + ",\n".join(report_item(d) for d in found) + "\n]\n" if found else "[]\n")
 
 
 def _name_bytes(path: str) -> bytes:
@@ -115,6 +102,9 @@ def sarif_rules() -> List[Dict[str, Any]]:
 
 def _artifact_location(path: str) -> Dict[str, str]:
     """A URI names bytes, so a file name that is not UTF-8 keeps them (percent-encoded)."""
+    from pathlib import Path  # and urllib.parse: imported for SARIF only, not at every start
+    from urllib.parse import quote
+
     if os.path.isabs(path):
         if valid_text(path) == path:
             return {"uri": Path(path).as_uri()}
@@ -148,6 +138,8 @@ def _sarif_result(d: Diagnostic, rule_index: Dict[str, int]) -> Dict[str, Any]:
 
 
 def sarif_document(found: List[Diagnostic]) -> Dict[str, Any]:
+    from pathlib import Path
+
     from deadline_lint.frontends.docs import PROJECT_URL
 
     rules = sarif_rules()

@@ -1,6 +1,7 @@
 """What a check produces: diagnostics, and the text edits that fix them."""
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Dict, FrozenSet, Optional, Tuple
@@ -86,6 +87,11 @@ class Diagnostic:
     end_column: int
     message: str
     fix: Optional[Fix] = field(default=None, compare=False)
+    # The finding as the JSON report renders it (`report_parts`), when the results cache kept
+    # that text: a warm run's report joins it instead of encoding each finding again. Not an
+    # argument, so `dataclasses.replace` never carries it over to a finding it no longer
+    # renders.
+    report: Optional[Tuple[str, str]] = field(default=None, init=False, compare=False, repr=False)
 
     def sort_key(self) -> Tuple[str, int, int, str]:
         return (self.path, self.line, self.column, self.code)
@@ -104,9 +110,10 @@ class Diagnostic:
         }
 
     @classmethod
-    def from_json(cls, document: Dict[str, Any], path: str) -> "Diagnostic":
-        """The inverse of to_json (the results cache), shown under `path`; TypeError (or
-        KeyError, ValueError) for a document of any other shape: nothing is coerced."""
+    def from_json(cls, document: Dict[str, Any], path: str, report: Any = None) -> "Diagnostic":
+        """The inverse of to_json (the results cache), shown under `path`, with the report
+        text kept for it (`report_parts`'s, or None); TypeError (or KeyError, ValueError) for
+        a document of any other shape: nothing is coerced."""
         fix = document.get("fix")
         code = _typed(document["code"], str)
         if not (len(code) == 5 and code.startswith("DL") and code[2:].isdigit()):
@@ -114,12 +121,50 @@ class Diagnostic:
         line, column = _typed(document["line"], int), _typed(document["column"], int)
         if line < 1 or column < 1:
             raise ValueError("positions are 1-based")
-        return cls(
+        found = cls(
             code=code, name=_typed(document["name"], str), path=path, line=line, column=column,
             end_line=_typed(document["end_line"], int), end_column=_typed(document["end_column"], int),
             message=_typed(document["message"], str),
             fix=Fix.from_json(_typed(fix, dict)) if fix is not None else None,
         )
+        if report is not None:
+            before, after = _typed(report, list)
+            object.__setattr__(found, "report", (_typed(before, str), _typed(after, str)))  # frozen
+        return found
+
+
+# Where a report item's path goes: the item's third key, at its own indentation (a key or
+# string inside a value has its quotes escaped, or is indented deeper).
+_PATH_KEY = '\n  "path": ""'
+
+
+def report_parts(diagnostic: Diagnostic) -> Tuple[str, str]:
+    """The finding as an item of the JSON report, `json.dumps(findings, indent=2)`, in the
+    two parts either side of its path's value (the path is the one part a cached finding
+    shows differently: as the run names its file). `report_item` puts them together."""
+    if diagnostic.report is not None:
+        return diagnostic.report
+    document = diagnostic.to_json()
+    document["path"], document["message"] = "", valid_text(document["message"])
+    # An item of a list indented by 2 is the item rendered alone with every line indented 2
+    # more: JSON escapes the line breaks inside strings, so each line break is the layout's.
+    before, _, after = json.dumps(document, indent=2).partition(_PATH_KEY)
+    return "  " + before.replace("\n", "\n  ") + '\n    "path": ', after.replace("\n", "\n  ")
+
+
+def report_item(diagnostic: Diagnostic) -> str:
+    before, after = report_parts(diagnostic)
+    return before + json.dumps(valid_text(diagnostic.path)) + after
+
+
+def valid_text(text: str) -> str:
+    """`text` with a file name's undecodable bytes (read as surrogate escapes) shown as U+FFFD:
+    a JSON document is Unicode, and a lone surrogate is not (strict parsers reject it)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    return text
 
 
 def _typed(value: Any, kind: type) -> Any:
