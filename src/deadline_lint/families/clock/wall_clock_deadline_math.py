@@ -228,6 +228,8 @@ def _started(uses: List[DeadlineUse], read: ClockRead, times: FunctionTimes, ctx
     for use in uses:
         for other in use.reads:
             node = other.node
+            if other.elsewhere and other.shown:
+                return f" (started at {other.elsewhere} with `{other.shown}`)"
             if other.elsewhere:
                 return f" (passed from {other.elsewhere}, read with `{other.qualname}()`)"
             if node is read.node or not hasattr(node, "lineno") or times.parent_of(node) is not None:

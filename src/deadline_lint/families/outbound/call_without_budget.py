@@ -145,7 +145,7 @@ class OutboundCallWithoutBudget(OutboundRule):
             receiver = ctx.source.segment(node.func.value)
             callers = ", ".join(passed.where)  # type: ignore[attr-defined]
             message = (
-                f"`{receiver}` is the `{passed.shown}` every caller passes ({callers}), which "  # type: ignore[attr-defined]
+                f"`{receiver}` is the `{passed.shown}` {passed.who} ({callers}), which "  # type: ignore[attr-defined]
                 f"{describe_default(call.default_timeout)}: {advice} from {source}"
             )
         ctx.report(

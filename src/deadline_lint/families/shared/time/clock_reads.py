@@ -35,6 +35,7 @@ class ClockRead:
     monotonic: Optional[str]  # the monotonic function reading the same unit, if a clean one exists
     through: str = ""  # a read through project code: the chain a message names
     elsewhere: str = ""  # a read another module made and passed in: its `path:line`
+    shown: str = ""  # a read another module made: its text there (`datetime.now()`)
 
 
 
