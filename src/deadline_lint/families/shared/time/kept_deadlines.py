@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Set, Tupl
 
 from deadline_lint.families.shared.time.clock_catalog import WALL
 from deadline_lint.families.shared.time.clock_reads import ClockRead
+from deadline_lint.families.shared.time.time_value import is_placeholder
 from deadline_lint.families.shared.time.inherited_instants import InheritedInstants, inherited_instants, stores_under
 from deadline_lint.semantics.local.function_body import function_body
 from deadline_lint.semantics.local.scopes import FUNCTION, IMPORT, MODULE, Scope
@@ -54,7 +55,7 @@ class KeptDeadlines:
         self._patterns: Dict[str, "re.Pattern[str]"] = {}
         self._classes: Dict[int, ast.ClassDef] = {}  # by id: the classes keys were made for
         self._elsewhere: Any = False  # InheritedInstants once asked (None: no project)
-        self._own_count = 0
+        self._from_bases: Set[Key] = set()  # keys some base in another module stores
 
     # -- what time_values asks -----------------------------------------------------------
     def value(self, expr: ast.AST, scope: Scope) -> Optional[Any]:
@@ -64,9 +65,12 @@ class KeptDeadlines:
         key = self._key_of_read(expr, scope)
         if key is None:
             return None
-        if not (self._possible and self._may_store(key)) and not self._imports_base(key):
+        if self._possible and self._may_store(key):
+            return self._kept_for(key)
+        if not self._imports_base(key):
             return None
-        return self._kept_for(key)
+        found = self._kept_for(key)  # only for what a base elsewhere keeps: the gates above hold here
+        return found if key in self._from_bases else None
 
     def store_use(self, read: ClockRead, times: Any) -> Optional[str]:
         """For a clock read stored for another function: the name of a function that
@@ -157,8 +161,11 @@ class KeptDeadlines:
         self._kept[key] = None  # a store whose value asks about its own key sees none
         elsewhere: List[Optional[Any]] = []
         keys = self._family_keys(key, elsewhere)
-        stored = self.stored_values(keys, key) + elsewhere
-        inherited = bool(elsewhere) or len(stored) > self._own_count
+        own: List[int] = []
+        stored = self.stored_values(keys, key, own) + elsewhere
+        inherited = bool(elsewhere) or len(stored) > len(own)
+        if elsewhere:
+            self._from_bases.add(key)
         if inherited and keys[key] is None:
             stored.append(None)  # a base outside the module's classes may store it too
         agreed = [v for v in stored if v is not None]
@@ -171,12 +178,13 @@ class KeptDeadlines:
         self._kept[key] = result
         return result
 
-    def stored_values(self, keys: Dict[Key, Optional[bool]], key: Optional[Key] = None) -> List[Optional[Any]]:
+    def stored_values(
+        self, keys: Dict[Key, Optional[bool]], key: Optional[Key] = None, own: Optional[List[int]] = None
+    ) -> List[Optional[Any]]:
         """Every store of one of `keys` in this module, as a kept instant (None: a store
-        that cannot count); how many are under `key` itself is left in `_own_count`."""
+        that cannot count); the stores under `key` itself are counted in `own`."""
         first = next(iter(keys))
         stored: List[Optional[Any]] = []
-        self._own_count = 0
         for scope in self._function_scopes():
             if not self._stores_here(scope, first):
                 continue
@@ -185,7 +193,8 @@ class KeptDeadlines:
                 continue
             for found_key, value in self._stores_of(scope):
                 if found_key in keys:
-                    self._own_count += found_key == key
+                    if found_key == key and own is not None:
+                        own.append(1)
                     stored.append(times.kept_instant(value) if value is not None else None)
         return stored
 
@@ -217,8 +226,7 @@ class KeptDeadlines:
         return keys
 
     def _imports_base(self, key: Key) -> bool:
-        """The key's class has a base imported from the project (what it stores is read
-        there, behind its own word test)."""
+        """The key's class has a base that is no class of this module nor a neutral one."""
         klass = self._classes.get(key[0]) if isinstance(key[0], int) else None
         return klass is not None and any(
             self._module_class(b) is None and not (isinstance(b, ast.Name) and b.id in _NEUTRAL_BASES)
@@ -253,7 +261,7 @@ class KeptDeadlines:
             if isinstance(annotated.target, ast.Attribute) and annotated.value is not None:
                 targets.append((annotated.target, annotated.value))
         for target, value in targets:
-            if _is_placeholder(value):
+            if is_placeholder(value):
                 continue  # `self.deadline = None`, `self.last = 0.0`: not set yet
             key = self._store_key(target, scope)
             if key is not None:
@@ -261,7 +269,7 @@ class KeptDeadlines:
         for call in body.nodes(ast.Call):
             if call.keywords and self._constructs_module_class(call, scope):
                 for keyword in call.keywords:
-                    if keyword.arg is not None and not _is_placeholder(keyword.value):
+                    if keyword.arg is not None and not is_placeholder(keyword.value):
                         yield ("*", keyword.arg), keyword.value
         if scope.parent is self.module and isinstance(scope.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             for returned in body.nodes(ast.Return):
@@ -387,13 +395,6 @@ def _children(node: ast.AST) -> Iterator[ast.AST]:
         for value in ast.iter_child_nodes(child):
             if isinstance(value, (ast.stmt, ast.excepthandler, ast.match_case)):
                 stack.append(value)
-
-
-def _is_placeholder(node: Optional[ast.AST]) -> bool:
-    """`None`, or the zero instant (`0`, `0.0`: "never", so the first check passes)."""
-    if not isinstance(node, ast.Constant):
-        return False
-    return node.value is None or type(node.value) in (int, float) and node.value == 0
 
 
 __all__ = ["KeptDeadlines", "MODULE"]
