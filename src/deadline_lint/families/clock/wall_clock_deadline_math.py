@@ -69,11 +69,13 @@ class WallClockDeadlineMath(Rule):
     unit (`int(time.time() * 1000)`), then compared with or subtracted from a later
     wall-clock read. The attribute may be set through a setter (a property's, given
     `self.started = time.time()`, or a method keeping its parameter, `self.mark(time.time())`
-    or `timer.mark(...)` on an instance of the class built here) or by a base class of the
-    module (`Job.start` keeps it, `Export(Job).poll` compares it). The clock may be read
-    through a module-level alias (`_now = datetime.datetime.now`) or a name a project module
-    binds to a clock function (`from .compat import now` where `compat` has `now = time.time`
-    or `from time import time as now`). One finding per timer: the later read, whose message
+    or `timer.mark(...)` on an instance of the class built here) or by a base class, of the
+    module or of another project module (`Job.start` keeps it, `Export(Job).poll` compares
+    it; a base no project module defines, or one in a test module, silences it). The clock
+    may be read through a module-level alias (`_now = datetime.datetime.now`), an alias of
+    such an alias (`now = _now`), or a name a project module binds to a clock function
+    (`from .compat import now` where `compat` has `now = time.time`, `now = _clock` or
+    `from time import time as now`). One finding per timer: the later read, whose message
     names the line that started it (for another module, its file and the line of the call).
     So is a parameter the profile names a deadline instant (`budget.deadline_names`:
     `deadline`, `deadline_at`) compared with the wall clock. Every
@@ -86,8 +88,9 @@ class WallClockDeadlineMath(Rule):
     with an instant issued elsewhere (a token's `exp`, an `expires_at` from a server, a
     `Retry-After` date, a persisted or message-carried timestamp: an ORM row's attribute, a
     module global such as `settings.LAST_CHECK`), timestamps that are only logged, stored or
-    sent, monotonic clocks (`time.monotonic()`, `perf_counter`, `loop.time()`), and
-    module-level code.
+    sent, an interval whose `if` branch only writes a log line (and stamps the time again),
+    a deadline at the next boundary of the calendar (`time.time() % ONE_HOUR`), monotonic
+    clocks (`time.monotonic()`, `perf_counter`, `loop.time()`), and module-level code.
 
     The finding is on the wall-clock call.
 
@@ -228,6 +231,8 @@ def _started(uses: List[DeadlineUse], read: ClockRead, times: FunctionTimes, ctx
     for use in uses:
         for other in use.reads:
             node = other.node
+            if other.elsewhere and other.shown:
+                return f" (started at {other.elsewhere} with `{other.shown}`)"
             if other.elsewhere:
                 return f" (passed from {other.elsewhere}, read with `{other.qualname}()`)"
             if node is read.node or not hasattr(node, "lineno") or times.parent_of(node) is not None:

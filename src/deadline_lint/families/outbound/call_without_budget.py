@@ -45,6 +45,10 @@ class OutboundCallWithoutBudget(OutboundRule):
     the message names each caller's file and line; one caller passing a client with a
     timeout, or anything else, keeps it quiet, and so does a def in a test module (the
     project's callers are looked up outside test modules, so its own cannot all be known).
+    A client a base class in another project module builds without a timeout and keeps on
+    `self` (`self._http = aiohttp.ClientSession()` in its `__init__`) is reported at the calls
+    a subclass makes through it, naming the base and the line; a subclass that rebinds the
+    attribute, a base no project module defines or a base in a test module keeps it quiet.
 
     ## Why is this bad?
     A call with no timeout outlives the request that made it. The caller gave up long ago, but
@@ -145,7 +149,7 @@ class OutboundCallWithoutBudget(OutboundRule):
             receiver = ctx.source.segment(node.func.value)
             callers = ", ".join(passed.where)  # type: ignore[attr-defined]
             message = (
-                f"`{receiver}` is the `{passed.shown}` every caller passes ({callers}), which "  # type: ignore[attr-defined]
+                f"`{receiver}` is the `{passed.shown}` {passed.who} ({callers}), which "  # type: ignore[attr-defined]
                 f"{describe_default(call.default_timeout)}: {advice} from {source}"
             )
         ctx.report(

@@ -177,6 +177,17 @@ def _constructor_timeout(
     return FROM_DEFAULT, None
 
 
+def built_without_timeout(instance: Instance, resolver: Resolver, catalog: Catalog) -> bool:
+    """The instance's one constructor builds a client with no timeout (what a call through it
+    waits is the library's default)."""
+    client = catalog.client_class(instance.qualname)
+    if client is None or instance.constructor is None:
+        return False
+    if not (client.constructor_keyword or client.constructor_position is not None):
+        return False
+    return _constructor_timeout(instance, client, resolver, catalog)[0] == FROM_DEFAULT
+
+
 def _built_without_timeout(
     instance: Instance, client: ClientClass, call: ast.Call
 ) -> Tuple[str, Optional[ast.Call]]:

@@ -28,6 +28,7 @@ from typing import Callable, ClassVar, Dict, FrozenSet, List, Optional, Tuple
 from deadline_lint.catalog import Catalog
 from deadline_lint.families.outbound.analysis.catalog_imports import catalog_imports
 from deadline_lint.families.outbound.analysis.client_types import Instance, client_types
+from deadline_lint.families.outbound.analysis.outbound_calls import built_without_timeout
 from deadline_lint.families.outbound.analysis.wrapper_chains import forwarding_payload
 from deadline_lint.families.outbound.analysis.wrappers import WrapperSummary
 from deadline_lint.semantics.facts import Fact, Local
@@ -188,19 +189,32 @@ def wrapper_words(catalog: Catalog) -> FrozenSet[str]:
     return frozenset(words)
 
 
-def encode_client(kind: str, found: Instance) -> str:
-    return "|".join((kind, found.qualname, ",".join(sorted(found.overridden))))
+def encode_client(kind: str, found: Instance, built: str = "") -> str:
+    parts = (kind, found.qualname, ",".join(sorted(found.overridden)))
+    return "|".join((*parts, built) if built else parts)
 
 
 def decode_client(payload: str) -> Tuple[str, str, frozenset]:
-    kind, qualname, overridden = payload.split("|")
+    kind, qualname, overridden = payload.split("|", 3)[:3]
     return kind, qualname, frozenset(filter(None, overridden.split(",")))
+
+
+def decode_built(payload: str) -> Optional[Tuple[int, str, str]]:
+    """(line, what was called, the constructor's text) of an attribute's client that its
+    class built without a timeout, from an `IsClient` payload; None when it says nothing."""
+    parts = payload.split("|", 3)
+    if len(parts) < 4:
+        return None
+    line, called, shown = parts[3].split("|", 2)
+    return int(line), called, shown
 
 
 class IsClient(_OutboundFact):
     """Payload: `kind|client class|names the project classes override` (see `encode_client`)."""
 
-    version = 2  # 2: `self.x = None` placeholders do not hide the client a method builds
+    # 2: `self.x = None` placeholders do not hide the client a method builds; 3: an attribute's
+    # client built without a timeout says where (a subclass in another module reports it)
+    version = 3
 
     def __init__(self, catalog: Catalog) -> None:
         super().__init__(catalog, "is_client", client_words(catalog))
@@ -272,7 +286,12 @@ class IsClient(_OutboundFact):
         for attr in sorted(attributes):
             instance = client_types(resolver).class_attribute(definition, attr, 0)
             if instance is not None:
-                found[f"{node.name}.{attr}"] = Local(encode_client(ATTRIBUTE, instance), attr)
+                built = ""
+                constructor = instance.constructor
+                unbounded = constructor is not None and built_without_timeout(instance, resolver, self.catalog)
+                if constructor is not None and instance.called and unbounded:
+                    built = f"{constructor.lineno}|{instance.called}|{ast.unparse(constructor)[:120]}"
+                found[f"{node.name}.{attr}"] = Local(encode_client(ATTRIBUTE, instance, built), attr)
         for method, member in members.items():
             if isinstance(member, FUNCTION_DEFS) and not is_property(member):
                 instance = client_types(resolver).returned_instance(Definition(member, class_scope, resolver), 0)

@@ -9,22 +9,26 @@ are that module's to judge, and a fix never edits another file."""
 from __future__ import annotations
 
 import ast
+import os
 import weakref
+from dataclasses import replace
 from typing import TYPE_CHECKING, Dict, FrozenSet, Optional, Sequence, Set, Tuple, cast
 
 from deadline_lint.catalog import OutboundApi
 from deadline_lint.families.outbound.analysis.client_types import Instance
-from deadline_lint.families.outbound.analysis.passed_clients import passed_client
+from deadline_lint.families.outbound.analysis.passed_clients import Passed, passed_client
 from deadline_lint.families.outbound.analysis.outbound_facts import (
     ATTRIBUTE,
     CALL,
     ReexportNames,
+    decode_built,
     decode_client,
     facts_for,
 )
 from deadline_lint.families.outbound.analysis.project_prefilter import leads_to_a_client
 from deadline_lint.families.outbound.analysis.wrapper_chains import NOT_NONE, VIA, composed
 from deadline_lint.families.outbound.analysis.wrappers import WrapperSummary
+from deadline_lint.semantics.callers import is_test_path
 from deadline_lint.semantics.facts import MAX_HOPS, locals_of, text_may_hold
 from deadline_lint.semantics.file import FileSemantics
 from deadline_lint.semantics.local.children import walk as walk_nodes
@@ -98,12 +102,27 @@ class OutboundProject(ReexportNames):
                 continue
             found = self.client(Symbol(owner.module, (*owner.path, attr), VALUE))
             if found is not None:
-                return _instance(found, ATTRIBUTE)
+                instance = _instance(found, ATTRIBUTE)
+                built = self._built(owner, attr) if instance is not None else None
+                return replace(instance, passed=built) if instance is not None and built is not None else instance
             summary = summary_of(owner.module)
             table = summary.classes.get(owner.path[0]) if summary is not None else None
             if table is None or attr in table.members:
                 return None
         return None
+
+    def _built(self, owner: Symbol, attr: str) -> Optional[Passed]:
+        """The client a base class in another module builds without a timeout and keeps on
+        the attribute, with where it is built (its calls are reported through a subclass)."""
+        local = locals_of(self.is_client, owner.module).get(".".join((*owner.path, attr)))
+        built = decode_built(cast(str, local.payload)) if local is not None and local.payload else None
+        project = self.names.modules
+        if built is None or project is None or is_test_path(owner.module.path or ""):
+            return None
+        line, called, shown = built
+        where = os.path.relpath(owner.module.path, project.root).replace(os.sep, "/") if owner.module.path else "?"
+        qualname = decode_client(cast(str, local.payload))[1]  # type: ignore[union-attr]
+        return Passed(qualname, called, (f"{where}:{line}",), shown, f"`{owner.path[-1]}` builds")
 
     def base_instance(self, resolver: Resolver, class_def: Definition) -> Optional[Instance]:
         node = class_def.node

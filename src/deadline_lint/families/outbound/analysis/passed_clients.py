@@ -32,8 +32,11 @@ _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 class Passed:
     """Every caller passes a client of class `qualname` built without a timeout."""
 
-    def __init__(self, qualname: str, called: str, where: Tuple[str, ...], shown: str) -> None:
+    def __init__(
+        self, qualname: str, called: str, where: Tuple[str, ...], shown: str, who: str = "every caller passes"
+    ) -> None:
         self.qualname = qualname
+        self.who = who  # how a message names where it comes from
         self.called = called  # what the callers call to build it (the class or a factory)
         self.where = where  # each caller's `path:line`
         self.shown = shown  # the first caller's constructor, as its index spells it

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import TYPE_CHECKING, Any, Dict, FrozenSet, Mapping, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, FrozenSet, List, Mapping, Optional, Tuple
 
 from deadline_lint.families.shared.time.clock_catalog import WALL, ClockCatalog, clock_catalog
 from deadline_lint.semantics.facts import Fact, Local
@@ -104,10 +104,13 @@ def reaches_wall_clock(fact: ReadsWallClock, text: str, path: str) -> bool:
     return any(_wall_alias(names, target, fact.wall) for target in targets)
 
 
-def clock_alias(names: Names, target: str, functions: Mapping[str, Any]) -> Optional[str]:
+def clock_alias(names: Names, target: str, functions: Mapping[str, Any], depth: int = 0) -> Optional[str]:
     """The clock function a project name stands for, when its module binds it to one: a
     re-export (`from time import time as now`) or a top-level alias (`now = time.time`,
-    `_utcnow = datetime.datetime.utcnow`), bound once."""
+    `_utcnow = datetime.datetime.utcnow`), bound once; or an alias of such a name, in its
+    module or imported there (`now = _now`)."""
+    if depth > _MAX_ALIASES:
+        return None
     found = names.defining(target)
     if found is None:  # what the name stands for is outside the project: a re-export, perhaps
         outside = names.reexport(target)
@@ -115,13 +118,16 @@ def clock_alias(names: Names, target: str, functions: Mapping[str, Any]) -> Opti
     if len(found[1]) != 1:
         return None
     module, (name,) = found
-    if not _may_alias(module.text, name, functions):
+    if not _may_alias(names, module, name, functions, depth):
         return None  # most names: the module is not parsed to learn it
     memo: Dict[Tuple[str, str], Optional[str]] = current().memo(ClockAliases)
     key = (content_key(module), name)
     if key not in memo:
         memo[key] = _module_alias(module, name, functions)
-    return memo[key]
+    value = memo[key]
+    if value is not None and value.startswith("="):  # `name = other`: what `other` is there
+        return clock_alias(names, ".".join(p for p in (module.name, value[1:]) if p), functions, depth + 1)
+    return value
 
 
 class ClockAliases:
@@ -130,33 +136,53 @@ class ClockAliases:
 
 def _module_alias(module: "ModuleSource", name: str, functions: Mapping[str, Any]) -> Optional[str]:
     """The clock function the module's top-level `name = dotted.clock` names, when that is
-    the name's one binding."""
+    the name's one binding; `=other` for `name = other`, a name to follow."""
     tree = tree_of(module)
     if tree is None:
         return None
     value = tree.values.get(name)
     qualname = tree.qualname_of(value) if isinstance(value, (ast.Name, ast.Attribute)) else None
-    return qualname if qualname in functions else None
+    if qualname in functions:
+        return qualname
+    return f"={value.id}" if isinstance(value, ast.Name) else None
 
 
-def _may_alias(text: str, name: str, functions: Mapping[str, Any]) -> bool:
+def _may_alias(names: Names, module: "ModuleSource", name: str, functions: Mapping[str, Any], depth: int) -> bool:
     """Some line is `name = <dotted name ending in a clock function's name>` (annotated or
-    not): the only text a top-level alias is, and most modules a name comes from have none."""
+    not): the only text a top-level alias is, and most modules a name comes from have none.
+    `name = other` counts when `other` passes the same test, here or in the project module
+    it is imported from (import lines only: no module is parsed to learn it)."""
+    finals = {qualname.rpartition(".")[2] for qualname in functions}
+    for value in _alias_values(module.text, name):
+        if value.rpartition(".")[2] in finals:
+            return True
+        if "." in value or depth >= _MAX_ALIASES:
+            continue
+        found = names.defining(".".join(p for p in (module.name, value) if p))
+        if found is None:
+            if names.reexport(".".join(p for p in (module.name, value) if p)) is not None:
+                return True  # `from time import time as _t; now = _t`
+        elif len(found[1]) == 1 and _may_alias(names, found[0], found[1][0], functions, depth + 1):
+            return True
+    return False
+
+
+def _alias_values(text: str, name: str) -> List[str]:
+    """The values of the module's top-level `name = <dotted name>` lines."""
     starts = [0] if text.startswith(name) else []
     at = text.find(f"\n{name}")
     while at != -1:
         starts.append(at + 1)
         at = text.find(f"\n{name}", at + 1)
-    if not starts:
-        return False
-    finals = {qualname.rpartition(".")[2] for qualname in functions}
+    found = []
     for start in starts:
         value = _ALIAS_VALUE.match(text, start + len(name))
-        if value is not None and value.group(1).rpartition(".")[2] in finals:
-            return True
-    return False
+        if value is not None:
+            found.append(value.group(1))
+    return found
 
 
+_MAX_ALIASES = 3  # aliases of aliases followed before a name is left unknown
 _ALIAS_VALUE = re.compile(r"[ \t]*(?::[^=\n]*)?=[ \t]*([\w.]+)[ \t]*(?:#[^\n]*)?$", re.MULTILINE)
 
 
@@ -200,6 +226,10 @@ class ProjectClocks(FactUse):
             wall = self.fact.wall
             self._aliases[target] = clock_alias(names, target, wall) if names.is_project_name(target) else None
         return self._aliases[target]
+
+    def alias_of(self, name: ast.Name) -> Optional[str]:
+        """The wall-clock function an imported project name is an alias of (`clock_alias`)."""
+        return self._alias(name)
 
     def _bound_at_top(self, func: ast.expr, scope: Scope) -> bool:
         """The callee's head is the module's import, not a local name of the same spelling."""

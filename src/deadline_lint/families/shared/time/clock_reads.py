@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Dict, FrozenSet, Optional, Set, Tuple
 
 from deadline_lint.families.shared.time.clock_catalog import MONOTONIC, WALL, ClockCatalog, clock_catalog
 from deadline_lint.families.shared.time.clock_facts import ProjectClocks
-from deadline_lint.semantics.local.scopes import ASSIGN, NESTED_STATEMENTS, Scope
+from deadline_lint.semantics.local.scopes import ASSIGN, IMPORT, NESTED_STATEMENTS, Scope
 
 if TYPE_CHECKING:
     from deadline_lint.semantics.file_view import AnalysisInputs
@@ -35,6 +35,7 @@ class ClockRead:
     monotonic: Optional[str]  # the monotonic function reading the same unit, if a clean one exists
     through: str = ""  # a read through project code: the chain a message names
     elsewhere: str = ""  # a read another module made and passed in: its `path:line`
+    shown: str = ""  # a read another module made: its text there (`datetime.now()`)
 
 
 
@@ -74,6 +75,8 @@ class ClockReads:
     def _names_from_clock_modules(self, scope: Scope) -> FrozenSet[str]:
         modules = {q.split(".")[0] for q in self.clocks.functions}
         names: Set[str] = set()
+        imported: Set[str] = set()
+        renamed: Dict[str, str] = {}
         stack = list(getattr(scope.module.node, "body", []))
         while stack:
             stmt = stack.pop()
@@ -83,28 +86,59 @@ class ClockReads:
                     stack.extend(getattr(stmt, field))
             elif isinstance(stmt, ast.ImportFrom) and (stmt.module or "").split(".")[0] in modules:
                 names.update(alias.asname or alias.name for alias in stmt.names)
+            elif isinstance(stmt, ast.ImportFrom):
+                imported.update(alias.asname or alias.name for alias in stmt.names)
             elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
                 value = stmt.value
                 last = value.attr if isinstance(value, ast.Attribute) else getattr(value, "id", None)
                 if last in self._final_names:
                     names.add(stmt.targets[0].id)  # `_now = datetime.datetime.now`: judged by `_alias_read`
+                elif isinstance(value, ast.Name):
+                    renamed[stmt.targets[0].id] = value.id
+        # An alias of an alias (`now = _now`), or of a name imported from elsewhere (a project
+        # module's alias, perhaps): `_alias_read` follows it.
+        for _ in range(_MAX_FOLLOW):
+            grown = {alias for alias, value in renamed.items() if value in names or value in imported}
+            if grown <= names:
+                break
+            names.update(grown)
         return frozenset(names)
 
     def _alias_read(self, call: ast.Call, func: ast.Name, scope: Scope) -> Optional[ClockRead]:
         """`_now()` where the module binds `_now = datetime.datetime.now` once, at its top
-        level: the clock it names. No fix: tests often swap such an alias for a fake clock,
-        and the alias itself is what to change."""
-        bindings = scope.lookup(func.id) or []
-        if len(bindings) != 1 or bindings[0].kind != ASSIGN or bindings[0].scope is not scope.module:
+        level, or an alias of such an alias (`now = _now`, `now = compat_now` imported from a
+        project module that binds it): the clock it names. No fix: tests often swap such an
+        alias for a fake clock, and the alias itself is what to change."""
+        name = func
+        for _ in range(_MAX_FOLLOW):
+            bindings = (scope if name is func else scope.module).lookup(name.id) or []
+            if len(bindings) != 1 or bindings[0].scope is not scope.module:
+                return None
+            binding = bindings[0]
+            if binding.kind == IMPORT and name is not func:
+                alias = self._project_alias(name)
+                if alias is None:
+                    return None
+                named = self.clocks.functions[alias]
+                return ClockRead(call, named.clock, named.unit, named.qualname, None, f"`{func.id}` is `{alias}`")
+            value = binding.value
+            if binding.kind != ASSIGN or not isinstance(value, (ast.Attribute, ast.Name)):
+                return None
+            qualname = self.resolver.qualified_name(value, scope.module)
+            clock = self.clocks.functions.get(qualname) if qualname else None
+            if clock is not None:
+                shown = f"`{func.id}` is `{clock.qualname}`"
+                return ClockRead(call, clock.clock, clock.unit, clock.qualname, None, shown)
+            if not isinstance(value, ast.Name):
+                return None
+            name = value
+        return None
+
+    def _project_alias(self, name: ast.Name) -> Optional[str]:
+        """The wall-clock function a name imported from a project module stands for."""
+        if not self._through_project(name) or self._project is None:
             return None
-        value = bindings[0].value
-        if not isinstance(value, (ast.Attribute, ast.Name)):
-            return None
-        qualname = self.resolver.qualified_name(value, scope.module)
-        clock = self.clocks.functions.get(qualname) if qualname else None
-        if clock is None:
-            return None
-        return ClockRead(call, clock.clock, clock.unit, clock.qualname, None, f"`{func.id}` is `{clock.qualname}`")
+        return self._project.alias_of(name)
 
     def clock_read(self, call: ast.AST, scope: Scope) -> Optional[ClockRead]:
         if not isinstance(call, ast.Call) or not self.may_read_clock(call, scope):

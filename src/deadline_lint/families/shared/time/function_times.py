@@ -27,6 +27,9 @@ from deadline_lint.semantics.local.declared import is_none
 from deadline_lint.semantics.local.scopes import Scope
 
 
+_LOG_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "log"})
+
+
 class FunctionTimes(FunctionValues):
     """The time values of one function and where they are used; see time_values.py."""
 
@@ -61,6 +64,8 @@ class FunctionTimes(FunctionValues):
         return self._uses
 
     def _compare_uses(self, compare: ast.Compare) -> Iterable[DeadlineUse]:
+        if self._only_gates_logging(compare):
+            return
         operands = [compare.left, *compare.comparators]
         for a, b in zip(operands, operands[1:]):
             first, second = self.value(a), self.value(b)
@@ -93,6 +98,25 @@ class FunctionTimes(FunctionValues):
             elif not is_none(other):
                 # An instant compared with something from elsewhere (a token's `exp`).
                 yield DeadlineUse(COMPARE, compare, value.clock, value.reads, False)
+
+    def _only_gates_logging(self, compare: ast.Compare) -> bool:
+        """`if now - self._last_log >= interval:` whose branch only writes a log line and
+        stamps instants again: nothing waits or stops on the comparison, so it is no
+        deadline (the interval throttles logging)."""
+        parent = self.parent_of(compare)
+        if not isinstance(parent, ast.If) or parent.test is not compare or parent.orelse:
+            return False
+        for stmt in parent.body:
+            if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+                func = stmt.value.func
+                if not (isinstance(func, ast.Attribute) and func.attr in _LOG_METHODS):
+                    return False
+            elif isinstance(stmt, ast.Assign):
+                if self.value(stmt.value) is None:
+                    return False  # only the stamp may be taken again
+            else:
+                return False
+        return True
 
     def _timeout_uses(self, call: ast.Call) -> Iterable[DeadlineUse]:
         passed = [kw.value for kw in call.keywords if kw.arg and "timeout" in kw.arg.lower()]

@@ -140,7 +140,7 @@ class FunctionValues:
                     return combine(DEADLINE, point, left if point is right else right)
                 return None
             known = left or right
-            if known is None:
+            if known is None or self._aligned(expr.right if left is not None else expr.left):
                 return None
             role = DEADLINE if known.role != SPAN else SPAN
             return TimeValue(role, known.clock, known.unit, known.reads, known.local)
@@ -167,6 +167,17 @@ class FunctionValues:
                 # `period - (time.time() - start)`: what is left of a period.
                 return right
         return None
+
+    def _aligned(self, expr: ast.expr) -> bool:
+        """The expression takes an instant modulo a period (`ONE_HOUR - time.time() %
+        ONE_HOUR`): an instant plus it is the next boundary of the calendar, which the wall
+        clock is the right source for."""
+        for node in ast.walk(expr):
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+                value = self.value(node.left)
+                if value is not None and value.role == INSTANT:
+                    return True
+        return False
 
     def _is_duration_like(self, expr: ast.expr) -> bool:
         """A number, or a name or attribute holding no time value we know of (`period`,

@@ -20,10 +20,12 @@ import ast
 import re
 import weakref
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Set, Tuple, cast
 
 from deadline_lint.families.shared.time.clock_catalog import WALL
 from deadline_lint.families.shared.time.clock_reads import ClockRead
+from deadline_lint.families.shared.time.time_value import is_placeholder
+from deadline_lint.families.shared.time.inherited_instants import InheritedInstants, inherited_instants, stores_under
 from deadline_lint.semantics.local.function_body import function_body
 from deadline_lint.semantics.local.scopes import FUNCTION, IMPORT, MODULE, Scope
 
@@ -52,16 +54,23 @@ class KeptDeadlines:
         self._named: Dict[Tuple[bool, str], bool] = {}
         self._patterns: Dict[str, "re.Pattern[str]"] = {}
         self._classes: Dict[int, ast.ClassDef] = {}  # by id: the classes keys were made for
+        self._elsewhere: Any = False  # InheritedInstants once asked (None: no project)
+        self._from_bases: Set[Key] = set()  # keys some base in another module stores
 
     # -- what time_values asks -----------------------------------------------------------
     def value(self, expr: ast.AST, scope: Scope) -> Optional[Any]:
         """The kept instant `expr` reads (`self.deadline`, `deadline_in(5)`), or None."""
-        if not self._possible:
+        if not self._possible and not isinstance(expr, ast.Attribute):
             return None
         key = self._key_of_read(expr, scope)
-        if key is None or not self._may_store(key):
+        if key is None:
             return None
-        return self._kept_for(key)
+        if self._possible and self._may_store(key):
+            return self._kept_for(key)
+        if not self._imports_base(key):
+            return None
+        found = self._kept_for(key)  # only for what a base elsewhere keeps: the gates above hold here
+        return found if key in self._from_bases else None
 
     def store_use(self, read: ClockRead, times: Any) -> Optional[str]:
         """For a clock read stored for another function: the name of a function that
@@ -122,7 +131,7 @@ class KeptDeadlines:
                 defined = re.search(rf"\bdef {re.escape(name)}\b", self._text)
                 found = bool(defined) and bool(_RETURN_TEXT.search(self._text))
             else:
-                found = _stores_under(self._text, name)
+                found = stores_under(self._text, name)
             self._named[(returned, name)] = found
         return found
 
@@ -150,19 +159,13 @@ class KeptDeadlines:
         if key in self._kept:
             return self._kept[key]
         self._kept[key] = None  # a store whose value asks about its own key sees none
-        keys = self._family_keys(key)
-        stored: List[Optional[Any]] = []
-        inherited = False
-        for scope in self._function_scopes():
-            if not self._stores_here(scope, key):
-                continue
-            times = self.times.function(scope)
-            if times is None:
-                continue
-            for found_key, value in self._stores_of(scope):
-                if found_key in keys:
-                    inherited = inherited or found_key != key
-                    stored.append(times.kept_instant(value) if value is not None else None)
+        elsewhere: List[Optional[Any]] = []
+        keys = self._family_keys(key, elsewhere)
+        own: List[int] = []
+        stored = self.stored_values(keys, key, own) + elsewhere
+        inherited = bool(elsewhere) or len(stored) > len(own)
+        if elsewhere:
+            self._from_bases.add(key)
         if inherited and keys[key] is None:
             stored.append(None)  # a base outside the module's classes may store it too
         agreed = [v for v in stored if v is not None]
@@ -175,11 +178,31 @@ class KeptDeadlines:
         self._kept[key] = result
         return result
 
-    def _family_keys(self, key: Key) -> Dict[Key, Optional[bool]]:
+    def stored_values(
+        self, keys: Dict[Key, Optional[bool]], key: Optional[Key] = None, own: Optional[List[int]] = None
+    ) -> List[Optional[Any]]:
+        """Every store of one of `keys` in this module, as a kept instant (None: a store
+        that cannot count); the stores under `key` itself are counted in `own`."""
+        first = next(iter(keys))
+        stored: List[Optional[Any]] = []
+        for scope in self._function_scopes():
+            if not self._stores_here(scope, first):
+                continue
+            times = self.times.function(scope)
+            if times is None:
+                continue
+            for found_key, value in self._stores_of(scope):
+                if found_key in keys:
+                    if found_key == key and own is not None:
+                        own.append(1)
+                    stored.append(times.kept_instant(value) if value is not None else None)
+        return stored
+
+    def _family_keys(self, key: Key, elsewhere: List[Optional[Any]]) -> Dict[Key, Optional[bool]]:
         """The key and the same attribute of the class's bases in this module, which a method
-        of the class reads too (`self._t0` set in `Base.start`, read in `Child.poll`). The
-        value at `key` is None when some base is neither one of them nor `object`: what it
-        stores is unknown."""
+        of the class reads too (`self._t0` set in `Base.start`, read in `Child.poll`); what
+        bases in other project modules store goes to `elsewhere`. The value at `key` is None
+        when some base is none of them nor `object`: what it stores is unknown."""
         klass = self._classes.get(key[0]) if isinstance(key[0], int) else None
         if klass is None:
             return {key: True}
@@ -190,13 +213,32 @@ class KeptDeadlines:
                 found = self._module_class(base)
                 if found is None:
                     if not (isinstance(base, ast.Name) and base.id in _NEUTRAL_BASES):
-                        keys[key] = None
+                        stores = self._inherited_stores(base, key[1])
+                        if stores is None:
+                            keys[key] = None
+                        else:
+                            elsewhere.extend(stores)
                     continue
                 if id(found) not in seen:
                     seen.add(id(found))
                     keys[(id(found), key[1])] = True
                     pending.append(found)
         return keys
+
+    def _imports_base(self, key: Key) -> bool:
+        """The key's class has a base that is no class of this module nor a neutral one."""
+        klass = self._classes.get(key[0]) if isinstance(key[0], int) else None
+        return klass is not None and any(
+            self._module_class(b) is None and not (isinstance(b, ast.Name) and b.id in _NEUTRAL_BASES)
+            for b in klass.bases
+        )
+
+    def _inherited_stores(self, base: ast.expr, name: str) -> Optional[List[Optional[Any]]]:
+        if self._elsewhere is False:
+            self._elsewhere = inherited_instants(self.times)
+        if self._elsewhere is None or self._text is None:
+            return None
+        return cast(InheritedInstants, self._elsewhere).base_stores(base, name, _may_keep)
 
     def _module_class(self, base: ast.expr) -> Optional[ast.ClassDef]:
         if not isinstance(base, ast.Name):
@@ -219,7 +261,7 @@ class KeptDeadlines:
             if isinstance(annotated.target, ast.Attribute) and annotated.value is not None:
                 targets.append((annotated.target, annotated.value))
         for target, value in targets:
-            if _is_placeholder(value):
+            if is_placeholder(value):
                 continue  # `self.deadline = None`, `self.last = 0.0`: not set yet
             key = self._store_key(target, scope)
             if key is not None:
@@ -227,7 +269,7 @@ class KeptDeadlines:
         for call in body.nodes(ast.Call):
             if call.keywords and self._constructs_module_class(call, scope):
                 for keyword in call.keywords:
-                    if keyword.arg is not None and not _is_placeholder(keyword.value):
+                    if keyword.arg is not None and not is_placeholder(keyword.value):
                         yield ("*", keyword.arg), keyword.value
         if scope.parent is self.module and isinstance(scope.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             for returned in body.nodes(ast.Return):
@@ -301,29 +343,12 @@ _STORE_TEXT = re.compile(
     r"(?:\.\w+\s*(?::[^=\n]*)?=(?!=)|[(,]\s*\w+=(?!=)|\breturn\b|\.\w+\()[^\n]*" + _CLOCK_CALL
 )
 _RETURN_TEXT = re.compile(r"\breturn\b[^\n]*" + _CLOCK_CALL)
+def _may_keep(text: str, name: str) -> bool:
+    """Another module's word test: it stores under the name and calls a clock."""
+    return stores_under(text, name) and bool(_STORE_TEXT.search(text))
+
+
 _NEUTRAL_BASES = frozenset({"object", "ABC", "Generic", "Protocol"})  # store no attribute of a subclass
-_ANNOTATED_ASSIGNMENT = re.compile(r"\s*(?::[^=\n]*)?=(?!=)")
-
-
-def _stores_under(text: str, name: str) -> bool:
-    """The text has `.name =` (`.name: T =`) or `name=` after `(` or `,`: what the regex
-    `\\.name\\s*(?::[^=\\n]*)?=(?!=)|[(,]\\s*name=(?!=)` finds, found from the name's
-    occurrences instead; that regex starts with no literal, so it was tried at every
-    character of the file, once per name asked (4% of a cold check of the services corpus)."""
-    size = len(name)
-    at = text.find(name)
-    while at >= 0:
-        end = at + size
-        if at and text[at - 1] == "." and _ANNOTATED_ASSIGNMENT.match(text, end):
-            return True
-        if text.startswith("=", end) and not text.startswith("==", end):
-            before = at - 1
-            while before >= 0 and text[before].isspace():  # what the regex's `\s` matches
-                before -= 1
-            if before >= 0 and text[before] in "(,":
-                return True
-        at = text.find(name, at + 1)
-    return False
 
 
 def _self_class(receiver: ast.expr, scope: Scope) -> Optional[Scope]:
@@ -370,13 +395,6 @@ def _children(node: ast.AST) -> Iterator[ast.AST]:
         for value in ast.iter_child_nodes(child):
             if isinstance(value, (ast.stmt, ast.excepthandler, ast.match_case)):
                 stack.append(value)
-
-
-def _is_placeholder(node: Optional[ast.AST]) -> bool:
-    """`None`, or the zero instant (`0`, `0.0`: "never", so the first check passes)."""
-    if not isinstance(node, ast.Constant):
-        return False
-    return node.value is None or type(node.value) in (int, float) and node.value == 0
 
 
 __all__ = ["KeptDeadlines", "MODULE"]

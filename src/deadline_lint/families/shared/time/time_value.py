@@ -78,3 +78,10 @@ def combine(role: str, a: TimeValue, b: TimeValue) -> Optional[TimeValue]:
 
 def with_local(value: TimeValue, local: bool) -> TimeValue:
     return TimeValue(value.role, value.clock, value.unit, value.reads, value.local and local)
+
+
+def is_placeholder(node: Optional[ast.AST]) -> bool:
+    """`None`, or the zero instant (`0`, `0.0`: "never", so the first check passes)."""
+    if not isinstance(node, ast.Constant):
+        return False
+    return node.value is None or type(node.value) in (int, float) and node.value == 0
