@@ -10,11 +10,7 @@ from deadline_lint.engine.rule import register
 from deadline_lint.families.outbound.analysis.outbound import outbound_call
 from deadline_lint.families.outbound.analysis.outbound_calls import FROM_CALL, OutboundCall
 from deadline_lint.families.outbound.analysis.timeout_objects import timeout_object
-from deadline_lint.families.outbound.common import (
-    OutboundRule,
-    is_sequential,
-    name_occurrences,
-)
+from deadline_lint.families.outbound.common import OutboundRule, is_sequential, name_occurrences
 from deadline_lint.families.outbound.fixes.spend_deadline import Deadline, spend_from_a_deadline
 from deadline_lint.families.outbound.project_spending import first_look, record_spending, spending_callee
 from deadline_lint.families.shared.budget.budget import INSTANT, SECONDS, Budget, BudgetAnalysis, budget_in_scope
@@ -115,8 +111,9 @@ class StaleRemainderReused(OutboundRule):
 
     def visit_Call(self, node: ast.Call, ctx: "FileView") -> None:
         hop = _hop(node, ctx)
-        if hop is None:
+        if hop is None or hop[1] is None:  # handing seconds on to a project function spends time too
             self._project_call(node, ctx)
+        if hop is None:
             return
         timeout, call = hop
         budget = budget_in_scope(ctx)
