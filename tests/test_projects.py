@@ -29,7 +29,7 @@ from deadline_lint.frontends.pylint_plugin import symbol
 from deadline_lint.settings.profile import pyproject_profile
 
 PROJECTS = sorted(p for p in (FIXTURES / "projects").iterdir() if (p / "pyproject.toml").exists())
-CODES = ("DL101", "DL102", "DL103", "DL104", "DL201", "DL301", "DL302", "DL304", "DL403", "DL501", "DL503")
+CODES = ("DL101", "DL102", "DL103", "DL104", "DL107", "DL201", "DL301", "DL302", "DL304", "DL403", "DL501", "DL503")
 FLAKE8_FORMAT = "%(path)s\t%(row)d\t%(code)s"
 
 Found = Set[Tuple[str, int, str]]  # relative path, line, code

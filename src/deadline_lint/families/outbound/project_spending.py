@@ -3,8 +3,10 @@ on `self`, or on a module-level instance of a class of this module) that makes o
 of its own, directly or through other functions of this module. Run to completion before the
 caller goes on, it spends time: a remainder read before it is stale after it.
 
-Functions of other modules are not followed (their calls are not classified here), so a call
-of one stays quiet, as does a call whose callee cannot be told."""
+A function of another project module (imported by name, through its module, a method on an
+instance of a project class, or a module-level instance imported from where it is built) is
+asked of the project (`spending_facts.MakesHops`); a call whose callee cannot be told stays
+quiet."""
 from __future__ import annotations
 
 import ast
@@ -13,6 +15,7 @@ from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Tuple, Union
 from deadline_lint.engine.rule import Rule
 from deadline_lint.families.outbound.analysis.outbound_calls import classify_call, file_methods
 from deadline_lint.families.outbound.common import outbound_first_look
+from deadline_lint.families.outbound.spending_facts import ProjectSpending
 from deadline_lint.families.shared.errors.cancel_scopes import is_awaited
 from deadline_lint.semantics.local.function_body import function_body
 from deadline_lint.semantics.local.scopes import ASSIGN, OTHER, PARAM, Binding, Scope
@@ -122,7 +125,7 @@ def first_look(rule: Rule) -> Callable[[ast.Call, "FileView"], bool]:
 class DefinedNames:
     """Per file: the names a call of one of its functions or methods can start with (a first
     look, from the text: the module's functions and classes, `self`, every name assigned at
-    the top level, where an instance may be kept)."""
+    the top level, where an instance may be kept, and every name a `from` import binds)."""
 
     def __init__(self, ctx: "FileView") -> None:
         names = {"self"}
@@ -131,6 +134,9 @@ class DefinedNames:
                 names.add(statement.name)
             elif isinstance(statement, ast.Assign):
                 names.update(t.id for t in statement.targets if isinstance(t, ast.Name))
+            elif isinstance(statement, ast.ImportFrom):
+                # A function or instance of another module of the project (spending_facts.py).
+                names.update((a.asname or a.name) for a in statement.names)
         self.names = frozenset(names)
 
 
@@ -139,16 +145,22 @@ def spending_callee(call: ast.Call, ctx: "FileView") -> Optional[str]:
     outbound calls (None: not such a call)."""
     spending = ctx.analysis(ModuleSpending)
     found = spending.callee(call, ctx.scope)
-    if found is None:
-        return None
-    function, scope = found
     caller = ctx.scope.node
-    if isinstance(function, ast.AsyncFunctionDef):
-        if not isinstance(caller, ast.AsyncFunctionDef) or not is_awaited(ctx, call):
-            return None  # a coroutine handed on (`gather`, a task): it runs beside the caller
-    elif not isinstance(caller, _DEFS):
+    if not isinstance(caller, _DEFS):
         return None
-    return ctx.source.segment(call.func) if spending.makes_hops(function, scope) else None
+    if found is not None:
+        function, scope = found
+        if isinstance(function, ast.AsyncFunctionDef):
+            if not isinstance(caller, ast.AsyncFunctionDef) or not is_awaited(ctx, call):
+                return None  # a coroutine handed on (`gather`, a task): it runs beside the caller
+        if spending.makes_hops(function, scope):
+            return ctx.source.segment(call.func)
+    # Elsewhere in the project (or through it): whether the def is a coroutine function is not
+    # read there, so an async caller is judged only where it awaits the call.
+    if isinstance(caller, ast.AsyncFunctionDef) and not is_awaited(ctx, call):
+        return None
+    answer = ctx.analysis(ProjectSpending).makes_hops(call, ctx.scope)
+    return ctx.source.segment(call.func) if answer is not None else None
 
 
 Spent = Dict[str, List[Tuple[ast.AST, Tuple[ast.AST, ...], str]]]

@@ -10,11 +10,7 @@ from deadline_lint.engine.rule import register
 from deadline_lint.families.outbound.analysis.outbound import outbound_call
 from deadline_lint.families.outbound.analysis.outbound_calls import FROM_CALL, OutboundCall
 from deadline_lint.families.outbound.analysis.timeout_objects import timeout_object
-from deadline_lint.families.outbound.common import (
-    OutboundRule,
-    is_sequential,
-    name_occurrences,
-)
+from deadline_lint.families.outbound.common import OutboundRule, is_sequential, name_occurrences
 from deadline_lint.families.outbound.fixes.spend_deadline import Deadline, spend_from_a_deadline
 from deadline_lint.families.outbound.project_spending import first_look, record_spending, spending_callee
 from deadline_lint.families.shared.budget.budget import INSTANT, SECONDS, Budget, BudgetAnalysis, budget_in_scope
@@ -115,8 +111,9 @@ class StaleRemainderReused(OutboundRule):
 
     def visit_Call(self, node: ast.Call, ctx: "FileView") -> None:
         hop = _hop(node, ctx)
-        if hop is None:
+        if hop is None or hop[1] is None:  # handing seconds on to a project function spends time too
             self._project_call(node, ctx)
+        if hop is None:
             return
         timeout, call = hop
         budget = budget_in_scope(ctx)
@@ -138,6 +135,9 @@ class StaleRemainderReused(OutboundRule):
                 for name, binding in snapshots.items():
                     if binding.kind == PARAM:
                         uses.setdefault(name, []).append((node, chain))
+                if call is not None:  # so is a name read from the budget before it (`t = budget.timeout()`)
+                    record_spending(node, f"the outbound call `{ctx.source.segment(node.func)}()` ran since", chain,
+                                    snapshots, function.spent)
             return
         # Uses are counted per read: `derived = remaining - 0.01` is the same read as `remaining`.
         reads = sorted({root for name in used for root in _roots(name, snapshots)})
@@ -165,7 +165,8 @@ class StaleRemainderReused(OutboundRule):
         function = ctx.state(self, _Function)
         if function.snapshots is None:
             function.snapshots = _snapshots(ctx, budget)
-        record_spending(node, callee, tuple(ctx.parents), function.snapshots, function.spent)
+        spent_by = f"`{callee}()` ran since, making outbound calls of its own"
+        record_spending(node, spent_by, tuple(ctx.parents), function.snapshots, function.spent)
 
     def _report(
         self,
@@ -182,8 +183,7 @@ class StaleRemainderReused(OutboundRule):
         name = occurrences[0].id
         line = _read_node(snapshots[read]).lineno
         why = "is reused on every iteration of this loop" if loop else "was already used by an earlier call"
-        if spent_by:
-            why = f"`{spent_by}()` ran since, making outbound calls of its own"
+        why = spent_by or why
         deadline = spend_from_a_deadline(ctx, snapshots)
         fresh = {n: _fresh_read(n, snapshots, ctx, budget, deadline) for n in set(o.id for o in occurrences)}
         reads = {n: f for n, f in fresh.items() if f is not None}

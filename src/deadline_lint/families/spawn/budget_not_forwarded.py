@@ -26,7 +26,9 @@ class BudgetNotForwarded(Rule):
     and is not given one: a function of the same module called by its name, a method of
     the same class called on `self`, or an undecorated module-level function of another
     module of the project (`from .clients import fetch`, `clients.fetch(...)`, read through
-    the project facts), with a parameter named like a profile budget
+    the project facts), or an undecorated method of a module-level instance of a class of
+    the module that builds it (`REPO = Repo()`, called as `REPO.load(...)` there or where
+    `REPO` is imported: the class built there is the one called), with a parameter named like a profile budget
     (`budget.parameters`, e.g. `budget`), annotated with a budget type, or holding budget
     seconds (`budget.seconds_parameters`, e.g. `budget_s`, which `fix --thread-budget`
     adds). Only parameters with a default are considered (a missing required one would fail

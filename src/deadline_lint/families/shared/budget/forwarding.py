@@ -18,7 +18,7 @@ from deadline_lint.families.shared.budget.forwarding_facts import (
 )
 from deadline_lint.families.shared.instances import method_scope
 from deadline_lint.semantics.local.expressions import dotted_text
-from deadline_lint.semantics.local.scopes import OTHER, PARAM, Scope
+from deadline_lint.semantics.local.scopes import ASSIGN, OTHER, PARAM, Scope
 from deadline_lint.settings.profile import Profile
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ class Forwarding:
         callee, bound = self._callee(call, scope)
         if callee is not None:
             parameters = budget_parameters(callee, self.vocabulary.kind, bound)
-            if isinstance(call.func, ast.Attribute):
+            if isinstance(call.func, ast.Attribute) and _on_self(call.func, scope):
                 parameters = [replace(p, on_self=True) for p in parameters]
         elif isinstance(call.func, ast.Attribute) and _on_self(call.func, scope):
             return None
@@ -66,6 +66,9 @@ class Forwarding:
                 return (function, False) if _plain(function) else (None, False)
             return None, False
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            instance_method = _instance_method(func, scope)
+            if instance_method is not None:
+                return instance_method, True
             method = method_scope(scope)
             if method is None:
                 return None, False
@@ -151,3 +154,23 @@ def _on_self(func: ast.Attribute, scope: Scope) -> bool:
         return False
     params = method.function_params()
     return bool(params) and params[0].arg == func.value.id
+
+
+def _instance_method(func: ast.Attribute, scope: Scope) -> Optional[Function]:
+    """`REPO.load` where `REPO = Repo()` is bound once at the top of this module to an instance
+    of a class of this module: the class built there, never a subclass, so its own undecorated
+    method is the one called."""
+    assert isinstance(func.value, ast.Name)
+    bindings = scope.lookup(func.value.id)
+    if not bindings or len(bindings) != 1 or bindings[0].scope.parent is not None or bindings[0].kind != ASSIGN:
+        return None
+    value = bindings[0].value
+    if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Name):
+        return None
+    classes = bindings[0].scope.lookup(value.func.id)
+    if not classes or len(classes) != 1 or classes[0].kind != OTHER or not isinstance(classes[0].value, ast.ClassDef):
+        return None
+    for statement in classes[0].value.body:
+        if isinstance(statement, _DEFS) and statement.name == func.attr:
+            return statement if not statement.decorator_list else None
+    return None

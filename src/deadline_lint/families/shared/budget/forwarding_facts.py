@@ -18,9 +18,9 @@ from deadline_lint.families.shared.budget.budget import OBJECT, SECONDS
 from deadline_lint.semantics.facts import Fact, Local
 from deadline_lint.semantics.file import FactUse, FileSemantics
 from deadline_lint.semantics.local.resolve import dotted_parts
-from deadline_lint.semantics.local.scopes import Scope
+from deadline_lint.semantics.local.scopes import IMPORT, Scope
 from deadline_lint.semantics.session import current
-from deadline_lint.semantics.summary import FUNCTIONS, ModuleTree
+from deadline_lint.semantics.summary import FUNCTION, FUNCTIONS, VALUE, ModuleTree, Symbol, class_members
 
 if TYPE_CHECKING:
     from deadline_lint.families.shared.budget.budget import BudgetAnalysis
@@ -105,7 +105,7 @@ class AcceptsBudget(Fact[Tuple[str, ...]]):
     """Payload: the function's budget parameters, each `name:kind:position` (position `-`
     for a keyword-only one), in signature order."""
 
-    version = 2  # 2: required keyword-only parameters count
+    version = 3  # 2: required keyword-only parameters count; 3: methods of module-level instances
     through_returns = False  # it holds where the def is written, never through a call
 
     def __init__(self, vocabulary: Vocabulary) -> None:
@@ -122,8 +122,29 @@ class AcceptsBudget(Fact[Tuple[str, ...]]):
         found = budget_parameters(node, self.vocabulary.kind)
         if not found:
             return None
-        encoded = tuple(f"{p.name}:{p.kind}:{'-' if p.position is None else p.position}" for p in found)
-        return Local(encoded, node.name)
+        return Local(_encoded(found), node.name)
+
+    def locals(self, module: ModuleTree) -> Dict[str, Local]:
+        """Also a method of a module-level instance of one of the module's classes, under the
+        instance's name (`REPO.load`): its class is the one built there, never a subclass, so
+        the method called is the one read (an undecorated one)."""
+        found = super().locals(module)
+        for name, expr in module.values.items():
+            if not isinstance(expr, ast.Call) or not isinstance(expr.func, ast.Name):
+                continue
+            klass = module.defs.get(expr.func.id)
+            if not isinstance(klass, ast.ClassDef):
+                continue
+            for member, node in class_members(klass).items():
+                if isinstance(node, FUNCTIONS) and not node.decorator_list:
+                    parameters = budget_parameters(node, self.vocabulary.kind, bound=True)
+                    if parameters:
+                        found[f"{name}.{member}"] = Local(_encoded(parameters), f"{name}.{member}")
+        return found
+
+
+def _encoded(parameters: List[BudgetParameter]) -> Tuple[str, ...]:
+    return tuple(f"{p.name}:{p.kind}:{'-' if p.position is None else p.position}" for p in parameters)
 
 
 def decoded(callee: str, payload: Tuple[str, ...]) -> List[BudgetParameter]:
@@ -166,6 +187,25 @@ class ProjectBudgetReceivers(FactUse):
         super().__init__(ctx, self.accepts)
 
     def parameters(self, call: ast.Call, scope: Scope) -> List[BudgetParameter]:
-        if not self.names.may_reach(call.func):
-            return []
-        return parameters_reached(self.ctx.analysis(FileSemantics), self.accepts, call, scope)
+        semantics = self.ctx.analysis(FileSemantics)
+        found = parameters_reached(semantics, self.accepts, call, scope) if self.names.may_reach(call.func) else []
+        return found or instance_parameters(semantics, self.accepts, call, scope)
+
+
+def instance_parameters(
+    semantics: FileSemantics, fact: AcceptsBudget, call: ast.Call, scope: Scope,
+) -> List[BudgetParameter]:
+    """`REPO.load(...)` with `REPO` imported from the module that builds it (`REPO = Repo()`):
+    the budget parameters of that method (`AcceptsBudget.locals`)."""
+    func = call.func
+    if not isinstance(func, ast.Attribute) or not isinstance(func.value, ast.Name):
+        return []
+    bindings = scope.lookup(func.value.id)
+    if not bindings or len(bindings) != 1 or bindings[0].kind != IMPORT or bindings[0].scope.parent is not None:
+        return []
+    qualname = semantics.summary.qualname_of(func.value)
+    value = semantics.names.symbol(qualname) if qualname is not None else None
+    if value is None or value.kind != VALUE or value.module is semantics.own:
+        return []
+    answer = semantics.facts.about(fact, Symbol(value.module, (*value.path, func.attr), FUNCTION))
+    return decoded(answer.chain[0], answer.payload) if answer is not None else []
