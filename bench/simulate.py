@@ -490,6 +490,10 @@ class Fixer:
                         problems.append(f"{package}/{name}.py: the codemod's output differs from `fix`'s")
         finally:
             shutil.rmtree(self.folder / package, ignore_errors=True)
+            # The tree's files are gone: what the sessions learned of them goes too, as the
+            # editor server drops it when files change (a run's memos grew ~55 KB a tree).
+            self.session.memos.invalidate(paths.values())
+            self.codemod_session.memos.invalidate(paths.values())
         return fixed, remaining, problems
 
     def _write(self, package: str, texts: Dict[str, str]) -> Dict[str, str]:
@@ -645,10 +649,13 @@ def run_tree(index: int, seed: int, fixer: Fixer, totals: Totals, loop: asyncio.
         total = rt.EDGE_TOTAL_S if function.style == "none" else rng.choice((0.05, 0.3, 1.0, 3.0, 10.0))
         request = rt.Request(deadline=total, rng=random.Random(rng.random()), package=generator.package)
         rt.STATE.request = request
-        fakes["simbudget"].current_deadline.set(total)  # the request state holds its deadline
-        for loaded_module in loaded.values():  # and its budget object, where a module keeps one
+        # The request state holds its deadline, and its budget object where a module keeps
+        # one: set in the request's own context, as every tree's variables are new objects
+        # that the process's context would otherwise keep for good.
+        state: List[Tuple[Any, Any]] = [(fakes["simbudget"].current_deadline, total)]
+        for loaded_module in loaded.values():
             if hasattr(loaded_module, "REQUEST_BUDGET"):
-                loaded_module.REQUEST_BUDGET.set(fakes["simbudget"].Budget(total))
+                state.append((loaded_module.REQUEST_BUDGET, fakes["simbudget"].Budget(total)))
         args: List[Any] = []
         kwargs: Dict[str, Any] = {}
         if function.style == "budget":
@@ -659,7 +666,7 @@ def run_tree(index: int, seed: int, fixer: Fixer, totals: Totals, loop: asyncio.
             kwargs = {"budget_s": total}
         elif function.style == "header":
             args = [{BUDGET_HEADER: f"{total * 1000:.0f}"}]
-        outcome = _run(target, args, kwargs, function.is_async, loop)
+        outcome = _run(target, args, kwargs, function.is_async, loop, state)
         totals.requests += 1
         totals.calls += len(request.calls)
         if outcome is not None:
@@ -670,9 +677,12 @@ def run_tree(index: int, seed: int, fixer: Fixer, totals: Totals, loop: asyncio.
 
 
 def _run(target: Any, args: List[Any], kwargs: Dict[str, Any], is_async: bool,
-         loop: asyncio.AbstractEventLoop) -> Optional[str]:
-    """None when the request ended normally (a reply or a simulated error), else why not."""
+         loop: asyncio.AbstractEventLoop, state: Sequence[Tuple[Any, Any]] = ()) -> Optional[str]:
+    """None when the request ended normally (a reply or a simulated error), else why not.
+    `state`: (context variable, value) pairs the request starts with."""
     context = rt.contextvars.copy_context()
+    for variable, value in state:
+        context.run(variable.set, value)
     rt_now = rt._now
 
     def call() -> Any:

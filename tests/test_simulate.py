@@ -317,6 +317,44 @@ def test_a_run_split_over_jobs_reports_what_one_process_does() -> None:
     )
 
 
+def test_a_run_keeps_nothing_of_the_trees_it_has_run() -> None:
+    """A million trees run in one process: no module, project index or request state of a
+    tree outlives it (each tree's memos grew the run ~55 KB a tree)."""
+    import asyncio
+    import contextvars
+    import gc
+
+    from deadline_lint.semantics.modules import ModuleSource
+
+    fixer = simulate.Fixer(codemod=False)
+    loop = asyncio.new_event_loop()
+    variables = len(contextvars.copy_context())
+    try:
+        for index in range(6):
+            simulate.run_tree(index, 34, fixer, simulate.Totals(), loop)
+    finally:
+        loop.close()
+    gc.collect()
+    assert len(contextvars.copy_context()) == variables
+    held = [o.path for o in gc.get_objects() if isinstance(o, ModuleSource) and str(fixer.folder) in o.path]
+    assert held == []
+
+
+def test_the_words_of_a_removed_file_are_forgotten(tmp_path) -> None:
+    from deadline_lint.families.outbound.fixes.thread_elsewhere import ProjectWords
+
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "a.py").write_text("def fetch(): pass\n")
+    gone = tmp_path / "b.py"
+    gone.write_text("fetch()\n")
+    words = ProjectWords()
+    assert words.files_naming(str(tmp_path / "a.py"), "fetch") == [str(gone)]
+    gone.unlink()
+    words.start()
+    assert words.files_naming(str(tmp_path / "a.py"), "fetch") == []
+    assert str(gone) not in words._known
+
+
 def test_every_entry_point_is_given_the_inbound_deadline() -> None:
     """The edge, explicit: no request enters through a function with no budget."""
     kinds = set()

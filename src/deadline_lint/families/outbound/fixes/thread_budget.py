@@ -154,7 +154,7 @@ def plan_thread_budget(
     for key, edge in module.minted.items():
         candidates.setdefault(key, edge.node)  # type: ignore[arg-type]
     if any(module.budgets.budget_of(module.scope_of[key]) is None for key in candidates):
-        placeholder_fixes = _placeholder_fixes(checker, source)
+        placeholder_fixes = _placeholder_fixes(checker, source, {d.code for d in applicable})
         expression = profile.render("seconds_expression", PARAMETER)
         for function in candidates.values():
             if module.budgets.budget_of(module.scope_of[id(function)]) is not None:

@@ -104,6 +104,10 @@ class ProjectWords:
                 except OSError:
                     return None
                 found.append(path)
+        # Files no longer there are forgotten (a long-lived session outlives its files).
+        inside, present = root + os.sep, set(found)
+        for gone in [p for p in self._known if p.startswith(inside) and p not in present]:
+            del self._known[gone]
         return found
 
 

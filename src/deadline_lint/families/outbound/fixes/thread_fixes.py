@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 import copy
 import re
-from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
 from deadline_lint.semantics.session import current
 from deadline_lint.settings.profile import Profile
@@ -40,15 +40,22 @@ def finding_key(diagnostic: Diagnostic) -> Key:
     return diagnostic.code, (diagnostic.line, diagnostic.column, diagnostic.end_line, diagnostic.end_column)
 
 
-def placeholder_fixes(checker: "Checker", source: SourceFile) -> Dict[Key, Fix]:
-    """The fixes the rules would make if the edge default were the placeholder name."""
-    twins: Dict["Checker", "Checker"] = current().memo(PlaceholderCheckers, lasting=True)
-    twin = twins.get(checker)
+def placeholder_fixes(checker: "Checker", source: SourceFile, codes: Iterable[str]) -> Dict[Key, Fix]:
+    """The fixes the rules of `codes` would make if the edge default were the placeholder
+    name. Only the findings the plan applies are looked up here, so only their rules run
+    (a rule's findings do not depend on which other rules run)."""
+    only = frozenset(codes).intersection(checker.codes)
+    if not only:
+        return {}
+    twins: Dict[Tuple["Checker", FrozenSet[str]], "Checker"] = current().memo(PlaceholderCheckers, lasting=True)
+    twin = twins.get((checker, only))
     if twin is None:
         raw = copy.deepcopy(dict(checker.profile.raw))
         raw["fix"]["edge_expression"] = PLACEHOLDER
         profile = Profile.from_raw(raw, checker.profile.source, checker.profile.root)
-        twin = twins[checker] = type(checker)(profile, select=checker.codes, catalog=checker.catalog)
+        twin = twins[(checker, only)] = type(checker)(
+            profile, select=checker.codes, catalog=checker.catalog, only=only,
+        )
     return {
         finding_key(d): d.fix
         for d in twin.check_text(source.text, source.path)
