@@ -45,9 +45,12 @@ class StaleRemainderReused(OutboundRule):
     so a second hop that spends them, an outbound call or a call handing them on
     (`fetch(url, budget_s=budget_s)`), is flagged the same way, as is a hop after a call of a
     function of this module that makes outbound calls of its own (`audit(order)`, run to
-    completion in between: project_spending.py). Calls started together
-    (coroutines handed to `asyncio.gather`, grpc `.future()`) share one remainder legitimately
-    and stay quiet, as do calls on exclusive branches of an `if`.
+    completion in between: project_spending.py). A retry loop that always runs its body
+    (`for attempt in range(3):`, `while True:`) spends the time its hops take before what
+    follows it. Calls started together (coroutines handed to `asyncio.gather`, grpc
+    `.future()`) share one remainder legitimately and stay quiet among themselves, but an
+    awaited `gather` has run them all when it returns: a hop after it is flagged as after
+    any other. Calls on exclusive branches of an `if` stay quiet.
 
     ## Why is this bad?
     The value was true when it was read. After the first call took 800 ms, the second call's
@@ -111,6 +114,10 @@ class StaleRemainderReused(OutboundRule):
 
     def visit_Call(self, node: ast.Call, ctx: "FileView") -> None:
         hop = _hop(node, ctx)
+        group = _awaited_gather(node, ctx)
+        if group is not None:
+            self._gathered(node, hop, group, ctx)
+            return
         if hop is None or hop[1] is None:  # handing seconds on to a project function spends time too
             self._project_call(node, ctx)
         if hop is None:
@@ -167,6 +174,36 @@ class StaleRemainderReused(OutboundRule):
             function.snapshots = _snapshots(ctx, budget)
         spent_by = f"`{callee}()` ran since, making outbound calls of its own"
         record_spending(node, spent_by, tuple(ctx.parents), function.snapshots, function.spent)
+
+    def _gathered(
+        self,
+        node: ast.Call,
+        hop: Optional[Tuple[ast.expr, Optional[OutboundCall]]],
+        group: Tuple[ast.Call, Tuple[ast.AST, ...]],
+        ctx: "FileView",
+    ) -> None:
+        """A call handed to an awaited `asyncio.gather(...)` runs beside the others gathered
+        there (they share a remainder), but all of them have finished when the `await` returns:
+        a hop bounded by the budget, a forward of it, or a call of a project function making
+        hops spends a remainder read before the `gather`, for what comes after it."""
+        budget = budget_in_scope(ctx)
+        if budget is None:
+            return
+        function = ctx.state(self, _Function)
+        if function.snapshots is None:
+            function.snapshots = _snapshots(ctx, budget)
+        snapshots = function.snapshots
+        if not snapshots:
+            return
+        if hop is not None:
+            spends = mentions_any(hop[0], budget.names) or mentions_any(hop[0], snapshots)
+        else:
+            spends = spending_callee(node, ctx, together=True) is not None
+        if not spends:
+            return
+        gather, chain = group
+        spent_by = f"the calls gathered by `{ctx.source.segment(gather.func)}()` ran since"
+        record_spending(gather, spent_by, chain, snapshots, function.spent)
 
     def _report(
         self,
@@ -227,6 +264,26 @@ def _hop(node: ast.Call, ctx: "FileView") -> Optional[Tuple[ast.expr, Optional[O
     keywords = ctx.profile.budget.seconds_parameters
     forwarded = [k.value for k in node.keywords if k.arg in keywords]
     return (forwarded[0], None) if len(forwarded) == 1 else None
+
+
+_GATHERS = frozenset({"asyncio.gather"})
+
+
+def _awaited_gather(node: ast.Call, ctx: "FileView") -> Optional[Tuple[ast.Call, Tuple[ast.AST, ...]]]:
+    """(the `asyncio.gather(...)` call, its chain of ancestors) when `node` is one of its
+    arguments and the gather is awaited in an async function: every call handed to it has
+    finished when the `await` returns."""
+    parents = ctx.parents
+    if len(parents) < 2 or not isinstance(ctx.scope.node, ast.AsyncFunctionDef):
+        return None
+    gather = parents[-1]
+    if not isinstance(gather, ast.Call) or not any(a is node for a in gather.args):
+        return None
+    if not isinstance(parents[-2], ast.Await):
+        return None
+    if ctx.resolver.qualified_name(gather.func, ctx.scope) not in _GATHERS:
+        return None
+    return gather, tuple(parents[:-1])
 
 
 def _sequential(node: ast.Call, call: Optional[OutboundCall], ctx: "FileView") -> bool:
