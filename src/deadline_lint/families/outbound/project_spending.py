@@ -140,9 +140,10 @@ class DefinedNames:
         self.names = frozenset(names)
 
 
-def spending_callee(call: ast.Call, ctx: "FileView") -> Optional[str]:
+def spending_callee(call: ast.Call, ctx: "FileView", together: bool = False) -> Optional[str]:
     """How `call` names the function of this module it runs to completion, one that makes
-    outbound calls (None: not such a call)."""
+    outbound calls (None: not such a call). `together`: the call is handed to an awaited
+    `gather`, which runs a coroutine it makes to completion too."""
     spending = ctx.analysis(ModuleSpending)
     found = spending.callee(call, ctx.scope)
     caller = ctx.scope.node
@@ -151,13 +152,13 @@ def spending_callee(call: ast.Call, ctx: "FileView") -> Optional[str]:
     if found is not None:
         function, scope = found
         if isinstance(function, ast.AsyncFunctionDef):
-            if not isinstance(caller, ast.AsyncFunctionDef) or not is_awaited(ctx, call):
+            if not isinstance(caller, ast.AsyncFunctionDef) or not (together or is_awaited(ctx, call)):
                 return None  # a coroutine handed on (`gather`, a task): it runs beside the caller
         if spending.makes_hops(function, scope):
             return ctx.source.segment(call.func)
     # Elsewhere in the project (or through it): whether the def is a coroutine function is not
     # read there, so an async caller is judged only where it awaits the call.
-    if isinstance(caller, ast.AsyncFunctionDef) and not is_awaited(ctx, call):
+    if isinstance(caller, ast.AsyncFunctionDef) and not (together or is_awaited(ctx, call)):
         return None
     answer = ctx.analysis(ProjectSpending).makes_hops(call, ctx.scope)
     return ctx.source.segment(call.func) if answer is not None else None
@@ -167,7 +168,7 @@ Spent = Dict[str, List[Tuple[ast.AST, Tuple[ast.AST, ...], str]]]
 
 
 def record_spending(
-    call: ast.Call, callee: str, chain: Tuple[ast.AST, ...], snapshots: Dict[str, Binding], spent: Spent,
+    call: ast.expr, callee: str, chain: Tuple[ast.AST, ...], snapshots: Dict[str, Binding], spent: Spent,
 ) -> None:
     """Each snapshot read before `call` (a seconds parameter: on entry) was spent by it."""
     start = (call.lineno, call.col_offset)

@@ -11,26 +11,19 @@ from deadline_lint.families.outbound.analysis.outbound import outbound_call
 from deadline_lint.families.outbound.analysis.outbound_calls import FROM_CALL, OutboundCall
 from deadline_lint.families.outbound.analysis.timeout_objects import timeout_object
 from deadline_lint.families.outbound.common import OutboundRule, is_sequential, name_occurrences
-from deadline_lint.families.outbound.fixes.spend_deadline import Deadline, spend_from_a_deadline
+from deadline_lint.families.outbound.fixes.spend_deadline import spend_from_a_deadline
 from deadline_lint.families.outbound.project_spending import first_look, record_spending, spending_callee
-from deadline_lint.families.shared.budget.budget import INSTANT, SECONDS, Budget, BudgetAnalysis, budget_in_scope
+from deadline_lint.families.outbound.stale_reads import TRANSPARENT_CALLS, bare, drop_if_dead, fresh_read, wrapped
+from deadline_lint.families.shared.budget.budget import INSTANT, SECONDS, Budget, budget_in_scope
 from deadline_lint.families.shared.errors.cancel_scopes import is_awaited
 from deadline_lint.semantics.local.children import walk as walk_nodes
 from deadline_lint.semantics.local.expressions import mentions_any
 from deadline_lint.semantics.local.flow import enclosing_loop, runs_before
-from deadline_lint.semantics.local.function_body import function_body
-from deadline_lint.semantics.local.scopes import ASSIGN, IMPORT, PARAM, Binding, is_builtin
+from deadline_lint.semantics.local.scopes import ASSIGN, PARAM, Binding
 from deadline_lint.support.diagnostics import Applicability, Edit
 
 if TYPE_CHECKING:
     from deadline_lint.semantics.file_view import FileView
-
-# A fresh read of the remainder: its text, and whether it needs no parentheses inside a
-# larger expression.
-FreshRead = Tuple[str, bool]
-
-_TRANSPARENT_CALLS = frozenset({"min", "max", "float", "int"})
-_ATOMIC = (ast.Name, ast.Attribute, ast.Call, ast.Constant, ast.Subscript)
 
 
 @register
@@ -45,9 +38,12 @@ class StaleRemainderReused(OutboundRule):
     so a second hop that spends them, an outbound call or a call handing them on
     (`fetch(url, budget_s=budget_s)`), is flagged the same way, as is a hop after a call of a
     function of this module that makes outbound calls of its own (`audit(order)`, run to
-    completion in between: project_spending.py). Calls started together
-    (coroutines handed to `asyncio.gather`, grpc `.future()`) share one remainder legitimately
-    and stay quiet, as do calls on exclusive branches of an `if`.
+    completion in between: project_spending.py). A retry loop that always runs its body
+    (`for attempt in range(3):`, `while True:`) spends the time its hops take before what
+    follows it. Calls started together (coroutines handed to `asyncio.gather`, grpc
+    `.future()`) share one remainder legitimately and stay quiet among themselves, but an
+    awaited `gather` has run them all when it returns: a hop after it is flagged as after
+    any other. Calls on exclusive branches of an `if` stay quiet.
 
     ## Why is this bad?
     The value was true when it was read. After the first call took 800 ms, the second call's
@@ -111,6 +107,10 @@ class StaleRemainderReused(OutboundRule):
 
     def visit_Call(self, node: ast.Call, ctx: "FileView") -> None:
         hop = _hop(node, ctx)
+        group = _awaited_gather(node, ctx)
+        if group is not None:
+            self._gathered(node, hop, group, ctx)
+            return
         if hop is None or hop[1] is None:  # handing seconds on to a project function spends time too
             self._project_call(node, ctx)
         if hop is None:
@@ -168,6 +168,36 @@ class StaleRemainderReused(OutboundRule):
         spent_by = f"`{callee}()` ran since, making outbound calls of its own"
         record_spending(node, spent_by, tuple(ctx.parents), function.snapshots, function.spent)
 
+    def _gathered(
+        self,
+        node: ast.Call,
+        hop: Optional[Tuple[ast.expr, Optional[OutboundCall]]],
+        group: Tuple[ast.Call, Tuple[ast.AST, ...]],
+        ctx: "FileView",
+    ) -> None:
+        """A call handed to an awaited `asyncio.gather(...)` runs beside the others gathered
+        there (they share a remainder), but all of them have finished when the `await` returns:
+        a hop bounded by the budget, a forward of it, or a call of a project function making
+        hops spends a remainder read before the `gather`, for what comes after it."""
+        budget = budget_in_scope(ctx)
+        if budget is None:
+            return
+        function = ctx.state(self, _Function)
+        if function.snapshots is None:
+            function.snapshots = _snapshots(ctx, budget)
+        snapshots = function.snapshots
+        if not snapshots:
+            return
+        if hop is not None:
+            spends = mentions_any(hop[0], budget.names) or mentions_any(hop[0], snapshots)
+        else:
+            spends = spending_callee(node, ctx, together=True) is not None
+        if not spends:
+            return
+        gather, chain = group
+        spent_by = f"the calls gathered by `{ctx.source.segment(gather.func)}()` ran since"
+        record_spending(gather, spent_by, chain, snapshots, function.spent)
+
     def _report(
         self,
         timeout: ast.expr,
@@ -185,22 +215,22 @@ class StaleRemainderReused(OutboundRule):
         why = "is reused on every iteration of this loop" if loop else "was already used by an earlier call"
         why = spent_by or why
         deadline = spend_from_a_deadline(ctx, snapshots)
-        fresh = {n: _fresh_read(n, snapshots, ctx, budget, deadline) for n in set(o.id for o in occurrences)}
+        fresh = {n: fresh_read(n, snapshots, ctx, budget, deadline) for n in set(o.id for o in occurrences)}
         reads = {n: f for n, f in fresh.items() if f is not None}
         imports: Tuple[str, ...] = ()
         edits: List[Edit]
         if len(reads) == len(fresh):
-            advice = f"read it again here (`{_bare(reads[name])}`)"
+            advice = f"read it again here (`{bare(reads[name])}`)"
             # As the whole argument the expression needs no parentheses of its own.
             edits = [
-                replace_node(ctx.source, o, _bare(reads[o.id]) if o is timeout else _wrapped(reads[o.id]))
+                replace_node(ctx.source, o, bare(reads[o.id]) if o is timeout else wrapped(reads[o.id]))
                 for o in occurrences
             ]
-            if deadline is not None and any(deadline.name in _bare(f) for f in reads.values()):
+            if deadline is not None and any(deadline.name in bare(f) for f in reads.values()):
                 edits += deadline.opening
                 imports = deadline.imports
             else:
-                edits += _drop_if_dead(name, occurrences, snapshots, ctx)
+                edits += drop_if_dead(name, occurrences, snapshots, ctx)
         else:
             advice, edits = "read the remainder again for this call", []
         if snapshots[read].kind == PARAM:
@@ -229,6 +259,26 @@ def _hop(node: ast.Call, ctx: "FileView") -> Optional[Tuple[ast.expr, Optional[O
     return (forwarded[0], None) if len(forwarded) == 1 else None
 
 
+_GATHERS = frozenset({"asyncio.gather"})
+
+
+def _awaited_gather(node: ast.Call, ctx: "FileView") -> Optional[Tuple[ast.Call, Tuple[ast.AST, ...]]]:
+    """(the `asyncio.gather(...)` call, its chain of ancestors) when `node` is one of its
+    arguments and the gather is awaited in an async function: every call handed to it has
+    finished when the `await` returns."""
+    parents = ctx.parents
+    if len(parents) < 2 or not isinstance(ctx.scope.node, ast.AsyncFunctionDef):
+        return None
+    gather = parents[-1]
+    if not isinstance(gather, ast.Call) or not any(a is node for a in gather.args):
+        return None
+    if not isinstance(parents[-2], ast.Await):
+        return None
+    if ctx.resolver.qualified_name(gather.func, ctx.scope) not in _GATHERS:
+        return None
+    return gather, tuple(parents[:-1])
+
+
 def _sequential(node: ast.Call, call: Optional[OutboundCall], ctx: "FileView") -> bool:
     if call is not None:
         if call.blocking and isinstance(ctx.parent, ast.Expr):
@@ -238,30 +288,6 @@ def _sequential(node: ast.Call, call: Optional[OutboundCall], ctx: "FileView") -
     if isinstance(function, ast.AsyncFunctionDef):
         return is_awaited(ctx, node)  # a coroutine handed to `gather` starts with the others
     return isinstance(function, ast.FunctionDef)
-
-
-def _drop_if_dead(name: str, occurrences: List[ast.Name], snapshots: Dict[str, Binding], ctx: "FileView") -> List[Edit]:
-    """The fix also removes `name = <read>` when this call held its only uses, so no dead
-    local is left (pyflakes F841). Only a plain `name = value` statement on lines of its own
-    with no comment; a name read anywhere else in the function (a nested one too) stays."""
-    value = snapshots[name].value
-    body = function_body(ctx.scope)  # the function's one shared walk (loads include nested scopes')
-    statement = next((n for n in body.nodes(ast.Assign) if n.value is value), None)
-    if statement is None or len(statement.targets) != 1 or not isinstance(statement.targets[0], ast.Name):
-        return []
-    replaced = {id(o) for o in occurrences}
-    if any(id(load) not in replaced for load in body.loads.get(name, ())):
-        return []
-    source = ctx.source
-    start, end = source.node_span(statement)
-    end_line = statement.end_lineno or statement.lineno
-    first = source.line_text(statement.lineno)
-    last = source.line_text(end_line)
-    line_start = source.line_starts[statement.lineno - 1]
-    last_start = source.line_starts[end_line - 1]
-    if source.text[line_start:start].strip(" \t\f") or source.text[end:last_start + len(last)].strip():
-        return []  # shares a line with another statement or a comment
-    return [Edit(line_start, last_start + len(last), "")] if first else []
 
 
 class _Function:
@@ -328,73 +354,7 @@ def _recomputed_here(timeout: ast.expr, ctx: "FileView") -> bool:
         if isinstance(node, ast.Call):
             if timeout_object(node, ctx.scope, ctx.resolver, ctx.catalog) is not None:
                 continue
-            if ctx.resolver.qualified_name(node.func, ctx.scope) in _TRANSPARENT_CALLS:
+            if ctx.resolver.qualified_name(node.func, ctx.scope) in TRANSPARENT_CALLS:
                 continue
             return True
     return False
-
-
-# -- the fix ---------------------------------------------------------------------
-def _fresh_read(
-    name: str,
-    snapshots: Dict[str, Binding],
-    ctx: "FileView",
-    budget: Budget,
-    deadline: Optional[Deadline],
-    depth: int = 0,
-) -> Optional[FreshRead]:
-    """Text that reads the remainder again instead of `name` (and whether it is atomic), or
-    None when re-evaluating its value could do anything else (call a helper, read a local
-    that may have changed). A seconds parameter is read again as what is left of the
-    deadline taken on entry (`deadline`), when there can be one."""
-    if snapshots[name].kind == PARAM:
-        return (deadline.remaining, False) if deadline is not None and deadline.parameter == name else None
-    value = _assigned_value(snapshots[name])
-    own = ctx.scope.bindings()
-    inner: List[ast.Name] = []  # snapshot names inside the value: expanded in turn
-    for node in walk_nodes(value):
-        if isinstance(node, ast.Call):
-            func = node.func
-            receiver = func.value if isinstance(func, ast.Attribute) else None
-            on_budget = isinstance(receiver, ast.Name) and receiver.id in budget.names
-            called = ctx.resolver.qualified_name(func, ctx.scope)
-            if not (on_budget or called in _TRANSPARENT_CALLS or called in ctx.analysis(BudgetAnalysis).accessors):
-                return None
-        elif isinstance(node, ast.Name):
-            if node.id in snapshots and node.id != name:
-                inner.append(node)
-                continue
-            bindings = own.get(node.id)
-            if bindings is None:
-                if ctx.scope.lookup(node.id) is None and not is_builtin(node.id):
-                    return None
-            elif not all(b.kind in (PARAM, IMPORT) for b in bindings):
-                return None  # a local: it may hold something else by now
-        elif isinstance(node, (ast.Lambda, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)):
-            return None
-    start, end = ctx.source.node_span(value)
-    text = ctx.source.text
-    pieces: List[str] = []
-    position = start
-    for occurrence in sorted(inner, key=lambda n: ctx.source.node_span(n)[0]):
-        expanded = _fresh_read(occurrence.id, snapshots, ctx, budget, deadline, depth + 1) if depth < 4 else None
-        if expanded is None:
-            return None
-        at, until = ctx.source.node_span(occurrence)
-        pieces.extend([text[position:at], _wrapped(expanded)])
-        position = until
-    pieces.append(text[position:end])
-    rendered = "".join(pieces)
-    if "\n" in rendered or "\r" in rendered:
-        return None
-    return rendered, isinstance(value, _ATOMIC)
-
-
-def _bare(fresh: FreshRead) -> str:
-    return fresh[0]
-
-
-def _wrapped(fresh: FreshRead) -> str:
-    """Parenthesised unless atomic, to sit safely inside a larger expression."""
-    text, atomic = fresh
-    return text if atomic else f"({text})"

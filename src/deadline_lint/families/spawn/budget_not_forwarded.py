@@ -33,7 +33,10 @@ class BudgetNotForwarded(Rule):
     seconds (`budget.seconds_parameters`, e.g. `budget_s`, which `fix --thread-budget`
     adds). Only parameters with a default are considered (a missing required one would fail
     at once); calls that pass `*args` / `**kwargs` or any argument derived from the budget
-    are left alone, as are callees whose decorators might change their signature.
+    are left alone, as are callees whose decorators might change their signature. A retry
+    policy of the catalog (`@tenacity.retry(...)`, `@backoff.on_exception(...)`) keeps it:
+    a function or instance method of this module decorated with one is a callee like an
+    undecorated one.
     Where the profile names the ambient budget (`fix.context_accessor`), a function with no
     budget of its own has that one: a call there that omits a seconds parameter is flagged
     too, and given what the accessor says is left (a budget object's parameter is not: its

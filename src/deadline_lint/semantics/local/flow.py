@@ -30,8 +30,12 @@ def _field_of(parent: ast.AST, child: ast.AST) -> Optional[str]:
 
 def _conditional(parent: ast.AST, child: ast.AST) -> bool:
     """Does `child` run only sometimes (or repeatedly) when `parent` runs?"""
+    if isinstance(parent, ast.While) and _always(parent.test) and _in_field(parent, child, "body"):
+        return False  # `while True:` runs its body at least once
     if isinstance(parent, (ast.If, ast.While)):
         return not _in_field(parent, child, "test")
+    if isinstance(parent, ast.For) and _runs_body(parent) and _in_field(parent, child, "body"):
+        return False  # a retry loop, `for attempt in range(3):`, runs its body at least once
     if isinstance(parent, (ast.For, ast.AsyncFor)):
         return not _in_field(parent, child, "iter")
     if isinstance(parent, ast.IfExp):
@@ -67,6 +71,26 @@ def runs_before(
         if _conditional(parent, child):
             return False
     return True
+
+
+def _always(test: ast.expr) -> bool:
+    """`True` (or `1`): a loop test that cannot be false on entry."""
+    return isinstance(test, ast.Constant) and test.value is True or (
+        isinstance(test, ast.Constant) and type(test.value) is int and test.value > 0
+    )
+
+
+def _runs_body(loop: ast.For) -> bool:
+    """`for ... in range(N)` with integer literals giving at least one turn (`range(3)`,
+    `range(1, 4)`); any other iterable may be empty."""
+    it = loop.iter
+    if not isinstance(it, ast.Call) or not isinstance(it.func, ast.Name) or it.func.id != "range" or it.keywords:
+        return False
+    bounds = [a.value if isinstance(a, ast.Constant) and type(a.value) is int else None for a in it.args]
+    if None in bounds or not 1 <= len(bounds) <= 2:
+        return False
+    start, stop = (0, bounds[0]) if len(bounds) == 1 else (bounds[0], bounds[1])
+    return isinstance(start, int) and isinstance(stop, int) and stop > start
 
 
 def enclosing_loop(chain: Sequence[ast.AST], node: ast.AST, function: ast.AST, value: ast.AST) -> Optional[ast.AST]:

@@ -88,6 +88,7 @@ class BudgetAnalysis:
         self.check_methods = self.methods.check_methods
         self.lambda_handlers = catalog.budget.lambda_handlers
         self.parameters = frozenset(profile.budget.parameters)
+        self.retry_catalog = catalog.retry  # retry decorators keep a callee's signature (forwarding)
         self.seconds_parameters = frozenset(profile.budget.seconds_parameters)
         self.timeout_parameters = frozenset(profile.budget.timeout_parameters)
         self.accessors: Dict[str, str] = dict(catalog.budget.accessors)

@@ -1,12 +1,13 @@
 """Budget forwarding: which calls go to a function of this module (or a method of the same
 class, or a function of another project module: forwarding_facts.py) that accepts a budget
 parameter, whether the call passes it, and what a caller with a budget would pass. Unknown
-(decorated callees, `*args`/`**kwargs`, redefined names) is None."""
+(callees decorated with anything but a retry policy of the catalog, `*args`/`**kwargs`,
+redefined names) is None."""
 from __future__ import annotations
 
 import ast
 from dataclasses import replace
-from typing import TYPE_CHECKING, Optional, Tuple
+from typing import TYPE_CHECKING, Callable, Optional, Tuple
 
 from deadline_lint.families.shared.function_nodes import Function
 from deadline_lint.families.shared.budget.budget import OBJECT, SECONDS, Budget, BudgetAnalysis
@@ -55,6 +56,19 @@ class Forwarding:
             return parameter
         return None
 
+    def _retries(self) -> Callable[[ast.expr], bool]:
+        """Whether a decorator is a retry policy of the catalog (`@tenacity.retry(...)`,
+        `@backoff.on_exception(...)`): it calls the function again with the arguments it was
+        given (`functools.wraps`, `*args, **kwargs`), so the signature is the def's."""
+        catalog, resolver, module = self.ctx.catalog, self.resolver, self.ctx.module_scope
+
+        def retries(decorator: ast.expr) -> bool:
+            target = decorator.func if isinstance(decorator, ast.Call) else decorator
+            policy = catalog.retry.policy(resolver.qualified_name(target, module))
+            return policy is not None and policy.source == "catalog"
+
+        return retries
+
     def _callee(self, call: ast.Call, scope: Scope) -> Tuple[Optional[Function], bool]:
         """A def of this module called by its plain name, or `self.method(...)` of the
         caller's own class; and whether the call binds `self` first."""
@@ -63,10 +77,10 @@ class Forwarding:
             bindings = scope.lookup(func.id)
             if bindings and len(bindings) == 1 and bindings[0].kind == OTHER and isinstance(bindings[0].value, _DEFS):
                 function = bindings[0].value
-                return (function, False) if _plain(function) else (None, False)
+                return (function, False) if _plain(function, retries=self._retries()) else (None, False)
             return None, False
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
-            instance_method = _instance_method(func, scope)
+            instance_method = _instance_method(func, scope, self._retries())
             if instance_method is not None:
                 return instance_method, True
             method = method_scope(scope)
@@ -131,10 +145,15 @@ def local_alias(scope: Scope, source: str, at: Optional[ast.AST]) -> Optional[st
     return None
 
 
-def _plain(function: Function, allow_static: bool = False) -> bool:
-    """No decorator that could change the signature (staticmethod / classmethod are known)."""
+def _plain(
+    function: Function, allow_static: bool = False, retries: Optional[Callable[[ast.expr], bool]] = None
+) -> bool:
+    """No decorator that could change the signature (staticmethod / classmethod are known, and
+    `retries` tells the catalog's retry decorators, which keep it)."""
     for decorator in function.decorator_list:
-        if not (allow_static and isinstance(decorator, ast.Name) and decorator.id in ("staticmethod", "classmethod")):
+        if allow_static and isinstance(decorator, ast.Name) and decorator.id in ("staticmethod", "classmethod"):
+            continue
+        if retries is None or not retries(decorator):
             return False
     return True
 
@@ -156,7 +175,7 @@ def _on_self(func: ast.Attribute, scope: Scope) -> bool:
     return bool(params) and params[0].arg == func.value.id
 
 
-def _instance_method(func: ast.Attribute, scope: Scope) -> Optional[Function]:
+def _instance_method(func: ast.Attribute, scope: Scope, retries: Callable[[ast.expr], bool]) -> Optional[Function]:
     """`REPO.load` where `REPO = Repo()` is bound once at the top of this module to an instance
     of a class of this module: the class built there, never a subclass, so its own undecorated
     method is the one called."""
@@ -172,5 +191,5 @@ def _instance_method(func: ast.Attribute, scope: Scope) -> Optional[Function]:
         return None
     for statement in classes[0].value.body:
         if isinstance(statement, _DEFS) and statement.name == func.attr:
-            return statement if not statement.decorator_list else None
+            return statement if _plain(statement, retries=retries) else None
     return None

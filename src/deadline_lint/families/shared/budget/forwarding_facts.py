@@ -3,8 +3,9 @@ parameter named or annotated like one, with a default), so a budgeted caller in 
 module that does not pass it drops the budget (DL503), and `fix --thread-budget` can forward
 to it (thread_budget.py).
 
-Only undecorated module-level defs count: a decorator may change the signature, and a method
-may be overridden in a subclass that lacks the parameter. Which names and types make a budget
+Only module-level defs undecorated or decorated with the catalog's retry policies count
+(another decorator may change the signature), and a method may be overridden in a subclass
+that lacks the parameter. Which names and types make a budget
 parameter is the profile's and the catalog's, so the fact is one per vocabulary."""
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Tuple
 
+from deadline_lint.catalog.names import canonical_name
 from deadline_lint.families.shared.function_nodes import Function
 from deadline_lint.families.shared.budget.budget import OBJECT, SECONDS
 from deadline_lint.semantics.facts import Fact, Local
@@ -42,14 +44,37 @@ class Vocabulary:
     """What makes a parameter a budget parameter: its annotation names a budget type of kind
     OBJECT, or its name is a profile budget parameter (OBJECT) or seconds parameter."""
 
-    def __init__(self, types: Dict[str, str], parameters: FrozenSet[str], seconds: FrozenSet[str]) -> None:
+    def __init__(
+        self,
+        types: Dict[str, str],
+        parameters: FrozenSet[str],
+        seconds: FrozenSet[str],
+        retries: FrozenSet[str] = frozenset(),
+        aliases: Tuple[Tuple[str, str], ...] = (),
+    ) -> None:
         self.types = types
         self.parameters = parameters
         self.seconds = seconds
+        self.retries = retries  # the catalog's retry policies: decorators that keep the signature
+        self.aliases = aliases
 
     @classmethod
     def of(cls, budgets: "BudgetAnalysis") -> "Vocabulary":
-        return cls(budgets.types, budgets.parameters, budgets.seconds_parameters)
+        retry = budgets.retry_catalog
+        retries = frozenset(name for name, api in retry.policies.items() if api.source == "catalog")
+        return cls(budgets.types, budgets.parameters, budgets.seconds_parameters, retries,
+                   tuple(sorted(retry.aliases.items())))
+
+    def keeps_signature(self, module: ModuleTree, function: ast.AST) -> bool:
+        """Undecorated, or decorated only with retry policies of the catalog (`@tenacity.retry`,
+        `@backoff.on_exception(...)`): they call the def again with the arguments given."""
+        aliases = dict(self.aliases)
+        for decorator in getattr(function, "decorator_list", ()):
+            target = decorator.func if isinstance(decorator, ast.Call) else decorator
+            qualname = module.qualname_of(target)
+            if qualname is None or canonical_name(aliases, qualname) not in self.retries:
+                return False
+        return True
 
     def kind(self, param: ast.arg) -> Optional[str]:
         if param.annotation is not None:
@@ -69,7 +94,8 @@ class Vocabulary:
         return None
 
     def key(self) -> str:
-        text = repr((sorted(self.types.items()), sorted(self.parameters), sorted(self.seconds)))
+        text = repr((sorted(self.types.items()), sorted(self.parameters), sorted(self.seconds), sorted(self.retries),
+                     self.aliases))
         return hashlib.sha1(text.encode()).hexdigest()[:12]
 
     def words(self) -> Tuple[str, ...]:
@@ -105,7 +131,8 @@ class AcceptsBudget(Fact[Tuple[str, ...]]):
     """Payload: the function's budget parameters, each `name:kind:position` (position `-`
     for a keyword-only one), in signature order."""
 
-    version = 3  # 2: required keyword-only parameters count; 3: methods of module-level instances
+    version = 4  # 2: required keyword-only parameters count; 3: methods of module-level instances;
+    # 4: defs decorated with the catalog's retry policies
     through_returns = False  # it holds where the def is written, never through a call
 
     def __init__(self, vocabulary: Vocabulary) -> None:
@@ -117,7 +144,7 @@ class AcceptsBudget(Fact[Tuple[str, ...]]):
         return any(word in text for word in self._words)
 
     def function(self, module: ModuleTree, node: ast.AST, klass: Optional[ast.ClassDef]) -> Optional[Local]:
-        if klass is not None or not isinstance(node, FUNCTIONS) or node.decorator_list:
+        if klass is not None or not isinstance(node, FUNCTIONS) or not self.vocabulary.keeps_signature(module, node):
             return None
         found = budget_parameters(node, self.vocabulary.kind)
         if not found:
@@ -136,7 +163,7 @@ class AcceptsBudget(Fact[Tuple[str, ...]]):
             if not isinstance(klass, ast.ClassDef):
                 continue
             for member, node in class_members(klass).items():
-                if isinstance(node, FUNCTIONS) and not node.decorator_list:
+                if isinstance(node, FUNCTIONS) and self.vocabulary.keeps_signature(module, node):
                     parameters = budget_parameters(node, self.vocabulary.kind, bound=True)
                     if parameters:
                         found[f"{name}.{member}"] = Local(_encoded(parameters), f"{name}.{member}")
