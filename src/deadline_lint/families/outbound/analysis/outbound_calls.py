@@ -193,7 +193,9 @@ def first_built_without_timeout(instance: Instance, catalog: Catalog) -> Optiona
     a timeout, when none built here is known to set one (what a call through it may wait is
     the library's default); None otherwise."""
     client = catalog.client_class(instance.qualname)
-    if client is None or not instance.built or not (client.constructor_keyword or client.constructor_position is not None):
+    if client is None or not instance.built:
+        return None
+    if not (client.constructor_keyword or client.constructor_position is not None):
         return None
     source, built = _built_without_timeout(instance, client, instance.built[0])
     return built if source == FROM_DEFAULT else None
