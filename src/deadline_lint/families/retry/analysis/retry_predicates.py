@@ -244,7 +244,9 @@ def local_predicate(
         return resolver.qualified_name(ast.Name(name, ast.Load()), where) == name
 
     reading = read_predicate(node, is_builtin, state)
-    return (node, reading, where, described) if reading is not None else None
+    if reading is None or (state and not reading.branches):
+        return None  # a state function testing no class (`lambda rs: True`) says nothing of expiry
+    return node, reading, where, described
 
 
 def judged_predicate(
