@@ -27,7 +27,7 @@ from deadline_lint.families.shared.time.clock_reads import ClockRead
 from deadline_lint.families.shared.time.time_value import is_placeholder
 from deadline_lint.families.shared.time.inherited_instants import InheritedInstants, inherited_instants, stores_under
 from deadline_lint.families.shared.time.kept_places import on_a_module, self_class
-from deadline_lint.families.shared.time.typed_instants import declared_class_instant
+from deadline_lint.families.shared.time.typed_instants import declared_class, declared_class_instant
 from deadline_lint.semantics.local.function_body import function_body
 from deadline_lint.semantics.local.scopes import FUNCTION, MODULE, Scope
 
@@ -69,11 +69,16 @@ class KeptDeadlines:
             return None
         if key[0] == "*" and isinstance(expr, ast.Attribute):
             # `nw.timeout` with `nw: NewsWrapper`: what that class keeps there, unless this
-            # module stores the name on some object too (then which store a read sees is unknown)
+            # module stores the name on other objects too (then read as any such object's)
             declared = declared_class_instant(self._inherited(), expr, scope, _may_keep)
-            if declared is not None:
-                own = self._possible and self._may_store(key) and bool(self.stored_values({key: True}))
-                return None if own else declared
+            klass = self._module_class(declared_class(expr, scope)) if declared is None else None
+            typed = declared is not None or klass is not None
+            elsewhere = typed and self._possible and self._may_store(key) and bool(self.stored_values({key: True}))
+            if klass is not None and not elsewhere:
+                own_key = (id(klass), expr.attr)  # a class of this module: its own stores
+                return self._kept_for(own_key) if self._possible and self._may_store(own_key) else None
+            if declared is not None and not elsewhere:
+                return declared
         if self._possible and self._may_store(key):
             return self._kept_for(key)
         if not self._imports_base(key):
@@ -251,7 +256,7 @@ class KeptDeadlines:
         elsewhere = self._inherited()
         return elsewhere.base_stores(base, name, _may_keep) if elsewhere is not None else None
 
-    def _module_class(self, base: ast.expr) -> Optional[ast.ClassDef]:
+    def _module_class(self, base: Optional[ast.expr]) -> Optional[ast.ClassDef]:
         if not isinstance(base, ast.Name):
             return None
         bindings = self.module.bindings().get(base.id) or []

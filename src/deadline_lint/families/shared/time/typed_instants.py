@@ -27,14 +27,24 @@ def declared_class_instant(
     """The instant `param.attr` holds when `param` is annotated with a project class of
     another module whose stores of `attr` all keep a wall-clock instant; None otherwise.
     `elsewhere` is the checked file's `InheritedInstants` (None outside a project)."""
+    annotation = declared_class(expr, scope)
+    if elsewhere is None or annotation is None:
+        return None
+    stores = elsewhere.base_stores(annotation, expr.attr, may_store)
+    return agreed_instant(stores) if stores else None
+
+
+def declared_class(expr: ast.Attribute, scope: Scope) -> Optional[ast.expr]:
+    """The class `param` of `param.attr` is annotated with (`Optional` and quotes taken off),
+    for a parameter bound once; None otherwise. A class of the checked module itself is
+    followed there (kept_deadlines), through its own stores."""
     receiver = expr.value
-    if elsewhere is None or not isinstance(receiver, ast.Name):
+    if not isinstance(receiver, ast.Name):
         return None
     bindings = scope.lookup(receiver.id) or []
     if len(bindings) != 1 or bindings[0].kind != PARAM or bindings[0].annotation is None:
         return None
-    stores = elsewhere.base_stores(unwrap_optional(bindings[0].annotation), expr.attr, may_store)
-    return agreed_instant(stores) if stores else None
+    return unwrap_optional(bindings[0].annotation)
 
 
 def agreed_instant(stores: List[Optional[Any]]) -> Optional[Any]:
@@ -49,4 +59,4 @@ def agreed_instant(stores: List[Optional[Any]]) -> Optional[Any]:
     return type(first)(first.role, WALL, first.unit, reads, True)
 
 
-__all__ = ["agreed_instant", "declared_class_instant"]
+__all__ = ["agreed_instant", "declared_class", "declared_class_instant"]
