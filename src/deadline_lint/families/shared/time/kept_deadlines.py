@@ -58,6 +58,7 @@ class KeptDeadlines:
         self._classes: Dict[int, ast.ClassDef] = {}  # by id: the classes keys were made for
         self._elsewhere: Any = False  # InheritedInstants once asked (None: no project)
         self._from_bases: Set[Key] = set()  # keys some base in another module stores
+        self._stored: Dict[Key, bool] = {}  # keys some function of the module stores under
 
     # -- what time_values asks -----------------------------------------------------------
     def value(self, expr: ast.AST, scope: Scope) -> Optional[Any]:
@@ -73,7 +74,7 @@ class KeptDeadlines:
             declared = declared_class_instant(self._inherited(), expr, scope, _may_keep)
             klass = self._module_class(declared_class(expr, scope)) if declared is None else None
             typed = declared is not None or klass is not None
-            elsewhere = typed and self._possible and self._may_store(key) and bool(self.stored_values({key: True}))
+            elsewhere = typed and self._possible and self._may_store(key) and self._stored_anywhere(key)
             if klass is not None and not elsewhere:
                 own_key = (id(klass), expr.attr)  # a class of this module: its own stores
                 return self._kept_for(own_key) if self._possible and self._may_store(own_key) else None
@@ -211,6 +212,16 @@ class KeptDeadlines:
                         own.append(1)
                     stored.append(times.kept_instant(value) if value is not None else None)
         return stored
+
+    def _stored_anywhere(self, key: Key) -> bool:
+        """Some function of the module stores under the key (its values not read: a value
+        reading the key again would ask this again)."""
+        if key not in self._stored:
+            self._stored[key] = any(
+                found == key for scope in self._function_scopes() if self._stores_here(scope, key)
+                for found, _ in self._stores_of(scope)
+            )
+        return self._stored[key]
 
     def _family_keys(self, key: Key, elsewhere: List[Optional[Any]]) -> Dict[Key, Optional[bool]]:
         """The key and the same attribute of the class's bases in this module, which a method
