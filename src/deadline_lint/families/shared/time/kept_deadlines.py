@@ -69,8 +69,8 @@ class KeptDeadlines:
         if key is None:
             return None
         if key[0] == "*" and isinstance(expr, ast.Attribute):
-            # `nw.timeout` with `nw: NewsWrapper`: what that class keeps there, unless this
-            # module stores the name on other objects too (then read as any such object's)
+            # `nw.timeout`, `nw: NewsWrapper`: what that class keeps there, unless this module
+            # stores the name on other objects too (then read as any such object's)
             declared = declared_class_instant(self._inherited(), expr, scope, _may_keep)
             klass = self._module_class(declared_class(expr, scope)) if declared is None else None
             typed = declared is not None or klass is not None
@@ -214,8 +214,7 @@ class KeptDeadlines:
         return stored
 
     def _stored_anywhere(self, key: Key) -> bool:
-        """Some function of the module stores under the key (its values not read: a value
-        reading the key again would ask this again)."""
+        """Some function stores under the key (values unread: one may read the key again)."""
         if key not in self._stored:
             self._stored[key] = any(
                 found == key for scope in self._function_scopes() if self._stores_here(scope, key)
