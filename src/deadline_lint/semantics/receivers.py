@@ -130,6 +130,20 @@ def attribute_table(owner: Symbol) -> Optional[AttributeTable]:
     return found
 
 
+def kept_class_name(owner: Symbol, attr: str) -> Optional[str]:
+    """The absolute name of the class `self.<attr>` holds as `owner`'s own text says it (its
+    body's annotation, else every assignment in its methods agreeing), with no other module
+    read: what a module's facts may depend on. None when it says nothing or disagrees."""
+    table = attribute_table(owner)
+    if table is None:
+        return None
+    declared = table.declared.get(attr)
+    if declared is not None:
+        return declared[1] if declared[0] == _ANNOTATED else None
+    names = {qualname for _, qualname in table.assigned.get(attr, ())}
+    return names.pop() if len(names) == 1 else None
+
+
 def forget_attribute_tables() -> None:
     current().forget(AttributeTable)
 

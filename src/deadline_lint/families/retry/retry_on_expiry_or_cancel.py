@@ -108,7 +108,9 @@ class RetryOnExpiryOrCancel(RetryRule):
     a def imported from another project module whose body only branches on the exception's
     class (`if isinstance(exc, T): return True`, `type(exc) in (...)`, `return isinstance(exc,
     T)`) and returns True for an expiry type that no branch ahead of it may decide first (so
-    is retrying's `retry_on_exception=`; the message names the predicate's line), filters
+    is retrying's `retry_on_exception=`; the message names the predicate's line), tenacity's
+    `retry=` given such a lambda or def of the file taking the retry state, read the same way
+    when it tests `isinstance(retry_state.outcome.exception(), T)`, filters
     combined with `|` (either side) or `&` (a side whose every kind of error gets through the
     other too: `retry_if_exception_type(Timeout) & retry_if_exception(is_timeout)`; quiet when
     one side retries no expiry or cancellation), and hand-written

@@ -16,8 +16,9 @@ from deadline_lint.semantics.facts import Fact, Local
 from deadline_lint.semantics.file import FactUse
 from deadline_lint.semantics.local.children import walk as walk_nodes
 from deadline_lint.semantics.local.scopes import ASSIGN, PARAM, Scope
+from deadline_lint.semantics.receivers import kept_class_name
 from deadline_lint.semantics.session import current
-from deadline_lint.semantics.summary import ModuleTree, own_returns
+from deadline_lint.semantics.summary import CLASS, ModuleTree, Symbol, own_returns
 
 # The receivers `x.create_task(...)` is a loop's, spelled so: a TaskGroup's or a nursery's
 # `create_task` keeps its task, so anything else is not taken for a loop.
@@ -30,7 +31,8 @@ _LOOP_NAMES = frozenset({"loop", "_loop", "event_loop", "_event_loop", "ioloop",
 class ReturnsTask(Fact[str]):
     """Payload: how a message names the call that starts the task (`loop.create_task`)."""
 
-    version = 1
+    # 2: `return self.attr.method(...)` follows the class the class declares `attr` holds
+    version = 2
 
     def __init__(self, spawn: SpawnCatalog) -> None:
         self.tasks = spawn.tasks
@@ -129,16 +131,20 @@ def _callee_name(
 ) -> Optional[str]:
     """The absolute name of the project function a `return f(...)` calls: a module-level
     name, or `self.m(...)` in a method (looked up from this class)."""
-    if (
-        klass is not None
-        and isinstance(func, ast.Attribute)
-        and isinstance(func.value, ast.Name)
-        and node.args.args
-        and func.value.id == node.args.args[0].arg
-        and summary.defs.get(klass.name) is klass
-    ):
-        return ".".join(p for p in (summary.module.name, klass.name, func.attr) if p)
+    own_class = klass is not None and summary.defs.get(klass.name) is klass and bool(node.args.args)
+    if own_class and isinstance(func, ast.Attribute) and _is_self(func.value, node):
+        return ".".join(p for p in (summary.module.name, klass.name, func.attr) if p)  # type: ignore[union-attr]
+    if own_class and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Attribute):
+        # `self.coresys.create_task(...)`, where the class declares what `self.coresys` holds
+        # (`coresys: CoreSys`): that class's method, looked up from there.
+        if _is_self(func.value.value, node):
+            held = kept_class_name(Symbol(summary.module, (klass.name,), CLASS), func.value.attr)  # type: ignore[union-attr]
+            return f"{held}.{func.attr}" if held is not None else None
     return summary.qualname_of(func, shadowed)
+
+
+def _is_self(expr: ast.expr, node: ast.FunctionDef) -> bool:
+    return isinstance(expr, ast.Name) and expr.id == node.args.args[0].arg
 
 
 def returns_task(spawn: SpawnCatalog) -> ReturnsTask:

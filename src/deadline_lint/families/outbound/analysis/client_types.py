@@ -197,17 +197,23 @@ class ClientTypes:
         node = function.node
         if isinstance(node, FUNCTION_DEFS) and keeps_return_value(node):
             own = function.own_scope
+            declared: Optional[str] = None
             if node.returns is not None:
                 qualname = self.resolver.annotation_class(node.returns, function.scope)
                 if self.known_class(qualname):
-                    found = Instance(qualname, None)
-            if found is None and depth <= _MAX_DEPTH:
+                    declared = qualname
+            if depth <= _MAX_DEPTH:
                 values = returned_values(node)
                 if values:
                     results = [self.instance(value, own, depth + 1) for value in values]
                     known = [r for r in results if r is not None]
                     if len(known) == len(results) and len({r.qualname for r in known}) == 1:
                         found = known[0] if len(known) == 1 else Instance(known[0].qualname, None)
+            # The annotation names the class; the returns, when they agree with it, also say
+            # how it was built (`-> aiohttp.ClientSession` returning `self._session`, which a
+            # method built without a timeout).
+            if declared is not None and (found is None or found.qualname != declared):
+                found = Instance(declared, None)
         self._definitions[key] = (node, found)
         return found
 

@@ -188,6 +188,19 @@ def built_without_timeout(instance: Instance, resolver: Resolver, catalog: Catal
     return _constructor_timeout(instance, client, resolver, catalog)[0] == FROM_DEFAULT
 
 
+def first_built_without_timeout(instance: Instance, catalog: Catalog) -> Optional[ast.Call]:
+    """Of a receiver that may hold one of several clients built here, the first built without
+    a timeout, when none built here is known to set one (what a call through it may wait is
+    the library's default); None otherwise."""
+    client = catalog.client_class(instance.qualname)
+    if client is None or not instance.built:
+        return None
+    if not (client.constructor_keyword or client.constructor_position is not None):
+        return None
+    source, built = _built_without_timeout(instance, client, instance.built[0])
+    return built if source == FROM_DEFAULT else None
+
+
 def _built_without_timeout(
     instance: Instance, client: ClientClass, call: ast.Call
 ) -> Tuple[str, Optional[ast.Call]]:

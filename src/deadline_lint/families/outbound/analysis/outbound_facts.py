@@ -28,7 +28,7 @@ from typing import Callable, ClassVar, Dict, FrozenSet, List, Optional, Tuple
 from deadline_lint.catalog import Catalog
 from deadline_lint.families.outbound.analysis.catalog_imports import catalog_imports
 from deadline_lint.families.outbound.analysis.client_types import Instance, client_types
-from deadline_lint.families.outbound.analysis.outbound_calls import built_without_timeout
+from deadline_lint.families.outbound.analysis.outbound_calls import built_without_timeout, first_built_without_timeout
 from deadline_lint.families.outbound.analysis.wrapper_chains import forwarding_payload
 from deadline_lint.families.outbound.analysis.wrappers import WrapperSummary
 from deadline_lint.semantics.facts import Fact, Local
@@ -213,8 +213,10 @@ class IsClient(_OutboundFact):
     """Payload: `kind|client class|names the project classes override` (see `encode_client`)."""
 
     # 2: `self.x = None` placeholders do not hide the client a method builds; 3: an attribute's
-    # client built without a timeout says where (a subclass in another module reports it)
-    version = 3
+    # client built without a timeout says where (a subclass in another module reports it);
+    # 4: a method or property annotated as returning a client says how the client it
+    # returns was built
+    version = 4
 
     def __init__(self, catalog: Catalog) -> None:
         super().__init__(catalog, "is_client", client_words(catalog))
@@ -291,6 +293,13 @@ class IsClient(_OutboundFact):
                 unbounded = constructor is not None and built_without_timeout(instance, resolver, self.catalog)
                 if constructor is not None and instance.called and unbounded:
                     built = f"{constructor.lineno}|{instance.called}|{ast.unparse(constructor)[:120]}"
+                elif constructor is None:
+                    # One of several values (`self._s: ClientSession | None = None`, then built
+                    # in a method, or a property returning it): the one built here without a
+                    # timeout, when none built here sets one.
+                    first = first_built_without_timeout(instance, self.catalog)
+                    if first is not None:
+                        built = f"{first.lineno}|{instance.qualname}|{ast.unparse(first)[:120]}"
                 found[f"{node.name}.{attr}"] = Local(encode_client(ATTRIBUTE, instance, built), attr)
         for method, member in members.items():
             if isinstance(member, FUNCTION_DEFS) and not is_property(member):

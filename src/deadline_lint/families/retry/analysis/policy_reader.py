@@ -245,6 +245,9 @@ class PolicyReader:
 
     def _predicate_leaf(self, expr: ast.expr, scope: Scope, depth: int) -> Iterator[FilterPart]:
         call = expr if isinstance(expr, ast.Call) else None
+        if call is None and isinstance(expr, (ast.Name, ast.Lambda)):
+            yield from self._state_test(expr, scope)  # `retry=lambda rs: ...`, `retry=should_retry`
+            return
         predicate = self.catalog.predicate(self._qualname(call.func, scope)) if call is not None else None
         if call is None or predicate is None:
             yield FilterPart(UNKNOWN, expr)
@@ -277,6 +280,18 @@ class PolicyReader:
             yield FilterPart(UNKNOWN, call)
             return
         assert function is not None  # read above
+        judged, rest, described = found
+        yield from filter_parts(judged, rest, function, described)
+
+    def _state_test(self, function: ast.expr, scope: Scope) -> Iterator[FilterPart]:
+        """tenacity's `retry=` given a plain function of the retry state: read like a test of
+        the exception when it tests `isinstance(rs.outcome.exception(), T)` only."""
+        from deadline_lint.families.retry.analysis.retry_predicates import filter_parts, judged_predicate
+
+        found = judged_predicate(self.ctx, self.exceptions, function, scope, state=True)
+        if found is None:
+            yield FilterPart(UNKNOWN, function)
+            return
         judged, rest, described = found
         yield from filter_parts(judged, rest, function, described)
 

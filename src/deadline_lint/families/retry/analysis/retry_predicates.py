@@ -54,10 +54,12 @@ class Reading:
     rest: str  # what any other exception gets: TRUE, FALSE or MAYBE
 
 
-def read_predicate(node: Predicate, is_builtin: Callable[[str], bool]) -> Optional[Reading]:
+def read_predicate(node: Predicate, is_builtin: Callable[[str], bool], state: bool = False) -> Optional[Reading]:
     """The branches of a lambda or def of one positional parameter; None when its body is
     anything but branches on that parameter's class. `is_builtin(name)`: the name is the
-    builtin (`isinstance`, `type`) where the predicate is written."""
+    builtin (`isinstance`, `type`) where the predicate is written. With `state`, the parameter
+    is tenacity's retry state and the class tested is its outcome's exception's
+    (`isinstance(rs.outcome.exception(), T)`: None, a result, passes no class test)."""
     args = node.args
     if len(args.posonlyargs) + len(args.args) != 1 or args.vararg or args.kwonlyargs or args.kwarg:
         return None
@@ -66,7 +68,7 @@ def read_predicate(node: Predicate, is_builtin: Callable[[str], bool]) -> Option
         statements: Sequence[ast.stmt] = [ast.Return(node.body)]
     else:
         statements = [s for s in node.body if not is_docstring(s)]
-    tests = _Tests(parameter, is_builtin)
+    tests = _Tests(parameter, is_builtin, state)
     branches: List[Branch] = []
     for index, statement in enumerate(statements):
         last = index == len(statements) - 1
@@ -81,9 +83,10 @@ def read_predicate(node: Predicate, is_builtin: Callable[[str], bool]) -> Option
 
 
 class _Tests:
-    def __init__(self, parameter: str, is_builtin: Callable[[str], bool]) -> None:
+    def __init__(self, parameter: str, is_builtin: Callable[[str], bool], state: bool = False) -> None:
         self.parameter = parameter
         self.is_builtin = is_builtin
+        self.state = state
 
     def branch(self, statement: ast.stmt, out: List[Branch]) -> bool:
         """`if <class test>: return <value>`, with `elif`s read as the ifs that follow."""
@@ -155,6 +158,16 @@ class _Tests:
         return isinstance(func, ast.Name) and func.id == name and self.is_builtin(name)
 
     def _is_parameter(self, expr: ast.expr) -> bool:
+        if self.state:  # `rs.outcome.exception()`
+            if not isinstance(expr, ast.Call) or expr.args or expr.keywords:
+                return False
+            method = expr.func
+            if not isinstance(method, ast.Attribute) or method.attr != "exception":
+                return False
+            outcome = method.value
+            if not isinstance(outcome, ast.Attribute) or outcome.attr != "outcome":
+                return False
+            expr = outcome.value
         return isinstance(expr, ast.Name) and expr.id == self.parameter
 
 
@@ -203,7 +216,7 @@ def exact(admission: Admission) -> Admission:
 
 
 def local_predicate(
-    ctx: "FileView", exceptions: ExceptionAnalysis, function: ast.expr, scope: Scope
+    ctx: "FileView", exceptions: ExceptionAnalysis, function: ast.expr, scope: Scope, state: bool = False
 ) -> Optional[Tuple[Predicate, Reading, Scope, str]]:
     """A lambda, or a def of this file named once: the node, its reading, the scope its
     body is read in, and how a message names it (`` `is_retryable` at line 12``)."""
@@ -230,16 +243,19 @@ def local_predicate(
     def is_builtin(name: str) -> bool:
         return resolver.qualified_name(ast.Name(name, ast.Load()), where) == name
 
-    reading = read_predicate(node, is_builtin)
-    return (node, reading, where, described) if reading is not None else None
+    reading = read_predicate(node, is_builtin, state)
+    if reading is None or (state and not reading.branches):
+        return None  # a state function testing no class (`lambda rs: True`) says nothing of expiry
+    return node, reading, where, described
 
 
 def judged_predicate(
-    ctx: "FileView", exceptions: ExceptionAnalysis, function: ast.expr, scope: Scope
+    ctx: "FileView", exceptions: ExceptionAnalysis, function: ast.expr, scope: Scope, state: bool = False
 ) -> Optional[Tuple[List[Judged], str, str]]:
     """A predicate read here or in its own project module: its branches with what their
-    classes admit, what the rest gets, and how a message names it."""
-    found = local_predicate(ctx, exceptions, function, scope)
+    classes admit, what the rest gets, and how a message names it. A `state` predicate (of
+    tenacity's retry state) is read only here: the project fact reads exception predicates."""
+    found = local_predicate(ctx, exceptions, function, scope, state)
     if found is not None:
         _, reading, where, described = found
         judged: List[Judged] = []
@@ -248,7 +264,7 @@ def judged_predicate(
                 admission = exceptions.admits(classes, where)
                 judged.append((branch, exact(admission) if branch.exact else admission))
         return judged, reading.rest, described
-    if not imported_binding(function, scope):
+    if state or not imported_binding(function, scope):
         return None
     from deadline_lint.semantics.file import FileSemantics
 

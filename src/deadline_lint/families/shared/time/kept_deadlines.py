@@ -26,8 +26,10 @@ from deadline_lint.families.shared.time.clock_catalog import WALL
 from deadline_lint.families.shared.time.clock_reads import ClockRead
 from deadline_lint.families.shared.time.time_value import is_placeholder
 from deadline_lint.families.shared.time.inherited_instants import InheritedInstants, inherited_instants, stores_under
+from deadline_lint.families.shared.time.kept_places import on_a_module, self_class
+from deadline_lint.families.shared.time.typed_instants import declared_class, declared_class_instant
 from deadline_lint.semantics.local.function_body import function_body
-from deadline_lint.semantics.local.scopes import FUNCTION, IMPORT, MODULE, Scope
+from deadline_lint.semantics.local.scopes import FUNCTION, MODULE, Scope
 
 if TYPE_CHECKING:
     from deadline_lint.support.source import SourceFile
@@ -56,6 +58,7 @@ class KeptDeadlines:
         self._classes: Dict[int, ast.ClassDef] = {}  # by id: the classes keys were made for
         self._elsewhere: Any = False  # InheritedInstants once asked (None: no project)
         self._from_bases: Set[Key] = set()  # keys some base in another module stores
+        self._stored: Dict[Key, bool] = {}  # keys some function of the module stores under
 
     # -- what time_values asks -----------------------------------------------------------
     def value(self, expr: ast.AST, scope: Scope) -> Optional[Any]:
@@ -65,6 +68,18 @@ class KeptDeadlines:
         key = self._key_of_read(expr, scope)
         if key is None:
             return None
+        if key[0] == "*" and isinstance(expr, ast.Attribute):
+            # `nw.timeout`, `nw: NewsWrapper`: what that class keeps there, unless this module
+            # stores the name on other objects too (then read as any such object's)
+            declared = declared_class_instant(self._inherited(), expr, scope, _may_keep)
+            klass = self._module_class(declared_class(expr, scope)) if declared is None else None
+            typed = declared is not None or klass is not None
+            elsewhere = typed and self._possible and self._may_store(key) and self._stored_anywhere(key)
+            if klass is not None and not elsewhere:
+                own_key = (id(klass), expr.attr)  # a class of this module: its own stores
+                return self._kept_for(own_key) if self._possible and self._may_store(own_key) else None
+            if declared is not None and not elsewhere:
+                return declared
         if self._possible and self._may_store(key):
             return self._kept_for(key)
         if not self._imports_base(key):
@@ -198,6 +213,15 @@ class KeptDeadlines:
                     stored.append(times.kept_instant(value) if value is not None else None)
         return stored
 
+    def _stored_anywhere(self, key: Key) -> bool:
+        """Some function stores under the key (values unread: one may read the key again)."""
+        if key not in self._stored:
+            self._stored[key] = any(
+                found == key for scope in self._function_scopes() if self._stores_here(scope, key)
+                for found, _ in self._stores_of(scope)
+            )
+        return self._stored[key]
+
     def _family_keys(self, key: Key, elsewhere: List[Optional[Any]]) -> Dict[Key, Optional[bool]]:
         """The key and the same attribute of the class's bases in this module, which a method
         of the class reads too (`self._t0` set in `Base.start`, read in `Child.poll`); what
@@ -233,14 +257,16 @@ class KeptDeadlines:
             for b in klass.bases
         )
 
-    def _inherited_stores(self, base: ast.expr, name: str) -> Optional[List[Optional[Any]]]:
+    def _inherited(self) -> Optional[InheritedInstants]:
         if self._elsewhere is False:
             self._elsewhere = inherited_instants(self.times)
-        if self._elsewhere is None or self._text is None:
-            return None
-        return cast(InheritedInstants, self._elsewhere).base_stores(base, name, _may_keep)
+        return None if self._text is None else cast(Optional[InheritedInstants], self._elsewhere)
 
-    def _module_class(self, base: ast.expr) -> Optional[ast.ClassDef]:
+    def _inherited_stores(self, base: ast.expr, name: str) -> Optional[List[Optional[Any]]]:
+        elsewhere = self._inherited()
+        return elsewhere.base_stores(base, name, _may_keep) if elsewhere is not None else None
+
+    def _module_class(self, base: Optional[ast.expr]) -> Optional[ast.ClassDef]:
         if not isinstance(base, ast.Name):
             return None
         bindings = self.module.bindings().get(base.id) or []
@@ -277,12 +303,12 @@ class KeptDeadlines:
                     yield ("return", scope.node.name), returned.value
 
     def _store_key(self, target: ast.Attribute, scope: Scope) -> Optional[Key]:
-        owner = _self_class(target.value, scope)
+        owner = self_class(target.value, scope)
         if owner is not None:
             if isinstance(owner.node, ast.ClassDef):
                 self._classes.setdefault(id(owner.node), owner.node)
             return (id(owner.node), target.attr)
-        if _on_a_module(target.value, scope):
+        if on_a_module(target.value, scope):
             return None  # a module's global (`settings.LAST_CHECK`): first set who knows where
         return ("*", target.attr)
 
@@ -349,33 +375,6 @@ def _may_keep(text: str, name: str) -> bool:
 
 
 _NEUTRAL_BASES = frozenset({"object", "ABC", "Generic", "Protocol"})  # store no attribute of a subclass
-
-
-def _self_class(receiver: ast.expr, scope: Scope) -> Optional[Scope]:
-    """The class whose instance `receiver` is, when it is a method's `self` (or `cls`)."""
-    method: Optional[Scope] = scope
-    while method is not None and method.kind == FUNCTION and method.enclosing_class is None:
-        method = method.parent
-    if method is None or method.kind != FUNCTION or method.enclosing_class is None:
-        return None
-    node = method.node
-    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-        return None
-    args = node.args
-    positional = [*args.posonlyargs, *args.args]
-    if not positional or not isinstance(receiver, ast.Name) or receiver.id != positional[0].arg:
-        return None
-    return method.enclosing_class
-
-
-def _on_a_module(receiver: ast.expr, scope: Scope) -> bool:
-    """`settings.X`, `pkg.sub.X`: the receiver is (an attribute of) an imported name."""
-    while isinstance(receiver, ast.Attribute):
-        receiver = receiver.value
-    if not isinstance(receiver, ast.Name):
-        return False
-    bindings = scope.lookup(receiver.id) or []
-    return any(b.kind == IMPORT for b in bindings)
 
 
 def _children(node: ast.AST) -> Iterator[ast.AST]:
