@@ -119,10 +119,7 @@ class StaleRemainderReused(OutboundRule):
         budget = budget_in_scope(ctx)
         if budget is None:
             return
-        function = ctx.state(self, _Function)
-        if function.snapshots is None:
-            function.snapshots = _snapshots(ctx, budget)
-        snapshots = function.snapshots
+        function, snapshots = self._function(ctx, budget)
         if not snapshots or not _sequential(node, call, ctx):
             return
         used = [n for n in snapshots if mentions_any(timeout, (n,))]
@@ -156,17 +153,23 @@ class StaleRemainderReused(OutboundRule):
         if stale is not None:
             self._report(timeout, used, snapshots, stale[0], stale[1], ctx, budget, stale[2])
 
+    def _function(self, ctx: "FileView", budget: Budget) -> Tuple["_Function", Dict[str, Binding]]:
+        """What DL107 knows of the function being walked, and its snapshots of the budget
+        (read at the first call that asks)."""
+        function = ctx.state(self, _Function)
+        if function.snapshots is None:
+            function.snapshots = _snapshots(ctx, budget)
+        return function, function.snapshots
+
     def _project_call(self, node: ast.Call, ctx: "FileView") -> None:
         """A call of a function of this module making hops spends time (project_spending.py)."""
         budget = budget_in_scope(ctx)
         callee = spending_callee(node, ctx) if budget is not None else None
         if budget is None or callee is None:
             return
-        function = ctx.state(self, _Function)
-        if function.snapshots is None:
-            function.snapshots = _snapshots(ctx, budget)
+        function, snapshots = self._function(ctx, budget)
         spent_by = f"`{callee}()` ran since, making outbound calls of its own"
-        record_spending(node, spent_by, tuple(ctx.parents), function.snapshots, function.spent)
+        record_spending(node, spent_by, tuple(ctx.parents), snapshots, function.spent)
 
     def _gathered(
         self,
@@ -182,10 +185,7 @@ class StaleRemainderReused(OutboundRule):
         budget = budget_in_scope(ctx)
         if budget is None:
             return
-        function = ctx.state(self, _Function)
-        if function.snapshots is None:
-            function.snapshots = _snapshots(ctx, budget)
-        snapshots = function.snapshots
+        function, snapshots = self._function(ctx, budget)
         if not snapshots:
             return
         if hop is not None:

@@ -131,14 +131,14 @@ def _callee_name(
 ) -> Optional[str]:
     """The absolute name of the project function a `return f(...)` calls: a module-level
     name, or `self.m(...)` in a method (looked up from this class)."""
-    own_class = klass is not None and summary.defs.get(klass.name) is klass and bool(node.args.args)
-    if own_class and isinstance(func, ast.Attribute) and _is_self(func.value, node):
-        return ".".join(p for p in (summary.module.name, klass.name, func.attr) if p)  # type: ignore[union-attr]
-    if own_class and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Attribute):
-        # `self.coresys.create_task(...)`, where the class declares what `self.coresys` holds
-        # (`coresys: CoreSys`): that class's method, looked up from there.
-        if _is_self(func.value.value, node):
-            held = kept_class_name(Symbol(summary.module, (klass.name,), CLASS), func.value.attr)  # type: ignore[union-attr]
+    own_class = klass if klass is not None and summary.defs.get(klass.name) is klass and node.args.args else None
+    if own_class is not None and isinstance(func, ast.Attribute):
+        if _is_self(func.value, node):
+            return ".".join(p for p in (summary.module.name, own_class.name, func.attr) if p)
+        if isinstance(func.value, ast.Attribute) and _is_self(func.value.value, node):
+            # `self.coresys.create_task(...)`, where the class declares what `self.coresys`
+            # holds (`coresys: CoreSys`): that class's method, looked up from there.
+            held = kept_class_name(Symbol(summary.module, (own_class.name,), CLASS), func.value.attr)
             return f"{held}.{func.attr}" if held is not None else None
     return summary.qualname_of(func, shadowed)
 

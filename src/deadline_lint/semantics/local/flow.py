@@ -75,9 +75,9 @@ def runs_before(
 
 def _always(test: ast.expr) -> bool:
     """`True` (or `1`): a loop test that cannot be false on entry."""
-    return isinstance(test, ast.Constant) and test.value is True or (
-        isinstance(test, ast.Constant) and type(test.value) is int and test.value > 0
-    )
+    if not isinstance(test, ast.Constant):
+        return False
+    return test.value is True or (type(test.value) is int and test.value > 0)
 
 
 def _runs_body(loop: ast.For) -> bool:
@@ -86,11 +86,13 @@ def _runs_body(loop: ast.For) -> bool:
     it = loop.iter
     if not isinstance(it, ast.Call) or not isinstance(it.func, ast.Name) or it.func.id != "range" or it.keywords:
         return False
-    bounds = [a.value if isinstance(a, ast.Constant) and type(a.value) is int else None for a in it.args]
-    if None in bounds or not 1 <= len(bounds) <= 2:
+    if not 1 <= len(it.args) <= 2:
         return False
-    start, stop = (0, bounds[0]) if len(bounds) == 1 else (bounds[0], bounds[1])
-    return isinstance(start, int) and isinstance(stop, int) and stop > start
+    bounds = [a.value for a in it.args if isinstance(a, ast.Constant) and type(a.value) is int]
+    if len(bounds) != len(it.args):
+        return False
+    start, stop = (0, *bounds) if len(bounds) == 1 else bounds
+    return stop > start
 
 
 def enclosing_loop(chain: Sequence[ast.AST], node: ast.AST, function: ast.AST, value: ast.AST) -> Optional[ast.AST]:

@@ -56,18 +56,13 @@ class Forwarding:
             return parameter
         return None
 
-    def _retries(self) -> Callable[[ast.expr], bool]:
+    def _retries(self, decorator: ast.expr) -> bool:
         """Whether a decorator is a retry policy of the catalog (`@tenacity.retry(...)`,
         `@backoff.on_exception(...)`): it calls the function again with the arguments it was
         given (`functools.wraps`, `*args, **kwargs`), so the signature is the def's."""
-        catalog, resolver, module = self.ctx.catalog, self.resolver, self.ctx.module_scope
-
-        def retries(decorator: ast.expr) -> bool:
-            target = decorator.func if isinstance(decorator, ast.Call) else decorator
-            policy = catalog.retry.policy(resolver.qualified_name(target, module))
-            return policy is not None and policy.source == "catalog"
-
-        return retries
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        policy = self.ctx.catalog.retry.policy(self.resolver.qualified_name(target, self.ctx.module_scope))
+        return policy is not None and policy.source == "catalog"
 
     def _callee(self, call: ast.Call, scope: Scope) -> Tuple[Optional[Function], bool]:
         """A def of this module called by its plain name, or `self.method(...)` of the
@@ -77,10 +72,10 @@ class Forwarding:
             bindings = scope.lookup(func.id)
             if bindings and len(bindings) == 1 and bindings[0].kind == OTHER and isinstance(bindings[0].value, _DEFS):
                 function = bindings[0].value
-                return (function, False) if _plain(function, retries=self._retries()) else (None, False)
+                return (function, False) if _plain(function, retries=self._retries) else (None, False)
             return None, False
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
-            instance_method = _instance_method(func, scope, self._retries())
+            instance_method = _instance_method(func, scope, self._retries)
             if instance_method is not None:
                 return instance_method, True
             method = method_scope(scope)
