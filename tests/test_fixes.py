@@ -727,7 +727,8 @@ def test_callers_are_threaded_only_with_dl503_and_unsafe_fixes() -> None:
 def test_dl503_findings_settled_by_forwarding_are_counted_once() -> None:
     text = (
         "import requests\n\n"
-        "def fetch(url, *, budget_s: float = 10.0):\n    return requests.get(url, timeout=budget_s)\n\n"
+        "def fetch(url, *, budget_s: float = 10.0):\n"
+        "    return requests.get(url, timeout=max(0.001, budget_s - 0.05))\n\n"
         "def handler(url, budget):\n    return fetch(url)\n"
     )
     result = fix_text(Checker(), text, "m.py", FixMode(unsafe=True, thread_budget=True))

@@ -14,7 +14,9 @@ from deadline_lint.families.outbound.common import (
     timeouts_passed_on,
 )
 from deadline_lint.families.shared.budget.budget import SECONDS, Budget, BudgetAnalysis, budget_in_scope
+from deadline_lint.families.shared.budget.budget_parameters import numeric_parameters
 from deadline_lint.semantics.local.children import walk as walk_nodes
+from deadline_lint.semantics.local.scopes import PARAM
 from deadline_lint.settings.profile import seconds_literal
 from deadline_lint.support.diagnostics import Applicability
 
@@ -29,9 +31,13 @@ class RemainderForwardedWithoutMargin(BudgetValueRule):
     Flags a raw remainder passed on as a timeout with no hop margin taken off: the result of
     a budget's method in the *raw remainder* role (`context.time_remaining()` on a gRPC
     context, `context.get_remaining_time_in_millis() / 1000` on AWS Lambda's, your budget
-    type's `remaining()`: `budget.roles`), of one of the profile's `budget.accessors`, or a
-    name assigned once from one of those. A method in the `hop_timeout` role
-    (`budget.timeout()`) already has the margin off. It looks
+    type's `remaining()`: `budget.roles`), of one of the profile's `budget.accessors`, a
+    name assigned once from one of those, or a numeric parameter named in
+    `budget.seconds_parameters` (`budget_s`: the remaining time, which is what
+    `fix --thread-budget` threads) and never rebound. A name also listed in
+    `budget.timeout_parameters` is the time the caller gave, margin taken, and a seconds
+    parameter passed on to a project function's own (`budget_s=budget_s`) is judged there.
+    A method in the `hop_timeout` role (`budget.timeout()`) already has the margin off. It looks
     through tuples, timeout objects, `min(...)`, `float(...)` and clamps like `max(0.0, x)`.
     It judges the timeout of every outbound call the catalog knows, and also a value passed
     as `timeout=` (the catalog's `budget.hop_keywords`) to a call whose callee it cannot type
@@ -113,17 +119,22 @@ class RemainderForwardedWithoutMargin(BudgetValueRule):
         budget = budget_in_scope(ctx)  # None: only accessor calls (`remaining_seconds()`) can be raw
         for call in sites:
             for value in timeout_values(call.timeout, ctx):
-                if self._is_raw_remainder(value, budget, ctx):
+                if self._is_raw_remainder(value, budget, ctx, call):
                     self._report(value, call, margin, ctx, budget, _inside_clamp(value, call.timeout, ctx))
 
-    def _is_raw_remainder(self, value: ast.expr, budget: Optional[Budget], ctx: "FileView") -> bool:
+    def _is_raw_remainder(self, value: ast.expr, budget: Optional[Budget], ctx: "FileView", call: BudgetHop) -> bool:
         analysis = ctx.analysis(BudgetAnalysis)
         if isinstance(value, ast.Name):
-            # Assigned once, straight from an accessor (`rem = context.time_remaining()`).
+            # Assigned once, straight from an accessor (`rem = context.time_remaining()`), or
+            # a seconds parameter handed on whole.
             if budget is None or budget.kind_of(value.id) != SECONDS:
                 return False
-            return single_assignment(value.id, ctx.scope) is not None
+            if single_assignment(value.id, ctx.scope) is not None:
+                return True
+            return _remaining_parameter(value.id, analysis, ctx, call)
         if analysis.raw_remainder_call(value, budget):  # a method in the raw-remainder role
+            return True
+        if budget is not None and _left_of_remaining_parameter(value, analysis, ctx, call):
             return True
         if not isinstance(value, ast.Call) or value.args or value.keywords:
             return False
@@ -161,6 +172,46 @@ class RemainderForwardedWithoutMargin(BudgetValueRule):
         )
         edit = replace_node(ctx.source, value, replacement)
         ctx.report(self, value, message, [edit], description=f"use {replacement}")
+
+
+def _remaining_parameter(name: str, analysis: BudgetAnalysis, ctx: "FileView", call: BudgetHop) -> bool:
+    """A numeric parameter of `budget.seconds_parameters`, never rebound: the remaining time
+    (what `--thread-budget`'s `budget_s` is). A name also in `budget.timeout_parameters` is
+    the time the caller gave this function, margin taken, and may be handed on whole; so is
+    a seconds parameter of a project function (`budget_s=budget_s`), which judges its own."""
+    if name not in analysis.seconds_parameters or name in analysis.timeout_parameters:
+        return False
+    if any(kw.value is call.timeout and kw.arg in analysis.seconds_parameters for kw in call.node.keywords):
+        return False
+    bindings = ctx.scope.lookup(name)
+    if not bindings or len(bindings) != 1 or bindings[0].kind != PARAM:
+        return False
+    owner = bindings[0].scope.node
+    # A number default or a `float`/`int` annotation: a `None` default would make the fix's
+    # `budget_s - margin` raise where the call used to wait without limit.
+    return any(p is bindings[0].value for p in numeric_parameters(owner))
+
+
+def _left_of_remaining_parameter(value: ast.expr, analysis: BudgetAnalysis, ctx: "FileView", call: BudgetHop) -> bool:
+    """`deadline - time.monotonic()` where `deadline = time.monotonic() + budget_s` and
+    `budget_s` is a remaining parameter: what is left of it now, as raw as the parameter
+    itself. DL107's fix writes this when a hop spends the parameter a second time."""
+    if not (isinstance(value, ast.BinOp) and isinstance(value.op, ast.Sub) and isinstance(value.left, ast.Name)):
+        return False
+    if not _reads_monotonic(value.right, ctx):
+        return False
+    assigned = single_assignment(value.left.id, ctx.scope)
+    taken = assigned.value if assigned is not None else None
+    if not (isinstance(taken, ast.BinOp) and isinstance(taken.op, ast.Add) and _reads_monotonic(taken.left, ctx)):
+        return False
+    seconds = taken.right
+    return isinstance(seconds, ast.Name) and _remaining_parameter(seconds.id, analysis, ctx, call)
+
+
+def _reads_monotonic(node: ast.expr, ctx: "FileView") -> bool:
+    if not isinstance(node, ast.Call) or node.args or node.keywords:
+        return False
+    return ctx.resolver.qualified_name(node.func, ctx.scope) == "time.monotonic"
 
 
 def _may_be_none(value: ast.expr, budget: Optional[Budget], ctx: "FileView") -> bool:
