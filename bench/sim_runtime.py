@@ -22,7 +22,7 @@ import random
 import sys
 import types
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 HOP_MARGIN_S = 0.05
 REFUSE_BELOW_S = 0.1
@@ -52,6 +52,8 @@ class Call:
     frames: List[str]  # generated functions on the stack, outermost first
     attempt: int = 1  # how many times this site was called so far in this request
     checked_at: Optional[float] = None  # its function passed a refuse check then, before this call
+    # generated functions on the stack that a retry decorator is running again (attempt 2 on)
+    retried: Tuple[str, ...] = ()
 
     @property
     def remaining(self) -> float:
@@ -91,6 +93,11 @@ class Refused(Simulated):
 _spawned_by: contextvars.ContextVar[tuple] = contextvars.ContextVar("spawned_by", default=())
 
 
+# The generated functions a retry decorator is running again now (`module.qualname`, as in
+# `Call.frames`): what a call below them owes to a retry that knew nothing of the budget.
+_retried: contextvars.ContextVar[Tuple[str, ...]] = contextvars.ContextVar("retried", default=())
+
+
 def _frames(package: str, depth: int = 2) -> List[str]:
     names: List[str] = []
     frame = sys._getframe(depth)
@@ -120,7 +127,7 @@ def _hop(site: Any, library: str, timeout: Optional[float], timeout_error: Calla
     check = request.checked.pop(caller, None)
     checked_at = check[0] if check is not None and check[1] == len(request.calls) else None
     request.calls.append(Call(site, library, timeout, now(), request.deadline, frames,
-                              request.attempts[site], checked_at))
+                              request.attempts[site], checked_at, _retried.get()))
     rng = request.rng
     if rng.random() < 0.15:  # a transient failure early in the call
         spent = rng.uniform(0.001, 0.05)
@@ -434,17 +441,26 @@ def _tenacity_module() -> types.ModuleType:
         retry = retry or (lambda exc: isinstance(exc, Exception))
 
         def decorate(function: Callable[..., Any]) -> Callable[..., Any]:
+            name = f"{function.__module__.rsplit('.', 1)[-1]}.{function.__qualname__}"
+
+            def again(attempt: int) -> Any:
+                return _retried.set((*_retried.get(), name)) if attempt > 1 else None
+
             if _real_asyncio.iscoroutinefunction(function):
                 @functools.wraps(function)
                 async def run_async(*args: Any, **kwargs: Any) -> Any:
                     started, attempt = now(), 0
                     while True:
                         attempt += 1
+                        token = again(attempt)
                         try:
                             return await function(*args, **kwargs)
                         except BaseException as exc:
                             if not retry(exc) or stop(attempt, now() - started):
                                 raise
+                        finally:
+                            if token is not None:
+                                _retried.reset(token)
                         advance(wait(attempt))
                 return run_async
 
@@ -453,11 +469,15 @@ def _tenacity_module() -> types.ModuleType:
                 started, attempt = now(), 0
                 while True:
                     attempt += 1
+                    token = again(attempt)
                     try:
                         return function(*args, **kwargs)
                     except BaseException as exc:
                         if not retry(exc) or stop(attempt, now() - started):
                             raise
+                    finally:
+                        if token is not None:
+                            _retried.reset(token)
                     advance(wait(attempt))
             return run
         return decorate

@@ -28,8 +28,9 @@ On every outbound call the contract is asserted:
   crash           the fixed program raised something no transport raises (a fix broke it)
 
 A violation the fixed code still reports (a remaining finding in the same function, such as
-DL105 or DL303, which have no mechanical fix) counts as `reported`; one nothing reports is
-`silent`: a missing rule or a wrong fix. Standard library plus deadline-lint itself.
+DL105 or DL303, which have no mechanical fix, or a retry finding in a function on the stack
+that a retry decorator is running again: `RETRIED_BY`) counts as `reported`; one nothing
+reports is `silent`: a missing rule or a wrong fix. Standard library plus deadline-lint itself.
 """
 from __future__ import annotations
 
@@ -65,6 +66,10 @@ PROFILE = {
 # The kinds a finding left in the call's function accounts for: DL106 (no refuse check) says
 # nothing of a timeout's size, so it reports only a call started too late.
 ONLY_FOR = {"DL106": frozenset({"after-deadline", "below-refuse"})}
+# The codes left in a function a retry decorator ran again that account for the calls below it
+# on that attempt: the policy stops on no budget (DL303), retries an expiry (DL301), or
+# multiplies another layer's attempts (DL304). Each reports the attempt that ran late or long.
+RETRIED_BY = frozenset({"DL301", "DL303", "DL304"})
 STYLES = ("budget", "context", "seconds", "state", "none")  # where a function's budget comes from
 EDGE_KINDS = ("budget", "context", "header", "seconds")  # how a request's deadline enters a handler
 BUDGET_HEADER = "X-Request-Budget-Ms"  # the profile's `budget_header` (its default)
@@ -733,6 +738,8 @@ def _judge(index: int, request: rt.Request, remaining: Dict[str, Dict[str, set]]
         through_wrapper = call.frames[-1].split(".")[-1].startswith("fetch_")
         for module, _, function in frames[-2:] if through_wrapper else frames[-1:]:
             left |= remaining.get(module, {}).get(function, set())
+        for module, _, function in (f.partition(".") for f in call.retried):
+            left |= remaining.get(module, {}).get(function, set()) & RETRIED_BY
         allowed = max(rt.TIMEOUT_FLOOR_S, call.remaining - rt.HOP_MARGIN_S)
         detail = (
             f"{call.library} {call.site} at t={call.start:.3f} remaining={call.remaining:.3f} "
