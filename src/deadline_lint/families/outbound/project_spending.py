@@ -157,11 +157,18 @@ def spending_callee(call: ast.Call, ctx: "FileView", together: bool = False) -> 
         if spending.makes_hops(function, scope):
             return ctx.source.segment(call.func)
     # Elsewhere in the project (or through it): whether the def is a coroutine function is not
-    # read there, so an async caller is judged only where it awaits the call.
-    if isinstance(caller, ast.AsyncFunctionDef) and not (together or is_awaited(ctx, call)):
+    # read there, so an async caller is judged where it awaits the call, or where the call is
+    # a statement of its own: a coroutine made there would never run (Python warns that it
+    # was never awaited), so what runs there is a plain function, to completion.
+    if isinstance(caller, ast.AsyncFunctionDef) and not (together or is_awaited(ctx, call) or _statement(call, ctx)):
         return None
     answer = ctx.analysis(ProjectSpending).makes_hops(call, ctx.scope)
     return ctx.source.segment(call.func) if answer is not None else None
+
+
+def _statement(call: ast.Call, ctx: "FileView") -> bool:
+    parent = ctx.parent
+    return isinstance(parent, ast.Expr) and parent.value is call
 
 
 Spent = Dict[str, List[Tuple[ast.AST, Tuple[ast.AST, ...], str]]]
