@@ -28,6 +28,7 @@ from deadline_lint.families.outbound.fixes.thread_budget import (
     finding_key,
     plan_thread_budget,
 )
+from deadline_lint.families.outbound.fixes.thread_empty import plans_nothing
 from deadline_lint.families.shared.budget.fix_tags import INSERTS_BUDGET
 from deadline_lint.fixes.adding_imports import add_imports, insert_import_lines
 from deadline_lint.fixes.counts import tally, without_unapplied_fixes
@@ -40,7 +41,7 @@ from deadline_lint.fixes.writes import (
     snapshot_of,
     write_atomic,
 )
-from deadline_lint.semantics.imported import imports_module_mentioning
+from deadline_lint.semantics.imported import imports_module_mentioning, may_import_mentioning
 from deadline_lint.semantics.local.imports import parse_import  # noqa: F401  (re-exported)
 from deadline_lint.support.diagnostics import Applicability, Diagnostic, Edit, Fix
 from deadline_lint.support.source import DecodeError, SourceFile, split_lines
@@ -168,6 +169,13 @@ def _thread_plan(checker: Checker, text: str, path: str, found: List[Diagnostic]
     try:
         tree = ast.parse(text, filename=path)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    # Most later rounds plan nothing (the first round threaded what there was): proven so from
+    # the tree, they skip building the planner's index of the module.
+    if plans_nothing(
+        tree, found, mode.applies, lambda sources: may_import_mentioning(text, path, sources, PARAMETER),
+        look_for_capped=capped, mint=mode.mint_at_edges,
+    ):
         return None
     return plan_thread_budget(
         checker, SourceFile(text, path), tree, found, mode.applies, mode.run,
