@@ -13,7 +13,7 @@ import pytest
 
 from deadline_lint.engine.checker import Checker
 from deadline_lint.families.outbound.fixes.thread_empty import plans_nothing
-from deadline_lint.fixes import loop
+from deadline_lint.fixes import thread_round
 from deadline_lint.fixes.loop import FixMode, fix_text
 from deadline_lint.run import api
 
@@ -26,7 +26,7 @@ import simulate  # noqa: E402
 @pytest.fixture
 def skips(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counter[str]]:
     """Every plan is built; where the proof said it would be empty, it must be."""
-    proof = loop.plans_nothing
+    proof = thread_round.plans_nothing
     said: List[bool] = []
     counts: Counter[str] = Counter()
 
@@ -34,19 +34,19 @@ def skips(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counter[str]]:
         said.append(proof(*args, **kwargs))
         return False  # build the plan anyway
 
-    original = loop._thread_plan
+    original = thread_round.thread_plan
 
-    def thread_plan(checker, text, path, found, mode, first=False):  # type: ignore[no-untyped-def]
+    def thread_plan(checker, text, path, found, mode, first=False, tree=None):  # type: ignore[no-untyped-def]
         said.clear()
-        plan = original(checker, text, path, found, mode, first)
+        plan = original(checker, text, path, found, mode, first, tree)
         counts["plans"] += 1
         if said and said[0]:
             counts["skipped"] += 1
             assert plan is None, f"a skipped plan had edits: {path}\n{text}"
         return plan
 
-    monkeypatch.setattr(loop, "plans_nothing", recording)
-    monkeypatch.setattr(loop, "_thread_plan", thread_plan)
+    monkeypatch.setattr(thread_round, "plans_nothing", recording)
+    monkeypatch.setattr(thread_round, "thread_plan", thread_plan)
     yield counts
 
 
