@@ -22,14 +22,10 @@ from typing import FrozenSet, List, Optional, Protocol, Sequence, Tuple
 
 from deadline_lint.engine.checker import Checker, tool_diagnostic
 from deadline_lint.engine.reading import read_file, undecodable
-from deadline_lint.families.outbound.fixes.thread_budget import (
-    PARAMETER,
-    THREADED_CODES,
-    finding_key,
-    plan_thread_budget,
-)
+from deadline_lint.families.outbound.fixes.thread_budget import finding_key
 from deadline_lint.families.shared.budget.fix_tags import INSERTS_BUDGET
 from deadline_lint.fixes.adding_imports import add_imports, insert_import_lines
+from deadline_lint.fixes import thread_round
 from deadline_lint.fixes.counts import tally, without_unapplied_fixes
 from deadline_lint.fixes.import_block import add_imports_plainly
 from deadline_lint.fixes.writes import (
@@ -40,10 +36,9 @@ from deadline_lint.fixes.writes import (
     snapshot_of,
     write_atomic,
 )
-from deadline_lint.semantics.imported import imports_module_mentioning
 from deadline_lint.semantics.local.imports import parse_import  # noqa: F401  (re-exported)
 from deadline_lint.support.diagnostics import Applicability, Diagnostic, Edit, Fix
-from deadline_lint.support.source import DecodeError, SourceFile, split_lines
+from deadline_lint.support.source import DecodeError, split_lines
 
 MAX_ROUNDS = 10
 _PARSE_FAILURES = ("DL001", "DL002")
@@ -101,7 +96,8 @@ def fix_text(checker: Checker, text: str, path: str, mode: FixMode = FixMode()) 
     threaded = 0
     found: List[Diagnostic] = []
     for round_number in range(MAX_ROUNDS + 1):
-        found = check_for_fixing(checker, text, path)
+        tree = thread_round.tree_for_the_plan(text, path, mode, round_number == 0)
+        found = check_for_fixing(checker, text, path, tree)
         if before is None:
             before = found
         elif any(d.code in _PARSE_FAILURES for d in found):
@@ -109,7 +105,7 @@ def fix_text(checker: Checker, text: str, path: str, mode: FixMode = FixMode()) 
             return _give_up(original, before, path, "DL003", (
                 f"internal error: fixes ({rules}) produced code that does not parse; the file was left unchanged"
             ))
-        groups = _round_groups(checker, text, path, found, mode, round_number == 0)
+        groups = _round_groups(checker, text, path, found, mode, round_number == 0, tree)
         if not groups:
             break
         new_text, applied = _apply_round(text, groups)
@@ -127,10 +123,10 @@ def fix_text(checker: Checker, text: str, path: str, mode: FixMode = FixMode()) 
     return FixedText(original, text, fixed, tuple(found), tuple(before or ()), threaded, new=new)
 
 
-def check_for_fixing(checker: Checker, text: str, path: str) -> List[Diagnostic]:
+def check_for_fixing(checker: Checker, text: str, path: str, tree: Optional[ast.Module] = None) -> List[Diagnostic]:
     """What `check` reports for this text: suppressions applied (the per-path ignores are in
-    the checker's selection, see config.Checkers)."""
-    return checker.check_text(text, path)
+    the checker's selection, see config.Checkers). `tree`: the text already parsed."""
+    return checker.check_text(text, path, tree)
 
 
 def _give_up(original: str, before: Sequence[Diagnostic], path: str, code: str, message: str) -> FixedText:
@@ -141,11 +137,12 @@ def _give_up(original: str, before: Sequence[Diagnostic], path: str, code: str, 
 
 def _round_groups(
     checker: Checker, text: str, path: str, found: List[Diagnostic], mode: FixMode, first: bool = False,
+    tree: Optional[ast.Module] = None,
 ) -> List[_Group]:
     groups: List[_Group] = []
     covered: frozenset = frozenset()
     if mode.thread_budget:
-        plan = _thread_plan(checker, text, path, found, mode, first)
+        plan = thread_round.thread_plan(checker, text, path, found, mode, first, tree)
         if plan is not None:
             covered = plan.covered
             groups.append(_Group(plan.edits, plan.imports, threaded=plan.functions))
@@ -153,26 +150,6 @@ def _round_groups(
     fixes.sort(key=lambda fix: min((e.start, e.end) for e in fix.edits) if fix.edits else (0, 0))
     groups.extend(_Group(fix.edits, fix.imports) for fix in fixes if fix.edits)
     return groups
-
-
-def _thread_plan(checker: Checker, text: str, path: str, found: List[Diagnostic], mode: FixMode, first: bool = False):
-    # Hops with no finding that a budget would cap are looked for in a text's first round only:
-    # the functions given the budget then take it then, and a later round's text differs only by fixes.
-    capped = first and mode.applies(Fix((), Applicability.UNSAFE, ""))
-    if (
-        PARAMETER not in text and not any(d.code in THREADED_CODES for d in found)
-        and not capped
-        and not imports_module_mentioning(text, path, PARAMETER)
-    ):
-        return None  # nothing to thread and nothing to forward (here or to another module): skip the parse
-    try:
-        tree = ast.parse(text, filename=path)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-    return plan_thread_budget(
-        checker, SourceFile(text, path), tree, found, mode.applies, mode.run,
-        mint_at_edges=mode.mint_at_edges, look_for_capped=capped,
-    )
 
 
 # -- applying one round ----------------------------------------------------------------

@@ -4,7 +4,7 @@ project facts. Imported modules are parsed only when their text (or that of a mo
 import) can hold the fact."""
 from __future__ import annotations
 
-from typing import FrozenSet, List, Optional, Tuple
+from typing import FrozenSet, Iterable, List, Optional, Tuple
 
 from deadline_lint.semantics.facts import Fact, holds_in
 from deadline_lint.semantics.modules import ModuleSource, ProjectModules, absolute_name, project_of
@@ -66,6 +66,19 @@ class LastImports:
 
     def __init__(self) -> None:
         self.held: Optional[Tuple[str, str, ProjectModules, _ProjectImports]] = None
+
+
+def may_import_mentioning(text: str, path: str, sources: Iterable[str], word: str) -> bool:
+    """A name imported from one of `sources` (as its import line spells the module: `.b`,
+    `pkg.b`) may be a project module's or come from one, and the file imports a project module
+    whose text holds `word` (as `imports_module_mentioning` judges it). A library's names
+    (`requests`) never reach the project."""
+    found = _project_imports(text, path)
+    if found is None:
+        return False
+    if not any(source.startswith(".") or found.names.is_project_name(source) for source in sources):
+        return False
+    return any(word in module.text for module in found.modules())
 
 
 def imports_fact_holder(fact: Fact, text: str, path: str) -> bool:
