@@ -109,23 +109,41 @@ class StaleRemainderReused(OutboundRule):
         hop = _hop(node, ctx)
         group = _awaited_gather(node, ctx)
         if group is not None:
+            if hop is not None:
+                self._judge(node, hop, ctx, group)
             self._gathered(node, hop, group, ctx)
             return
         if hop is None or hop[1] is None:  # handing seconds on to a project function spends time too
             self._project_call(node, ctx)
-        if hop is None:
-            return
+        if hop is not None:
+            self._judge(node, hop, ctx)
+
+    def _judge(
+        self,
+        node: ast.Call,
+        hop: Tuple[ast.expr, Optional[OutboundCall]],
+        ctx: "FileView",
+        gathered: Optional[Tuple[ast.Call, Tuple[ast.AST, ...]]] = None,
+    ) -> None:
+        """Whether the hop's timeout reuses a read something before it spent. A hop handed to
+        an awaited `gather` is judged from the `gather` (its siblings share one remainder and
+        what they spend is recorded there, by `_gathered`)."""
         timeout, call = hop
         budget = budget_in_scope(ctx)
         if budget is None:
             return
         function, snapshots = self._function(ctx, budget)
-        if not snapshots or not _sequential(node, call, ctx):
+        if not snapshots or gathered is None and not _sequential(node, call, ctx):
             return
         used = [n for n in snapshots if mentions_any(timeout, (n,))]
         uses = function.uses
         chain = tuple(ctx.parents)
-        if not used or _recomputed_here(timeout, ctx):
+        fresh = not used or _recomputed_here(timeout, ctx)
+        if gathered is not None:
+            if not fresh:
+                self._stale(node, chain, gathered, timeout, used, snapshots, function, ctx, budget, record=False)
+            return
+        if fresh:
             if mentions_any(timeout, budget.names):
                 # A hop bounded by a fresh read still spends time: a seconds parameter used
                 # after it is stale (`f(budget_s=deadline - time.monotonic()); g(budget_s)`).
@@ -136,20 +154,31 @@ class StaleRemainderReused(OutboundRule):
                     record_spending(node, f"the outbound call `{ctx.source.segment(node.func)}()` ran since", chain,
                                     snapshots, function.spent)
             return
+        self._stale(node, chain, (node, chain), timeout, used, snapshots, function, ctx, budget, record=True)
+
+    def _stale(
+        self, node: ast.Call, chain: Tuple[ast.AST, ...], at: Tuple[ast.AST, Tuple[ast.AST, ...]],
+        timeout: ast.expr, used: List[str], snapshots: Dict[str, Binding], function: "_Function",
+        ctx: "FileView", budget: Budget, record: bool,
+    ) -> None:
+        """Report the timeout when a use or a spending of its read runs before `at` (the node
+        and its parents); with `record`, count this hop as a use for the hops after it."""
+        at_node, at_chain = at
         # Uses are counted per read: `derived = remaining - 0.01` is the same read as `remaining`.
         reads = sorted({root for name in used for root in _roots(name, snapshots)})
         stale = None
         for read in reads:
-            earlier = uses.setdefault(read, [])
+            earlier = function.uses.setdefault(read, [])
             loop = enclosing_loop(chain, node, ctx.scope.node, _read_node(snapshots[read]))
-            if stale is None and (loop or any(runs_before(p, p_chain, node, chain) for p, p_chain in earlier)):
+            if stale is None and (loop or any(runs_before(p, p_chain, at_node, at_chain) for p, p_chain in earlier)):
                 stale = (read, loop, "")
             if stale is None:
                 spent = function.spent.get(read, ())
-                by = next((name for p, p_chain, name in spent if runs_before(p, p_chain, node, chain)), None)
+                by = next((name for p, p_chain, name in spent if runs_before(p, p_chain, at_node, at_chain)), None)
                 if by is not None:
                     stale = (read, None, by)
-            earlier.append((node, chain))
+            if record:
+                earlier.append((node, chain))
         if stale is not None:
             self._report(timeout, used, snapshots, stale[0], stale[1], ctx, budget, stale[2])
 
