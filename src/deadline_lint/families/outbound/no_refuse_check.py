@@ -8,9 +8,11 @@ from deadline_lint.engine.requires import Look
 from deadline_lint.engine.rule import register
 from deadline_lint.families.outbound.analysis.outbound import outbound_call
 from deadline_lint.families.outbound.common import OutboundRule
+from deadline_lint.families.outbound.project_spending import spending_callee
 from deadline_lint.families.shared.budget.budget import Budget, BudgetAnalysis, budget_in_scope
 from deadline_lint.families.shared.budget.budget_types import CHECK_ROLES
 from deadline_lint.semantics.local.expressions import mentions_any
+from deadline_lint.semantics.local.flow import runs_before
 from deadline_lint.semantics.local.scopes import FUNCTION
 
 if TYPE_CHECKING:
@@ -38,6 +40,12 @@ class NoRefuseCheck(OutboundRule):
     outside any loop or comprehension, starts before anything has spent the budget, and a
     check there would only repeat what the caller's own deadline already says. The next
     downstream call is judged as usual.
+
+    A check holds until something spends the budget: a downstream call bounded by it, or a
+    call of a project function that makes downstream calls (as DL107 counts them). The next
+    downstream call, or call of such a function, after that needs a check of its own, one
+    that runs after the spending; a function whose calls are all checked at its top gets one
+    finding there instead. A call with a fixed timeout spends nothing of the budget.
 
     ## Why is this bad?
     A request that arrives with 5 ms left cannot be served, but without a check it still
@@ -106,11 +114,24 @@ class NoRefuseCheck(OutboundRule):
             return
         call = outbound_call(ctx, node)
         if call is None or call.api.kind != CALL:
+            budget = budget_in_scope(ctx)
+            callee = spending_callee(node, ctx) if budget is not None and _has_own_budget(budget, ctx) else None
+            if callee is not None:
+                function = ctx.state(self, _Function)
+                chain = tuple(ctx.parents)
+                function.spends.append((node, chain))
+                function.later.append((node, f"{callee}()", chain))
             return
         budget = budget_in_scope(ctx)
         if budget is None or not _has_own_budget(budget, ctx):
             return
-        ctx.state(self, _Function).calls.append((node, call.display_name, _first_act(node, ctx)))
+        function = ctx.state(self, _Function)
+        chain = tuple(ctx.parents)
+        function.calls.append((node, call.display_name, _first_act(node, ctx)))
+        function.later.append((node, call.display_name, chain))
+        if call.timeout is not None and mentions_any(call.timeout, budget.names):
+            # bounded by the budget, it spends it (a fixed timeout is its own business, as for DL107)
+            function.spends.append((node, chain))
 
     def _note_refuse_check(self, node: Union[ast.Compare, ast.Call], ctx: "FileView") -> None:
         budget = budget_in_scope(ctx)
@@ -119,6 +140,7 @@ class NoRefuseCheck(OutboundRule):
             position = (node.lineno, node.col_offset)
             if function.first_check is None or position < function.first_check:
                 function.first_check = position
+            function.checks.append((node, tuple(ctx.parents)))
 
     def leave_FunctionDef(self, node: ast.FunctionDef, ctx: "FileView") -> None:
         self._report_unchecked(ctx)
@@ -147,17 +169,46 @@ class NoRefuseCheck(OutboundRule):
             )
             ctx.report(self, call, message)
             return
+        for call, display_name, chain in sorted(function.later, key=lambda c: (c[0].lineno, c[0].col_offset)):
+            spent = [(s, c) for s, c in function.spends if _before(s, c, call, chain)]
+            if not spent:
+                continue
+            if any(_before(k, kc, call, chain) and all(_before(s, c, k, kc) for s, c in spent)
+                   for k, kc in function.checks):
+                continue
+            ms = self.profile.refuse_below_ms
+            by = ctx.source.segment(spent[-1][0].func)
+            message = (
+                f"`{display_name}` starts downstream work after `{by}()` spent time, without checking "
+                f"the remaining budget again: refuse when less than {ms} ms remain"
+            )
+            ctx.report(self, call, message)
+            return
 
 
 class _Function:
     """What DL106 saw in one function: its outbound calls with their budget, in walk order, and
     where it first compares the remainder with something."""
 
-    __slots__ = ("calls", "first_check")
+    __slots__ = ("calls", "first_check", "later", "spends", "checks")
 
     def __init__(self) -> None:
         self.calls: List[Tuple[ast.Call, str, bool]] = []  # with: in the first statement (`_first_act`)
         self.first_check: Optional[Position] = None
+        # downstream work judged after something spent time: outbound calls, and calls of
+        # project functions making them
+        self.later: List[Tuple[ast.Call, str, Tuple[ast.AST, ...]]] = []
+        self.spends: List[Tuple[ast.Call, Tuple[ast.AST, ...]]] = []
+        self.checks: List[Tuple[ast.AST, Tuple[ast.AST, ...]]] = []
+
+
+Chain = Tuple[ast.AST, ...]
+
+
+def _before(first: ast.AST, first_chain: Chain, second: ast.AST, second_chain: Chain) -> bool:
+    """`first` comes earlier in the function and has run whenever `second` runs."""
+    earlier = (first.lineno, first.col_offset) < (second.lineno, second.col_offset)  # type: ignore[attr-defined]
+    return earlier and runs_before(first, first_chain, second, second_chain)
 
 
 def _has_own_budget(budget: Budget, ctx: "FileView") -> bool:
