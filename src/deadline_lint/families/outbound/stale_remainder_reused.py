@@ -315,7 +315,10 @@ def _sequential(node: ast.Call, call: Optional[OutboundCall], ctx: "FileView") -
         return is_sequential(node, call, ctx)
     function = ctx.scope.node
     if isinstance(function, ast.AsyncFunctionDef):
-        return is_awaited(ctx, node)  # a coroutine handed to `gather` starts with the others
+        # A coroutine handed to `gather` starts with the others; a call that is a statement of
+        # its own runs a plain function to completion (a coroutine made there never runs).
+        parent = ctx.parent
+        return is_awaited(ctx, node) or isinstance(parent, ast.Expr) and parent.value is node
     return isinstance(function, ast.FunctionDef)
 
 
