@@ -175,7 +175,8 @@ Spent = Dict[str, List[Tuple[ast.AST, Tuple[ast.AST, ...], str]]]
 
 
 def record_spending(
-    call: ast.expr, callee: str, chain: Tuple[ast.AST, ...], snapshots: Dict[str, Binding], spent: Spent,
+    call: Union[ast.expr, ast.stmt], callee: str, chain: Tuple[ast.AST, ...], snapshots: Dict[str, Binding],
+    spent: Spent,
 ) -> None:
     """Each snapshot read before `call` (a seconds parameter: on entry) was spent by it."""
     start = (call.lineno, call.col_offset)

@@ -12,6 +12,7 @@ from deadline_lint.families.outbound.analysis.outbound_calls import FROM_CALL, O
 from deadline_lint.families.outbound.analysis.timeout_objects import timeout_object
 from deadline_lint.families.outbound.common import OutboundRule, is_sequential, name_occurrences
 from deadline_lint.families.outbound.fixes.spend_deadline import spend_from_a_deadline
+from deadline_lint.families.outbound.gathered_calls import Group, awaited_group
 from deadline_lint.families.outbound.project_spending import first_look, record_spending, spending_callee
 from deadline_lint.families.outbound.stale_reads import TRANSPARENT_CALLS, bare, drop_if_dead, fresh_read, wrapped
 from deadline_lint.families.shared.budget.budget import INSTANT, SECONDS, Budget, budget_in_scope
@@ -40,10 +41,12 @@ class StaleRemainderReused(OutboundRule):
     function of this module that makes outbound calls of its own (`audit(order)`, run to
     completion in between: project_spending.py). A retry loop that always runs its body
     (`for attempt in range(3):`, `while True:`) spends the time its hops take before what
-    follows it. Calls started together (coroutines handed to `asyncio.gather`, grpc
-    `.future()`) share one remainder legitimately and stay quiet among themselves, but an
-    awaited `gather` has run them all when it returns: a hop after it is flagged as after
-    any other. Calls on exclusive branches of an `if` stay quiet.
+    follows it. Calls started together (coroutines handed to `asyncio.gather` or to the
+    `create_task` of an `asyncio.TaskGroup`, grpc `.future()`) share one remainder
+    legitimately and stay quiet among themselves, but an awaited `gather` has run them all
+    when it returns, and a `TaskGroup` when its block ends: a hop after it is flagged as after
+    any other, and one of them is flagged when something before the group spent its remainder.
+    Calls on exclusive branches of an `if` stay quiet.
 
     ## Why is this bad?
     The value was true when it was read. After the first call took 800 ms, the second call's
@@ -107,7 +110,7 @@ class StaleRemainderReused(OutboundRule):
 
     def visit_Call(self, node: ast.Call, ctx: "FileView") -> None:
         hop = _hop(node, ctx)
-        group = _awaited_gather(node, ctx)
+        group = awaited_group(node, ctx)
         if group is not None:
             if hop is not None:
                 self._judge(node, hop, ctx, group)
@@ -123,7 +126,7 @@ class StaleRemainderReused(OutboundRule):
         node: ast.Call,
         hop: Tuple[ast.expr, Optional[OutboundCall]],
         ctx: "FileView",
-        gathered: Optional[Tuple[ast.Call, Tuple[ast.AST, ...]]] = None,
+        gathered: Optional[Tuple[Group, Tuple[ast.AST, ...]]] = None,
     ) -> None:
         """Whether the hop's timeout reuses a read something before it spent. A hop handed to
         an awaited `gather` is judged from the `gather` (its siblings share one remainder and
@@ -204,7 +207,7 @@ class StaleRemainderReused(OutboundRule):
         self,
         node: ast.Call,
         hop: Optional[Tuple[ast.expr, Optional[OutboundCall]]],
-        group: Tuple[ast.Call, Tuple[ast.AST, ...]],
+        group: Tuple[Group, Tuple[ast.AST, ...]],
         ctx: "FileView",
     ) -> None:
         """A call handed to an awaited `asyncio.gather(...)` runs beside the others gathered
@@ -224,7 +227,10 @@ class StaleRemainderReused(OutboundRule):
         if not spends:
             return
         gather, chain = group
-        spent_by = f"the calls gathered by `{ctx.source.segment(gather.func)}()` ran since"
+        if isinstance(gather, ast.Call):
+            spent_by = f"the calls gathered by `{ctx.source.segment(gather.func)}()` ran since"
+        else:
+            spent_by = "the tasks of the `TaskGroup` above ran since"
         record_spending(gather, spent_by, chain, snapshots, function.spent)
 
     def _report(
@@ -286,26 +292,6 @@ def _hop(node: ast.Call, ctx: "FileView") -> Optional[Tuple[ast.expr, Optional[O
     keywords = ctx.profile.budget.seconds_parameters
     forwarded = [k.value for k in node.keywords if k.arg in keywords]
     return (forwarded[0], None) if len(forwarded) == 1 else None
-
-
-_GATHERS = frozenset({"asyncio.gather"})
-
-
-def _awaited_gather(node: ast.Call, ctx: "FileView") -> Optional[Tuple[ast.Call, Tuple[ast.AST, ...]]]:
-    """(the `asyncio.gather(...)` call, its chain of ancestors) when `node` is one of its
-    arguments and the gather is awaited in an async function: every call handed to it has
-    finished when the `await` returns."""
-    parents = ctx.parents
-    if len(parents) < 2 or not isinstance(ctx.scope.node, ast.AsyncFunctionDef):
-        return None
-    gather = parents[-1]
-    if not isinstance(gather, ast.Call) or not any(a is node for a in gather.args):
-        return None
-    if not isinstance(parents[-2], ast.Await):
-        return None
-    if ctx.resolver.qualified_name(gather.func, ctx.scope) not in _GATHERS:
-        return None
-    return gather, tuple(parents[:-1])
 
 
 def _sequential(node: ast.Call, call: Optional[OutboundCall], ctx: "FileView") -> bool:
