@@ -99,6 +99,12 @@ def timeouts_passed_on(ctx: "FileView", node: ast.Call) -> List[BudgetHop]:
     return [hop] if hop is not None else []
 
 
+def is_statement(ctx: "FileView") -> bool:
+    """The call being visited is a statement of its own (its value unused). In async code that
+    runs a plain function to completion: a coroutine made there would never run."""
+    return isinstance(ctx.parent, ast.Expr)
+
+
 def is_sequential(node: ast.Call, call: OutboundCall, ctx: "FileView") -> bool:
     """The call runs to completion before the function goes on: awaited in async code, or a
     blocking call in sync code. A coroutine handed to `gather` or a grpc `.future()` is not."""

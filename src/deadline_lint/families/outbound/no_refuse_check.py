@@ -112,21 +112,19 @@ class NoRefuseCheck(OutboundRule):
         if _on_a_refuse_method(node, ctx):
             self._note_refuse_check(node, ctx)
             return
-        call = outbound_call(ctx, node)
-        if call is None or call.api.kind != CALL:
-            budget = budget_in_scope(ctx)
-            callee = spending_callee(node, ctx) if budget is not None and _has_own_budget(budget, ctx) else None
-            if callee is not None:
-                function = ctx.state(self, _Function)
-                chain = tuple(ctx.parents)
-                function.spends.append((node, chain))
-                function.later.append((node, f"{callee}()", chain))
-            return
         budget = budget_in_scope(ctx)
         if budget is None or not _has_own_budget(budget, ctx):
             return
-        function = ctx.state(self, _Function)
+        call = outbound_call(ctx, node)
         chain = tuple(ctx.parents)
+        if call is None or call.api.kind != CALL:
+            callee = spending_callee(node, ctx)
+            if callee is not None:
+                function = ctx.state(self, _Function)
+                function.spends.append((node, chain))
+                function.later.append((node, f"{callee}()", chain))
+            return
+        function = ctx.state(self, _Function)
         function.calls.append((node, call.display_name, _first_act(node, ctx)))
         function.later.append((node, call.display_name, chain))
         if call.timeout is not None and mentions_any(call.timeout, budget.names):
@@ -169,7 +167,7 @@ class NoRefuseCheck(OutboundRule):
             )
             ctx.report(self, call, message)
             return
-        for call, display_name, chain in sorted(function.later, key=lambda c: (c[0].lineno, c[0].col_offset)):
+        for call, display_name, chain in function.later:
             spent = [(s, c) for s, c in function.spends if _before(s, c, call, chain)]
             if not spent:
                 continue

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Tuple, Union
 
 from deadline_lint.engine.rule import Rule
 from deadline_lint.families.outbound.analysis.outbound_calls import classify_call, file_methods
-from deadline_lint.families.outbound.common import outbound_first_look
+from deadline_lint.families.outbound.common import is_statement, outbound_first_look
 from deadline_lint.families.outbound.spending_facts import ProjectSpending
 from deadline_lint.families.shared.errors.cancel_scopes import is_awaited
 from deadline_lint.semantics.local.function_body import function_body
@@ -158,17 +158,11 @@ def spending_callee(call: ast.Call, ctx: "FileView", together: bool = False) -> 
             return ctx.source.segment(call.func)
     # Elsewhere in the project (or through it): whether the def is a coroutine function is not
     # read there, so an async caller is judged where it awaits the call, or where the call is
-    # a statement of its own: a coroutine made there would never run (Python warns that it
-    # was never awaited), so what runs there is a plain function, to completion.
-    if isinstance(caller, ast.AsyncFunctionDef) and not (together or is_awaited(ctx, call) or _statement(call, ctx)):
+    # a statement of its own (what runs there is a plain function: `is_statement`).
+    if isinstance(caller, ast.AsyncFunctionDef) and not (together or is_awaited(ctx, call) or is_statement(ctx)):
         return None
     answer = ctx.analysis(ProjectSpending).makes_hops(call, ctx.scope)
     return ctx.source.segment(call.func) if answer is not None else None
-
-
-def _statement(call: ast.Call, ctx: "FileView") -> bool:
-    parent = ctx.parent
-    return isinstance(parent, ast.Expr) and parent.value is call
 
 
 Spent = Dict[str, List[Tuple[ast.AST, Tuple[ast.AST, ...], str]]]

@@ -15,6 +15,7 @@ from deadline_lint.families.outbound.common import (
 )
 from deadline_lint.families.shared.budget.budget import SECONDS, Budget, BudgetAnalysis, budget_in_scope
 from deadline_lint.families.shared.budget.budget_parameters import numeric_parameters
+from deadline_lint.families.shared.time.time_values import INSTANT, MONOTONIC, time_value
 from deadline_lint.semantics.local.children import walk as walk_nodes
 from deadline_lint.semantics.local.scopes import PARAM
 from deadline_lint.settings.profile import seconds_literal
@@ -209,9 +210,9 @@ def _left_of_remaining_parameter(value: ast.expr, analysis: BudgetAnalysis, ctx:
 
 
 def _reads_monotonic(node: ast.expr, ctx: "FileView") -> bool:
-    if not isinstance(node, ast.Call) or node.args or node.keywords:
-        return False
-    return ctx.resolver.qualified_name(node.func, ctx.scope) == "time.monotonic"
+    """A reading of a monotonic clock in seconds (`time.monotonic()`, the clock catalog's)."""
+    found = time_value(ctx, node)
+    return found is not None and found.role == INSTANT and found.clock == MONOTONIC and found.unit == "s"
 
 
 def _may_be_none(value: ast.expr, budget: Optional[Budget], ctx: "FileView") -> bool:

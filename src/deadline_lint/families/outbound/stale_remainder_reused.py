@@ -10,7 +10,7 @@ from deadline_lint.engine.rule import register
 from deadline_lint.families.outbound.analysis.outbound import outbound_call
 from deadline_lint.families.outbound.analysis.outbound_calls import FROM_CALL, OutboundCall
 from deadline_lint.families.outbound.analysis.timeout_objects import timeout_object
-from deadline_lint.families.outbound.common import OutboundRule, is_sequential, name_occurrences
+from deadline_lint.families.outbound.common import OutboundRule, is_sequential, is_statement, name_occurrences
 from deadline_lint.families.outbound.fixes.spend_deadline import spend_from_a_deadline
 from deadline_lint.families.outbound.gathered_calls import Group, awaited_group
 from deadline_lint.families.outbound.project_spending import first_look, record_spending, spending_callee
@@ -296,15 +296,14 @@ def _hop(node: ast.Call, ctx: "FileView") -> Optional[Tuple[ast.expr, Optional[O
 
 def _sequential(node: ast.Call, call: Optional[OutboundCall], ctx: "FileView") -> bool:
     if call is not None:
-        if call.blocking and isinstance(ctx.parent, ast.Expr):
+        if call.blocking and is_statement(ctx):
             return True  # a statement of its own: it blocks (a sync client in async code too)
         return is_sequential(node, call, ctx)
     function = ctx.scope.node
     if isinstance(function, ast.AsyncFunctionDef):
-        # A coroutine handed to `gather` starts with the others; a call that is a statement of
-        # its own runs a plain function to completion (a coroutine made there never runs).
-        parent = ctx.parent
-        return is_awaited(ctx, node) or isinstance(parent, ast.Expr) and parent.value is node
+        # A coroutine handed to `gather` starts with the others; a statement of its own runs
+        # a plain function to completion.
+        return is_awaited(ctx, node) or is_statement(ctx)
     return isinstance(function, ast.FunctionDef)
 
 
